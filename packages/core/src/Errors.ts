@@ -1,0 +1,301 @@
+/**
+ * The error union of deep-research. Every failure a provider, the pipeline or a store can report is one of these
+ * tagged errors; they are Schema classes because they are persisted in sessions and cross the MCP boundary.
+ */
+import * as Duration from "effect/Duration"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+
+const formatDuration = (duration: Duration.Duration): string => Duration.format(duration)
+
+// =============================================================================
+// Provider errors
+// =============================================================================
+
+/** The input does not fit the model's context window. Recovered by shrinking the input, never retried as is. */
+export class ContextWindowExceeded extends Schema.TaggedError<ContextWindowExceeded>(
+  "@deep-research/core/ContextWindowExceeded"
+)("ContextWindowExceeded", {
+  model: Schema.String,
+  limit: Schema.optional(Schema.Number),
+  requested: Schema.optional(Schema.Number)
+}) {
+  override get message(): string {
+    const numbers =
+      this.requested !== undefined && this.limit !== undefined
+        ? `: ${this.requested} tokens requested, ${this.limit} allowed`
+        : this.limit !== undefined
+          ? `: the limit is ${this.limit} tokens`
+          : ""
+    return `The input does not fit the context window of ${this.model}${numbers}`
+  }
+}
+
+/** The provider asked us to slow down. Retried, after `retryAfter` when the provider said how long. */
+export class RateLimited extends Schema.TaggedError<RateLimited>("@deep-research/core/RateLimited")("RateLimited", {
+  provider: Schema.String,
+  retryAfter: Schema.optional(Schema.DurationFromMillis)
+}) {
+  override get message(): string {
+    const wait = this.retryAfter === undefined ? "" : `; retry after ${formatDuration(this.retryAfter)}`
+    return `${this.provider} rate limit reached${wait}`
+  }
+}
+
+/** The account has no quota or credit left. Never retried: waiting does not help. */
+export class QuotaExhausted extends Schema.TaggedError<QuotaExhausted>("@deep-research/core/QuotaExhausted")(
+  "QuotaExhausted",
+  { provider: Schema.String }
+) {
+  override get message(): string {
+    return `${this.provider} quota or credit is exhausted; check the account's plan and billing`
+  }
+}
+
+/** The provider failed on its side (5xx, overloaded, connection reset). Retried. */
+export class ProviderUnavailable extends Schema.TaggedError<ProviderUnavailable>(
+  "@deep-research/core/ProviderUnavailable"
+)("ProviderUnavailable", {
+  provider: Schema.String,
+  status: Schema.optional(Schema.Number),
+  detail: Schema.optional(Schema.String)
+}) {
+  override get message(): string {
+    const status = this.status === undefined ? "" : ` (status ${this.status})`
+    const detail = this.detail === undefined ? "" : `: ${this.detail}`
+    return `${this.provider} is unavailable${status}${detail}`
+  }
+}
+
+/** One attempt took longer than its time limit. Retried. */
+export class Timeout extends Schema.TaggedError<Timeout>("@deep-research/core/Timeout")("Timeout", {
+  provider: Schema.String,
+  after: Schema.DurationFromMillis
+}) {
+  override get message(): string {
+    return `${this.provider} did not answer within ${formatDuration(this.after)}`
+  }
+}
+
+/** The credentials were refused. Never retried; trips the provider's circuit breaker. */
+export class AuthenticationFailed extends Schema.TaggedError<AuthenticationFailed>(
+  "@deep-research/core/AuthenticationFailed"
+)("AuthenticationFailed", {
+  provider: Schema.String,
+  detail: Schema.optional(Schema.String)
+}) {
+  override get message(): string {
+    const detail = this.detail === undefined ? "" : `: ${this.detail}`
+    return `${this.provider} refused the credentials${detail}; check the API key`
+  }
+}
+
+/** The provider rejected the request as malformed. Never retried. */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@deep-research/core/InvalidRequest")(
+  "InvalidRequest",
+  {
+    provider: Schema.String,
+    message: Schema.String
+  }
+) {}
+
+/** A model's answer could not be decoded into the expected shape, even after the retries. */
+export class MalformedOutput extends Schema.TaggedError<MalformedOutput>("@deep-research/core/MalformedOutput")(
+  "MalformedOutput",
+  {
+    reason: Schema.String,
+    raw: Schema.String
+  }
+) {
+  override get message(): string {
+    return `The model's answer was malformed: ${this.reason}`
+  }
+}
+
+/** The provider's circuit breaker is open after repeated failures; calls are refused until `retryAt`. */
+export class CircuitOpen extends Schema.TaggedError<CircuitOpen>("@deep-research/core/CircuitOpen")("CircuitOpen", {
+  provider: Schema.String,
+  /** Epoch milliseconds at which the breaker lets a trial call through. */
+  retryAt: Schema.Number
+}) {
+  override get message(): string {
+    return `${this.provider} is failing repeatedly; calls are paused until ${new Date(this.retryAt).toISOString()}`
+  }
+}
+
+// =============================================================================
+// Pipeline and store errors
+// =============================================================================
+
+/** The token or cost budget of the run is spent. */
+export class BudgetExhausted extends Schema.TaggedError<BudgetExhausted>("@deep-research/core/BudgetExhausted")(
+  "BudgetExhausted",
+  {
+    budget: Schema.Literal("tokens", "usd"),
+    limit: Schema.Number,
+    spent: Schema.Number
+  }
+) {
+  override get message(): string {
+    const unit = this.budget === "usd" ? "USD" : "tokens"
+    return `The budget of ${this.limit} ${unit} is exhausted (${this.spent} ${unit} spent)`
+  }
+}
+
+/** A URL was refused before any request was made (scheme, private address, size, content type). */
+export class UrlBlocked extends Schema.TaggedError<UrlBlocked>("@deep-research/core/UrlBlocked")("UrlBlocked", {
+  url: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Refused to fetch ${this.url}: ${this.reason}`
+  }
+}
+
+/** No session with this id exists in the store. */
+export class SessionNotFound extends Schema.TaggedError<SessionNotFound>("@deep-research/core/SessionNotFound")(
+  "SessionNotFound",
+  { sessionId: Schema.String }
+) {
+  override get message(): string {
+    return `No session with id ${this.sessionId}`
+  }
+}
+
+/** A stored session could not be read back. The file is left as it is. */
+export class SessionCorrupt extends Schema.TaggedError<SessionCorrupt>("@deep-research/core/SessionCorrupt")(
+  "SessionCorrupt",
+  {
+    sessionId: Schema.String,
+    path: Schema.String,
+    reason: Schema.String
+  }
+) {
+  override get message(): string {
+    return `Session ${this.sessionId} is corrupt (${this.path}): ${this.reason}`
+  }
+}
+
+/** Another live run holds the session. */
+export class SessionBusy extends Schema.TaggedError<SessionBusy>("@deep-research/core/SessionBusy")("SessionBusy", {
+  sessionId: Schema.String,
+  holder: Schema.String
+}) {
+  override get message(): string {
+    return `Session ${this.sessionId} is in use by another run (${this.holder})`
+  }
+}
+
+/** Input from a user or a caller was refused. */
+export class InvalidInput extends Schema.TaggedError<InvalidInput>("@deep-research/core/InvalidInput")("InvalidInput", {
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Invalid input: ${this.reason}`
+  }
+}
+
+// =============================================================================
+// Unions
+// =============================================================================
+
+/** What a call to a model, search or extraction provider can fail with. */
+export type ProviderError =
+  | ContextWindowExceeded
+  | RateLimited
+  | QuotaExhausted
+  | ProviderUnavailable
+  | Timeout
+  | AuthenticationFailed
+  | InvalidRequest
+  | CircuitOpen
+
+/** Decodes any provider error from its JSON form. */
+export const ProviderError: Schema.Union<
+  [
+    typeof ContextWindowExceeded,
+    typeof RateLimited,
+    typeof QuotaExhausted,
+    typeof ProviderUnavailable,
+    typeof Timeout,
+    typeof AuthenticationFailed,
+    typeof InvalidRequest,
+    typeof CircuitOpen
+  ]
+> = Schema.Union(
+  ContextWindowExceeded,
+  RateLimited,
+  QuotaExhausted,
+  ProviderUnavailable,
+  Timeout,
+  AuthenticationFailed,
+  InvalidRequest,
+  CircuitOpen
+)
+
+/** Every error of deep-research. */
+export type ResearchError =
+  | ProviderError
+  | MalformedOutput
+  | BudgetExhausted
+  | UrlBlocked
+  | SessionNotFound
+  | SessionCorrupt
+  | SessionBusy
+  | InvalidInput
+
+/** Decodes any error of deep-research from its JSON form. */
+export const ResearchError = Schema.Union(
+  ContextWindowExceeded,
+  RateLimited,
+  QuotaExhausted,
+  ProviderUnavailable,
+  Timeout,
+  AuthenticationFailed,
+  InvalidRequest,
+  CircuitOpen,
+  MalformedOutput,
+  BudgetExhausted,
+  UrlBlocked,
+  SessionNotFound,
+  SessionCorrupt,
+  SessionBusy,
+  InvalidInput
+)
+
+const researchErrorTags: ReadonlySet<string> = new Set([
+  "ContextWindowExceeded",
+  "RateLimited",
+  "QuotaExhausted",
+  "ProviderUnavailable",
+  "Timeout",
+  "AuthenticationFailed",
+  "InvalidRequest",
+  "CircuitOpen",
+  "MalformedOutput",
+  "BudgetExhausted",
+  "UrlBlocked",
+  "SessionNotFound",
+  "SessionCorrupt",
+  "SessionBusy",
+  "InvalidInput"
+])
+
+/** True for any error of the union. */
+export const isResearchError = (u: unknown): u is ResearchError =>
+  u instanceof Error && Predicate.hasProperty(u, "_tag") && typeof u._tag === "string" && researchErrorTags.has(u._tag)
+
+// =============================================================================
+// Classification
+// =============================================================================
+
+/** Errors worth another attempt: the same request may succeed later. */
+export const isRetryable = (error: { readonly _tag: string }): boolean =>
+  error._tag === "RateLimited" || error._tag === "ProviderUnavailable" || error._tag === "Timeout"
+
+/**
+ * Errors that count toward opening a provider's circuit breaker. A rate limit is the provider working as intended,
+ * and a bad request or an overflowing prompt is the caller's fault: neither says the provider is down.
+ */
+export const tripsBreaker = (error: { readonly _tag: string }): boolean =>
+  error._tag === "ProviderUnavailable" || error._tag === "Timeout" || error._tag === "AuthenticationFailed"

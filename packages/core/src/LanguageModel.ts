@@ -1,0 +1,143 @@
+/**
+ * The language model port: one model, one `generate` call. Providers implement it over a vendor API; the pipeline
+ * reaches models through the `ModelRouter`, one per role.
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type { ProviderError } from "./Errors.js"
+import type { ToolDefinition } from "./Tool.js"
+import { Usage } from "./Usage.js"
+
+// =============================================================================
+// Messages
+// =============================================================================
+
+/** A tool call the model made. `arguments` is the parsed JSON, or the raw text when it was not valid JSON. */
+export class ToolCall extends Schema.Class<ToolCall>("@deep-research/core/ToolCall")({
+  id: Schema.String,
+  name: Schema.String,
+  arguments: Schema.Unknown
+}) {}
+
+/** A message from the user (or the program speaking for it). */
+export class UserMessage extends Schema.TaggedClass<UserMessage>("@deep-research/core/UserMessage")("user", {
+  content: Schema.String
+}) {}
+
+/** A message of the model: text, tool calls, or both. */
+export class AssistantMessage extends Schema.TaggedClass<AssistantMessage>("@deep-research/core/AssistantMessage")(
+  "assistant",
+  {
+    content: Schema.String,
+    toolCalls: Schema.Array(ToolCall)
+  }
+) {}
+
+/** The result of one tool call, answered to the model. */
+export class ToolResultMessage extends Schema.TaggedClass<ToolResultMessage>("@deep-research/core/ToolResultMessage")(
+  "tool",
+  {
+    toolCallId: Schema.String,
+    name: Schema.String,
+    content: Schema.String,
+    isError: Schema.optionalWith(Schema.Boolean, { default: () => false })
+  }
+) {}
+
+/** A message of a conversation. */
+export const Message = Schema.Union(UserMessage, AssistantMessage, ToolResultMessage)
+export type Message = typeof Message.Type
+
+// =============================================================================
+// Requests and completions
+// =============================================================================
+
+/** Which tool the model must call: any or none at its choice, at least one, none, or the named one. */
+export type ToolChoice = "auto" | "required" | "none" | { readonly tool: string }
+
+/** Ask for a JSON answer matching a schema; the provider uses the vendor's native mechanism. */
+export interface ResponseFormat {
+  readonly name: string
+  readonly description?: string | undefined
+  readonly schema: object
+}
+
+/** One call to a model. */
+export interface GenerateRequest {
+  readonly system?: string | undefined
+  readonly messages: ReadonlyArray<Message>
+  readonly tools?: ReadonlyArray<ToolDefinition> | undefined
+  readonly toolChoice?: ToolChoice | undefined
+  readonly maxOutputTokens?: number | undefined
+  /** Only when `capabilities.structuredOutput`: the answer's text is then JSON of this schema. */
+  readonly responseFormat?: ResponseFormat | undefined
+}
+
+/** Why the model stopped. */
+export const FinishReason = Schema.Literal("stop", "length", "tool_calls", "content_filter", "other")
+export type FinishReason = typeof FinishReason.Type
+
+/** A model's answer. */
+export class Completion extends Schema.Class<Completion>("@deep-research/core/Completion")({
+  text: Schema.String,
+  toolCalls: Schema.Array(ToolCall),
+  finishReason: FinishReason,
+  usage: Usage,
+  model: Schema.String
+}) {}
+
+/** What a model can do natively. */
+export interface Capabilities {
+  readonly toolCalling: boolean
+  readonly structuredOutput: boolean
+  readonly webSearch: boolean
+}
+
+// =============================================================================
+// Service
+// =============================================================================
+
+/** One language model. */
+export interface Service {
+  /** The vendor or server behind it, e.g. `openai`; resilience limits are kept per provider. */
+  readonly provider: string
+  readonly model: string
+  readonly capabilities: Capabilities
+  /** Tokens of input plus output the model accepts. */
+  readonly contextWindow: number
+  readonly generate: (request: GenerateRequest) => Effect.Effect<Completion, ProviderError>
+}
+
+/** The language model in context. The pipeline uses `ModelRouter` instead, which holds one per role. */
+export class LanguageModel extends Context.Tag("@deep-research/core/LanguageModel")<LanguageModel, Service>() {}
+
+/** Builds a service, filling in the capabilities not given (all off) and the context window (128k). */
+export const make = (options: {
+  readonly provider: string
+  readonly model: string
+  readonly capabilities?: Partial<Capabilities> | undefined
+  readonly contextWindow?: number | undefined
+  readonly generate: (request: GenerateRequest) => Effect.Effect<Completion, ProviderError>
+}): Service => ({
+  provider: options.provider,
+  model: options.model,
+  capabilities: {
+    toolCalling: options.capabilities?.toolCalling ?? false,
+    structuredOutput: options.capabilities?.structuredOutput ?? false,
+    webSearch: options.capabilities?.webSearch ?? false
+  },
+  contextWindow: options.contextWindow ?? 128_000,
+  generate: options.generate
+})
+
+/** Shorthand for a user message. */
+export const user = (content: string): UserMessage => new UserMessage({ content })
+
+/** Shorthand for a model message. */
+export const assistant = (content: string, toolCalls: ReadonlyArray<ToolCall> = []): AssistantMessage =>
+  new AssistantMessage({ content, toolCalls })
+
+/** Shorthand for a tool result. */
+export const toolResult = (call: ToolCall, content: string, isError = false): ToolResultMessage =>
+  new ToolResultMessage({ toolCallId: call.id, name: call.name, content, isError })

@@ -1,0 +1,114 @@
+/**
+ * A language model per role. Resolution: the role's own model, else its tier's, else the default. Every call is
+ * recorded, with its cost, under its role in the `UsageLedger` of the current run.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type { ProviderError } from "./Errors.js"
+import * as LanguageModel from "./LanguageModel.js"
+import * as Pricing from "./Pricing.js"
+import { UsageLedger } from "./UsageLedger.js"
+import type { Role } from "./Usage.js"
+
+/** Model tiers: the strongest models where judgement matters most, the cheapest where volume is. */
+export type Tier = "frontier" | "standard" | "efficient"
+
+/** The tier of each role. */
+export const tierOf: Readonly<Record<Role, Tier>> = {
+  supervisor: "frontier",
+  report: "frontier",
+  evaluation: "frontier",
+  clarification: "standard",
+  brief: "standard",
+  researcher: "standard",
+  compression: "standard",
+  summarization: "efficient"
+}
+
+/** Which models play which roles. */
+export interface Models {
+  readonly default: LanguageModel.Service
+  readonly tiers?: Partial<Record<Tier, LanguageModel.Service>> | undefined
+  readonly roles?: Partial<Record<Role, LanguageModel.Service>> | undefined
+}
+
+/** The router. */
+export interface Service {
+  /** The model that plays `role`, without recording. */
+  readonly resolve: (role: Role) => LanguageModel.Service
+  /** The model that plays `role`; its calls are recorded under the role. */
+  readonly forRole: (role: Role) => LanguageModel.Service
+  /** One call in `role`, recorded. */
+  readonly generate: (
+    role: Role,
+    request: LanguageModel.GenerateRequest
+  ) => Effect.Effect<LanguageModel.Completion, ProviderError>
+}
+
+/** The router in context. */
+export class ModelRouter extends Context.Tag("@deep-research/core/ModelRouter")<ModelRouter, Service>() {}
+
+/** The model for a role under the resolution chain. */
+export const resolveModel = (models: Models, role: Role): LanguageModel.Service =>
+  models.roles?.[role] ?? models.tiers?.[tierOf[role]] ?? models.default
+
+/** Builds a router over the given models, pricing calls with `table`. */
+export const make = (models: Models, table: Pricing.PriceTable = Pricing.defaultTable): Service => {
+  const recorded = new Map<Role, LanguageModel.Service>()
+  const forRole = (role: Role): LanguageModel.Service => {
+    const existing = recorded.get(role)
+    if (existing !== undefined) return existing
+    const model = resolveModel(models, role)
+    const wrapped: LanguageModel.Service = {
+      ...model,
+      generate: (request) =>
+        model
+          .generate(request)
+          .pipe(
+            Effect.tap((completion) =>
+              Effect.flatMap(Effect.serviceOption(UsageLedger), (ledger) =>
+                Option.isSome(ledger)
+                  ? ledger.value.record(
+                      role,
+                      completion.usage,
+                      Pricing.costOf(table, completion.model, completion.usage)
+                    )
+                  : Effect.void
+              )
+            )
+          )
+    }
+    recorded.set(role, wrapped)
+    return wrapped
+  }
+  return {
+    resolve: (role) => resolveModel(models, role),
+    forRole,
+    generate: (role, request) => forRole(role).generate(request)
+  }
+}
+
+/** A router over the given models, priced with the `Pricing` table in context or the shipped one. */
+export const layer = (models: Models): Layer.Layer<ModelRouter> =>
+  Layer.effect(
+    ModelRouter,
+    Effect.map(Effect.serviceOption(Pricing.Pricing), (table) =>
+      make(
+        models,
+        Option.getOrElse(table, () => Pricing.defaultTable)
+      )
+    )
+  )
+
+/** The model for a role, through the router in context. */
+export const forRole = (role: Role): Effect.Effect<LanguageModel.Service, never, ModelRouter> =>
+  Effect.map(ModelRouter, (router) => router.forRole(role))
+
+/** One call in a role, through the router in context. */
+export const generate = (
+  role: Role,
+  request: LanguageModel.GenerateRequest
+): Effect.Effect<LanguageModel.Completion, ProviderError, ModelRouter> =>
+  Effect.flatMap(ModelRouter, (router) => router.generate(role, request))

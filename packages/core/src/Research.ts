@@ -1,0 +1,104 @@
+/**
+ * The research domain: clarification, brief, directives, topic results, supervision rounds and the report.
+ * The same Schemas decode model output, stored sessions and MCP arguments.
+ */
+import * as Schema from "effect/Schema"
+import { Usage } from "./Usage.js"
+
+/** The clarification model's decision. */
+export class Clarification extends Schema.Class<Clarification>("@deep-research/core/Clarification")({
+  needClarification: Schema.Boolean.annotations({
+    description: "True when the question cannot be researched well as asked"
+  }),
+  question: Schema.String.annotations({ description: "The one question to ask the user, or an empty string" }),
+  verification: Schema.String.annotations({
+    description: "What will be researched, restating the user's intent and the constraints understood"
+  })
+}) {}
+
+/** A clarification that was asked, and what the user answered (if anyone did). */
+export class ClarificationRecord extends Schema.Class<ClarificationRecord>("@deep-research/core/ClarificationRecord")({
+  decision: Clarification,
+  answer: Schema.optional(Schema.String)
+}) {}
+
+/** What the research covers and leaves out. */
+export class Scope extends Schema.Class<Scope>("@deep-research/core/Scope")({
+  include: Schema.Array(Schema.String),
+  exclude: Schema.Array(Schema.String)
+}) {}
+
+/** The research brief that drives supervision and synthesis. */
+export class Brief extends Schema.Class<Brief>("@deep-research/core/Brief")({
+  brief: Schema.String.annotations({ description: "The research brief, specific and in the user's language" }),
+  scope: Scope,
+  sourcePreferences: Schema.Array(Schema.String).annotations({
+    description: "Kinds of sources to prefer, primary sources first"
+  }),
+  language: Schema.String.annotations({ description: "The language of the user's question, e.g. English or 中文" })
+}) {}
+
+/** A research directive the supervisor delegates to one researcher. */
+export class Directive extends Schema.Class<Directive>("@deep-research/core/Directive")({
+  topic: Schema.String.annotations({ description: "A paragraph describing what to research, standalone" }),
+  perspective: Schema.String.annotations({ description: "The angle to take" }),
+  evidenceNeeded: Schema.String.annotations({ description: "What evidence would settle it" }),
+  priority: Schema.Int.pipe(Schema.between(1, 3)).annotations({ description: "1 is the highest priority" })
+}) {}
+
+/** A directive once issued: its id and the round it belongs to. */
+export class IssuedDirective extends Schema.Class<IssuedDirective>("@deep-research/core/IssuedDirective")({
+  id: Schema.String,
+  round: Schema.Int,
+  directive: Directive
+}) {}
+
+/** Why a researcher stopped. */
+export const StopReason = Schema.Literal("complete", "no_tool_call", "budget", "max_turns", "failed", "run_budget")
+export type StopReason = typeof StopReason.Type
+
+/** The outcome of one research unit: a researcher followed by compression. */
+export class TopicResult extends Schema.Class<TopicResult>("@deep-research/core/TopicResult")({
+  directiveId: Schema.String,
+  status: Schema.Literal("completed", "failed"),
+  /** The compressed findings with inline numbered citations, or the raw notes when compression did not hold. */
+  findings: Schema.String,
+  /** At most 1,500 characters for the supervisor: covered, key findings, confidence, gaps. */
+  supervisorSummary: Schema.String,
+  /** Ids of the sources the findings rest on. */
+  sourceIds: Schema.Array(Schema.String),
+  stopReason: StopReason,
+  toolCalls: Schema.Int,
+  turns: Schema.Int,
+  compressed: Schema.Boolean,
+  /** Why the unit failed, for the record; never shown to the report model as a finding. */
+  error: Schema.optional(Schema.String),
+  usage: Schema.optionalWith(Usage, { default: () => new Usage({ inputTokens: 0, outputTokens: 0 }) })
+}) {}
+
+/** One supervision round: the supervisor's reflection, its directives and their results. */
+export class SupervisionRound extends Schema.Class<SupervisionRound>("@deep-research/core/SupervisionRound")({
+  round: Schema.Int,
+  reflection: Schema.optional(Schema.String),
+  directives: Schema.Array(IssuedDirective),
+  results: Schema.Array(TopicResult),
+  completed: Schema.Boolean
+}) {}
+
+/** A numbered entry of the report's source list. */
+export class Citation extends Schema.Class<Citation>("@deep-research/core/Citation")({
+  number: Schema.Int,
+  sourceId: Schema.String,
+  url: Schema.String,
+  title: Schema.String
+}) {}
+
+/** The final report: markdown with inline `[n]` citations, and the numbered sources they point at. */
+export class Report extends Schema.Class<Report>("@deep-research/core/Report")({
+  title: Schema.String,
+  markdown: Schema.String,
+  citations: Schema.Array(Citation),
+  language: Schema.String,
+  /** Citations the report model wrote that pointed at no retrieved source; they were removed. */
+  droppedCitations: Schema.Int
+}) {}

@@ -1,0 +1,224 @@
+/**
+ * The progress stream. The pipeline publishes an event for every phase, round, directive, researcher turn, tool
+ * call, source, retry, breaker change and budget warning; the CLI renders them, the session store keeps them.
+ * Each event carries the session it belongs to (taken from the fiber that publishes it) and a timestamp.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import { dual } from "effect/Function"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import type * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { Novelty } from "./Source.js"
+import { Phase } from "./Usage.js"
+
+// =============================================================================
+// Events
+// =============================================================================
+
+const common = {
+  sessionId: Schema.optional(Schema.String),
+  timestamp: Schema.Number
+}
+
+const event = <Tag extends string, Fields extends Schema.Struct.Fields>(tag: Tag, fields: Fields) =>
+  Schema.TaggedStruct(tag, { ...common, ...fields })
+
+export const SessionStarted = event("SessionStarted", { query: Schema.String })
+export const PhaseStarted = event("PhaseStarted", { phase: Phase })
+export const PhaseCompleted = event("PhaseCompleted", {
+  phase: Phase,
+  durationMillis: Schema.Number,
+  calls: Schema.Number,
+  tokens: Schema.Number,
+  costUsd: Schema.Number
+})
+export const ClarificationAsked = event("ClarificationAsked", { question: Schema.String })
+export const ClarificationResolved = event("ClarificationResolved", {
+  needed: Schema.Boolean,
+  answered: Schema.Boolean,
+  verification: Schema.String
+})
+export const BriefWritten = event("BriefWritten", { brief: Schema.String, fallback: Schema.Boolean })
+export const RoundStarted = event("RoundStarted", { round: Schema.Number })
+export const DirectiveIssued = event("DirectiveIssued", {
+  round: Schema.Number,
+  directiveId: Schema.String,
+  topic: Schema.String,
+  priority: Schema.Number
+})
+export const ResearcherStarted = event("ResearcherStarted", { directiveId: Schema.String, topic: Schema.String })
+export const ResearcherTurn = event("ResearcherTurn", {
+  directiveId: Schema.String,
+  turn: Schema.Number,
+  toolCalls: Schema.Array(Schema.String),
+  remainingToolCalls: Schema.Number
+})
+export const ToolCalled = event("ToolCalled", {
+  directiveId: Schema.String,
+  tool: Schema.String,
+  detail: Schema.String
+})
+export const SourceFound = event("SourceFound", {
+  directiveId: Schema.String,
+  sourceId: Schema.String,
+  url: Schema.String,
+  title: Schema.String,
+  novelty: Novelty
+})
+export const ResearcherCompleted = event("ResearcherCompleted", {
+  directiveId: Schema.String,
+  stopReason: Schema.String,
+  sources: Schema.Number,
+  toolCalls: Schema.Number,
+  compressed: Schema.Boolean
+})
+export const ResearcherFailed = event("ResearcherFailed", { directiveId: Schema.String, error: Schema.String })
+export const RoundCompleted = event("RoundCompleted", {
+  round: Schema.Number,
+  completed: Schema.Number,
+  failed: Schema.Number
+})
+export const SupervisionStopped = event("SupervisionStopped", { reason: Schema.String, rounds: Schema.Number })
+export const Retrying = event("Retrying", {
+  provider: Schema.String,
+  attempt: Schema.Number,
+  delayMillis: Schema.Number,
+  error: Schema.String
+})
+export const CircuitChanged = event("CircuitChanged", {
+  provider: Schema.String,
+  state: Schema.Literal("closed", "open", "half_open")
+})
+export const ProviderSkipped = event("ProviderSkipped", { provider: Schema.String, reason: Schema.String })
+export const ContextWindowRecovered = event("ContextWindowRecovered", {
+  model: Schema.String,
+  attempt: Schema.Number,
+  tokens: Schema.Number
+})
+export const BudgetWarning = event("BudgetWarning", {
+  budget: Schema.Literal("tokens", "usd"),
+  spent: Schema.Number,
+  limit: Schema.Number
+})
+export const UsageUpdated = event("UsageUpdated", { tokens: Schema.Number, costUsd: Schema.Number })
+export const Checkpointed = event("Checkpointed", { label: Schema.String })
+export const ReportWritten = event("ReportWritten", {
+  characters: Schema.Number,
+  citations: Schema.Number,
+  droppedCitations: Schema.Number
+})
+export const SessionAwaitingClarification = event("SessionAwaitingClarification", { question: Schema.String })
+export const SessionCompleted = event("SessionCompleted", {
+  durationMillis: Schema.Number,
+  tokens: Schema.Number,
+  costUsd: Schema.Number
+})
+export const SessionFailed = event("SessionFailed", { error: Schema.String })
+export const SessionCancelled = event("SessionCancelled", {})
+
+/** Any progress event. */
+export const ResearchEvent = Schema.Union(
+  SessionStarted,
+  PhaseStarted,
+  PhaseCompleted,
+  ClarificationAsked,
+  ClarificationResolved,
+  BriefWritten,
+  RoundStarted,
+  DirectiveIssued,
+  ResearcherStarted,
+  ResearcherTurn,
+  ToolCalled,
+  SourceFound,
+  ResearcherCompleted,
+  ResearcherFailed,
+  RoundCompleted,
+  SupervisionStopped,
+  Retrying,
+  CircuitChanged,
+  ProviderSkipped,
+  ContextWindowRecovered,
+  BudgetWarning,
+  UsageUpdated,
+  Checkpointed,
+  ReportWritten,
+  SessionAwaitingClarification,
+  SessionCompleted,
+  SessionFailed,
+  SessionCancelled
+)
+export type ResearchEvent = typeof ResearchEvent.Type
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
+
+/** An event as published: the session and the timestamp are filled in. */
+export type EventInput = DistributiveOmit<ResearchEvent, "sessionId" | "timestamp">
+
+/** Encodes an event as one JSON line. */
+export const encodeJson = Schema.encodeSync(Schema.parseJson(ResearchEvent))
+
+/** Decodes an event from one JSON line. */
+export const decodeJson = Schema.decodeUnknown(Schema.parseJson(ResearchEvent))
+
+// =============================================================================
+// Service
+// =============================================================================
+
+/** The session the current fiber works for; events published from it carry this id. */
+export const currentSessionId: FiberRef.FiberRef<Option.Option<string>> = FiberRef.unsafeMake(Option.none<string>())
+
+/** Runs an effect on behalf of a session. */
+export const withSessionId: {
+  (sessionId: string): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(self: Effect.Effect<A, E, R>, sessionId: string): Effect.Effect<A, E, R>
+} = dual(2, <A, E, R>(self: Effect.Effect<A, E, R>, sessionId: string): Effect.Effect<A, E, R> =>
+  Effect.locally(self, currentSessionId, Option.some(sessionId))
+)
+
+/** The progress stream. */
+export interface Service {
+  readonly publish: (event: EventInput) => Effect.Effect<void>
+  /** A subscription from now on; events published before it are not seen. */
+  readonly subscribe: Effect.Effect<Queue.Dequeue<ResearchEvent>, never, Scope.Scope>
+}
+
+/** The progress stream in context. */
+export class ResearchEvents extends Context.Tag("@deep-research/core/ResearchEvents")<ResearchEvents, Service>() {}
+
+/** A progress stream over an unbounded PubSub. */
+export const make: Effect.Effect<Service> = Effect.map(PubSub.unbounded<ResearchEvent>(), (pubsub) => ({
+  publish: (input) =>
+    Effect.flatMap(
+      Effect.all([FiberRef.get(currentSessionId), Effect.clockWith((c) => c.currentTimeMillis)]),
+      ([id, now]) =>
+        PubSub.publish(pubsub, {
+          ...input,
+          timestamp: now,
+          ...(Option.isSome(id) ? { sessionId: id.value } : {})
+        } as ResearchEvent)
+    ).pipe(Effect.asVoid),
+  subscribe: PubSub.subscribe(pubsub)
+}))
+
+/** A fresh progress stream. */
+export const layer: Layer.Layer<ResearchEvents> = Layer.effect(ResearchEvents, make)
+
+/** Publishes through the stream in context, if there is one. */
+export const publish = (event: EventInput): Effect.Effect<void> =>
+  Effect.flatMap(Effect.serviceOption(ResearchEvents), (events) =>
+    Option.isSome(events) ? events.value.publish(event) : Effect.void
+  )
+
+/** The events from now on, as a stream. */
+export const stream: Stream.Stream<ResearchEvent, never, ResearchEvents> = Stream.unwrapScoped(
+  Effect.map(
+    Effect.flatMap(ResearchEvents, (events) => events.subscribe),
+    (queue) => Stream.fromQueue(queue)
+  )
+)

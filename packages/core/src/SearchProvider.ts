@@ -1,0 +1,29 @@
+/**
+ * The search port. Several providers can be active; `merge` (see the providers package for fallback policies) turns
+ * them into one.
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type { ProviderError } from "./Errors.js"
+import type { SearchResult } from "./Source.js"
+
+/** Options of one search. Providers ignore what they cannot do. */
+export interface SearchOptions {
+  readonly maxResults: number
+  readonly depth?: "basic" | "advanced" | undefined
+  readonly includeRawContent?: boolean | undefined
+  readonly topic?: "general" | "news" | "finance" | undefined
+  readonly timeRange?: "day" | "week" | "month" | "year" | undefined
+  readonly includeDomains?: ReadonlyArray<string> | undefined
+  readonly excludeDomains?: ReadonlyArray<string> | undefined
+}
+
+/** A search backend. */
+export interface Service {
+  /** A short name, recorded on every result (`tavily`, `exa`, `local`, ...). */
+  readonly name: string
+  readonly search: (query: string, options: SearchOptions) => Effect.Effect<ReadonlyArray<SearchResult>, ProviderError>
+}
+
+/** The search provider in context. */
+export class SearchProvider extends Context.Tag("@deep-research/core/SearchProvider")<SearchProvider, Service>() {}

@@ -1,0 +1,146 @@
+/**
+ * Structured answers over any language model: native structured output where the model has it, otherwise
+ * instructions plus parsing. Either way the answer is freed of `<think>` blocks, the JSON is taken from a fence or the
+ * outermost balanced braces, decoded with the Schema, and on failure the model is asked again with the error shown.
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { MalformedOutput, type ProviderError } from "./Errors.js"
+import * as LanguageModel from "./LanguageModel.js"
+import * as Tool from "./Tool.js"
+
+/** Removes reasoning blocks (`<think>…</think>`, `<thinking>…</thinking>`), including an unclosed leading one. */
+export const stripThinking = (text: string): string =>
+  text
+    .replace(/<(think|thinking|reasoning)>[\s\S]*?<\/\1>/gi, "")
+    .replace(/^\s*<(think|thinking|reasoning)>[\s\S]*$/i, "")
+    .trim()
+
+/** The outermost balanced `{…}` or `[…]` of a text, honouring strings and escapes. */
+const outermostBalanced = (text: string): string | undefined => {
+  const start = text.search(/[{[]/)
+  if (start < 0) return undefined
+  const stack: Array<string> = []
+  let inString = false
+  let escaped = false
+  for (let i = start; i < text.length; i++) {
+    const c = text[i]
+    if (inString) {
+      if (escaped) escaped = false
+      else if (c === "\\") escaped = true
+      else if (c === '"') inString = false
+      continue
+    }
+    if (c === '"') inString = true
+    else if (c === "{") stack.push("}")
+    else if (c === "[") stack.push("]")
+    else if (c === "}" || c === "]") {
+      if (stack.pop() !== c) return undefined
+      if (stack.length === 0) return text.slice(start, i + 1)
+    }
+  }
+  return undefined
+}
+
+/**
+ * The JSON text inside a model's answer: the content of a ```json fence if there is one that parses, else the
+ * outermost balanced braces, else the whole text.
+ */
+export const extractJson = (text: string): string => {
+  const cleaned = stripThinking(text)
+  for (const match of cleaned.matchAll(/```(?:json|JSON)?\s*\n?([\s\S]*?)```/g)) {
+    const body = match[1]?.trim() ?? ""
+    const inner = outermostBalanced(body) ?? body
+    if (Either.isRight(parseJson(inner))) return inner
+  }
+  return outermostBalanced(cleaned) ?? cleaned
+}
+
+const parseJson = (text: string): Either.Either<unknown, string> => {
+  try {
+    return Either.right(JSON.parse(text))
+  } catch (error) {
+    return Either.left(error instanceof Error ? error.message : String(error))
+  }
+}
+
+/** Parses and decodes a model's answer; the left side is a message fit to show the model. */
+export const parseAnswer = <A, I>(schema: Schema.Schema<A, I>, text: string): Either.Either<A, string> => {
+  const json = extractJson(text)
+  return Either.flatMap(
+    Either.mapLeft(parseJson(json), (error) => `The answer is not valid JSON (${error}).`),
+    (value) =>
+      Either.mapLeft(
+        Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })(value),
+        (error) => `The JSON does not match the schema:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`
+      )
+  )
+}
+
+/** Options of `generateObject`. */
+export interface GenerateObjectOptions {
+  /** A name for the object (the JSON schema's name, or the forced tool's). */
+  readonly name?: string | undefined
+  /** Asks after a failed decode; the design's default is 3. */
+  readonly retries?: number | undefined
+}
+
+/** A decoded object and the completion it came from (the last one, when it took several). */
+export interface GeneratedObject<A> {
+  readonly value: A
+  readonly completion: LanguageModel.Completion
+  readonly attempts: number
+}
+
+/**
+ * Asks a model for an object of the Schema's shape. Fails with `MalformedOutput` when the answer still does not
+ * decode after the retries, or with the provider's error.
+ */
+export const generateObject = <A, I>(
+  model: LanguageModel.Service,
+  schema: Schema.Schema<A, I>,
+  request: LanguageModel.GenerateRequest,
+  options?: GenerateObjectOptions
+): Effect.Effect<GeneratedObject<A>, ProviderError | MalformedOutput> => {
+  const name = options?.name ?? "answer"
+  const retries = options?.retries ?? 3
+  const jsonSchema = Tool.jsonSchemaOf(schema)
+  const native = model.capabilities.structuredOutput
+  const system = native
+    ? request.system
+    : [
+        request.system ?? "",
+        `Answer with a single JSON object and nothing else, matching this JSON schema:\n${JSON.stringify(jsonSchema)}`
+      ]
+        .filter((part) => part !== "")
+        .join("\n\n")
+  const base: LanguageModel.GenerateRequest = {
+    ...request,
+    system,
+    ...(native ? { responseFormat: { name, schema: jsonSchema } } : {})
+  }
+  const loop = (
+    messages: ReadonlyArray<LanguageModel.Message>,
+    attempt: number
+  ): Effect.Effect<GeneratedObject<A>, ProviderError | MalformedOutput> =>
+    Effect.flatMap(model.generate({ ...base, messages }), (completion) => {
+      const parsed = parseAnswer(schema, completion.text)
+      if (Either.isRight(parsed)) return Effect.succeed({ value: parsed.right, completion, attempts: attempt })
+      if (attempt > retries) {
+        return Effect.fail(new MalformedOutput({ reason: parsed.left, raw: completion.text.slice(0, 4_000) }))
+      }
+      return loop(
+        [
+          ...messages,
+          LanguageModel.assistant(completion.text),
+          LanguageModel.user(
+            `Your answer could not be used. ${parsed.left}\nAnswer again with only the corrected JSON object.`
+          )
+        ],
+        attempt + 1
+      )
+    })
+  return loop(request.messages, 1)
+}

@@ -1,0 +1,68 @@
+/**
+ * The account of one run: calls, tokens and cost per role. The `ModelRouter` records every call into the ledger in
+ * context, so that concurrent runs sharing one router keep separate accounts.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as Usage from "./Usage.js"
+
+/** A run's account. */
+export interface Service {
+  readonly record: (role: Usage.Role, usage: Usage.Usage, costUsd: number) => Effect.Effect<void>
+  /** What each role has spent so far, roles that spent nothing left out. */
+  readonly snapshot: Effect.Effect<ReadonlyArray<Usage.RoleUsage>>
+}
+
+/** The ledger of the current run. */
+export class UsageLedger extends Context.Tag("@deep-research/core/UsageLedger")<UsageLedger, Service>() {}
+
+/** A new, empty ledger, optionally starting from what an earlier part of the run spent (after a resume). */
+export const make = (initial: ReadonlyArray<Usage.RoleUsage> = []): Effect.Effect<Service> =>
+  Effect.map(Ref.make(new Map(initial.map((r) => [r.role, r] as const))), (ref) => ({
+    record: (role, usage, costUsd) =>
+      Ref.update(ref, (accounts) => {
+        const next = new Map(accounts)
+        next.set(role, Usage.addToRole(accounts.get(role) ?? Usage.emptyRoleUsage(role), usage, costUsd))
+        return next
+      }),
+    snapshot: Effect.map(Ref.get(ref), (accounts) =>
+      Usage.roles.flatMap((role) => {
+        const account = accounts.get(role)
+        return account === undefined ? [] : [account]
+      })
+    )
+  }))
+
+/** A fresh ledger. */
+export const layer: Layer.Layer<UsageLedger> = Layer.effect(UsageLedger, make())
+
+/** Totals over roles. */
+export const totals = (usage: ReadonlyArray<Usage.RoleUsage>): { readonly tokens: number; readonly costUsd: number } =>
+  usage.reduce(
+    (acc, r) => ({ tokens: acc.tokens + r.inputTokens + r.outputTokens, costUsd: acc.costUsd + r.costUsd }),
+    { tokens: 0, costUsd: 0 }
+  )
+
+/** What was spent between two snapshots, per role. */
+export const difference = (
+  after: ReadonlyArray<Usage.RoleUsage>,
+  before: ReadonlyArray<Usage.RoleUsage>
+): ReadonlyArray<Usage.RoleUsage> =>
+  after.flatMap((a) => {
+    const b = before.find((r) => r.role === a.role)
+    if (b === undefined) return [a]
+    if (a.calls === b.calls) return []
+    return [
+      new Usage.RoleUsage({
+        role: a.role,
+        calls: a.calls - b.calls,
+        inputTokens: a.inputTokens - b.inputTokens,
+        outputTokens: a.outputTokens - b.outputTokens,
+        cachedInputTokens: a.cachedInputTokens - b.cachedInputTokens,
+        reasoningTokens: a.reasoningTokens - b.reasoningTokens,
+        costUsd: a.costUsd - b.costUsd
+      })
+    ]
+  })

@@ -1,0 +1,104 @@
+/**
+ * A `SessionStore` in memory, with the same id rules and locking as the file store. Part of the public testing API.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import { InvalidInput, SessionBusy, SessionNotFound } from "../Errors.js"
+import type { ResearchEvent } from "../ResearchEvents.js"
+import * as Session from "../Session.js"
+import * as SessionStore from "../SessionStore.js"
+
+interface Entry {
+  readonly session: Session.Session
+  readonly events: ReadonlyArray<ResearchEvent>
+  readonly report: string | undefined
+}
+
+const isSessionId = Schema.is(Session.SessionId)
+
+const validate = (id: string): Effect.Effect<string, InvalidInput> =>
+  isSessionId(id)
+    ? Effect.succeed(id)
+    : Effect.fail(new InvalidInput({ reason: `"${id}" is not a session id (letters, digits, - and _ only)` }))
+
+/** What the memory store holds, for assertions. */
+export interface Inspect {
+  readonly report: (id: string) => Effect.Effect<string | undefined>
+  /** How many times each session was saved. */
+  readonly saves: (id: string) => Effect.Effect<number>
+}
+
+/** A memory store and a way to look inside it. */
+export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(function* () {
+  const entries = yield* Ref.make(new Map<string, Entry>())
+  const saveCounts = yield* Ref.make(new Map<string, number>())
+  const locks = yield* Ref.make(new Set<string>())
+  const update = (id: string, f: (entry: Entry | undefined) => Entry | undefined) =>
+    Ref.update(entries, (map) => {
+      const next = new Map(map)
+      const entry = f(map.get(id))
+      if (entry === undefined) next.delete(id)
+      else next.set(id, entry)
+      return next
+    })
+  const get = (id: string) =>
+    Effect.flatMap(Ref.get(entries), (map) => {
+      const entry = map.get(id)
+      return entry === undefined ? Effect.fail(new SessionNotFound({ sessionId: id })) : Effect.succeed(entry)
+    })
+  return {
+    save: (session) =>
+      Effect.zipRight(
+        validate(session.id),
+        Effect.zipRight(
+          update(session.id, (entry) => ({ session, events: entry?.events ?? [], report: entry?.report })),
+          Ref.update(saveCounts, (m) => new Map(m).set(session.id, (m.get(session.id) ?? 0) + 1))
+        )
+      ),
+    load: (id) => Effect.flatMap(validate(id), (id) => Effect.map(get(id), (entry) => entry.session)),
+    appendEvents: (id, events) =>
+      Effect.zipRight(
+        validate(id),
+        update(id, (entry) => (entry === undefined ? undefined : { ...entry, events: [...entry.events, ...events] }))
+      ),
+    events: (id) => Effect.flatMap(validate(id), (id) => Effect.map(get(id), (entry) => entry.events)),
+    saveReport: (id, markdown) =>
+      Effect.zipRight(
+        validate(id),
+        update(id, (entry) => (entry === undefined ? undefined : { ...entry, report: markdown }))
+      ),
+    list: Effect.map(Ref.get(entries), (map) =>
+      [...map.values()].map((entry) => Session.summarize(entry.session)).sort((a, b) => b.createdAt - a.createdAt)
+    ),
+    delete: (id) =>
+      Effect.flatMap(validate(id), (id) =>
+        Effect.zipRight(
+          get(id),
+          update(id, () => undefined)
+        )
+      ),
+    lock: (id) =>
+      Effect.flatMap(validate(id), (id) =>
+        Effect.acquireRelease(
+          Effect.flatMap(
+            Ref.modify(locks, (held) => (held.has(id) ? [false, held] : [true, new Set(held).add(id)])),
+            (acquired) =>
+              acquired ? Effect.void : Effect.fail(new SessionBusy({ sessionId: id, holder: "this process" }))
+          ),
+          () =>
+            Ref.update(locks, (held) => {
+              const next = new Set(held)
+              next.delete(id)
+              return next
+            })
+        )
+      ),
+    report: (id) => Effect.map(Ref.get(entries), (map) => map.get(id)?.report),
+    saves: (id) => Effect.map(Ref.get(saveCounts), (m) => m.get(id) ?? 0)
+  }
+})
+
+/** A fresh memory store as the `SessionStore` in context. */
+export const layer: Layer.Layer<SessionStore.SessionStore> = Layer.effect(SessionStore.SessionStore, make)

@@ -1,0 +1,65 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Duration, Effect, Schema } from "effect"
+import * as Errors from "../src/Errors.js"
+
+describe("Errors", () => {
+  it.effect("every error of the union survives a JSON round trip with its tag and fields", () =>
+    Effect.gen(function* () {
+      const samples: ReadonlyArray<Errors.ResearchError> = [
+        new Errors.ContextWindowExceeded({ model: "gpt-4.1", limit: 1000, requested: 1200 }),
+        new Errors.RateLimited({ provider: "openai", retryAfter: Duration.seconds(7) }),
+        new Errors.QuotaExhausted({ provider: "openai" }),
+        new Errors.ProviderUnavailable({ provider: "anthropic", status: 529 }),
+        new Errors.Timeout({ provider: "tavily", after: Duration.seconds(30) }),
+        new Errors.AuthenticationFailed({ provider: "openai" }),
+        new Errors.InvalidRequest({ provider: "openai", message: "bad role" }),
+        new Errors.CircuitOpen({ provider: "openai", retryAt: 1_000 }),
+        new Errors.MalformedOutput({ reason: "not JSON", raw: "hello" }),
+        new Errors.BudgetExhausted({ budget: "usd", limit: 1, spent: 1.2 }),
+        new Errors.UrlBlocked({ url: "http://127.0.0.1", reason: "loopback" }),
+        new Errors.SessionNotFound({ sessionId: "abc" }),
+        new Errors.SessionCorrupt({ sessionId: "abc", path: "/x/session.json", reason: "truncated" }),
+        new Errors.SessionBusy({ sessionId: "abc", holder: "pid 4" }),
+        new Errors.InvalidInput({ reason: "empty question" })
+      ]
+      for (const error of samples) {
+        const json = JSON.stringify(yield* Schema.encode(Errors.ResearchError)(error))
+        const decoded = yield* Schema.decodeUnknown(Errors.ResearchError)(JSON.parse(json))
+        assert.strictEqual(decoded._tag, error._tag)
+        assert.strictEqual(decoded.message, error.message)
+        assert.isTrue(decoded instanceof Error)
+        assert.isTrue(Errors.isResearchError(decoded))
+      }
+    })
+  )
+
+  it("messages are readable sentences, not field dumps", () => {
+    assert.strictEqual(
+      new Errors.ContextWindowExceeded({ model: "claude-3-5-haiku", limit: 200000, requested: 200016 }).message,
+      "The input does not fit the context window of claude-3-5-haiku: 200016 tokens requested, 200000 allowed"
+    )
+    assert.strictEqual(
+      new Errors.RateLimited({ provider: "openai", retryAfter: Duration.seconds(20) }).message,
+      "openai rate limit reached; retry after 20s"
+    )
+    assert.strictEqual(new Errors.InvalidRequest({ provider: "x", message: "bad" }).message, "bad")
+  })
+
+  it("classifies what is retried and what trips the breaker as the design says", () => {
+    const retried = ["RateLimited", "ProviderUnavailable", "Timeout"]
+    const trips = ["ProviderUnavailable", "Timeout", "AuthenticationFailed"]
+    for (const tag of [
+      "ContextWindowExceeded",
+      "RateLimited",
+      "QuotaExhausted",
+      "ProviderUnavailable",
+      "Timeout",
+      "AuthenticationFailed",
+      "InvalidRequest",
+      "CircuitOpen"
+    ]) {
+      assert.strictEqual(Errors.isRetryable({ _tag: tag }), retried.includes(tag), tag)
+      assert.strictEqual(Errors.tripsBreaker({ _tag: tag }), trips.includes(tag), tag)
+    }
+  })
+})
