@@ -46,14 +46,20 @@ export class Session extends Schema.Class<Session>("@deep-research/core/Session"
   error: Schema.optional(ResearchError)
 }) {}
 
+/** Where a listed session stands: its status, or `corrupt` when its stored file cannot be read back. */
+export const SummaryStatus = Schema.Literal(...Status.literals, "corrupt")
+export type SummaryStatus = typeof SummaryStatus.Type
+
 /** A line of a session listing. */
 export class SessionSummary extends Schema.Class<SessionSummary>("@deep-research/core/SessionSummary")({
   id: Schema.String,
-  status: Status,
+  status: SummaryStatus,
   query: Schema.String,
   createdAt: Schema.Number,
   updatedAt: Schema.Number,
-  costUsd: Schema.Number
+  costUsd: Schema.Number,
+  /** Why the session cannot be read, when the status is `corrupt`. */
+  error: Schema.optional(Schema.String)
 }) {}
 
 /** The listing line of a session. */
