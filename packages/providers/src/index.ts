@@ -1,1 +1,3 @@
-export {}
+/** deep-research providers: model, search and extraction vendors, and the file session store. */
+export * as FileSessionStore from "./FileSessionStore.js"
+export * as AnthropicLanguageModel from "./AnthropicLanguageModel.js"

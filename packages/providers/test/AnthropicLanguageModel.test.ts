@@ -1,0 +1,328 @@
+import { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthropic-ai/sdk"
+import { LanguageModel, Tool } from "@deep-research/core"
+import { assert, describe, it } from "@effect/vitest"
+import { Duration, Schema } from "effect"
+import * as AnthropicLanguageModel from "../src/AnthropicLanguageModel.js"
+import { fromError, parseContextWindowMessage, retryAfterOf } from "../src/internal/anthropicErrors.js"
+
+const call = new LanguageModel.ToolCall({ id: "toolu_1", name: "lookup", arguments: { name: "Alice" } })
+const other = new LanguageModel.ToolCall({ id: "toolu_2", name: "lookup", arguments: { name: "Bob" } })
+const lookup = Tool.make("lookup", {
+  description: "Look a person up",
+  schema: Schema.Struct({ name: Schema.String })
+})
+
+const context = { provider: "anthropic", model: "claude-haiku-4-5", now: 0, timeout: Duration.seconds(60) }
+const apiError = (status: number, type: string, message: string, headers: Record<string, string> = {}) =>
+  APIError.generate(
+    status,
+    { type: "error", error: { type, message }, request_id: "req_1" },
+    undefined,
+    new Headers(headers)
+  )
+
+describe("AnthropicLanguageModel request mapping", () => {
+  it("sends the system prompt as the top-level system field, not as a message", () => {
+    const { body } = AnthropicLanguageModel.toMessagesRequest("claude-haiku-4-5", 1000, {
+      system: "Be brief.",
+      messages: [LanguageModel.user("Hi")]
+    })
+    assert.strictEqual(body.system, "Be brief.")
+    assert.deepStrictEqual(body.messages, [{ role: "user", content: [{ type: "text", text: "Hi" }] }])
+  })
+
+  it("groups consecutive tool results into one user message, results first", () => {
+    const messages = AnthropicLanguageModel.toMessages([
+      LanguageModel.user("Who is the youngest?"),
+      LanguageModel.assistant("Looking them up.", [call, other]),
+      LanguageModel.toolResult(call, "Alice is 30"),
+      LanguageModel.toolResult(other, "no such person", true),
+      LanguageModel.user("You have 3 searches left.")
+    ])
+    assert.deepStrictEqual(messages, [
+      { role: "user", content: [{ type: "text", text: "Who is the youngest?" }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "Looking them up." },
+          { type: "tool_use", id: "toolu_1", name: "lookup", input: { name: "Alice" } },
+          { type: "tool_use", id: "toolu_2", name: "lookup", input: { name: "Bob" } }
+        ]
+      },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "toolu_1", content: "Alice is 30" },
+          { type: "tool_result", tool_use_id: "toolu_2", content: "no such person", is_error: true },
+          { type: "text", text: "You have 3 searches left." }
+        ]
+      }
+    ])
+  })
+
+  it("drops an empty assistant message, which the API would refuse", () => {
+    const messages = AnthropicLanguageModel.toMessages([
+      LanguageModel.user("a"),
+      LanguageModel.assistant(""),
+      LanguageModel.user("b")
+    ])
+    assert.deepStrictEqual(messages, [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "a" },
+          { type: "text", text: "b" }
+        ]
+      }
+    ])
+  })
+
+  it("replays a tool call whose arguments were unreadable JSON with an empty input", () => {
+    const broken = new LanguageModel.ToolCall({ id: "toolu_9", name: "lookup", arguments: "{name: Alice" })
+    const [, assistant] = AnthropicLanguageModel.toMessages([
+      LanguageModel.user("q"),
+      LanguageModel.assistant("", [broken])
+    ])
+    assert.deepStrictEqual(assistant?.content, [{ type: "tool_use", id: "toolu_9", name: "lookup", input: {} }])
+  })
+
+  it("maps tool choices to auto, any, none and a named tool", () => {
+    const choiceOf = (toolChoice: LanguageModel.ToolChoice) =>
+      AnthropicLanguageModel.toMessagesRequest("m", 10, {
+        messages: [LanguageModel.user("q")],
+        tools: [lookup.definition],
+        toolChoice
+      }).body.tool_choice
+    assert.deepStrictEqual(choiceOf("auto"), { type: "auto" })
+    assert.deepStrictEqual(choiceOf("required"), { type: "any" })
+    assert.deepStrictEqual(choiceOf("none"), { type: "none" })
+    assert.deepStrictEqual(choiceOf({ tool: "lookup" }), { type: "tool", name: "lookup" })
+  })
+
+  it("sends tools with their JSON schema as input_schema", () => {
+    const { body } = AnthropicLanguageModel.toMessagesRequest("m", 10, {
+      messages: [LanguageModel.user("q")],
+      tools: [lookup.definition]
+    })
+    assert.deepStrictEqual(body.tools, [
+      {
+        name: "lookup",
+        description: "Look a person up",
+        input_schema: {
+          type: "object",
+          required: ["name"],
+          properties: { name: { type: "string" } },
+          additionalProperties: false
+        }
+      }
+    ])
+    assert.isUndefined(body.tool_choice)
+  })
+
+  it("asks for structured output with a tool the model is forced to call", () => {
+    const prepared = AnthropicLanguageModel.toMessagesRequest("m", 10, {
+      messages: [LanguageModel.user("q")],
+      responseFormat: { name: "brief", schema: Tool.jsonSchemaOf(Schema.Struct({ brief: Schema.String })) }
+    })
+    assert.deepStrictEqual(prepared.body.tool_choice, { type: "tool", name: "brief" })
+    assert.strictEqual(prepared.body.tools?.[0]?.name, "brief")
+    assert.deepStrictEqual(prepared.format, { name: "brief", wrapped: false })
+  })
+
+  it("wraps a structured-output schema that is not an object, since tool inputs must be objects", () => {
+    const prepared = AnthropicLanguageModel.toMessagesRequest("m", 10, {
+      messages: [LanguageModel.user("q")],
+      responseFormat: { name: "list", schema: Tool.jsonSchemaOf(Schema.Array(Schema.String)) }
+    })
+    const tool = prepared.body.tools?.[0]
+    assert.deepStrictEqual(tool !== undefined && "input_schema" in tool ? tool.input_schema.required : [], ["value"])
+    assert.deepStrictEqual(prepared.format, { name: "list", wrapped: true })
+  })
+
+  it("uses the request's maxOutputTokens, else the model's default", () => {
+    const request = { messages: [LanguageModel.user("q")] }
+    assert.strictEqual(AnthropicLanguageModel.toMessagesRequest("m", 777, request).body.max_tokens, 777)
+    assert.strictEqual(
+      AnthropicLanguageModel.toMessagesRequest("m", 777, { ...request, maxOutputTokens: 55 }).body.max_tokens,
+      55
+    )
+    assert.strictEqual(AnthropicLanguageModel.defaultMaxTokens("claude-3-5-haiku-20241022"), 8_192)
+    assert.strictEqual(AnthropicLanguageModel.defaultMaxTokens("claude-sonnet-4-5"), 16_384)
+  })
+})
+
+describe("AnthropicLanguageModel response mapping", () => {
+  const usage = { input_tokens: 10, output_tokens: 5 }
+
+  it("joins text blocks and collects tool_use blocks as tool calls", () => {
+    const completion = AnthropicLanguageModel.toCompletion(
+      {
+        model: "claude-haiku-4-5",
+        stop_reason: "tool_use",
+        usage,
+        content: [
+          { type: "text", text: "Checking " },
+          { type: "text", text: "now." },
+          { type: "tool_use", id: "toolu_1", name: "lookup", input: { name: "Alice" } }
+        ]
+      },
+      undefined
+    )
+    assert.strictEqual(completion.text, "Checking now.")
+    assert.strictEqual(completion.finishReason, "tool_calls")
+    assert.deepStrictEqual(completion.toolCalls, [call])
+  })
+
+  it("turns the forced structured-output tool call into the completion's JSON text", () => {
+    const completion = AnthropicLanguageModel.toCompletion(
+      {
+        model: "m",
+        stop_reason: "tool_use",
+        usage,
+        content: [{ type: "tool_use", id: "toolu_1", name: "brief", input: { brief: "b" } }]
+      },
+      { name: "brief", wrapped: false }
+    )
+    assert.strictEqual(completion.text, '{"brief":"b"}')
+    assert.strictEqual(completion.toolCalls.length, 0)
+    assert.strictEqual(completion.finishReason, "stop")
+  })
+
+  it("unwraps a wrapped structured answer", () => {
+    const completion = AnthropicLanguageModel.toCompletion(
+      {
+        model: "m",
+        stop_reason: "tool_use",
+        usage,
+        content: [{ type: "tool_use", id: "toolu_1", name: "list", input: { value: ["a", "b"] } }]
+      },
+      { name: "list", wrapped: true }
+    )
+    assert.strictEqual(completion.text, '["a","b"]')
+  })
+
+  it("counts cache reads and writes as input and the reads as cached", () => {
+    const result = AnthropicLanguageModel.usageOf({
+      input_tokens: 100,
+      output_tokens: 20,
+      cache_read_input_tokens: 1000,
+      cache_creation_input_tokens: 50,
+      output_tokens_details: { thinking_tokens: 7 }
+    })
+    assert.strictEqual(result.inputTokens, 1150)
+    assert.strictEqual(result.cachedInputTokens, 1000)
+    assert.strictEqual(result.outputTokens, 20)
+    assert.strictEqual(result.reasoningTokens, 7)
+  })
+
+  it("maps every stop reason", () => {
+    assert.strictEqual(AnthropicLanguageModel.finishReasonOf("end_turn"), "stop")
+    assert.strictEqual(AnthropicLanguageModel.finishReasonOf("stop_sequence"), "stop")
+    assert.strictEqual(AnthropicLanguageModel.finishReasonOf("max_tokens"), "length")
+    assert.strictEqual(AnthropicLanguageModel.finishReasonOf("model_context_window_exceeded"), "length")
+    assert.strictEqual(AnthropicLanguageModel.finishReasonOf("tool_use"), "tool_calls")
+    assert.strictEqual(AnthropicLanguageModel.finishReasonOf("refusal"), "content_filter")
+    assert.strictEqual(AnthropicLanguageModel.finishReasonOf("pause_turn"), "other")
+    assert.strictEqual(AnthropicLanguageModel.finishReasonOf(null), "other")
+  })
+})
+
+describe("Anthropic error mapping", () => {
+  it("reads both numbers of a prompt-too-long message", () => {
+    assert.deepStrictEqual(parseContextWindowMessage("prompt is too long: 208310 tokens > 200000 maximum"), {
+      requested: 208310,
+      limit: 200000
+    })
+    assert.deepStrictEqual(
+      parseContextWindowMessage(
+        "input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000, decrease input length or `max_tokens` and try again"
+      ),
+      { requested: 207951, limit: 200000 }
+    )
+    assert.isUndefined(parseContextWindowMessage("messages: roles must alternate"))
+  })
+
+  it("maps a prompt-too-long 400 to ContextWindowExceeded with both numbers", () => {
+    const error = fromError(
+      apiError(400, "invalid_request_error", "prompt is too long: 200016 tokens > 200000 maximum"),
+      context
+    )
+    assert.strictEqual(error._tag, "ContextWindowExceeded")
+    if (error._tag === "ContextWindowExceeded") {
+      assert.strictEqual(error.requested, 200016)
+      assert.strictEqual(error.limit, 200000)
+      assert.strictEqual(error.model, "claude-haiku-4-5")
+    }
+  })
+
+  it("maps any other 400 to InvalidRequest with the API's message", () => {
+    const error = fromError(apiError(400, "invalid_request_error", "messages.0.role: bad"), context)
+    assert.strictEqual(error._tag, "InvalidRequest")
+    assert.strictEqual(error.message, "messages.0.role: bad")
+  })
+
+  it("maps 401 to AuthenticationFailed", () => {
+    assert.strictEqual(
+      fromError(apiError(401, "authentication_error", "invalid x-api-key"), context)._tag,
+      "AuthenticationFailed"
+    )
+  })
+
+  it("maps 429 to RateLimited with retry-after in seconds, or retry-after-ms", () => {
+    const seconds = fromError(apiError(429, "rate_limit_error", "slow down", { "retry-after": "7" }), context)
+    assert.strictEqual(seconds._tag, "RateLimited")
+    if (seconds._tag === "RateLimited") assert.deepStrictEqual(seconds.retryAfter, Duration.seconds(7))
+    const millis = fromError(apiError(429, "rate_limit_error", "slow down", { "retry-after-ms": "250" }), context)
+    if (millis._tag === "RateLimited") assert.deepStrictEqual(millis.retryAfter, Duration.millis(250))
+    else assert.fail(`expected RateLimited, got ${millis._tag}`)
+  })
+
+  it("reads retry-after given as an HTTP date against the current time", () => {
+    const now = Date.parse("2026-01-01T00:00:00Z")
+    assert.deepStrictEqual(
+      retryAfterOf(new Headers({ "retry-after": "Thu, 01 Jan 2026 00:00:30 GMT" }), now),
+      Duration.millis(30_000)
+    )
+    assert.isUndefined(retryAfterOf(new Headers({}), now))
+  })
+
+  it("maps 529 overloaded to ProviderUnavailable with status 529", () => {
+    const error = fromError(apiError(529, "overloaded_error", "Overloaded"), context)
+    assert.strictEqual(error._tag, "ProviderUnavailable")
+    if (error._tag === "ProviderUnavailable") assert.strictEqual(error.status, 529)
+  })
+
+  it("maps 5xx to ProviderUnavailable with the status", () => {
+    const error = fromError(apiError(503, "api_error", "unavailable"), context)
+    if (error._tag === "ProviderUnavailable") assert.strictEqual(error.status, 503)
+    else assert.fail(`expected ProviderUnavailable, got ${error._tag}`)
+  })
+
+  it("maps a mid-stream overloaded error event (no status) to ProviderUnavailable 529", () => {
+    const midStream = new APIError(
+      undefined,
+      { type: "error", error: { type: "overloaded_error", message: "Overloaded" } },
+      undefined,
+      undefined
+    )
+    const error = fromError(midStream, context)
+    if (error._tag === "ProviderUnavailable") assert.strictEqual(error.status, 529)
+    else assert.fail(`expected ProviderUnavailable, got ${error._tag}`)
+  })
+
+  it("maps billing errors to QuotaExhausted", () => {
+    assert.strictEqual(fromError(apiError(402, "billing_error", "no credit"), context)._tag, "QuotaExhausted")
+  })
+
+  it("maps a connection failure to ProviderUnavailable and a client timeout to Timeout", () => {
+    const reset = fromError(new APIConnectionError({ cause: new Error("socket hang up") }), context)
+    assert.strictEqual(reset._tag, "ProviderUnavailable")
+    const timeout = fromError(new APIConnectionTimeoutError(), context)
+    if (timeout._tag === "Timeout") assert.deepStrictEqual(timeout.after, Duration.seconds(60))
+    else assert.fail(`expected Timeout, got ${timeout._tag}`)
+  })
+
+  it("maps an unreadable body to ProviderUnavailable", () => {
+    assert.strictEqual(fromError(new SyntaxError("Unexpected token"), context)._tag, "ProviderUnavailable")
+  })
+})
