@@ -1,0 +1,645 @@
+/**
+ * The embedded default `SessionStore`: plain files. One folder per session under a directory
+ * (`~/.deep-research/sessions` unless configured) holding `session.json` (replaced atomically, so a crash leaves the
+ * previous checkpoint), `events.jsonl` (appended, one event a line), `report.md`, and `lock` while a run holds it.
+ */
+import { Errors, ResearchEvents, Session, SessionStore } from "@deep-research/core"
+import type { PlatformError } from "@effect/platform/Error"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
+import * as Random from "effect/Random"
+import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import * as os from "node:os"
+import * as nodePath from "node:path"
+import { decodeStored, versionOf } from "./internal/sessionMigrations.js"
+
+// =============================================================================
+// Options
+// =============================================================================
+
+/** The process that takes locks, and how it tells whether another process of its host still runs. */
+export interface Host {
+  readonly pid: number
+  readonly hostname: string
+  readonly isAlive: (pid: number) => boolean
+}
+
+/** Options of the file store. */
+export interface Options {
+  /** The folder that holds one folder per session; created on the first write. */
+  readonly directory: string
+  /** Secret values (API keys) that must never reach a file: replaced wherever they appear before anything is written. */
+  readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
+  /** The process taking locks; this Node process by default. */
+  readonly host?: Host | undefined
+}
+
+/** This Node process: a pid is alive when signal 0 reaches it (EPERM means it exists under another user). */
+export const nodeHost: Host = {
+  pid: process.pid,
+  hostname: os.hostname(),
+  isAlive: (pid) => {
+    try {
+      process.kill(pid, 0)
+      return true
+    } catch (error) {
+      return Predicate.hasProperty(error, "code") && error.code === "EPERM"
+    }
+  }
+}
+
+/** The environment variables whose values the Node layers keep out of every file. */
+export const secretVariables: ReadonlyArray<string> = [
+  "OPENAI_API_KEY",
+  "ANTHROPIC_API_KEY",
+  "TAVILY_API_KEY",
+  "EXA_API_KEY",
+  "PERPLEXITY_API_KEY",
+  "SEMANTIC_SCHOLAR_API_KEY"
+]
+
+// =============================================================================
+// Files and their contents
+// =============================================================================
+
+const sessionFileName = "session.json"
+const eventsFileName = "events.jsonl"
+const reportFileName = "report.md"
+const lockFileName = "lock"
+
+/** What a lock file says about the run holding it. */
+const LockHolder = Schema.Struct({
+  pid: Schema.Int.pipe(Schema.positive()),
+  hostname: Schema.String,
+  startedAt: Schema.String,
+  /** Unique to one acquisition, so that a run only ever removes its own lock. */
+  token: Schema.String
+})
+type LockHolder = typeof LockHolder.Type
+const LockHolderJson = Schema.parseJson(LockHolder)
+
+const redactedMarker = "[redacted]"
+
+/**
+ * The shapes of the vendors' API keys (OpenAI and Anthropic `sk-`, Tavily `tvly-`, Perplexity `pplx-`): long, and
+ * with a digit, so that ordinary words such as `sk-learn` are left alone.
+ */
+const vendorKeyPattern = /(?<![A-Za-z0-9_-])(?:sk|tvly|pplx)-(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}/g
+
+/** Too short to be a key, and replacing it would mangle ordinary text. */
+const minimumSecretLength = 8
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => {
+  if (!Predicate.isRecord(value)) return false
+  const prototype: unknown = Object.getPrototypeOf(value)
+  return prototype === Object.prototype || prototype === null
+}
+
+/** Replaces every `Redacted` inside an encoded value by a marker, counting them. */
+const stripRedacted = (value: unknown, found: { count: number }): unknown => {
+  if (Redacted.isRedacted(value)) {
+    found.count++
+    return redactedMarker
+  }
+  if (Array.isArray(value)) return value.map((item) => stripRedacted(item, found))
+  if (isPlainObject(value)) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, stripRedacted(item, found)]))
+  }
+  return value
+}
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** Removes known secrets and anything shaped like a vendor API key from a text about to be written. */
+const makeScrubber = (secrets: ReadonlyArray<string>) => {
+  // A secret appears raw in markdown and JSON-escaped in JSON; keys rarely differ, but a quote or backslash would.
+  const forms = [...new Set(secrets.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]))]
+    .filter((s) => s.length >= minimumSecretLength)
+    .sort((a, b) => b.length - a.length)
+  const known = forms.length === 0 ? undefined : new RegExp(forms.map(escapeRegExp).join("|"), "g")
+  return (text: string): { readonly text: string; readonly removed: number } => {
+    let removed = 0
+    const count = () => {
+      removed++
+      return redactedMarker
+    }
+    const withoutKnown = known === undefined ? text : text.replace(known, count)
+    return { text: withoutKnown.replace(vendorKeyPattern, count), removed }
+  }
+}
+
+const isReason =
+  (reason: string) =>
+  (error: PlatformError): boolean =>
+    error._tag === "SystemError" && error.reason === reason
+
+const isNotFound = isReason("NotFound")
+const isAlreadyExists = isReason("AlreadyExists")
+
+/** Infrastructure failures (disk full, permissions) that no caller can act on end the run with a stated reason. */
+const orDieWith =
+  (what: string) =>
+  <A, R>(effect: Effect.Effect<A, PlatformError, R>): Effect.Effect<A, never, R> =>
+    Effect.orDieWith(effect, (error) => new Error(`FileSessionStore: ${what}: ${error.message}`, { cause: error }))
+
+const invalidId = (id: string) =>
+  new Errors.InvalidInput({
+    reason: `${JSON.stringify(id)} is not a session id (letters, digits, - and _, at most 128, not starting with - or _)`
+  })
+
+const isSessionId = Schema.is(Session.SessionId)
+
+/** Refuses anything that could name another path before the disk is touched. */
+const validate = (id: string): Effect.Effect<string, Errors.InvalidInput> =>
+  isSessionId(id) ? Effect.succeed(id) : Effect.fail(invalidId(id))
+
+const timestampForFileName = (millis: number): string => new Date(millis).toISOString().replace(/[:.]/g, "-")
+
+/** How the store last saw a session file: enough to notice that something else replaced it. */
+interface Stamp {
+  readonly identity: string
+  readonly version: number
+}
+
+const identityOf = (info: FileSystem.File.Info): string =>
+  `${Option.getOrElse(info.ino, () => -1)}:${info.size}:${Option.match(info.mtime, {
+    onNone: () => -1,
+    onSome: (date) => date.getTime()
+  })}`
+
+// =============================================================================
+// Constructors
+// =============================================================================
+
+/** A file session store over any `FileSystem` and `Path`. */
+export const make = (options: Options): Effect.Effect<SessionStore.Service, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const host = options.host ?? nodeHost
+    const directory = path.resolve(options.directory)
+    const scrub = makeScrubber((options.secrets ?? []).map(Redacted.value))
+    const stamps = yield* Ref.make(new Map<string, Stamp>())
+    // Writes to one session are serialised inside this process; the lock file keeps other processes out.
+    const writers = new Map<string, Effect.Semaphore>()
+    let uniqueCounter = 0
+
+    const sessionDirectory = (id: string) => path.join(directory, id)
+    const fileOf = (id: string, name: string) => path.join(directory, id, name)
+
+    const serially = <A, E, R>(id: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+      let semaphore = writers.get(id)
+      if (semaphore === undefined) {
+        semaphore = Effect.unsafeMakeSemaphore(1)
+        writers.set(id, semaphore)
+      }
+      return semaphore.withPermits(1)(effect)
+    }
+
+    const uniqueSuffix = Effect.map(Random.nextIntBetween(0, 0x7fffffff), (random) => {
+      uniqueCounter++
+      return `${host.pid}-${uniqueCounter}-${random.toString(36)}`
+    })
+
+    const ensureDirectory = (id: string) =>
+      orDieWith(`cannot create ${sessionDirectory(id)}`)(fs.makeDirectory(sessionDirectory(id), { recursive: true }))
+
+    const scrubbed = (file: string, text: string, redactedValues = 0): Effect.Effect<string> => {
+      const result = scrub(text)
+      const removed = result.removed + redactedValues
+      return removed === 0
+        ? Effect.succeed(text)
+        : Effect.as(
+            Effect.logWarning(`FileSessionStore: removed ${removed} secret value(s) from ${file} before writing it`),
+            result.text
+          )
+    }
+
+    const statOption = (file: string) =>
+      fs.stat(file).pipe(
+        Effect.map(Option.some),
+        Effect.catchIf(isNotFound, () => Effect.succeedNone),
+        orDieWith(`cannot stat ${file}`)
+      )
+
+    /** Writes a temporary file next to `file`, syncs it, and renames it over `file`. */
+    const writeAtomically = (file: string, text: string) =>
+      Effect.gen(function* () {
+        const temporary = `${file}.tmp-${yield* uniqueSuffix}`
+        const write = Effect.scoped(
+          Effect.gen(function* () {
+            const handle = yield* fs.open(temporary, { flag: "wx" })
+            yield* handle.writeAll(new TextEncoder().encode(text))
+            yield* handle.sync
+          })
+        ).pipe(Effect.zipRight(fs.rename(temporary, file)))
+        yield* write.pipe(
+          Effect.tapError(() => Effect.ignore(fs.remove(temporary))),
+          orDieWith(`cannot write ${file}`)
+        )
+        // The rename is durable only once the folder itself is synced; not every platform can open a folder.
+        yield* Effect.ignore(
+          Effect.scoped(Effect.flatMap(fs.open(path.dirname(file), { flag: "r" }), (handle) => handle.sync))
+        )
+      })
+
+    // -------------------------------------------------------------------------
+    // Reading sessions
+    // -------------------------------------------------------------------------
+
+    const readSession = (id: string) =>
+      Effect.gen(function* () {
+        const file = fileOf(id, sessionFileName)
+        const corrupt = (reason: string) => new Errors.SessionCorrupt({ sessionId: id, path: file, reason })
+        const info = yield* statOption(file)
+        if (Option.isNone(info)) return yield* new Errors.SessionNotFound({ sessionId: id })
+        const text = yield* fs.readFileString(file).pipe(
+          Effect.catchIf(isNotFound, () => new Errors.SessionNotFound({ sessionId: id })),
+          Effect.catchTag("BadArgument", (error) => Effect.fail(corrupt(error.message))),
+          Effect.catchTag("SystemError", (error) => Effect.fail(corrupt(`cannot be read: ${error.message}`)))
+        )
+        const json = yield* Effect.try({
+          try: (): unknown => JSON.parse(text),
+          catch: (error) =>
+            corrupt(
+              text.trim().length === 0
+                ? "the file is empty"
+                : `not valid JSON, probably truncated (${error instanceof Error ? error.message : String(error)})`
+            )
+        })
+        const session = yield* Effect.mapError(decodeStored(json), (error) => corrupt(error.reason))
+        if (session.id !== id) return yield* corrupt(`the file holds session ${session.id}`)
+        return { session, identity: identityOf(info.value), version: versionOf(json) ?? Session.currentVersion }
+      })
+
+    const remember = (id: string, stamp: Stamp | undefined) =>
+      Ref.update(stamps, (map) => {
+        const next = new Map(map)
+        if (stamp === undefined) next.delete(id)
+        else next.set(id, stamp)
+        return next
+      })
+
+    /**
+     * Before `session.json` is replaced: a file the store did not write or read itself is checked first. A corrupt
+     * one is moved aside rather than overwritten; an older version is kept as `session.json.v<n>` once.
+     */
+    const protectExisting = (id: string) =>
+      Effect.gen(function* () {
+        const file = fileOf(id, sessionFileName)
+        const info = yield* statOption(file)
+        if (Option.isNone(info)) return
+        const known = (yield* Ref.get(stamps)).get(id)
+        let version: number
+        if (known !== undefined && known.identity === identityOf(info.value)) {
+          version = known.version
+        } else {
+          const read = yield* Effect.either(readSession(id))
+          if (Either.isLeft(read)) {
+            if (read.left._tag !== "SessionCorrupt") return
+            const aside = `${file}.corrupt-${timestampForFileName(yield* Clock.currentTimeMillis)}-${yield* uniqueSuffix}`
+            yield* orDieWith(`cannot move the corrupt ${file} aside`)(fs.rename(file, aside))
+            yield* Effect.logWarning(
+              `FileSessionStore: ${file} was corrupt (${read.left.reason}); it was moved to ${aside} and not overwritten`
+            )
+            return
+          }
+          version = read.right.version
+        }
+        if (version < Session.currentVersion) {
+          const backup = `${file}.v${version}`
+          if (Option.isNone(yield* statOption(backup))) {
+            yield* orDieWith(`cannot keep ${file} as ${backup}`)(fs.copyFile(file, backup))
+          }
+        }
+      })
+
+    // -------------------------------------------------------------------------
+    // Service
+    // -------------------------------------------------------------------------
+
+    const save = Effect.fn("FileSessionStore.save")(function* (session: Session.Session) {
+      const id = yield* validate(session.id)
+      const encoded = yield* Schema.encode(Session.Session)(session).pipe(
+        Effect.mapError(
+          (error) =>
+            new Errors.InvalidInput({
+              reason: `session ${id} cannot be stored: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+            })
+        )
+      )
+      const file = fileOf(id, sessionFileName)
+      const found = { count: 0 }
+      const text = yield* scrubbed(file, `${JSON.stringify(stripRedacted(encoded, found), null, 2)}\n`, found.count)
+      yield* serially(
+        id,
+        Effect.gen(function* () {
+          yield* ensureDirectory(id)
+          yield* protectExisting(id)
+          yield* writeAtomically(file, text)
+          const info = yield* statOption(file)
+          yield* remember(
+            id,
+            Option.isSome(info) ? { identity: identityOf(info.value), version: Session.currentVersion } : undefined
+          )
+        })
+      )
+    })
+
+    const load = Effect.fn("FileSessionStore.load")(function* (id: string) {
+      const valid = yield* validate(id)
+      const read = yield* readSession(valid)
+      yield* remember(valid, { identity: read.identity, version: read.version })
+      return read.session
+    })
+
+    const appendEvents = Effect.fn("FileSessionStore.appendEvents")(function* (
+      id: string,
+      events: ReadonlyArray<ResearchEvents.ResearchEvent>
+    ) {
+      const valid = yield* validate(id)
+      if (events.length === 0) return
+      const lines = yield* Effect.try({
+        try: () => events.map((event) => `${ResearchEvents.encodeJson(event)}\n`).join(""),
+        catch: (error) =>
+          new Errors.InvalidInput({
+            reason: `an event of session ${valid} cannot be stored: ${error instanceof Error ? error.message : String(error)}`
+          })
+      })
+      const file = fileOf(valid, eventsFileName)
+      const text = yield* scrubbed(file, lines)
+      yield* serially(
+        valid,
+        Effect.gen(function* () {
+          yield* ensureDirectory(valid)
+          yield* orDieWith(`cannot append to ${file}`)(
+            Effect.scoped(
+              Effect.gen(function* () {
+                const handle = yield* fs.open(file, { flag: "a+" })
+                const size = (yield* handle.stat).size
+                // A crash can leave a torn last line; the new events start on a line of their own.
+                let prefix = ""
+                if (size > 0) {
+                  yield* handle.seek(Number(size) - 1, "start")
+                  const last = yield* handle.readAlloc(1)
+                  if (Option.isSome(last) && last.value[0] !== 0x0a) prefix = "\n"
+                }
+                yield* handle.writeAll(new TextEncoder().encode(prefix + text))
+                yield* handle.sync
+              })
+            )
+          )
+        })
+      )
+    })
+
+    const readEvents = Effect.fn("FileSessionStore.events")(function* (id: string) {
+      const valid = yield* validate(id)
+      if (Option.isNone(yield* statOption(sessionDirectory(valid)))) {
+        return yield* new Errors.SessionNotFound({ sessionId: valid })
+      }
+      const file = fileOf(valid, eventsFileName)
+      const text = yield* fs.readFileString(file).pipe(
+        Effect.catchIf(isNotFound, () => Effect.succeed("")),
+        orDieWith(`cannot read ${file}`)
+      )
+      const lines = text.split("\n")
+      const events: Array<ResearchEvents.ResearchEvent> = []
+      for (const [index, line] of lines.entries()) {
+        if (line.trim().length === 0) continue
+        const decoded = yield* Effect.either(ResearchEvents.decodeJson(line))
+        if (Either.isRight(decoded)) events.push(decoded.right)
+        else {
+          const torn = index === lines.length - 1 ? "a torn last line, from an interrupted write" : "unreadable"
+          yield* Effect.logWarning(`FileSessionStore: skipped line ${index + 1} of ${file}: ${torn}`)
+        }
+      }
+      return events
+    })
+
+    const saveReport = Effect.fn("FileSessionStore.saveReport")(function* (id: string, markdown: string) {
+      const valid = yield* validate(id)
+      const file = fileOf(valid, reportFileName)
+      const text = yield* scrubbed(file, markdown)
+      yield* serially(valid, Effect.zipRight(ensureDirectory(valid), writeAtomically(file, text)))
+    })
+
+    const summaryOf = (id: string) =>
+      readSession(id).pipe(
+        Effect.map((read) => Option.some(Session.summarize(read.session))),
+        Effect.catchTags({
+          SessionNotFound: () => Effect.succeedNone,
+          SessionCorrupt: (error) =>
+            Effect.gen(function* () {
+              yield* Effect.logWarning(`FileSessionStore: ${error.message}`)
+              const info = yield* statOption(error.path)
+              const modified = Option.match(
+                Option.flatMap(info, (i) => i.mtime),
+                {
+                  onNone: () => 0,
+                  onSome: (date) => date.getTime()
+                }
+              )
+              return Option.some(
+                new Session.SessionSummary({
+                  id,
+                  status: "corrupt",
+                  query: "",
+                  createdAt: modified,
+                  updatedAt: modified,
+                  costUsd: 0,
+                  error: error.reason
+                })
+              )
+            })
+        })
+      )
+
+    const list = Effect.gen(function* () {
+      const names = yield* fs.readDirectory(directory).pipe(
+        Effect.catchIf(isNotFound, () => Effect.succeed([])),
+        orDieWith(`cannot list ${directory}`)
+      )
+      const summaries = yield* Effect.forEach(names.filter(isSessionId), summaryOf, { concurrency: 8 })
+      return summaries.flatMap(Option.toArray).sort((a, b) => b.createdAt - a.createdAt)
+    }).pipe(Effect.withSpan("FileSessionStore.list"))
+
+    const remove = Effect.fn("FileSessionStore.delete")(function* (id: string) {
+      const valid = yield* validate(id)
+      yield* serially(
+        valid,
+        Effect.gen(function* () {
+          const folder = sessionDirectory(valid)
+          if (Option.isNone(yield* statOption(folder))) return yield* new Errors.SessionNotFound({ sessionId: valid })
+          yield* orDieWith(`cannot delete ${folder}`)(fs.remove(folder, { recursive: true }))
+          yield* remember(valid, undefined)
+        })
+      )
+    })
+
+    // -------------------------------------------------------------------------
+    // Locking
+    // -------------------------------------------------------------------------
+
+    const describeHolder = (holder: LockHolder, file: string): string =>
+      holder.hostname === host.hostname
+        ? `pid ${holder.pid} since ${holder.startedAt}; lock file ${file}`
+        : `pid ${holder.pid} on host ${holder.hostname} since ${holder.startedAt}; this host cannot tell whether ` +
+          `that run is alive: remove ${file} if it is not`
+
+    const readHolder = (file: string) =>
+      fs.readFileString(file).pipe(
+        Effect.flatMap((text) => Effect.option(Schema.decode(LockHolderJson)(text))),
+        Effect.map(Option.some),
+        Effect.catchIf(isNotFound, () => Effect.succeedNone),
+        orDieWith(`cannot read ${file}`)
+      )
+
+    /** Creates the lock file with its full contents at once: written aside, then linked, which fails if it exists. */
+    const tryCreate = (file: string, holder: LockHolder) =>
+      Effect.gen(function* () {
+        const temporary = `${file}.tmp-${holder.token}`
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const handle = yield* fs.open(temporary, { flag: "wx" })
+            yield* handle.writeAll(new TextEncoder().encode(Schema.encodeSync(LockHolderJson)(holder)))
+            yield* handle.sync
+          })
+        ).pipe(orDieWith(`cannot write ${temporary}`))
+        return yield* fs.link(temporary, file).pipe(
+          Effect.as(true),
+          Effect.catchIf(isAlreadyExists, () => Effect.succeed(false)),
+          orDieWith(`cannot create ${file}`),
+          Effect.ensuring(Effect.ignore(fs.remove(temporary)))
+        )
+      })
+
+    /**
+     * Takes a dead holder's lock away by renaming it, then checks that what was moved is the lock judged stale: if
+     * another run replaced it in between, it is put back.
+     */
+    const takeOver = (file: string, stale: LockHolder, token: string) =>
+      Effect.gen(function* () {
+        const moved = `${file}.stale-${token}`
+        const renamed = yield* fs.rename(file, moved).pipe(
+          Effect.as(true),
+          Effect.catchIf(isNotFound, () => Effect.succeed(false)),
+          orDieWith(`cannot move the stale ${file}`)
+        )
+        if (!renamed) return
+        const movedHolder = yield* readHolder(moved)
+        const isStale = Option.exists(Option.flatten(movedHolder), (holder) => holder.token === stale.token)
+        if (!isStale) yield* Effect.ignore(fs.link(moved, file))
+        else {
+          yield* Effect.logWarning(
+            `FileSessionStore: took over the lock of ${file} from pid ${stale.pid}, which is no longer running`
+          )
+        }
+        yield* Effect.ignore(fs.remove(moved))
+      })
+
+    const release = (file: string, token: string) =>
+      Effect.gen(function* () {
+        const holder = yield* readHolder(file)
+        if (Option.exists(Option.flatten(holder), (h) => h.token === token)) {
+          yield* orDieWith(`cannot remove ${file}`)(fs.remove(file))
+        }
+      }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("FileSessionStore: could not release a lock", cause)))
+
+    const lock = Effect.fn("FileSessionStore.lock")(function* (id: string) {
+      const valid = yield* validate(id)
+      yield* ensureDirectory(valid)
+      const file = fileOf(valid, lockFileName)
+      const holder: LockHolder = {
+        pid: host.pid,
+        hostname: host.hostname,
+        startedAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
+        token: yield* uniqueSuffix
+      }
+      const busy = (description: string) => new Errors.SessionBusy({ sessionId: valid, holder: description })
+      const acquire = Effect.gen(function* () {
+        // A few rounds: a lock can vanish or be taken over between our attempt and our look at it.
+        for (let attempt = 0; attempt < 5; attempt++) {
+          if (yield* tryCreate(file, holder)) return
+          const current = yield* readHolder(file)
+          if (Option.isNone(current)) continue
+          if (Option.isNone(current.value)) {
+            return yield* busy(`an unreadable lock file ${file}; remove it if no run is using this session`)
+          }
+          const other = current.value.value
+          if (other.hostname !== host.hostname || host.isAlive(other.pid)) {
+            return yield* busy(describeHolder(other, file))
+          }
+          yield* takeOver(file, other, holder.token)
+        }
+        return yield* busy(`several runs competing for ${file}`)
+      })
+      yield* Effect.acquireRelease(acquire, () => release(file, holder.token))
+    })
+
+    return SessionStore.SessionStore.of({
+      save,
+      load,
+      appendEvents,
+      events: readEvents,
+      saveReport,
+      list,
+      delete: remove,
+      lock
+    })
+  })
+
+/** The file store as the `SessionStore` in context, over the `FileSystem` and `Path` in context. */
+export const layer = (
+  options: Options
+): Layer.Layer<SessionStore.SessionStore, never, FileSystem.FileSystem | Path.Path> =>
+  Layer.effect(SessionStore.SessionStore, make(options))
+
+/** The file store on Node's file system. */
+export const layerNode = (options: Options): Layer.Layer<SessionStore.SessionStore> =>
+  layer(options).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
+
+/** The secrets of the environment's API key variables, for `Options.secrets`. */
+export const secretsConfig: Config.Config<ReadonlyArray<Redacted.Redacted<string>>> = Config.map(
+  Config.all(secretVariables.map((name) => Config.option(Config.redacted(name)))),
+  (values) => values.flatMap(Option.toArray)
+)
+
+/**
+ * The sessions folder: `$DEEP_RESEARCH_HOME/sessions`, else `.deep-research/sessions` in the user's home folder.
+ */
+export const directoryConfig: Config.Config<string> = Config.map(
+  Config.option(Config.nonEmptyString("DEEP_RESEARCH_HOME")),
+  (home) =>
+    nodePath.join(
+      Option.getOrElse(home, () => nodePath.join(os.homedir(), ".deep-research")),
+      "sessions"
+    )
+)
+
+/**
+ * The file store on Node's file system, configured from the environment: the folder from `directory` (default
+ * `directoryConfig`), and the values of the API key variables kept out of every file.
+ */
+export const layerConfig = (
+  options: { readonly directory?: Config.Config<string> | undefined } = {}
+): Layer.Layer<SessionStore.SessionStore, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(
+    Effect.map(
+      Config.all({ directory: options.directory ?? directoryConfig, secrets: secretsConfig }),
+      ({ directory, secrets }) => layerNode({ directory, secrets })
+    )
+  )
