@@ -1,0 +1,409 @@
+/**
+ * The CLI's configuration, resolved in this precedence: flags, environment, a config file
+ * (`deep-research.config.json` in the current folder or the user's config folder), defaults. API keys come only from
+ * the environment and stay `Redacted`.
+ */
+import { ResearchConfig, Usage } from "@deep-research/core"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+
+// =============================================================================
+// Inputs
+// =============================================================================
+
+/** The search backends the CLI can wire. */
+export const SearchBackend = Schema.Literal(
+  "tavily",
+  "exa",
+  "perplexity",
+  "semantic-scholar",
+  "openai-native",
+  "anthropic-native",
+  "local"
+)
+export type SearchBackend = typeof SearchBackend.Type
+
+/** What the flags said; absent fields were not given. */
+export interface Flags {
+  readonly model?: string | undefined
+  readonly modelRoles?: Partial<Record<Usage.Role, string>> | undefined
+  readonly search?: string | undefined
+  readonly corpus?: string | undefined
+  readonly maxRounds?: number | undefined
+  readonly concurrency?: number | undefined
+  readonly maxToolCalls?: number | undefined
+  readonly budgetTokens?: number | undefined
+  readonly budgetUsd?: number | undefined
+  readonly noClarify?: boolean | undefined
+  readonly out?: string | undefined
+  readonly store?: string | undefined
+  readonly json?: boolean | undefined
+  readonly simulate?: boolean | undefined
+}
+
+/** The config file's shape. Every field is optional. */
+export class FileConfig extends Schema.Class<FileConfig>("@deep-research/cli/FileConfig")({
+  model: Schema.optional(Schema.String),
+  models: Schema.optional(Schema.partial(Schema.Record({ key: Usage.Role, value: Schema.String }))),
+  search: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
+  corpus: Schema.optional(Schema.String),
+  store: Schema.optional(Schema.String),
+  maxRounds: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  concurrency: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  maxToolCalls: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  budgetTokens: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  budgetUsd: Schema.optional(Schema.Number.pipe(Schema.positive())),
+  clarify: Schema.optional(Schema.Boolean),
+  /** Any other knob of `ResearchConfig`, by its name. */
+  research: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+}) {}
+
+/** A configuration problem the user must fix: the CLI exits with code 2 and this message. */
+export class ConfigError extends Data.TaggedError("ConfigError")<{ readonly message: string }> {}
+
+/** The environment, as a plain map (`process.env`). */
+export type Environment = Readonly<Record<string, string | undefined>>
+
+// =============================================================================
+// Result
+// =============================================================================
+
+/** Vendor credentials and endpoints, from the environment only. */
+export interface Credentials {
+  readonly openaiApiKey: Redacted.Redacted | undefined
+  readonly openaiBaseUrl: string | undefined
+  readonly anthropicApiKey: Redacted.Redacted | undefined
+  readonly anthropicBaseUrl: string | undefined
+  readonly tavilyApiKey: Redacted.Redacted | undefined
+  readonly tavilyBaseUrl: string | undefined
+  readonly exaApiKey: Redacted.Redacted | undefined
+  readonly perplexityApiKey: Redacted.Redacted | undefined
+  readonly semanticScholarApiKey: Redacted.Redacted | undefined
+}
+
+/** Everything a run needs to wire its layers. */
+export interface Resolved {
+  /** `provider:model` specs: the default model, and overrides per role and per tier. */
+  readonly models: {
+    readonly default: string
+    readonly roles: Partial<Record<Usage.Role, string>>
+    readonly tiers: Partial<Record<"frontier" | "standard" | "efficient", string>>
+  }
+  readonly search: ReadonlyArray<SearchBackend>
+  readonly corpus: string | undefined
+  readonly storeDir: string
+  readonly research: ResearchConfig.ResearchConfig
+  readonly out: string | undefined
+  readonly json: boolean
+  readonly simulate: boolean
+  readonly credentials: Credentials
+}
+
+// =============================================================================
+// Resolution
+// =============================================================================
+
+const nonEmpty = (value: string | undefined): string | undefined =>
+  value === undefined || value.trim() === "" ? undefined : value.trim()
+
+const envNumber = (
+  env: Environment,
+  name: string,
+  integer: boolean
+): Either.Either<number | undefined, ConfigError> => {
+  const raw = nonEmpty(env[name])
+  if (raw === undefined) return Either.right(undefined)
+  const value = Number(raw)
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    return Either.left(
+      new ConfigError({ message: `${name} must be a positive ${integer ? "integer" : "number"}, got "${raw}"` })
+    )
+  }
+  return Either.right(value)
+}
+
+const redactedEnv = (env: Environment, name: string): Redacted.Redacted | undefined => {
+  const value = nonEmpty(env[name])
+  return value === undefined ? undefined : Redacted.make(value)
+}
+
+/** Reads credentials and base URLs from the environment. */
+export const credentialsFrom = (env: Environment): Credentials => ({
+  openaiApiKey: redactedEnv(env, "OPENAI_API_KEY"),
+  openaiBaseUrl: nonEmpty(env["OPENAI_BASE_URL"]),
+  anthropicApiKey: redactedEnv(env, "ANTHROPIC_API_KEY"),
+  anthropicBaseUrl: nonEmpty(env["ANTHROPIC_BASE_URL"]),
+  tavilyApiKey: redactedEnv(env, "TAVILY_API_KEY"),
+  tavilyBaseUrl: nonEmpty(env["TAVILY_BASE_URL"]),
+  exaApiKey: redactedEnv(env, "EXA_API_KEY"),
+  perplexityApiKey: redactedEnv(env, "PERPLEXITY_API_KEY"),
+  semanticScholarApiKey: redactedEnv(env, "SEMANTIC_SCHOLAR_API_KEY")
+})
+
+const parseSearch = (
+  value: string | ReadonlyArray<string>,
+  origin: string
+): Either.Either<ReadonlyArray<SearchBackend>, ConfigError> => {
+  const names = (typeof value === "string" ? value.split(",") : value).map((s) => s.trim()).filter((s) => s !== "")
+  const known = SearchBackend.literals
+  const unknown = names.filter((name) => !(known as ReadonlyArray<string>).includes(name))
+  if (unknown.length > 0) {
+    return Either.left(
+      new ConfigError({
+        message: `Unknown search backend in ${origin}: ${unknown.join(", ")}. Known: ${known.join(", ")}`
+      })
+    )
+  }
+  return Either.right(names.filter((name): name is SearchBackend => (known as ReadonlyArray<string>).includes(name)))
+}
+
+const modelProvider = (spec: string): string => spec.split(":")[0] ?? ""
+
+const noModelMessage =
+  "No language model is configured. Set OPENAI_API_KEY or ANTHROPIC_API_KEY, or point OPENAI_BASE_URL at an " +
+  "OpenAI-compatible server (Ollama, vLLM, LM Studio) and name its model with --model openai:<name>. " +
+  "To try deep-research without any key, run it with --simulate."
+
+const checkModelCredentials = (spec: string, credentials: Credentials): ConfigError | undefined => {
+  const provider = modelProvider(spec)
+  if (provider === "openai" && credentials.openaiApiKey === undefined && credentials.openaiBaseUrl === undefined) {
+    return new ConfigError({
+      message: `The model ${spec} needs OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server).`
+    })
+  }
+  if (provider === "ollama" && credentials.openaiBaseUrl === undefined) {
+    return undefined
+  }
+  if (provider === "anthropic" && credentials.anthropicApiKey === undefined) {
+    return new ConfigError({ message: `The model ${spec} needs ANTHROPIC_API_KEY.` })
+  }
+  return undefined
+}
+
+const checkSearchCredentials = (
+  backend: SearchBackend,
+  credentials: Credentials,
+  corpus: string | undefined
+): ConfigError | undefined => {
+  switch (backend) {
+    case "tavily":
+      return credentials.tavilyApiKey === undefined && credentials.tavilyBaseUrl === undefined
+        ? new ConfigError({ message: "Tavily search needs TAVILY_API_KEY." })
+        : undefined
+    case "exa":
+      return credentials.exaApiKey === undefined
+        ? new ConfigError({ message: "Exa search needs EXA_API_KEY." })
+        : undefined
+    case "perplexity":
+      return credentials.perplexityApiKey === undefined
+        ? new ConfigError({ message: "Perplexity search needs PERPLEXITY_API_KEY." })
+        : undefined
+    case "openai-native":
+      return credentials.openaiApiKey === undefined
+        ? new ConfigError({ message: "OpenAI web search needs OPENAI_API_KEY." })
+        : undefined
+    case "anthropic-native":
+      return credentials.anthropicApiKey === undefined
+        ? new ConfigError({ message: "Anthropic web search needs ANTHROPIC_API_KEY." })
+        : undefined
+    case "local":
+      return corpus === undefined ? new ConfigError({ message: "Local search needs --corpus DIR." }) : undefined
+    case "semantic-scholar":
+      return undefined
+  }
+}
+
+const defaultModels = (
+  credentials: Credentials
+):
+  | { readonly default: string; readonly tiers: Partial<Record<"frontier" | "standard" | "efficient", string>> }
+  | undefined => {
+  if (credentials.openaiApiKey !== undefined && credentials.openaiBaseUrl === undefined) {
+    return { default: "openai:gpt-4.1", tiers: { efficient: "openai:gpt-4.1-mini" } }
+  }
+  if (credentials.anthropicApiKey !== undefined) {
+    return { default: "anthropic:claude-sonnet-4-5", tiers: { efficient: "anthropic:claude-haiku-4-5" } }
+  }
+  return undefined
+}
+
+const defaultSearch = (credentials: Credentials): SearchBackend | undefined => {
+  if (credentials.tavilyApiKey !== undefined) return "tavily"
+  if (credentials.openaiApiKey !== undefined && credentials.openaiBaseUrl === undefined) return "openai-native"
+  if (credentials.anthropicApiKey !== undefined) return "anthropic-native"
+  return undefined
+}
+
+const first = <A>(...values: ReadonlyArray<A | undefined>): A | undefined => values.find((v) => v !== undefined)
+
+/** The user's home folder from the environment, for `~` and the default store. */
+const homeOf = (env: Environment): string => nonEmpty(env["HOME"]) ?? nonEmpty(env["USERPROFILE"]) ?? "."
+
+/** Expands a leading `~`. */
+export const expandHome = (path: string, env: Environment): string =>
+  path === "~" ? homeOf(env) : path.startsWith("~/") ? `${homeOf(env)}${path.slice(1)}` : path
+
+/** Decodes a config file's text; errors name the file. */
+export const decodeFileConfig = (text: string, path: string): Either.Either<FileConfig, ConfigError> =>
+  Schema.decodeUnknownEither(Schema.parseJson(FileConfig), { onExcessProperty: "error" })(text).pipe(
+    Either.mapLeft(
+      (error) =>
+        new ConfigError({
+          message: `${path} is not a valid config file:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`
+        })
+    )
+  )
+
+/** Resolves flags, environment and the config file into what a run needs. */
+export const resolve = (
+  flags: Flags,
+  env: Environment,
+  file: FileConfig | undefined
+): Either.Either<Resolved, ConfigError> =>
+  Either.gen(function* () {
+    const simulate = flags.simulate === true
+    const credentials = credentialsFrom(env)
+
+    const corpus = first(flags.corpus, nonEmpty(env["DEEP_RESEARCH_CORPUS"]), file?.corpus)
+
+    const searchSetting = first<string | ReadonlyArray<string>>(
+      flags.search,
+      nonEmpty(env["DEEP_RESEARCH_SEARCH"]),
+      file?.search
+    )
+    let search: ReadonlyArray<SearchBackend> =
+      searchSetting === undefined ? [] : yield* parseSearch(searchSetting, "the search setting")
+    if (corpus !== undefined && !search.includes("local")) search = [...search, "local"]
+
+    const roleModels: Partial<Record<Usage.Role, string>> = {}
+    for (const role of Usage.roles) {
+      const spec = first(
+        flags.modelRoles?.[role],
+        nonEmpty(env[`DEEP_RESEARCH_MODEL_${role.toUpperCase()}`]),
+        file?.models?.[role]
+      )
+      if (spec !== undefined) roleModels[role] = spec
+    }
+    const explicitModel = first(flags.model, nonEmpty(env["DEEP_RESEARCH_MODEL"]), file?.model)
+
+    let models: Resolved["models"]
+    if (simulate) {
+      models = { default: explicitModel ?? "openai:simulated-gpt", roles: roleModels, tiers: {} }
+      if (search.length === 0) search = ["tavily"]
+    } else {
+      const defaults = defaultModels(credentials)
+      const defaultSpec = explicitModel ?? defaults?.default
+      if (defaultSpec === undefined) return yield* Either.left(new ConfigError({ message: noModelMessage }))
+      models = {
+        default: defaultSpec,
+        roles: roleModels,
+        tiers: explicitModel === undefined ? (defaults?.tiers ?? {}) : {}
+      }
+      for (const spec of [models.default, ...Object.values(roleModels), ...Object.values(models.tiers)]) {
+        if (spec === undefined) continue
+        if (!/^[a-z][a-z0-9-]*:.+$/.test(spec)) {
+          return yield* Either.left(
+            new ConfigError({ message: `"${spec}" is not a model spec; write provider:model, e.g. openai:gpt-4.1` })
+          )
+        }
+        const problem = checkModelCredentials(spec, credentials)
+        if (problem !== undefined) return yield* Either.left(problem)
+      }
+      if (search.length === 0) {
+        const fallback = defaultSearch(credentials)
+        if (fallback === undefined) {
+          return yield* Either.left(
+            new ConfigError({
+              message:
+                "No search backend is configured. Set TAVILY_API_KEY, choose one with --search " +
+                "(tavily, exa, perplexity, semantic-scholar, openai-native, anthropic-native, local), " +
+                "or research local documents with --corpus DIR."
+            })
+          )
+        }
+        search = [fallback]
+      }
+      for (const backend of search) {
+        const problem = checkSearchCredentials(backend, credentials, corpus)
+        if (problem !== undefined) return yield* Either.left(problem)
+      }
+    }
+
+    const maxRounds = first(flags.maxRounds, yield* envNumber(env, "DEEP_RESEARCH_MAX_ROUNDS", true), file?.maxRounds)
+    const concurrency = first(
+      flags.concurrency,
+      yield* envNumber(env, "DEEP_RESEARCH_CONCURRENCY", true),
+      file?.concurrency
+    )
+    const maxToolCalls = first(
+      flags.maxToolCalls,
+      yield* envNumber(env, "DEEP_RESEARCH_MAX_TOOL_CALLS", true),
+      file?.maxToolCalls
+    )
+    const budgetTokens = first(
+      flags.budgetTokens,
+      yield* envNumber(env, "DEEP_RESEARCH_BUDGET_TOKENS", true),
+      file?.budgetTokens
+    )
+    const budgetUsd = first(flags.budgetUsd, yield* envNumber(env, "DEEP_RESEARCH_BUDGET_USD", false), file?.budgetUsd)
+    const clarify = flags.noClarify === true ? false : file?.clarify
+
+    const encoded: Record<string, unknown> = { ...(file?.research ?? {}) }
+    if (maxRounds !== undefined) encoded["maxSupervisionRounds"] = maxRounds
+    if (concurrency !== undefined) encoded["maxConcurrentResearchUnits"] = concurrency
+    if (maxToolCalls !== undefined) encoded["researcherMaxToolCalls"] = maxToolCalls
+    if (clarify !== undefined) encoded["allowClarification"] = clarify
+    if (budgetTokens !== undefined || budgetUsd !== undefined) {
+      const budget: Record<string, unknown> = {}
+      const fileBudget = file?.research?.["budget"]
+      if (typeof fileBudget === "object" && fileBudget !== null) Object.assign(budget, fileBudget)
+      if (budgetTokens !== undefined) budget["maxTokens"] = budgetTokens
+      if (budgetUsd !== undefined) budget["maxUsd"] = budgetUsd
+      encoded["budget"] = budget
+    }
+    const research = yield* Schema.decodeUnknownEither(ResearchConfig.ResearchConfig, { onExcessProperty: "error" })(
+      encoded
+    ).pipe(
+      Either.mapLeft(
+        (error) =>
+          new ConfigError({
+            message: `Invalid research settings:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`
+          })
+      )
+    )
+
+    const storeDir = expandHome(
+      first(flags.store, nonEmpty(env["DEEP_RESEARCH_HOME"]), file?.store) ?? "~/.deep-research",
+      env
+    )
+
+    return {
+      models,
+      search,
+      corpus: corpus === undefined ? undefined : expandHome(corpus, env),
+      storeDir,
+      research,
+      out: flags.out,
+      json: flags.json === true,
+      simulate,
+      credentials
+    }
+  })
+
+/** Where config files are looked for, in order: the current folder, then the user's config folder. */
+export const configFileCandidates = (cwd: string, env: Environment): ReadonlyArray<string> => {
+  const configHome = nonEmpty(env["XDG_CONFIG_HOME"]) ?? `${homeOf(env)}/.config`
+  return [`${cwd}/deep-research.config.json`, `${configHome}/deep-research/deep-research.config.json`]
+}
+
+/** Lifts a resolution failure into an Effect. */
+export const resolveEffect = (
+  flags: Flags,
+  env: Environment,
+  file: FileConfig | undefined
+): Effect.Effect<Resolved, ConfigError> =>
+  Either.match(resolve(flags, env, file), { onLeft: Effect.fail, onRight: Effect.succeed })

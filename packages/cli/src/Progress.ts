@@ -1,0 +1,239 @@
+/**
+ * Renders the progress stream: a live view on a terminal (phase, round, each running researcher and what it is
+ * doing, sources, tokens and cost), plain lines when not a terminal, and nothing but JSON lines with `--json`.
+ */
+import { ResearchEvents } from "@deep-research/core"
+
+type Event = ResearchEvents.ResearchEvent
+
+/** One researcher as the view shows it. */
+export interface ResearcherView {
+  readonly topic: string
+  readonly action: string
+  readonly sources: number
+  readonly status: "running" | "done" | "failed"
+}
+
+/** What the view knows so far. */
+export interface State {
+  readonly sessionId: string | undefined
+  readonly phase: string
+  readonly round: number
+  readonly researchers: ReadonlyMap<string, ResearcherView>
+  readonly sources: number
+  readonly tokens: number
+  readonly costUsd: number
+  readonly notes: ReadonlyArray<string>
+}
+
+/** Nothing seen yet. */
+export const initial: State = {
+  sessionId: undefined,
+  phase: "starting",
+  round: 0,
+  researchers: new Map(),
+  sources: 0,
+  tokens: 0,
+  costUsd: 0,
+  notes: []
+}
+
+const shorten = (text: string, max: number): string => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`
+}
+
+const withResearcher = (state: State, id: string, f: (view: ResearcherView | undefined) => ResearcherView): State => {
+  const researchers = new Map(state.researchers)
+  researchers.set(id, f(state.researchers.get(id)))
+  return { ...state, researchers }
+}
+
+const note = (state: State, text: string): State => ({ ...state, notes: [...state.notes, text].slice(-5) })
+
+/** Folds one event into the view. */
+export const reduce = (state: State, event: Event): State => {
+  const base =
+    state.sessionId === undefined && event.sessionId !== undefined ? { ...state, sessionId: event.sessionId } : state
+  switch (event._tag) {
+    case "PhaseStarted":
+      return { ...base, phase: event.phase }
+    case "RoundStarted":
+      return { ...base, round: event.round, researchers: new Map() }
+    case "ResearcherStarted":
+      return withResearcher(base, event.directiveId, () => ({
+        topic: event.topic,
+        action: "starting",
+        sources: 0,
+        status: "running"
+      }))
+    case "ToolCalled":
+      return withResearcher(base, event.directiveId, (view) => ({
+        topic: view?.topic ?? event.directiveId,
+        action: `${event.tool}: ${event.detail}`,
+        sources: view?.sources ?? 0,
+        status: "running"
+      }))
+    case "SourceFound":
+      return withResearcher({ ...base, sources: base.sources + 1 }, event.directiveId, (view) => ({
+        topic: view?.topic ?? event.directiveId,
+        action: view?.action ?? "",
+        sources: (view?.sources ?? 0) + 1,
+        status: view?.status ?? "running"
+      }))
+    case "ResearcherCompleted":
+      return withResearcher(base, event.directiveId, (view) => ({
+        topic: view?.topic ?? event.directiveId,
+        action: `done (${event.stopReason})`,
+        sources: view?.sources ?? event.sources,
+        status: "done"
+      }))
+    case "ResearcherFailed":
+      return withResearcher(base, event.directiveId, (view) => ({
+        topic: view?.topic ?? event.directiveId,
+        action: `failed: ${event.error}`,
+        sources: view?.sources ?? 0,
+        status: "failed"
+      }))
+    case "UsageUpdated":
+      return { ...base, tokens: event.tokens, costUsd: event.costUsd }
+    case "PhaseCompleted":
+      return base
+    case "Retrying":
+      return note(base, `${event.provider}: retrying in ${Math.round(event.delayMillis / 100) / 10}s (${event.error})`)
+    case "CircuitChanged":
+      return note(base, `${event.provider}: circuit ${event.state.replace("_", "-")}`)
+    case "ProviderSkipped":
+      return note(base, `${event.provider} skipped: ${event.reason}`)
+    case "BudgetWarning":
+      return note(base, `budget: ${event.spent} of ${event.limit} ${event.budget === "usd" ? "USD" : "tokens"} spent`)
+    case "SupervisionStopped":
+      return note(base, `research stopped: ${event.reason}`)
+    default:
+      return base
+  }
+}
+
+const formatCost = (usd: number): string => (usd === 0 ? "$0" : usd < 0.01 ? "<$0.01" : `$${usd.toFixed(2)}`)
+
+const formatTokens = (tokens: number): string =>
+  tokens >= 1_000_000
+    ? `${(tokens / 1_000_000).toFixed(1)}M`
+    : tokens >= 1_000
+      ? `${(tokens / 1_000).toFixed(1)}k`
+      : `${tokens}`
+
+/** The live view as lines, each at most `width` characters. */
+export const renderLive = (state: State, width: number): ReadonlyArray<string> => {
+  const head = [
+    `deep-research ${state.sessionId ?? ""}`.trim(),
+    `phase ${state.phase}${state.round > 0 ? ` · round ${state.round}` : ""} · ${state.sources} sources · ${formatTokens(state.tokens)} tokens · ${formatCost(state.costUsd)}`
+  ]
+  const researchers = [...state.researchers.values()].map((view) => {
+    const mark = view.status === "running" ? "›" : view.status === "done" ? "✓" : "✗"
+    return `  ${mark} ${shorten(view.topic, 48)} — ${shorten(view.action, 60)} (${view.sources})`
+  })
+  return [...head, ...researchers, ...state.notes.map((n) => `  ! ${n}`)].map((line) => shorten(line, width))
+}
+
+/** A plain line for an event worth a line when not on a terminal. */
+export const plainLine = (event: Event): string | undefined => {
+  switch (event._tag) {
+    case "SessionStarted":
+      return `session ${event.sessionId ?? ""} started: ${shorten(event.query, 100)}`
+    case "PhaseStarted":
+      return `phase ${event.phase}`
+    case "PhaseCompleted":
+      return `phase ${event.phase} done in ${(event.durationMillis / 1000).toFixed(1)}s (${event.calls} calls, ${formatTokens(event.tokens)} tokens, ${formatCost(event.costUsd)})`
+    case "ClarificationAsked":
+      return `clarification: ${event.question}`
+    case "BriefWritten":
+      return `brief${event.fallback ? " (fell back to the question)" : ""}: ${shorten(event.brief, 160)}`
+    case "RoundStarted":
+      return `round ${event.round}`
+    case "DirectiveIssued":
+      return `  directive ${event.directiveId} (priority ${event.priority}): ${shorten(event.topic, 120)}`
+    case "ToolCalled":
+      return `  ${event.directiveId} ${event.tool}: ${shorten(event.detail, 120)}`
+    case "ResearcherCompleted":
+      return `  ${event.directiveId} done: ${event.sources} sources, ${event.toolCalls} tool calls (${event.stopReason})`
+    case "ResearcherFailed":
+      return `  ${event.directiveId} failed: ${event.error}`
+    case "RoundCompleted":
+      return `round ${event.round} done: ${event.completed} completed, ${event.failed} failed`
+    case "SupervisionStopped":
+      return `research stopped after ${event.rounds} rounds: ${event.reason}`
+    case "Retrying":
+      return `  ${event.provider}: attempt ${event.attempt} failed (${event.error}), retrying in ${(event.delayMillis / 1000).toFixed(1)}s`
+    case "CircuitChanged":
+      return `  ${event.provider}: circuit ${event.state.replace("_", "-")}`
+    case "ProviderSkipped":
+      return `  ${event.provider} skipped: ${event.reason}`
+    case "BudgetWarning":
+      return `budget: ${event.spent} of ${event.limit} ${event.budget === "usd" ? "USD" : "tokens"} spent`
+    case "ReportWritten":
+      return `report written: ${event.characters} characters, ${event.citations} citations${event.droppedCitations > 0 ? ` (${event.droppedCitations} unverifiable removed)` : ""}`
+    case "SessionAwaitingClarification":
+      return `waiting for an answer: ${event.question}`
+    case "SessionCompleted":
+      return `completed in ${(event.durationMillis / 1000).toFixed(1)}s, ${formatTokens(event.tokens)} tokens, ${formatCost(event.costUsd)}`
+    case "SessionFailed":
+      return `failed: ${event.error}`
+    case "SessionCancelled":
+      return "cancelled"
+    default:
+      return undefined
+  }
+}
+
+/** How progress is shown. */
+export type Mode = "live" | "plain" | "json"
+
+/** Where output goes. */
+export interface Sink {
+  readonly out: (text: string) => void
+  readonly err: (text: string) => void
+  readonly width: () => number
+}
+
+/** A renderer: feed it events, then finish it once. */
+export interface Renderer {
+  readonly onEvent: (event: Event) => void
+  readonly finish: () => void
+}
+
+/** Makes a renderer for a mode. The live view redraws in place on `err`, at most every `intervalMillis`. */
+export const makeRenderer = (mode: Mode, sink: Sink, intervalMillis = 100): Renderer => {
+  if (mode === "json") {
+    return { onEvent: (event) => sink.out(`${ResearchEvents.encodeJson(event)}\n`), finish: () => {} }
+  }
+  if (mode === "plain") {
+    return {
+      onEvent: (event) => {
+        const line = plainLine(event)
+        if (line !== undefined) sink.err(`${line}\n`)
+      },
+      finish: () => {}
+    }
+  }
+  let state = initial
+  let drawn = 0
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const draw = () => {
+    timer = undefined
+    const lines = renderLive(state, Math.max(20, sink.width() - 1))
+    const clear = drawn > 0 ? `\x1b[${drawn}F\x1b[J` : ""
+    sink.err(`${clear}${lines.join("\n")}\n`)
+    drawn = lines.length
+  }
+  return {
+    onEvent: (event) => {
+      state = reduce(state, event)
+      if (timer === undefined) timer = setTimeout(draw, intervalMillis)
+    },
+    finish: () => {
+      if (timer !== undefined) clearTimeout(timer)
+      draw()
+    }
+  }
+}

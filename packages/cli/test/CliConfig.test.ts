@@ -1,0 +1,151 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Duration, Either, Redacted } from "effect"
+import * as CliConfig from "../src/CliConfig.js"
+
+const resolveRight = (
+  flags: CliConfig.Flags,
+  env: CliConfig.Environment,
+  file?: CliConfig.FileConfig
+): CliConfig.Resolved => {
+  const result = CliConfig.resolve(flags, env, file)
+  if (Either.isLeft(result)) assert.fail(result.left.message)
+  return result.right
+}
+
+const resolveLeft = (flags: CliConfig.Flags, env: CliConfig.Environment, file?: CliConfig.FileConfig): string => {
+  const result = CliConfig.resolve(flags, env, file)
+  if (Either.isRight(result)) return assert.fail("expected a configuration error")
+  return result.left.message
+}
+
+const decodeFile = (json: unknown) => {
+  const result = CliConfig.decodeFileConfig(JSON.stringify(json), "deep-research.config.json")
+  if (Either.isLeft(result)) return assert.fail(result.left.message)
+  return result.right
+}
+
+describe("CliConfig", () => {
+  it("flags beat the environment, which beats the config file, which beats the defaults", () => {
+    const env = { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "tvly-x", DEEP_RESEARCH_MAX_ROUNDS: "4", HOME: "/home/u" }
+    const file = decodeFile({ maxRounds: 2, concurrency: 3, maxToolCalls: 7, model: "openai:gpt-4o" })
+    const fromFlags = resolveRight({ maxRounds: 9 }, env, file)
+    assert.strictEqual(fromFlags.research.maxSupervisionRounds, 9)
+    const fromEnv = resolveRight({}, env, file)
+    assert.strictEqual(fromEnv.research.maxSupervisionRounds, 4)
+    assert.strictEqual(fromEnv.research.maxConcurrentResearchUnits, 3)
+    assert.strictEqual(fromEnv.research.researcherMaxToolCalls, 7)
+    assert.strictEqual(fromEnv.models.default, "openai:gpt-4o")
+    const defaults = resolveRight({}, { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "tvly-x", HOME: "/home/u" })
+    assert.strictEqual(defaults.research.maxSupervisionRounds, 6)
+    assert.strictEqual(defaults.research.maxConcurrentResearchUnits, 5)
+    assert.strictEqual(defaults.storeDir, "/home/u/.deep-research")
+  })
+
+  it("picks sensible default models and search for whichever key is present", () => {
+    const openai = resolveRight({}, { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "tvly-x" })
+    assert.strictEqual(openai.models.default, "openai:gpt-4.1")
+    assert.strictEqual(openai.models.tiers.efficient, "openai:gpt-4.1-mini")
+    assert.deepStrictEqual(openai.search, ["tavily"])
+    const anthropic = resolveRight({}, { ANTHROPIC_API_KEY: "sk-ant-x" })
+    assert.strictEqual(anthropic.models.default, "anthropic:claude-sonnet-4-5")
+    assert.deepStrictEqual(anthropic.search, ["anthropic-native"])
+    const openaiNative = resolveRight({}, { OPENAI_API_KEY: "sk-x" })
+    assert.deepStrictEqual(openaiNative.search, ["openai-native"])
+  })
+
+  it("needs no key for an OpenAI-compatible server at OPENAI_BASE_URL", () => {
+    const ollama = resolveRight(
+      { model: "openai:qwen3", corpus: "./docs" },
+      { OPENAI_BASE_URL: "http://127.0.0.1:11434/v1" }
+    )
+    assert.strictEqual(ollama.models.default, "openai:qwen3")
+    assert.deepStrictEqual(ollama.search, ["local"])
+    assert.isUndefined(ollama.credentials.openaiApiKey)
+  })
+
+  it("without any model key, one message names the environment variables to set", () => {
+    const message = resolveLeft({}, {})
+    assert.include(message, "OPENAI_API_KEY")
+    assert.include(message, "ANTHROPIC_API_KEY")
+    assert.include(message, "OPENAI_BASE_URL")
+    assert.include(message, "--simulate")
+  })
+
+  it("without a search backend the message names TAVILY_API_KEY, --search and --corpus", () => {
+    const message = resolveLeft({ model: "openai:qwen3" }, { OPENAI_BASE_URL: "http://127.0.0.1:1/v1" })
+    assert.include(message, "TAVILY_API_KEY")
+    assert.include(message, "--search")
+    assert.include(message, "--corpus")
+  })
+
+  it("--corpus implies local search, and --search can add more", () => {
+    const env = { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "tvly-x" }
+    assert.deepStrictEqual(resolveRight({ corpus: "/docs" }, env).search, ["local"])
+    assert.deepStrictEqual(resolveRight({ corpus: "/docs", search: "tavily" }, env).search, ["tavily", "local"])
+  })
+
+  it("rejects unknown search backends, malformed model specs and missing backend keys", () => {
+    const env = { OPENAI_API_KEY: "sk-x" }
+    assert.include(resolveLeft({ search: "tavily,bing" }, env), "bing")
+    assert.include(resolveLeft({ model: "gpt-4.1" }, env), "provider:model")
+    assert.include(resolveLeft({ search: "exa" }, env), "EXA_API_KEY")
+    assert.include(
+      resolveLeft({ model: "anthropic:claude-sonnet-4-5", search: "tavily" }, { TAVILY_API_KEY: "t" }),
+      "ANTHROPIC_API_KEY"
+    )
+  })
+
+  it("per-role models come from --model-<role>, DEEP_RESEARCH_MODEL_<ROLE> and the file, in that order", () => {
+    const env = { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "t", DEEP_RESEARCH_MODEL_REPORT: "openai:o3" }
+    const file = decodeFile({ models: { report: "openai:gpt-4o", summarization: "openai:gpt-4.1-nano" } })
+    const resolved = resolveRight({ modelRoles: { supervisor: "openai:gpt-5" } }, env, file)
+    assert.strictEqual(resolved.models.roles.supervisor, "openai:gpt-5")
+    assert.strictEqual(resolved.models.roles.report, "openai:o3")
+    assert.strictEqual(resolved.models.roles.summarization, "openai:gpt-4.1-nano")
+  })
+
+  it("budgets, --no-clarify and other research knobs land in the ResearchConfig", () => {
+    const file = decodeFile({ research: { maxDirectivesPerRound: 3, summarizationTimeout: 30000 } })
+    const resolved = resolveRight(
+      { budgetTokens: 100000, budgetUsd: 2.5, noClarify: true },
+      { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "t" },
+      file
+    )
+    assert.strictEqual(resolved.research.budget.maxTokens, 100000)
+    assert.strictEqual(resolved.research.budget.maxUsd, 2.5)
+    assert.isFalse(resolved.research.allowClarification)
+    assert.strictEqual(resolved.research.maxDirectivesPerRound, 3)
+    assert.isTrue(Duration.equals(resolved.research.summarizationTimeout, Duration.seconds(30)))
+  })
+
+  it("bad values name their source", () => {
+    assert.include(
+      resolveLeft({}, { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "t", DEEP_RESEARCH_MAX_ROUNDS: "many" }),
+      "DEEP_RESEARCH_MAX_ROUNDS"
+    )
+    const bad = CliConfig.decodeFileConfig('{"maxRounds": -1}', "/x/deep-research.config.json")
+    assert.isTrue(Either.isLeft(bad) && bad.left.message.includes("/x/deep-research.config.json"))
+    const unknownKey = CliConfig.decodeFileConfig('{"modle": "openai:gpt-4.1"}', "cfg.json")
+    assert.isTrue(Either.isLeft(unknownKey) && unknownKey.left.message.includes("modle"))
+  })
+
+  it("keys stay redacted and the store honours --store, DEEP_RESEARCH_HOME and ~", () => {
+    const resolved = resolveRight(
+      {},
+      { OPENAI_API_KEY: "sk-secret", TAVILY_API_KEY: "t", DEEP_RESEARCH_HOME: "~/research", HOME: "/home/u" }
+    )
+    assert.strictEqual(resolved.storeDir, "/home/u/research")
+    assert.isTrue(Redacted.isRedacted(resolved.credentials.openaiApiKey))
+    assert.notInclude(JSON.stringify(resolved), "sk-secret")
+    assert.strictEqual(
+      resolveRight({ store: "/tmp/s" }, { OPENAI_API_KEY: "k", TAVILY_API_KEY: "t" }).storeDir,
+      "/tmp/s"
+    )
+  })
+
+  it("--simulate needs no keys at all", () => {
+    const resolved = resolveRight({ simulate: true }, {})
+    assert.isTrue(resolved.simulate)
+    assert.isTrue(resolved.search.length > 0)
+  })
+})
