@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import type { ProviderError } from "./Errors.js"
 import * as LanguageModel from "./LanguageModel.js"
 import * as Pricing from "./Pricing.js"
+import * as Resilience from "./Resilience.js"
 import { UsageLedger } from "./UsageLedger.js"
 import type { Role } from "./Usage.js"
 
@@ -90,16 +91,45 @@ export const make = (models: Models, table: Pricing.PriceTable = Pricing.default
   }
 }
 
-/** A router over the given models, priced with the `Pricing` table in context or the shipped one. */
+/** The same assignment of roles with every distinct model passed through `f` once. */
+export const mapModels = (models: Models, f: (model: LanguageModel.Service) => LanguageModel.Service): Models => {
+  const mapped = new Map<LanguageModel.Service, LanguageModel.Service>()
+  const map = (model: LanguageModel.Service): LanguageModel.Service => {
+    const existing = mapped.get(model)
+    if (existing !== undefined) return existing
+    const result = f(model)
+    mapped.set(model, result)
+    return result
+  }
+  const mapRecord = (
+    record: { readonly [key: string]: LanguageModel.Service | undefined } | undefined
+  ): { [key: string]: LanguageModel.Service } | undefined =>
+    record === undefined
+      ? undefined
+      : Object.fromEntries(
+          Object.entries<LanguageModel.Service | undefined>(record).flatMap(([key, model]) =>
+            model === undefined ? [] : [[key, map(model)]]
+          )
+        )
+  return { default: map(models.default), tiers: mapRecord(models.tiers), roles: mapRecord(models.roles) }
+}
+
+/**
+ * A router over the given models, priced with the `Pricing` table in context or the shipped one. When a
+ * `Resilience` policy is in context, every model's calls go through it.
+ */
 export const layer = (models: Models): Layer.Layer<ModelRouter> =>
   Layer.effect(
     ModelRouter,
-    Effect.map(Effect.serviceOption(Pricing.Pricing), (table) =>
-      make(
-        models,
+    Effect.gen(function* () {
+      const table = yield* Effect.serviceOption(Pricing.Pricing)
+      const resilience = yield* Effect.serviceOption(Resilience.Resilience)
+      const protectedModels = Option.isSome(resilience) ? mapModels(models, resilience.value.wrapLanguageModel) : models
+      return make(
+        protectedModels,
         Option.getOrElse(table, () => Pricing.defaultTable)
       )
-    )
+    })
   )
 
 /** The model for a role, through the router in context. */

@@ -1,0 +1,378 @@
+/**
+ * The policy every call to a provider goes through, in one place. Each attempt passes, from the outside in: the
+ * provider's circuit breaker, its rate limiter, its concurrency limit, and a time limit; failed attempts are retried
+ * on a Schedule (exponential from 1 s, x2, jittered, capped at 60 s, at most 3 retries; a `retryAfter` from the error
+ * replaces the computed delay). Every attempt is a request to the provider, which is why each one passes the breaker,
+ * the limiter and the permit, and why no permit is held while waiting to retry.
+ *
+ * What is retried and what trips the breaker comes from `Errors.isRetryable` and `Errors.tripsBreaker`. The state of
+ * each provider (breaker, limiter, permits) lives in the `Resilience` service and is shared by every session run
+ * under it.
+ */
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as SynchronizedRef from "effect/SynchronizedRef"
+import * as CircuitBreaker from "./CircuitBreaker.js"
+import type * as ContentExtractor from "./ContentExtractor.js"
+import { isRetryable, Timeout } from "./Errors.js"
+import type { CircuitOpen } from "./Errors.js"
+import type * as LanguageModel from "./LanguageModel.js"
+import * as ResearchEvents from "./ResearchEvents.js"
+import type * as SearchProvider from "./SearchProvider.js"
+import { makeTokenBucket } from "./internal/tokenBucket.js"
+
+// =============================================================================
+// Settings
+// =============================================================================
+
+/** What kind of provider a call goes to; each kind has its own defaults. */
+export type Kind = "model" | "search" | "extract"
+
+const positiveInt = Schema.Int.pipe(Schema.positive())
+
+/** Changes to the policy of a kind of provider or of one provider. Durations are in milliseconds. */
+export class PolicyOverrides extends Schema.Class<PolicyOverrides>("@deep-research/core/Resilience/PolicyOverrides")({
+  /** The time limit of one attempt. */
+  attemptTimeout: Schema.optional(Schema.DurationFromMillis),
+  /** Retries after the first attempt. */
+  maxRetries: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
+  /** The delay before the first retry. */
+  retryBaseDelay: Schema.optional(Schema.DurationFromMillis),
+  /** Each delay is the previous one times this. */
+  retryFactor: Schema.optional(Schema.Number.pipe(Schema.greaterThanOrEqualTo(1))),
+  /** No delay is longer, a provider's `retryAfter` included. */
+  maxRetryDelay: Schema.optional(Schema.DurationFromMillis),
+  /** Spread each delay at random over 0.8 to 1.2 of itself, so that many clients do not retry in step. */
+  jitter: Schema.optional(Schema.Boolean),
+  /** Consecutive counted failures that open the breaker. */
+  failureThreshold: Schema.optional(positiveInt),
+  /** How long the breaker stays open before a trial call. */
+  resetTimeout: Schema.optional(Schema.DurationFromMillis),
+  /** Sustained requests per second; null for no limit. */
+  requestsPerSecond: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.positive()))),
+  /** Requests that may go at once after a quiet spell. */
+  burst: Schema.optional(positiveInt),
+  /** Calls in flight at once; null for no limit. */
+  maxConcurrency: Schema.optional(Schema.NullOr(positiveInt))
+}) {}
+
+const noOverrides = (): PolicyOverrides => new PolicyOverrides({})
+
+/** The settings of the policy: changes per kind of provider, then per provider (by name). */
+export class Settings extends Schema.Class<Settings>("@deep-research/core/Resilience/Settings")({
+  model: Schema.optionalWith(PolicyOverrides, { default: noOverrides }),
+  search: Schema.optionalWith(PolicyOverrides, { default: noOverrides }),
+  extract: Schema.optionalWith(PolicyOverrides, { default: noOverrides }),
+  providers: Schema.optionalWith(Schema.Record({ key: Schema.String, value: PolicyOverrides }), {
+    default: () => ({})
+  })
+}) {}
+
+/** The settings of the design: no changes to the defaults. */
+export const defaultSettings: Settings = Schema.decodeSync(Settings)({})
+
+/** Decodes settings from their JSON form (e.g. a config file's `resilience` entry). */
+export const decodeSettings = Schema.decodeUnknown(Settings)
+
+/** Settings read from the `RESILIENCE` config entry (JSON), the defaults when it is absent. */
+export const settingsConfig: Config.Config<Settings> = Config.withDefault(
+  Schema.Config("RESILIENCE", Schema.parseJson(Settings)),
+  defaultSettings
+)
+
+/** The policy of one provider, every setting resolved. */
+export interface Policy {
+  readonly attemptTimeout: Duration.Duration
+  readonly maxRetries: number
+  readonly retryBaseDelay: Duration.Duration
+  readonly retryFactor: number
+  readonly maxRetryDelay: Duration.Duration
+  readonly jitter: boolean
+  readonly failureThreshold: number
+  readonly resetTimeout: Duration.Duration
+  /** Undefined: no rate limit. */
+  readonly requestsPerSecond: number | undefined
+  readonly burst: number
+  /** Undefined: no concurrency limit. */
+  readonly maxConcurrency: number | undefined
+}
+
+const commonPolicy = {
+  maxRetries: 3,
+  retryBaseDelay: Duration.seconds(1),
+  retryFactor: 2,
+  maxRetryDelay: Duration.seconds(60),
+  jitter: true,
+  failureThreshold: 5,
+  resetTimeout: Duration.seconds(30),
+  burst: 3,
+  maxConcurrency: undefined
+} as const
+
+/** The defaults of each kind: search APIs 1 request a second (burst 3), models and extractors unlimited. */
+export const defaultPolicies: Readonly<Record<Kind, Policy>> = {
+  model: { ...commonPolicy, attemptTimeout: Duration.seconds(180), requestsPerSecond: undefined },
+  search: { ...commonPolicy, attemptTimeout: Duration.seconds(30), requestsPerSecond: 1 },
+  extract: { ...commonPolicy, attemptTimeout: Duration.seconds(60), requestsPerSecond: undefined }
+}
+
+const applyOverrides = (policy: Policy, overrides: PolicyOverrides | undefined): Policy => {
+  if (overrides === undefined) return policy
+  return {
+    attemptTimeout: overrides.attemptTimeout ?? policy.attemptTimeout,
+    maxRetries: overrides.maxRetries ?? policy.maxRetries,
+    retryBaseDelay: overrides.retryBaseDelay ?? policy.retryBaseDelay,
+    retryFactor: overrides.retryFactor ?? policy.retryFactor,
+    maxRetryDelay: overrides.maxRetryDelay ?? policy.maxRetryDelay,
+    jitter: overrides.jitter ?? policy.jitter,
+    failureThreshold: overrides.failureThreshold ?? policy.failureThreshold,
+    resetTimeout: overrides.resetTimeout ?? policy.resetTimeout,
+    requestsPerSecond:
+      overrides.requestsPerSecond === undefined ? policy.requestsPerSecond : (overrides.requestsPerSecond ?? undefined),
+    burst: overrides.burst ?? policy.burst,
+    maxConcurrency:
+      overrides.maxConcurrency === undefined ? policy.maxConcurrency : (overrides.maxConcurrency ?? undefined)
+  }
+}
+
+/** The policy of a provider: the kind's defaults, then the settings of the kind, then those of the provider. */
+export const policyFor = (settings: Settings, provider: string, kind: Kind): Policy =>
+  applyOverrides(applyOverrides(defaultPolicies[kind], settings[kind]), settings.providers[provider])
+
+// =============================================================================
+// Retry schedule
+// =============================================================================
+
+/** The wait a provider asked for, when the error is a rate limit that says. */
+export const retryAfterOf = (error: unknown): Duration.Duration | undefined =>
+  Predicate.isTagged(error, "RateLimited") &&
+  Predicate.hasProperty(error, "retryAfter") &&
+  Duration.isDuration(error.retryAfter)
+    ? error.retryAfter
+    : undefined
+
+const retryableError = (error: unknown): boolean =>
+  Predicate.hasProperty(error, "_tag") && typeof error._tag === "string" && isRetryable({ _tag: error._tag })
+
+/**
+ * The retry schedule of a policy, over the errors of the attempts: continues while the error is retryable, at most
+ * `maxRetries` times; waits `retryBaseDelay * retryFactor^n` (jittered), or the error's `retryAfter` when it has one,
+ * never longer than `maxRetryDelay`. `onRetry` runs before each wait with the retry's number and delay.
+ */
+export const retrySchedule = <E>(
+  policy: Policy,
+  onRetry: (error: E, retry: number, delay: Duration.Duration) => Effect.Effect<void> = () => Effect.void
+): Schedule.Schedule<unknown, E> => {
+  const exponential = Schedule.exponential(policy.retryBaseDelay, policy.retryFactor)
+  return (policy.jitter ? Schedule.jittered(exponential) : exponential).pipe(
+    Schedule.intersect(Schedule.recurs(policy.maxRetries)),
+    Schedule.whileInput((error: E) => retryableError(error)),
+    Schedule.intersect(Schedule.identity<E>()),
+    Schedule.modifyDelayEffect(([[_delay, retriesBefore], error], computed) => {
+      const delay = Duration.min(retryAfterOf(error) ?? computed, policy.maxRetryDelay)
+      return Effect.as(onRetry(error, retriesBefore + 1, delay), delay)
+    })
+  )
+}
+
+// =============================================================================
+// Service
+// =============================================================================
+
+/** Options of one protected call. */
+export interface ProtectOptions {
+  /** The kind of provider, for its defaults (default "model"). */
+  readonly kind?: Kind | undefined
+  /** A time limit for each attempt instead of the policy's. */
+  readonly attemptTimeout?: Duration.DurationInput | undefined
+}
+
+/** The policy with the state of every provider. */
+export interface Service {
+  readonly settings: Settings
+  /** Runs `effect` under the policy of `provider`. */
+  readonly protect: <A, E, R>(
+    provider: string,
+    effect: Effect.Effect<A, E, R>,
+    options?: ProtectOptions
+  ) => Effect.Effect<A, E | CircuitOpen | Timeout, R>
+  /** The state of a provider's breaker. */
+  readonly circuitState: (provider: string, kind?: Kind) => Effect.Effect<CircuitBreaker.State>
+  /** The model with every `generate` protected under its provider. Wrapping twice changes nothing. */
+  readonly wrapLanguageModel: (model: LanguageModel.Service) => LanguageModel.Service
+  readonly wrapSearchProvider: (provider: SearchProvider.Service) => SearchProvider.Service
+  readonly wrapContentExtractor: (extractor: ContentExtractor.Service) => ContentExtractor.Service
+}
+
+/** The policy in context. Provide it once per process, so that all sessions share each provider's limits. */
+export class Resilience extends Context.Tag("@deep-research/core/Resilience")<Resilience, Service>() {}
+
+interface ProviderState {
+  readonly policy: Policy
+  readonly breaker: CircuitBreaker.CircuitBreaker
+  readonly acquireRequest: Effect.Effect<void>
+  readonly withPermit: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}
+
+const makeProviderState = (provider: string, policy: Policy): Effect.Effect<ProviderState> =>
+  Effect.gen(function* () {
+    const breaker = yield* CircuitBreaker.make({
+      provider,
+      failureThreshold: policy.failureThreshold,
+      resetTimeout: policy.resetTimeout
+    })
+    const acquireRequest =
+      policy.requestsPerSecond === undefined
+        ? Effect.void
+        : yield* makeTokenBucket({ ratePerSecond: policy.requestsPerSecond, capacity: policy.burst })
+    const semaphore =
+      policy.maxConcurrency === undefined ? undefined : yield* Effect.makeSemaphore(policy.maxConcurrency)
+    const withPermit = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      semaphore === undefined ? effect : semaphore.withPermits(1)(effect)
+    return { policy, breaker, acquireRequest, withPermit }
+  })
+
+const describeError = (error: unknown): string =>
+  error instanceof Error
+    ? `${Predicate.hasProperty(error, "_tag") ? String(error._tag) : error.name}: ${error.message}`
+    : String(error)
+
+/** Builds the policy over the given settings, with fresh state for every provider. */
+export const make = (settings: Settings = defaultSettings): Effect.Effect<Service> =>
+  Effect.gen(function* () {
+    const states = yield* SynchronizedRef.make(new Map<string, ProviderState>())
+    const wrapped = new WeakSet<object>()
+
+    const stateOf = (provider: string, kind: Kind): Effect.Effect<ProviderState> => {
+      const key = `${kind}:${provider}`
+      return SynchronizedRef.modifyEffect(states, (map) => {
+        const existing = map.get(key)
+        if (existing !== undefined) return Effect.succeed([existing, map] as const)
+        return Effect.map(
+          makeProviderState(provider, policyFor(settings, provider, kind)),
+          (state) => [state, new Map(map).set(key, state)] as const
+        )
+      })
+    }
+
+    const protect = <A, E, R>(
+      provider: string,
+      effect: Effect.Effect<A, E, R>,
+      options?: ProtectOptions
+    ): Effect.Effect<A, E | CircuitOpen | Timeout, R> =>
+      Effect.flatMap(stateOf(provider, options?.kind ?? "model"), (state) => {
+        const timeout = Duration.decode(options?.attemptTimeout ?? state.policy.attemptTimeout)
+        const attempt = state.breaker.protect(
+          Effect.zipRight(
+            state.acquireRequest,
+            state.withPermit(
+              Effect.timeoutFail(effect, {
+                duration: timeout,
+                onTimeout: () => new Timeout({ provider, after: timeout })
+              })
+            )
+          )
+        )
+        const schedule = retrySchedule<E | CircuitOpen | Timeout>(state.policy, (error, retry, delay) =>
+          Effect.zipRight(
+            Effect.logWarning(`${provider}: attempt ${retry} failed (${describeError(error)}); retrying`),
+            ResearchEvents.publish({
+              _tag: "Retrying",
+              provider,
+              attempt: retry,
+              delayMillis: Duration.toMillis(delay),
+              error: describeError(error)
+            })
+          )
+        )
+        return Effect.retry(attempt, schedule)
+      })
+
+    const circuitState = (provider: string, kind: Kind = "model") =>
+      Effect.flatMap(stateOf(provider, kind), (state) => state.breaker.state)
+
+    const mark = <A extends object>(service: A): A => {
+      wrapped.add(service)
+      return service
+    }
+
+    const wrapLanguageModel = (model: LanguageModel.Service): LanguageModel.Service =>
+      wrapped.has(model)
+        ? model
+        : mark({
+            ...model,
+            generate: (request) => protect(model.provider, model.generate(request), { kind: "model" })
+          })
+
+    const wrapSearchProvider = (provider: SearchProvider.Service): SearchProvider.Service =>
+      wrapped.has(provider)
+        ? provider
+        : mark({
+            ...provider,
+            search: (query, options) => protect(provider.name, provider.search(query, options), { kind: "search" })
+          })
+
+    const wrapContentExtractor = (extractor: ContentExtractor.Service): ContentExtractor.Service =>
+      wrapped.has(extractor)
+        ? extractor
+        : mark({
+            ...extractor,
+            extract: (urls) => protect(extractor.name, extractor.extract(urls), { kind: "extract" })
+          })
+
+    return { settings, protect, circuitState, wrapLanguageModel, wrapSearchProvider, wrapContentExtractor }
+  })
+
+/** The policy over the given settings. */
+export const layer = (settings: Settings = defaultSettings): Layer.Layer<Resilience> =>
+  Layer.effect(Resilience, make(settings))
+
+/** The policy of the design. */
+export const layerDefault: Layer.Layer<Resilience> = layer(defaultSettings)
+
+/** The policy over settings from config (see `settingsConfig`). */
+export const layerConfig = (config: Config.Config<Settings> = settingsConfig): Layer.Layer<Resilience, never> =>
+  Layer.effect(Resilience, Effect.flatMap(Effect.orDie(config), make))
+
+// =============================================================================
+// Accessors
+// =============================================================================
+
+/** Runs `effect` under the policy of `provider`, through the `Resilience` in context. */
+export const protect = <A, E, R>(
+  provider: string,
+  effect: Effect.Effect<A, E, R>,
+  options?: ProtectOptions
+): Effect.Effect<A, E | CircuitOpen | Timeout, R | Resilience> =>
+  Effect.flatMap(Resilience, (resilience) => resilience.protect(provider, effect, options))
+
+/** The model with every call protected by the `Resilience` in context. */
+export const wrapLanguageModel = (
+  model: LanguageModel.Service
+): Effect.Effect<LanguageModel.Service, never, Resilience> =>
+  Effect.map(Resilience, (resilience) => resilience.wrapLanguageModel(model))
+
+/** The search provider with every call protected by the `Resilience` in context. */
+export const wrapSearchProvider = (
+  provider: SearchProvider.Service
+): Effect.Effect<SearchProvider.Service, never, Resilience> =>
+  Effect.map(Resilience, (resilience) => resilience.wrapSearchProvider(provider))
+
+/** The extractor with every call protected by the `Resilience` in context. */
+export const wrapContentExtractor = (
+  extractor: ContentExtractor.Service
+): Effect.Effect<ContentExtractor.Service, never, Resilience> =>
+  Effect.map(Resilience, (resilience) => resilience.wrapContentExtractor(extractor))
+
+/** The wrapped model when a `Resilience` is in context, else the model as it is. */
+export const wrapLanguageModelIfPresent = (model: LanguageModel.Service): Effect.Effect<LanguageModel.Service> =>
+  Effect.map(Effect.serviceOption(Resilience), (resilience) =>
+    Option.isSome(resilience) ? resilience.value.wrapLanguageModel(model) : model
+  )
