@@ -1,0 +1,487 @@
+/**
+ * A DeepResearch Bench runner: research over a query file (`{id, topic, language, prompt}` lines), a concurrency
+ * limit, resumable after interruption. Output, in one directory:
+ * - `articles.jsonl`: `{id, prompt, article}` lines, the input of the benchmark's official scorer;
+ * - `tasks/<id>.json`: one record per finished task (written atomically), the run's state: a rerun skips the tasks
+ *   recorded as completed, and rebuilds `articles.jsonl` from the records so each id appears once;
+ * - `table.md` and `table.json`: time, tokens, cost and citation-check figures per task.
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { Errors, UsageLedger, type Session } from "@deep-research/core"
+import * as CitationCheck from "./CitationCheck.js"
+
+// =============================================================================
+// Schemas
+// =============================================================================
+
+/** One benchmark task, as a line of the query file. */
+export class Task extends Schema.Class<Task>("@deep-research/evaluation/BenchmarkRunner/Task")({
+  id: Schema.Int,
+  topic: Schema.String,
+  language: Schema.String,
+  prompt: Schema.String
+}) {}
+
+/** A line of the scorer's input. */
+export class Article extends Schema.Class<Article>("@deep-research/evaluation/BenchmarkRunner/Article")({
+  id: Schema.Int,
+  prompt: Schema.String,
+  article: Schema.String
+}) {}
+
+/** The citation-check figures of one task. */
+export class CitationFigures extends Schema.Class<CitationFigures>(
+  "@deep-research/evaluation/BenchmarkRunner/CitationFigures"
+)({
+  inlineCitations: Schema.Int,
+  listedSources: Schema.Int,
+  retrievedSources: Schema.Int,
+  danglingCitations: Schema.Int,
+  uncitedSources: Schema.Int,
+  duplicateSources: Schema.Int,
+  unretrievedSources: Schema.Int,
+  unsupportedQuotes: Schema.Int
+}) {}
+
+/** What one task produced. A failed task has an empty article and its error, and runs again on the next run. */
+export class TaskRecord extends Schema.Class<TaskRecord>("@deep-research/evaluation/BenchmarkRunner/TaskRecord")({
+  id: Schema.Int,
+  topic: Schema.String,
+  language: Schema.String,
+  prompt: Schema.String,
+  status: Schema.Literal("completed", "failed"),
+  article: Schema.String,
+  sessionId: Schema.optional(Schema.String),
+  startedAt: Schema.Number,
+  durationMillis: Schema.Number,
+  tokens: Schema.Number,
+  costUsd: Schema.Number,
+  citations: Schema.optional(CitationFigures),
+  error: Schema.optional(Schema.String)
+}) {}
+
+/** A row of the per-task table (the record without its article). */
+export class TableRow extends Schema.Class<TableRow>("@deep-research/evaluation/BenchmarkRunner/TableRow")({
+  id: Schema.Int,
+  language: Schema.String,
+  topic: Schema.String,
+  status: Schema.Literal("completed", "failed"),
+  sessionId: Schema.optional(Schema.String),
+  durationMillis: Schema.Number,
+  tokens: Schema.Number,
+  costUsd: Schema.Number,
+  articleChars: Schema.Int,
+  citations: Schema.optional(CitationFigures),
+  error: Schema.optional(Schema.String)
+}) {}
+
+/** The per-task table and its totals. */
+export class Table extends Schema.Class<Table>("@deep-research/evaluation/BenchmarkRunner/Table")({
+  rows: Schema.Array(TableRow),
+  completed: Schema.Int,
+  failed: Schema.Int,
+  durationMillis: Schema.Number,
+  tokens: Schema.Number,
+  costUsd: Schema.Number
+}) {}
+
+/** What a run did: the tasks it ran now, those skipped as already completed, and the table over the directory. */
+export class RunSummary extends Schema.Class<RunSummary>("@deep-research/evaluation/BenchmarkRunner/RunSummary")({
+  selected: Schema.Int,
+  ran: Schema.Array(Schema.Int),
+  skipped: Schema.Array(Schema.Int),
+  failed: Schema.Array(Schema.Int),
+  table: Table
+}) {}
+
+/** A file of the run could not be read or written. */
+export class BenchmarkFileError extends Schema.TaggedError<BenchmarkFileError>(
+  "@deep-research/evaluation/BenchmarkFileError"
+)("BenchmarkFileError", { path: Schema.String, reason: Schema.String }) {
+  override get message(): string {
+    return `Benchmark file ${this.path}: ${this.reason}`
+  }
+}
+
+// =============================================================================
+// Options
+// =============================================================================
+
+/** Which tasks to run. Every given criterion must hold; language and topic compare without case. */
+export interface Filter {
+  readonly ids?: ReadonlyArray<number> | undefined
+  readonly languages?: ReadonlyArray<string> | undefined
+  readonly topics?: ReadonlyArray<string> | undefined
+  /** At most this many tasks (after filtering, in file order). */
+  readonly limit?: number | undefined
+}
+
+/** Runs research for one task; a completed session with a report is a completed task. */
+export type ResearchFunction<E, R> = (task: Task) => Effect.Effect<Session.Session, E, R>
+
+/** Options of a run. */
+export interface RunOptions<E, R> {
+  readonly queryFile: string
+  readonly outputDir: string
+  readonly research: ResearchFunction<E, R>
+  readonly filter?: Filter | undefined
+  /** Tasks researched at once; 2 by default. */
+  readonly concurrency?: number | undefined
+  /** Run the tasks recorded as failed again; true by default. */
+  readonly retryFailed?: boolean | undefined
+  /** Called after each task's record is saved, e.g. to print progress. */
+  readonly onTaskFinished?: ((record: TaskRecord) => Effect.Effect<void>) | undefined
+}
+
+// =============================================================================
+// Tasks
+// =============================================================================
+
+const decodeTaskLine = Schema.decodeUnknownEither(Schema.parseJson(Task))
+
+/** Decodes a query file's text; a bad line is `InvalidInput` naming its line number. Blank lines are skipped. */
+export const parseTasks = (
+  text: string,
+  file = "query file"
+): Either.Either<ReadonlyArray<Task>, Errors.InvalidInput> => {
+  const tasks: Array<Task> = []
+  const seen = new Set<number>()
+  const lines = text.split(/\r?\n/)
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]?.trim() ?? ""
+    if (line === "") continue
+    const decoded = decodeTaskLine(line)
+    if (Either.isLeft(decoded)) {
+      const reason = ParseResult.TreeFormatter.formatErrorSync(decoded.left)
+      return Either.left(new Errors.InvalidInput({ reason: `${file}, line ${i + 1}: ${reason}` }))
+    }
+    if (seen.has(decoded.right.id)) {
+      return Either.left(
+        new Errors.InvalidInput({ reason: `${file}, line ${i + 1}: task id ${decoded.right.id} repeats` })
+      )
+    }
+    seen.add(decoded.right.id)
+    tasks.push(decoded.right)
+  }
+  return Either.right(tasks)
+}
+
+/** The tasks a filter selects, in file order. */
+export const selectTasks = (tasks: ReadonlyArray<Task>, filter?: Filter): ReadonlyArray<Task> => {
+  const ids = filter?.ids === undefined ? undefined : new Set(filter.ids)
+  const languages = filter?.languages?.map((l) => l.toLowerCase())
+  const topics = filter?.topics?.map((t) => t.toLowerCase())
+  const selected = tasks.filter(
+    (task) =>
+      (ids === undefined || ids.has(task.id)) &&
+      (languages === undefined || languages.includes(task.language.toLowerCase())) &&
+      (topics === undefined || topics.includes(task.topic.toLowerCase()))
+  )
+  return filter?.limit === undefined ? selected : selected.slice(0, Math.max(0, filter.limit))
+}
+
+/** Reads and decodes a query file. */
+export const readTasks = Effect.fn("BenchmarkRunner.readTasks")(function* (file: string) {
+  const fs = yield* FileSystem.FileSystem
+  const text = yield* fs
+    .readFileString(file)
+    .pipe(Effect.mapError((error) => new BenchmarkFileError({ path: file, reason: error.message })))
+  return yield* parseTasks(text, file)
+})
+
+// =============================================================================
+// Records and table
+// =============================================================================
+
+/** The record of a finished research: its article, time, spending and citation figures. */
+export const recordOf = (
+  task: Task,
+  session: Session.Session,
+  startedAt: number,
+  durationMillis: number
+): TaskRecord => {
+  const totals = UsageLedger.totals(session.usage)
+  const common = {
+    id: task.id,
+    topic: task.topic,
+    language: task.language,
+    prompt: task.prompt,
+    sessionId: session.id,
+    startedAt,
+    durationMillis,
+    tokens: totals.tokens,
+    costUsd: totals.costUsd
+  }
+  const markdown = session.report?.markdown ?? ""
+  if (session.status !== "completed" || markdown.trim() === "") {
+    const why = session.error?.message ?? (markdown.trim() === "" ? "no report" : "")
+    return new TaskRecord({
+      ...common,
+      status: "failed",
+      article: "",
+      error: `the session ended ${session.status}${why === "" ? "" : `: ${why}`}`
+    })
+  }
+  const check = CitationCheck.checkSession(session)
+  return new TaskRecord({
+    ...common,
+    status: "completed",
+    article: markdown,
+    citations: new CitationFigures({
+      inlineCitations: check.inlineCitations,
+      listedSources: check.listedSources,
+      retrievedSources: check.retrievedSources,
+      ...check.counts
+    })
+  })
+}
+
+/** The per-task table of some records, ordered by task id. */
+export const tableOf = (records: ReadonlyArray<TaskRecord>): Table => {
+  const rows = [...records]
+    .sort((a, b) => a.id - b.id)
+    .map(
+      (record) =>
+        new TableRow({
+          id: record.id,
+          language: record.language,
+          topic: record.topic,
+          status: record.status,
+          durationMillis: record.durationMillis,
+          tokens: record.tokens,
+          costUsd: record.costUsd,
+          articleChars: record.article.length,
+          ...(record.sessionId === undefined ? {} : { sessionId: record.sessionId }),
+          ...(record.citations === undefined ? {} : { citations: record.citations }),
+          ...(record.error === undefined ? {} : { error: record.error })
+        })
+    )
+  return new Table({
+    rows,
+    completed: rows.filter((r) => r.status === "completed").length,
+    failed: rows.filter((r) => r.status === "failed").length,
+    durationMillis: rows.reduce((n, r) => n + r.durationMillis, 0),
+    tokens: rows.reduce((n, r) => n + r.tokens, 0),
+    costUsd: rows.reduce((n, r) => n + r.costUsd, 0)
+  })
+}
+
+const cell = (text: string): string => text.replace(/\|/g, "\\|").replace(/\s+/g, " ").slice(0, 120)
+
+/** The table as markdown. */
+export const tableMarkdown = (table: Table): string => {
+  const header = [
+    "| id | lang | status | time (s) | tokens | cost (USD) | chars | inline cites | listed | retrieved | dangling | uncited | duplicate | unretrieved | bad quotes | error |",
+    "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+  ]
+  const figures = (c: CitationFigures | undefined): ReadonlyArray<string> =>
+    c === undefined
+      ? ["", "", "", "", "", "", "", ""]
+      : [
+          c.inlineCitations,
+          c.listedSources,
+          c.retrievedSources,
+          c.danglingCitations,
+          c.uncitedSources,
+          c.duplicateSources,
+          c.unretrievedSources,
+          c.unsupportedQuotes
+        ].map(String)
+  const rows = table.rows.map((r) =>
+    [
+      String(r.id),
+      r.language,
+      r.status,
+      (r.durationMillis / 1000).toFixed(1),
+      String(r.tokens),
+      r.costUsd.toFixed(4),
+      String(r.articleChars),
+      ...figures(r.citations),
+      cell(r.error ?? "")
+    ].join(" | ")
+  )
+  const totals = [
+    "**total**",
+    "",
+    `${table.completed} completed, ${table.failed} failed`,
+    (table.durationMillis / 1000).toFixed(1),
+    String(table.tokens),
+    table.costUsd.toFixed(4),
+    ...Array.from({ length: 10 }, () => "")
+  ].join(" | ")
+  return [...header, ...rows.map((r) => `| ${r} |`), `| ${totals} |`, ""].join("\n")
+}
+
+const articleLine = (record: TaskRecord): string =>
+  JSON.stringify(
+    Schema.encodeSync(Article)(new Article({ id: record.id, prompt: record.prompt, article: record.article }))
+  ) + "\n"
+
+// =============================================================================
+// Files
+// =============================================================================
+
+const decodeRecord = Schema.decodeUnknownEither(Schema.parseJson(TaskRecord))
+const encodeRecord = Schema.encodeSync(Schema.parseJson(TaskRecord, { space: 2 }))
+const encodeTable = Schema.encodeSync(Schema.parseJson(Table, { space: 2 }))
+
+/** The files of a run directory. */
+export const layout = (path: Path.Path, outputDir: string) => ({
+  articles: path.join(outputDir, "articles.jsonl"),
+  tasks: path.join(outputDir, "tasks"),
+  record: (id: number) => path.join(outputDir, "tasks", `${id}.json`),
+  tableMarkdown: path.join(outputDir, "table.md"),
+  tableJson: path.join(outputDir, "table.json")
+})
+
+const fileError = (path: string) => (error: { readonly message: string }) =>
+  new BenchmarkFileError({ path, reason: error.message })
+
+/** Writes a file through a temporary file and a rename, so a crash leaves the old file or the new one. */
+const writeAtomically = (fs: FileSystem.FileSystem, file: string, text: string) =>
+  Effect.gen(function* () {
+    const temporary = `${file}.${(yield* Clock.currentTimeNanos).toString(36)}.tmp`
+    yield* fs.writeFileString(temporary, text)
+    yield* fs.rename(temporary, file)
+  }).pipe(Effect.mapError(fileError(file)))
+
+/** Every decodable record in a run directory; an unreadable one is logged and treated as not finished. */
+const loadRecords = (fs: FileSystem.FileSystem, path: Path.Path, outputDir: string) =>
+  Effect.gen(function* () {
+    const files = layout(path, outputDir)
+    const names = yield* fs.readDirectory(files.tasks).pipe(Effect.mapError(fileError(files.tasks)))
+    const records = yield* Effect.forEach(
+      names.filter((name) => /^-?\d+\.json$/.test(name)),
+      (name) =>
+        Effect.gen(function* () {
+          const file = path.join(files.tasks, name)
+          const text = yield* fs.readFileString(file).pipe(Effect.mapError(fileError(file)))
+          const decoded = decodeRecord(text)
+          if (Either.isRight(decoded)) return Option.some(decoded.right)
+          yield* Effect.logWarning(`ignoring unreadable task record ${file}; the task will run again`)
+          return Option.none<TaskRecord>()
+        }),
+      { concurrency: 8 }
+    )
+    return records.flatMap((record) => (Option.isSome(record) ? [record.value] : []))
+  })
+
+// =============================================================================
+// Running
+// =============================================================================
+
+const describeCause = <E>(cause: Cause.Cause<E>): string => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    return error instanceof Error ? error.message : String(error)
+  }
+  return Cause.pretty(cause).split("\n")[0] ?? "unknown failure"
+}
+
+/**
+ * Runs research over the selected tasks of a query file into `outputDir`, skipping the tasks already recorded as
+ * completed there. A task's failure is recorded and the run goes on; interruption stops the run, and what finished
+ * before it is kept.
+ */
+export const run = <E, R>(
+  options: RunOptions<E, R>
+): Effect.Effect<RunSummary, BenchmarkFileError | Errors.InvalidInput, R | FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const files = layout(path, options.outputDir)
+    const selected = selectTasks(yield* readTasks(options.queryFile), options.filter)
+    yield* fs.makeDirectory(files.tasks, { recursive: true }).pipe(Effect.mapError(fileError(files.tasks)))
+
+    const records = new Map((yield* loadRecords(fs, path, options.outputDir)).map((r) => [r.id, r] as const))
+    const retryFailed = options.retryFailed ?? true
+    const isDone = (task: Task) => {
+      const record = records.get(task.id)
+      return record !== undefined && (record.status === "completed" || !retryFailed)
+    }
+    const skipped = selected.filter(isDone).map((task) => task.id)
+    const pending = selected.filter((task) => !isDone(task))
+
+    // The records are the state: the articles file is rebuilt from them, which drops the line of a task whose
+    // record was never written and any line cut short by a crash.
+    const articles = () =>
+      [...records.values()]
+        .filter((r) => r.status === "completed")
+        .sort((a, b) => a.id - b.id)
+        .map(articleLine)
+        .join("")
+    const writeTable = () => {
+      const table = tableOf([...records.values()])
+      return Effect.zipRight(
+        writeAtomically(fs, files.tableJson, encodeTable(table)),
+        writeAtomically(fs, files.tableMarkdown, tableMarkdown(table))
+      )
+    }
+    yield* writeAtomically(fs, files.articles, articles())
+    yield* writeTable()
+
+    const lock = yield* Effect.makeSemaphore(1)
+    const save = (record: TaskRecord) =>
+      lock.withPermits(1)(
+        Effect.gen(function* () {
+          yield* writeAtomically(fs, files.record(record.id), encodeRecord(record))
+          records.set(record.id, record)
+          if (record.status === "completed") {
+            yield* fs
+              .writeFileString(files.articles, articleLine(record), { flag: "a" })
+              .pipe(Effect.mapError(fileError(files.articles)))
+          }
+          yield* writeTable()
+        })
+      )
+
+    const runTask = (task: Task) =>
+      Effect.gen(function* () {
+        yield* Effect.logInfo(`benchmark task ${task.id} started`)
+        const startedAt = yield* Clock.currentTimeMillis
+        const exit = yield* Effect.exit(options.research(task))
+        const durationMillis = (yield* Clock.currentTimeMillis) - startedAt
+        if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
+        const record = Exit.isSuccess(exit)
+          ? recordOf(task, exit.value, startedAt, durationMillis)
+          : new TaskRecord({
+              id: task.id,
+              topic: task.topic,
+              language: task.language,
+              prompt: task.prompt,
+              status: "failed",
+              article: "",
+              startedAt,
+              durationMillis,
+              tokens: 0,
+              costUsd: 0,
+              error: describeCause(exit.cause)
+            })
+        // Once research is done its output is saved whole, even if the run is interrupted meanwhile.
+        yield* Effect.uninterruptible(save(record))
+        yield* Effect.logInfo(`benchmark task ${task.id} ${record.status}`)
+        if (options.onTaskFinished !== undefined) yield* options.onTaskFinished(record)
+        return record
+      })
+
+    const finished = yield* Effect.forEach(pending, runTask, {
+      concurrency: Math.max(1, options.concurrency ?? 2)
+    })
+    return new RunSummary({
+      selected: selected.length,
+      ran: finished.map((r) => r.id),
+      skipped,
+      failed: finished.filter((r) => r.status === "failed").map((r) => r.id),
+      table: tableOf([...records.values()])
+    })
+  }).pipe(Effect.withSpan("BenchmarkRunner.run"))
