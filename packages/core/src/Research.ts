@@ -82,6 +82,8 @@ export class SupervisionRound extends Schema.Class<SupervisionRound>("@deep-rese
   reflection: Schema.optional(Schema.String),
   directives: Schema.Array(IssuedDirective),
   results: Schema.Array(TopicResult),
+  /** Directives asked for beyond the per-round limit; they did not run. */
+  deferred: Schema.optionalWith(Schema.Array(Directive), { default: () => [] }),
   completed: Schema.Boolean
 }) {}
 

@@ -7,7 +7,7 @@ import { ResearchError } from "./Errors.js"
 import { Brief, ClarificationRecord, Report, SupervisionRound } from "./Research.js"
 import { ResearchConfig } from "./ResearchConfig.js"
 import { Source } from "./Source.js"
-import { PhaseMetrics, RoleUsage } from "./Usage.js"
+import { Phase, PhaseMetrics, RoleUsage } from "./Usage.js"
 
 /** The version written by this library. */
 export const currentVersion = 1
@@ -40,6 +40,8 @@ export class Session extends Schema.Class<Session>("@deep-research/core/Session"
   supervisionStopReason: Schema.optional(Schema.String),
   sources: Schema.Array(Source),
   report: Schema.optional(Report),
+  /** The phases that have finished; a resumed run never redoes them. */
+  phasesCompleted: Schema.optionalWith(Schema.Array(Phase), { default: () => [] }),
   metrics: Schema.Array(PhaseMetrics),
   /** What every role spent over the whole session, across resumes. */
   usage: Schema.Array(RoleUsage),

@@ -1,5 +1,7 @@
 /** deep-research core: domain, ports, resilience, tokens and the research pipeline. */
+export * as Budget from "./Budget.js"
 export * as CircuitBreaker from "./CircuitBreaker.js"
+export * as Citations from "./Citations.js"
 export * as ContentExtractor from "./ContentExtractor.js"
 export * as ContextRecovery from "./ContextRecovery.js"
 export * as Errors from "./Errors.js"

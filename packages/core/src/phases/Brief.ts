@@ -1,0 +1,48 @@
+/**
+ * The brief: a structured research brief from the question and the clarification. If it cannot be had, the original
+ * question stands in (`briefFallback`) and research goes on.
+ */
+import * as Effect from "effect/Effect"
+import * as LanguageModel from "../LanguageModel.js"
+import * as ModelRouter from "../ModelRouter.js"
+import * as Prompt from "../prompts/brief.js"
+import { Brief, type ClarificationRecord } from "../Research.js"
+import * as ResearchEvents from "../ResearchEvents.js"
+import * as StructuredOutput from "../StructuredOutput.js"
+import { today } from "./Clarify.js"
+
+/** What the phase produced: a brief, or none when the question stands in. */
+export interface Outcome {
+  readonly brief: Brief | undefined
+  readonly fallback: boolean
+}
+
+/** Runs the brief phase. */
+export const run = Effect.fn("Brief.run")(function* (query: string, clarification: ClarificationRecord | undefined) {
+  const model = yield* ModelRouter.forRole("brief")
+  const date = yield* today
+  const input: Prompt.BriefInput = {
+    query,
+    today: date,
+    question: clarification?.decision.needClarification ? clarification.decision.question : undefined,
+    answer: clarification?.answer,
+    verification: clarification?.decision.verification
+  }
+  const brief = yield* StructuredOutput.generateObject(
+    model,
+    Brief,
+    { system: Prompt.system(date), messages: [LanguageModel.user(Prompt.user(input))] },
+    { name: "research_brief" }
+  ).pipe(
+    Effect.map((generated) => (generated.value.brief.trim() === "" ? undefined : generated.value)),
+    Effect.catchAll((error) =>
+      Effect.as(Effect.logWarning("brief failed; the original question stands in", error), undefined)
+    )
+  )
+  yield* ResearchEvents.publish({
+    _tag: "BriefWritten",
+    brief: brief?.brief ?? query,
+    fallback: brief === undefined
+  })
+  return { brief, fallback: brief === undefined } satisfies Outcome
+})

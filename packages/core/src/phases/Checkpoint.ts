@@ -1,0 +1,151 @@
+/**
+ * The session of a running research: held in one place, changed only through `update`, and saved to the
+ * `SessionStore` on every change, so that a run killed at any moment resumes from its last checkpoint. Every save
+ * also stamps what the run has spent (per role, and for the phase in progress).
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import * as SynchronizedRef from "effect/SynchronizedRef"
+import type { InvalidInput } from "../Errors.js"
+import * as ResearchEvents from "../ResearchEvents.js"
+import { Session } from "../Session.js"
+import { SessionStore } from "../SessionStore.js"
+import * as Usage from "../Usage.js"
+import type * as UsageLedger from "../UsageLedger.js"
+import { difference, totals } from "../UsageLedger.js"
+
+/** The running session. */
+export interface Handle {
+  readonly get: Effect.Effect<Session>
+  /** Changes the session and saves it; changes are applied one at a time, in order. */
+  readonly update: (label: string, change: (session: Session) => Session) => Effect.Effect<Session, InvalidInput>
+  /**
+   * Runs a phase: publishes its start and end, keeps its metrics (added to those of an earlier, interrupted run of
+   * the same phase) and marks it completed when the body succeeds.
+   */
+  readonly phase: <A, E, R>(phase: Usage.Phase, body: Effect.Effect<A, E, R>) => Effect.Effect<A, E | InvalidInput, R>
+  /** Wall-clock milliseconds spent in `phase`, over all runs of the session, up to now. */
+  readonly elapsedIn: (phase: Usage.Phase) => Effect.Effect<number>
+}
+
+interface Running {
+  readonly phase: Usage.Phase
+  readonly startedAt: number
+  readonly usageAtStart: ReadonlyArray<Usage.RoleUsage>
+  /** What earlier runs of the session recorded for this phase. */
+  readonly base: Usage.PhaseMetrics | undefined
+}
+
+/** The per-role sum of two accounts. */
+export const addRoles = (
+  a: ReadonlyArray<Usage.RoleUsage>,
+  b: ReadonlyArray<Usage.RoleUsage>
+): ReadonlyArray<Usage.RoleUsage> =>
+  Usage.roles.flatMap((role) => {
+    const x = a.find((r) => r.role === role)
+    const y = b.find((r) => r.role === role)
+    if (x === undefined) return y === undefined ? [] : [y]
+    if (y === undefined) return [x]
+    return [
+      new Usage.RoleUsage({
+        role,
+        calls: x.calls + y.calls,
+        inputTokens: x.inputTokens + y.inputTokens,
+        outputTokens: x.outputTokens + y.outputTokens,
+        cachedInputTokens: x.cachedInputTokens + y.cachedInputTokens,
+        reasoningTokens: x.reasoningTokens + y.reasoningTokens,
+        costUsd: x.costUsd + y.costUsd
+      })
+    ]
+  })
+
+/** A copy of the session with some fields changed. */
+export const patch = (session: Session, fields: Partial<ConstructorParameters<typeof Session>[0]>): Session =>
+  new Session({ ...session, ...fields })
+
+/** Holds `initial` as the running session; `ledger` is the run's account. */
+export const make = (initial: Session, ledger: UsageLedger.Service): Effect.Effect<Handle, never, SessionStore> =>
+  Effect.gen(function* () {
+    const store = yield* SessionStore
+    const state = yield* SynchronizedRef.make(initial)
+    const running = yield* Ref.make<Running | undefined>(undefined)
+
+    const metricsOf = (current: Running, now: number, usage: ReadonlyArray<Usage.RoleUsage>): Usage.PhaseMetrics =>
+      new Usage.PhaseMetrics({
+        phase: current.phase,
+        startedAt: current.base?.startedAt ?? current.startedAt,
+        durationMillis: (current.base?.durationMillis ?? 0) + Math.max(0, now - current.startedAt),
+        roles: addRoles(current.base?.roles ?? [], difference(usage, current.usageAtStart))
+      })
+
+    const stamp = (session: Session): Effect.Effect<Session> =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const usage = yield* ledger.snapshot
+        const current = yield* Ref.get(running)
+        const metrics =
+          current === undefined
+            ? session.metrics
+            : [...session.metrics.filter((m) => m.phase !== current.phase), metricsOf(current, now, usage)].sort(
+                (a, b) => Usage.Phase.literals.indexOf(a.phase) - Usage.Phase.literals.indexOf(b.phase)
+              )
+        return patch(session, { updatedAt: now, usage, metrics })
+      })
+
+    const update = (label: string, change: (session: Session) => Session) =>
+      Effect.tap(
+        SynchronizedRef.updateAndGetEffect(state, (session) =>
+          Effect.flatMap(stamp(change(session)), (next) => Effect.as(store.save(next), next))
+        ),
+        (session) => {
+          const spent = totals(session.usage)
+          return Effect.zipRight(
+            ResearchEvents.publish({ _tag: "Checkpointed", label }),
+            ResearchEvents.publish({ _tag: "UsageUpdated", tokens: spent.tokens, costUsd: spent.costUsd })
+          )
+        }
+      )
+
+    const phase = <A, E, R>(name: Usage.Phase, body: Effect.Effect<A, E, R>) =>
+      Effect.gen(function* () {
+        const session = yield* SynchronizedRef.get(state)
+        const startedAt = yield* Clock.currentTimeMillis
+        const usageAtStart = yield* ledger.snapshot
+        yield* Ref.set(running, {
+          phase: name,
+          startedAt,
+          usageAtStart,
+          base: session.metrics.find((m) => m.phase === name)
+        })
+        yield* ResearchEvents.publish({ _tag: "PhaseStarted", phase: name })
+        const result = yield* body
+        const done = yield* update(`${name} completed`, (s) =>
+          patch(s, { phasesCompleted: [...s.phasesCompleted.filter((p) => p !== name), name] })
+        )
+        yield* Ref.set(running, undefined)
+        const metrics = done.metrics.find((m) => m.phase === name)
+        yield* ResearchEvents.publish({
+          _tag: "PhaseCompleted",
+          phase: name,
+          durationMillis: metrics?.durationMillis ?? 0,
+          calls: metrics?.calls ?? 0,
+          tokens: metrics?.totalTokens ?? 0,
+          costUsd: metrics?.costUsd ?? 0
+        })
+        return result
+      })
+
+    const elapsedIn = (name: Usage.Phase) =>
+      Effect.gen(function* () {
+        const current = yield* Ref.get(running)
+        const now = yield* Clock.currentTimeMillis
+        if (current !== undefined && current.phase === name) {
+          return (current.base?.durationMillis ?? 0) + Math.max(0, now - current.startedAt)
+        }
+        const session = yield* SynchronizedRef.get(state)
+        return session.metrics.find((m) => m.phase === name)?.durationMillis ?? 0
+      })
+
+    return { get: SynchronizedRef.get(state), update, phase, elapsedIn }
+  })

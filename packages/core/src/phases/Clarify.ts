@@ -1,0 +1,104 @@
+/**
+ * Clarification: a structured decision whether the question needs one, then, when it does, ask the `UserInput`
+ * ("ask"), go on with the model's understanding as constraints ("proceed"), or stop and wait for an answer ("await").
+ * It never blocks where nobody can answer, and a failing model never stops the run.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as ModelRouter from "../ModelRouter.js"
+import * as LanguageModel from "../LanguageModel.js"
+import * as Prompt from "../prompts/clarify.js"
+import { Clarification, ClarificationRecord } from "../Research.js"
+import * as ResearchEvents from "../ResearchEvents.js"
+import * as StructuredOutput from "../StructuredOutput.js"
+import { UserInput } from "../UserInput.js"
+
+/** What to do when a clarification is needed. */
+export type Mode = "ask" | "proceed" | "await"
+
+/** What the phase decided. */
+export interface Outcome {
+  /** The decision and the answer, when the model gave a decision. */
+  readonly record: ClarificationRecord | undefined
+  /** True when the run must stop and wait for the user's answer. */
+  readonly awaiting: boolean
+}
+
+/** Today's date (from the `Clock`, so tests are stable), as YYYY-MM-DD. */
+export const today: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, (now) =>
+  new Date(now).toISOString().slice(0, 10)
+)
+
+/** The mode to use when the caller did not say: ask when someone can answer, otherwise go on. */
+export const defaultMode: Effect.Effect<Mode> = Effect.map(Effect.serviceOption(UserInput), (input) =>
+  Option.isSome(input) ? "ask" : "proceed"
+)
+
+/** Runs the clarification phase. */
+export const run = Effect.fn("Clarify.run")(function* (query: string, mode: Mode) {
+  const model = yield* ModelRouter.forRole("clarification")
+  const date = yield* today
+  const decided = yield* StructuredOutput.generateObject(
+    model,
+    Clarification,
+    { system: Prompt.system(date), messages: [LanguageModel.user(Prompt.user(query))] },
+    { name: "clarification" }
+  ).pipe(
+    Effect.map((generated) => generated.value),
+    // A clarification that cannot be had is no reason to stop: research goes on with the question as asked.
+    Effect.catchAll((error) =>
+      Effect.as(Effect.logWarning("clarification failed; going on without it", error), undefined)
+    )
+  )
+  if (decided === undefined) {
+    yield* ResearchEvents.publish({ _tag: "ClarificationResolved", needed: false, answered: false, verification: "" })
+    return { record: undefined, awaiting: false } satisfies Outcome
+  }
+  const needed = decided.needClarification && decided.question.trim() !== ""
+  if (!needed) {
+    yield* ResearchEvents.publish({
+      _tag: "ClarificationResolved",
+      needed: false,
+      answered: false,
+      verification: decided.verification
+    })
+    return { record: new ClarificationRecord({ decision: decided }), awaiting: false } satisfies Outcome
+  }
+  yield* ResearchEvents.publish({ _tag: "ClarificationAsked", question: decided.question })
+  if (mode === "await") {
+    yield* ResearchEvents.publish({ _tag: "SessionAwaitingClarification", question: decided.question })
+    return { record: new ClarificationRecord({ decision: decided }), awaiting: true } satisfies Outcome
+  }
+  const input = mode === "ask" ? yield* Effect.serviceOption(UserInput) : Option.none()
+  const answer = Option.isSome(input)
+    ? yield* input.value.ask(decided.question).pipe(
+        Effect.map((text) => text.trim()),
+        // The person declined to answer: the understood constraints stand in, as when nobody is there.
+        Effect.orElseSucceed(() => "")
+      )
+    : ""
+  yield* ResearchEvents.publish({
+    _tag: "ClarificationResolved",
+    needed: true,
+    answered: answer !== "",
+    verification: decided.verification
+  })
+  return {
+    record: new ClarificationRecord({ decision: decided, ...(answer !== "" ? { answer } : {}) }),
+    awaiting: false
+  } satisfies Outcome
+})
+
+/** The record once the user's answer to an awaited question came. */
+export const answered = (record: ClarificationRecord, answer: string): ClarificationRecord =>
+  new ClarificationRecord({ decision: record.decision, ...(answer.trim() !== "" ? { answer: answer.trim() } : {}) })
+
+/** What the clarification contributes to later phases as constraints: the answer, else the understanding. */
+export const constraints = (record: ClarificationRecord | undefined): string | undefined => {
+  if (record === undefined) return undefined
+  if (record.answer !== undefined && record.answer !== "") {
+    return `Asked: ${record.decision.question}\nThe user answered: ${record.answer}`
+  }
+  return record.decision.verification === "" ? undefined : record.decision.verification
+}

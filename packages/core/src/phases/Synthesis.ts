@@ -1,0 +1,164 @@
+/**
+ * Synthesis: the report role writes the report from the findings of the research units that completed (never those
+ * of failed units, never error text), in the question's language, structured by the kind of question, citing a
+ * numbered list of the sources the session retrieved. The citations are then renumbered 1..N and any pointing at no
+ * retrieved source removed and counted. A prompt too large for the model is shrunk section by section.
+ */
+import * as Effect from "effect/Effect"
+import * as Citations from "../Citations.js"
+import * as ContextRecovery from "../ContextRecovery.js"
+import { MalformedOutput } from "../Errors.js"
+import * as Language from "../internal/language.js"
+import * as LanguageModel from "../LanguageModel.js"
+import * as ModelRouter from "../ModelRouter.js"
+import * as Prompt from "../prompts/synthesis.js"
+import { type Brief, Report, type TopicResult } from "../Research.js"
+import * as ResearchEvents from "../ResearchEvents.js"
+import type { Session } from "../Session.js"
+import type { Source } from "../Source.js"
+import * as StructuredOutput from "../StructuredOutput.js"
+import type { Section } from "../Truncation.js"
+import { today } from "./Clarify.js"
+
+/** What synthesis works from. */
+export interface Input {
+  readonly query: string
+  readonly brief: Brief | undefined
+  readonly constraints: string | undefined
+  readonly session: Session
+}
+
+/** One topic's findings with citations numbered against the report's source list. */
+export interface TopicFindings {
+  readonly topic: string
+  readonly findings: string
+}
+
+/** The material of the report: numbered sources and the findings citing them. */
+export interface Material {
+  readonly sources: ReadonlyArray<Source>
+  readonly topics: ReadonlyArray<TopicFindings>
+}
+
+const normalizeUrl = (url: string): string =>
+  url
+    .trim()
+    .toLowerCase()
+    .replace(/^https?:\/\//, "")
+    .replace(/^www\./, "")
+    .replace(/#.*$/, "")
+    .replace(/\/+$/, "")
+
+/** The completed results of the session, in round and priority order. */
+export const completedResults = (session: Session): ReadonlyArray<{ topic: string; result: TopicResult }> =>
+  session.rounds.flatMap((round) =>
+    round.directives.flatMap((directive) => {
+      const result = round.results.find((r) => r.directiveId === directive.id)
+      return result !== undefined && result.status === "completed" && result.findings.trim() !== ""
+        ? [{ topic: directive.directive.topic, result }]
+        : []
+    })
+  )
+
+/**
+ * Numbers the sources the findings rest on (one number per URL across topics) and rewrites each topic's citations,
+ * where `[n]` means the topic's n-th source, to those numbers. A citation to no source of its topic is removed.
+ */
+export const material = (session: Session): Material => {
+  const byId = new Map(session.sources.map((s) => [s.id, s] as const))
+  const numberOfUrl = new Map<string, number>()
+  const sources: Array<Source> = []
+  const topics = completedResults(session).map(({ result, topic }) => {
+    const local = result.sourceIds.map((id) => {
+      const source = byId.get(id)
+      if (source === undefined) return undefined
+      const key = normalizeUrl(source.url)
+      let number = numberOfUrl.get(key)
+      if (number === undefined) {
+        sources.push(source)
+        number = sources.length
+        numberOfUrl.set(key, number)
+      }
+      return number
+    })
+    const body = Citations.stripSourceList(result.findings)
+    const findings = Citations.remap(body, (n) => local[n - 1]).markdown
+    return { topic, findings }
+  })
+  return { sources, topics }
+}
+
+const titleOf = (markdown: string, fallback: string): string => {
+  const heading = /^\s{0,3}#\s+(.+?)\s*#*\s*$/m.exec(markdown)
+  const title = heading?.[1]?.trim()
+  return title !== undefined && title !== "" ? title : fallback.replace(/\s+/g, " ").trim().slice(0, 120)
+}
+
+/** The sections of the report prompt. */
+export const sections = (input: Input, language: Language.Language, found: Material): ReadonlyArray<Section> => [
+  { name: "question", kind: "question", content: `Question:\n${input.query}` },
+  ...(input.brief === undefined
+    ? []
+    : [
+        {
+          name: "brief",
+          kind: "brief" as const,
+          content: [
+            `Research brief:\n${input.brief.brief}`,
+            ...(input.brief.scope.include.length > 0 ? [`Include: ${input.brief.scope.include.join("; ")}`] : []),
+            ...(input.brief.scope.exclude.length > 0 ? [`Exclude: ${input.brief.scope.exclude.join("; ")}`] : [])
+          ].join("\n")
+        }
+      ]),
+  ...(input.constraints === undefined || input.constraints === ""
+    ? []
+    : [{ name: "constraints", kind: "brief" as const, content: `Constraints:\n${input.constraints}` }]),
+  ...found.topics.map((t, i): Section => ({
+    name: `findings ${i + 1}`,
+    kind: "findings",
+    content: Prompt.findings(i + 1, t.topic, t.findings)
+  })),
+  ...(found.sources.length > 0
+    ? [
+        {
+          name: "sources",
+          kind: "instruction" as const,
+          content: Prompt.sourceList(found.sources.map((s, i) => ({ number: i + 1, title: s.title, url: s.url })))
+        }
+      ]
+    : []),
+  { name: "request", kind: "instruction", content: Prompt.request(language) }
+]
+
+/** Writes the report. */
+export const run = Effect.fn("Synthesis.run")(function* (input: Input) {
+  const language = Language.forReport(input.query, input.brief?.language)
+  const found = material(input.session)
+  const kind = Prompt.classify(input.query, input.brief?.brief)
+  const date = yield* today
+  const system = Prompt.system({ today: date, language, kind, hasSources: found.sources.length > 0 })
+  const model = yield* ModelRouter.forRole("report")
+  const completion = yield* ContextRecovery.generateSectioned(model, sections(input, language, found), (parts) => ({
+    system,
+    messages: [LanguageModel.user(parts.map((part) => part.content).join("\n\n"))]
+  }))
+  const text = StructuredOutput.stripThinking(completion.text)
+  if (text === "") {
+    return yield* Effect.fail(new MalformedOutput({ reason: "the report model returned no text", raw: "" }))
+  }
+  const finalized = Citations.finalize(text, found.sources, Language.sourcesHeading(language))
+  const report = new Report({
+    title: titleOf(finalized.markdown, input.query),
+    markdown: finalized.markdown,
+    citations: finalized.citations,
+    language: language.name,
+    droppedCitations: finalized.dropped
+  })
+  yield* ResearchEvents.publish({
+    _tag: "ReportWritten",
+    characters: report.markdown.length,
+    citations: report.citations.length,
+    droppedCitations: report.droppedCitations
+  })
+  return report
+})
