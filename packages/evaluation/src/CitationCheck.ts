@@ -131,7 +131,7 @@ const quotesWithCitations = (text: string): ReadonlyArray<QuoteNearCitation> =>
     const after = text.slice(end, end + 60)
     const following = /^[^"“「『.!?。！？]*?((?:\s*(?:\[[\d\s,;–-]+\]|【[\d\s,;，–-]+】))+)/.exec(after)?.[1]
     const before = text.slice(Math.max(0, (match.index ?? 0) - 40), match.index ?? 0)
-    const preceding = /((?:(?:\[[\d\s,;–-]+\]|【[\d\s,;，–-]+】)\s*)+)[^\]】]{0,12}$/.exec(before)?.[1]
+    const preceding = /((?:(?:\[[\d\s,;–-]+\]|【[\d\s,;，–-]+】)\s*)+)[^\]】.!?。！？]{0,12}$/.exec(before)?.[1]
     const numbers = ReportText.citedNumbers(following ?? preceding ?? "")
     return numbers.length === 0 ? [] : [{ quote, numbers }]
   })
