@@ -1,3 +1,5 @@
 /** deep-research providers: model, search and extraction vendors, and the file session store. */
 export * as FileSessionStore from "./FileSessionStore.js"
 export * as AnthropicLanguageModel from "./AnthropicLanguageModel.js"
+export * as AnthropicWebSearch from "./AnthropicWebSearch.js"
+export * as Tavily from "./Tavily.js"

@@ -1,7 +1,8 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthropic-ai/sdk"
-import { LanguageModel, Tool } from "@deep-research/core"
+import { LanguageModel, StructuredOutput, Tool } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Schema } from "effect"
+import { Duration, Effect, Exit, Fiber, Redacted, Schedule, Schema } from "effect"
+import * as Emulator from "../src/testing/Emulator.js"
 import * as AnthropicLanguageModel from "../src/AnthropicLanguageModel.js"
 import { fromError, parseContextWindowMessage, retryAfterOf } from "../src/internal/anthropicErrors.js"
 
@@ -125,7 +126,7 @@ describe("AnthropicLanguageModel request mapping", () => {
       responseFormat: { name: "brief", schema: Tool.jsonSchemaOf(Schema.Struct({ brief: Schema.String })) }
     })
     assert.deepStrictEqual(prepared.body.tool_choice, { type: "tool", name: "brief" })
-    assert.strictEqual(prepared.body.tools?.[0]?.name, "brief")
+    assert.deepInclude(prepared.body.tools?.[0], { name: "brief" })
     assert.deepStrictEqual(prepared.format, { name: "brief", wrapped: false })
   })
 
@@ -325,4 +326,256 @@ describe("Anthropic error mapping", () => {
   it("maps an unreadable body to ProviderUnavailable", () => {
     assert.strictEqual(fromError(new SyntaxError("Unexpected token"), context)._tag, "ProviderUnavailable")
   })
+})
+
+// =============================================================================
+// Against the emulator, through the real SDK
+// =============================================================================
+
+const modelAt = (emulator: Emulator.Handle, options: Partial<AnthropicLanguageModel.Options> = {}) =>
+  AnthropicLanguageModel.make({
+    apiKey: Redacted.make("sk-ant-emulator"),
+    model: "claude-sonnet-4-6",
+    baseUrl: emulator.baseUrl("anthropic"),
+    ...options
+  })
+
+const lastBody = (emulator: Emulator.Handle) =>
+  Effect.map(emulator.requests("anthropic.messages"), (requests) => requests.at(-1)?.body)
+
+const failureOf = (emulator: Emulator.Handle, fault: Emulator.Fault) =>
+  Effect.gen(function* () {
+    yield* emulator.respond("anthropic.messages", Emulator.fault(fault))
+    const model = yield* modelAt(emulator)
+    return yield* Effect.flip(model.generate({ messages: [LanguageModel.user("Hi")] }))
+  })
+
+describe("AnthropicLanguageModel against the emulator", () => {
+  it.scopedLive("answers with text, usage and the model's name", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond(
+        "anthropic.messages",
+        Emulator.anthropicText("Paris.", { usage: { input: 12, output: 3, cached: 4 } })
+      )
+      const model = yield* modelAt(emulator, { maxTokens: 2048 })
+      const completion = yield* model.generate({
+        system: "Answer briefly.",
+        messages: [LanguageModel.user("Capital?")]
+      })
+      assert.strictEqual(completion.text, "Paris.")
+      assert.strictEqual(completion.finishReason, "stop")
+      assert.strictEqual(completion.model, "claude-sonnet-4-6")
+      assert.strictEqual(completion.usage.inputTokens, 16)
+      assert.strictEqual(completion.usage.cachedInputTokens, 4)
+      assert.strictEqual(completion.usage.outputTokens, 3)
+      const body = yield* lastBody(emulator)
+      assert.deepInclude(body, { model: "claude-sonnet-4-6", max_tokens: 2048, system: "Answer briefly." })
+    })
+  )
+
+  it.scopedLive("sends the key and never retries on its own", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond("anthropic.messages", Emulator.fault({ type: "server_error", status: 500 }))
+      const model = yield* modelAt(emulator)
+      yield* Effect.flip(model.generate({ messages: [LanguageModel.user("Hi")] }))
+      const requests = yield* emulator.requests("anthropic.messages")
+      assert.strictEqual(requests.length, 1)
+      const headers = requests[0]?.headers ?? {}
+      assert.isTrue(
+        headers["authorization"] === "Bearer sk-ant-emulator" || headers["x-api-key"] === "sk-ant-emulator",
+        "the API key is sent"
+      )
+    })
+  )
+
+  it.scopedLive("returns parallel tool calls and sends tool results back grouped in one user turn", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond(
+        "anthropic.messages",
+        Emulator.anthropicToolUse(
+          [
+            { id: "toolu_a", name: "lookup", arguments: { name: "Carol" } },
+            { id: "toolu_b", name: "lookup", arguments: { name: "Dan" } }
+          ],
+          { text: "Two more." }
+        )
+      )
+      const model = yield* modelAt(emulator)
+      const completion = yield* model.generate({
+        messages: [
+          LanguageModel.user("Who is the youngest?"),
+          LanguageModel.assistant("", [call, other]),
+          LanguageModel.toolResult(call, "30"),
+          LanguageModel.toolResult(other, "25")
+        ],
+        tools: [lookup.definition],
+        toolChoice: "required"
+      })
+      assert.strictEqual(completion.finishReason, "tool_calls")
+      assert.strictEqual(completion.text, "Two more.")
+      assert.deepStrictEqual(
+        completion.toolCalls.map((c) => [c.id, c.name, c.arguments]),
+        [
+          ["toolu_a", "lookup", { name: "Carol" }],
+          ["toolu_b", "lookup", { name: "Dan" }]
+        ]
+      )
+      const body = yield* lastBody(emulator)
+      assert.deepInclude(body, { tool_choice: { type: "any" } })
+      assert.deepStrictEqual(
+        Schema.decodeUnknownSync(
+          Schema.Struct({
+            messages: Schema.Array(Schema.Struct({ role: Schema.String, content: Schema.Array(Schema.Unknown) }))
+          })
+        )(body).messages.map((m) => [m.role, m.content.length]),
+        [
+          ["user", 1],
+          ["assistant", 2],
+          ["user", 2]
+        ]
+      )
+    })
+  )
+
+  it.scopedLive("gives structured output through a forced tool to generateObject", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond(
+        "anthropic.messages",
+        Emulator.anthropicToolUse([{ name: "brief", arguments: { brief: "Compare heat pumps", language: "en" } }])
+      )
+      const model = yield* modelAt(emulator)
+      const Brief = Schema.Struct({ brief: Schema.String, language: Schema.String })
+      const result = yield* StructuredOutput.generateObject(
+        model,
+        Brief,
+        { messages: [LanguageModel.user("Heat pumps?")] },
+        { name: "brief" }
+      )
+      assert.deepStrictEqual(result.value, { brief: "Compare heat pumps", language: "en" })
+      assert.strictEqual(result.attempts, 1)
+      const body = yield* lastBody(emulator)
+      assert.deepInclude(body, { tool_choice: { type: "tool", name: "brief" } })
+    })
+  )
+
+  it.scopedLive("streams when asked and accumulates the same completion", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond(
+        "anthropic.messages",
+        Emulator.anthropicToolUse([{ id: "toolu_s", name: "lookup", arguments: { name: "Eve" } }], {
+          text: "Let me check.",
+          usage: { input: 40, output: 12 }
+        })
+      )
+      const model = yield* modelAt(emulator, { stream: true })
+      const completion = yield* model.generate({ messages: [LanguageModel.user("Eve?")], tools: [lookup.definition] })
+      assert.strictEqual(completion.text, "Let me check.")
+      assert.deepStrictEqual(completion.toolCalls[0]?.arguments, { name: "Eve" })
+      assert.strictEqual(completion.usage.inputTokens, 40)
+      assert.strictEqual(completion.usage.outputTokens, 12)
+      assert.deepInclude(yield* lastBody(emulator), { stream: true })
+    })
+  )
+
+  it.scopedLive("a 429 becomes RateLimited with the retry-after delay", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      const error = yield* failureOf(emulator, { type: "rate_limit", retryAfterSeconds: 7 })
+      assert.strictEqual(error._tag, "RateLimited")
+      if (error._tag === "RateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(7))
+    })
+  )
+
+  it.scopedLive("a 529 overloaded becomes ProviderUnavailable with status 529", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      const error = yield* failureOf(emulator, { type: "server_error", status: 529 })
+      assert.strictEqual(error._tag, "ProviderUnavailable")
+      if (error._tag === "ProviderUnavailable") assert.strictEqual(error.status, 529)
+    })
+  )
+
+  it.scopedLive("a 500 becomes ProviderUnavailable with status 500", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      const error = yield* failureOf(emulator, { type: "server_error", status: 500 })
+      assert.strictEqual(error._tag, "ProviderUnavailable")
+      if (error._tag === "ProviderUnavailable") assert.strictEqual(error.status, 500)
+    })
+  )
+
+  it.scopedLive("a refused key becomes AuthenticationFailed", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      assert.strictEqual((yield* failureOf(emulator, { type: "auth" }))._tag, "AuthenticationFailed")
+    })
+  )
+
+  it.scopedLive("a prompt that is too long becomes ContextWindowExceeded with both numbers", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      const error = yield* failureOf(emulator, { type: "context_length" })
+      assert.strictEqual(error._tag, "ContextWindowExceeded")
+      if (error._tag === "ContextWindowExceeded") {
+        assert.strictEqual(error.requested, 208310)
+        assert.strictEqual(error.limit, 200000)
+        assert.strictEqual(error.model, "claude-sonnet-4-6")
+      }
+    })
+  )
+
+  it.scopedLive("an empty credit balance becomes QuotaExhausted", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      assert.strictEqual((yield* failureOf(emulator, { type: "quota" }))._tag, "QuotaExhausted")
+    })
+  )
+
+  it.scopedLive("a reset connection becomes ProviderUnavailable", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      assert.strictEqual((yield* failureOf(emulator, { type: "reset" }))._tag, "ProviderUnavailable")
+    })
+  )
+
+  it.scopedLive("a truncated JSON body becomes ProviderUnavailable", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      assert.strictEqual((yield* failureOf(emulator, { type: "malformed_json" }))._tag, "ProviderUnavailable")
+    })
+  )
+
+  it.scopedLive("a hanging request is abandoned when the fiber is interrupted", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond("anthropic.messages", Emulator.fault({ type: "hang" }))
+      const model = yield* modelAt(emulator)
+      const fiber = yield* Effect.fork(model.generate({ messages: [LanguageModel.user("Hi")] }))
+      // Wait until the request has reached the server before interrupting it.
+      yield* emulator
+        .requests("anthropic.messages")
+        .pipe(
+          Effect.repeat({ schedule: Schedule.spaced("10 millis"), until: (requests) => requests.length > 0 }),
+          Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("the request never arrived") })
+        )
+      const exit = yield* Fiber.interrupt(fiber)
+      assert.isTrue(Exit.isInterrupted(exit))
+    })
+  )
+
+  it.scopedLive("a hanging request fails with Timeout after the client's time limit", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond("anthropic.messages", Emulator.fault({ type: "hang" }))
+      const model = yield* modelAt(emulator, { timeout: "200 millis" })
+      const error = yield* Effect.flip(model.generate({ messages: [LanguageModel.user("Hi")] }))
+      assert.strictEqual(error._tag, "Timeout")
+      if (error._tag === "Timeout") assert.deepStrictEqual(error.after, Duration.millis(200))
+    })
+  )
 })

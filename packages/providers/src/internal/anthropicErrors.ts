@@ -94,6 +94,7 @@ const fromErrorType = (error: APIError, context: ErrorContext): Errors.ProviderE
     case "invalid_request_error":
     case "not_found_error":
     case "request_too_large": {
+      if (/credit balance is too low/i.test(message)) return new Errors.QuotaExhausted({ provider: context.provider })
       const numbers = parseContextWindowMessage(message)
       if (numbers !== undefined) return contextWindowExceeded(context.model, numbers)
       return new Errors.InvalidRequest({ provider: context.provider, message })
@@ -106,6 +107,8 @@ const fromErrorType = (error: APIError, context: ErrorContext): Errors.ProviderE
 const fromStatus = (error: APIError, status: number, context: ErrorContext): Errors.ProviderError => {
   const message = describe(error)
   if (status === 400 || status === 413) {
+    // The API reports an empty credit balance as a 400 invalid_request_error; only its text tells it apart.
+    if (/credit balance is too low/i.test(message)) return new Errors.QuotaExhausted({ provider: context.provider })
     const numbers = parseContextWindowMessage(message)
     if (numbers !== undefined) return contextWindowExceeded(context.model, numbers)
     // A body over the request size limit can only be fixed by sending less, like an overflowing prompt.

@@ -1,0 +1,250 @@
+/**
+ * Tavily search and extraction (`@tavily/core`) as a `SearchProvider` and a `ContentExtractor`.
+ *
+ * The SDK takes a base URL (`apiBaseURL`), so tests point it at the emulator. Two limits of the SDK shape this
+ * module: it throws plain `Error`s without the HTTP status (errors are classified by Tavily's documented texts, see
+ * `internal/tavilyErrors.ts`), and it takes no AbortSignal, so interrupting a call ends the Effect at once while the
+ * HTTP request itself runs on until the SDK's own timeout (`timeout`, by default 60 s for search, 30 s for extract).
+ */
+import { tavily, type TavilyClient } from "@tavily/core"
+import { ContentExtractor, Errors, SearchProvider, Source } from "@deep-research/core"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import type * as ConfigError from "effect/ConfigError"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { fromError } from "./internal/tavilyErrors.js"
+
+// =============================================================================
+// Options
+// =============================================================================
+
+/** How to build the Tavily services. */
+export interface Options {
+  readonly apiKey: Redacted.Redacted
+  /** e.g. `http://127.0.0.1:8080/tavily`. Defaults to Tavily's own API. */
+  readonly baseUrl?: string | undefined
+  /** The SDK's limit on one request. Default: the SDK's (60 s search, 30 s extract). */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** `basic` (default) or `advanced` (tables and embedded content, slower, 2 credits per 5 URLs). */
+  readonly extractDepth?: "basic" | "advanced" | undefined
+  /** The name recorded on results and errors. Default `tavily`. */
+  readonly name?: string | undefined
+}
+
+/** Both services over one client. */
+export interface Tavily {
+  readonly search: SearchProvider.Service
+  readonly extractor: ContentExtractor.Service
+}
+
+/** Tavily answers at most this many URLs per extract call and this many results per search. */
+const maxUrlsPerExtract = 20
+const maxResultsPerSearch = 20
+
+// =============================================================================
+// Constructors
+// =============================================================================
+
+/** Builds both services. */
+export const make = (options: Options): Effect.Effect<Tavily> =>
+  Effect.sync(() => {
+    const name = options.name ?? "tavily"
+    const key = Redacted.value(options.apiKey)
+    // Without a key the SDK silently falls back to the environment or to keyless mode; refuse instead.
+    const client: TavilyClient | undefined =
+      key === ""
+        ? undefined
+        : tavily({ apiKey: key, ...(options.baseUrl !== undefined ? { apiBaseURL: options.baseUrl } : {}) })
+    const timeout =
+      options.timeout !== undefined ? { timeout: Duration.toMillis(Duration.decode(options.timeout)) / 1000 } : {}
+
+    const call = <A>(run: (client: TavilyClient) => Promise<A>): Effect.Effect<A, Errors.ProviderError> =>
+      client === undefined
+        ? Effect.fail(new Errors.AuthenticationFailed({ provider: name, detail: "no Tavily API key was given" }))
+        : Effect.tryPromise({ try: () => run(client), catch: (error) => fromError(error, { provider: name }) })
+
+    const decode = <A, I>(schema: Schema.Schema<A, I>, raw: unknown): Effect.Effect<A, Errors.ProviderUnavailable> =>
+      Schema.decodeUnknown(schema)(raw).pipe(
+        Effect.mapError(
+          (error) =>
+            new Errors.ProviderUnavailable({
+              provider: name,
+              detail: `unreadable response: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+            })
+        )
+      )
+
+    const search = Effect.fn("Tavily.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
+      const raw = yield* call((client) => client.search(query, { ...toSearchOptions(searchOptions), ...timeout }))
+      const response = yield* decode(SearchResponse, raw)
+      return toSearchResults(response, name)
+    })
+
+    const extractBatch = (urls: ReadonlyArray<string>) =>
+      Effect.flatMap(
+        call((client) =>
+          client.extract([...urls], {
+            extractDepth: options.extractDepth ?? "basic",
+            format: "markdown",
+            ...timeout
+          })
+        ),
+        (raw) => decode(ExtractResponse, raw)
+      ).pipe(Effect.map((response) => toExtractResults(urls, response)))
+
+    const extract = Effect.fn("Tavily.extract")(function* (urls: ReadonlyArray<string>) {
+      const batches: Array<ReadonlyArray<string>> = []
+      for (let i = 0; i < urls.length; i += maxUrlsPerExtract) batches.push(urls.slice(i, i + maxUrlsPerExtract))
+      const results = yield* Effect.forEach(batches, extractBatch)
+      return results.flat()
+    })
+
+    return { search: { name, search }, extractor: { name, extract } }
+  })
+
+/** Tavily as both the `SearchProvider` and the `ContentExtractor` in context. */
+export const layer = (
+  options: Options
+): Layer.Layer<SearchProvider.SearchProvider | ContentExtractor.ContentExtractor> =>
+  Layer.effectContext(
+    Effect.map(make(options), (services) =>
+      Context.make(SearchProvider.SearchProvider, services.search).pipe(
+        Context.add(ContentExtractor.ContentExtractor, services.extractor)
+      )
+    )
+  )
+
+/** Tavily as the `SearchProvider` only. */
+export const layerSearch = (options: Options): Layer.Layer<SearchProvider.SearchProvider> =>
+  Layer.effect(
+    SearchProvider.SearchProvider,
+    Effect.map(make(options), (services) => services.search)
+  )
+
+/** Tavily as the `ContentExtractor` only. */
+export const layerExtractor = (options: Options): Layer.Layer<ContentExtractor.ContentExtractor> =>
+  Layer.effect(
+    ContentExtractor.ContentExtractor,
+    Effect.map(make(options), (services) => services.extractor)
+  )
+
+/** The key from `TAVILY_API_KEY` and the base URL from `TAVILY_BASE_URL` (if set). */
+export const config: Config.Config<{ readonly apiKey: Redacted.Redacted; readonly baseUrl: string | undefined }> =
+  Config.all({
+    apiKey: Config.redacted(Config.nonEmptyString("TAVILY_API_KEY")),
+    baseUrl: Config.option(Config.nonEmptyString("TAVILY_BASE_URL")).pipe(Config.map(Option.getOrUndefined))
+  })
+
+/** Both services, configured from the environment (or whatever `ConfigProvider` is installed). */
+export const layerConfig = (
+  options: Omit<Options, "apiKey" | "baseUrl"> = {}
+): Layer.Layer<SearchProvider.SearchProvider | ContentExtractor.ContentExtractor, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(config, (fromConfig) => layer({ ...options, ...fromConfig })))
+
+// =============================================================================
+// Search
+// =============================================================================
+
+/** The SDK's search options for the port's options. */
+export const toSearchOptions = (options: SearchProvider.SearchOptions) => ({
+  maxResults: Math.max(0, Math.min(maxResultsPerSearch, options.maxResults)),
+  ...(options.depth !== undefined ? { searchDepth: options.depth } : {}),
+  ...(options.includeRawContent === true ? { includeRawContent: "markdown" as const } : {}),
+  ...(options.topic !== undefined ? { topic: options.topic } : {}),
+  ...(options.timeRange !== undefined ? { timeRange: options.timeRange } : {}),
+  ...(options.includeDomains !== undefined && options.includeDomains.length > 0
+    ? { includeDomains: [...options.includeDomains] }
+    : {}),
+  ...(options.excludeDomains !== undefined && options.excludeDomains.length > 0
+    ? { excludeDomains: [...options.excludeDomains] }
+    : {})
+})
+
+const OptionalText = Schema.optional(Schema.NullOr(Schema.String))
+
+/** The fields of the SDK's search answer this provider reads. */
+export const SearchResponse = Schema.Struct({
+  results: Schema.Array(
+    Schema.Struct({
+      url: Schema.String,
+      title: OptionalText,
+      content: OptionalText,
+      rawContent: OptionalText,
+      score: Schema.optional(Schema.NullOr(Schema.Number)),
+      publishedDate: OptionalText
+    })
+  )
+})
+export type SearchResponse = typeof SearchResponse.Type
+
+/** Search results in the port's terms. */
+export const toSearchResults = (response: SearchResponse, provider: string): ReadonlyArray<Source.SearchResult> =>
+  response.results.map(
+    (result) =>
+      new Source.SearchResult({
+        url: result.url,
+        title: result.title ?? result.url,
+        snippet: result.content ?? "",
+        provider,
+        ...(typeof result.rawContent === "string" && result.rawContent !== "" ? { rawContent: result.rawContent } : {}),
+        ...(typeof result.score === "number" ? { score: result.score } : {}),
+        ...(typeof result.publishedDate === "string" && result.publishedDate !== ""
+          ? { publishedDate: result.publishedDate }
+          : {})
+      })
+  )
+
+// =============================================================================
+// Extract
+// =============================================================================
+
+/** The fields of the SDK's extract answer this provider reads. */
+export const ExtractResponse = Schema.Struct({
+  results: Schema.Array(Schema.Struct({ url: Schema.String, title: OptionalText, rawContent: OptionalText })),
+  failedResults: Schema.Array(Schema.Struct({ url: Schema.String, error: OptionalText }))
+})
+export type ExtractResponse = typeof ExtractResponse.Type
+
+/** Tavily may echo a URL normalised (trailing slash, host case); match on a lenient form when the exact one fails. */
+const urlKey = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    return `${parsed.protocol}//${parsed.host.toLowerCase()}${parsed.pathname.replace(/\/+$/, "")}${parsed.search}`
+  } catch {
+    return url.trim()
+  }
+}
+
+/** One result per requested URL, in order: the page, Tavily's reason for failing it, or that it did not answer. */
+export const toExtractResults = (
+  urls: ReadonlyArray<string>,
+  response: ExtractResponse
+): ReadonlyArray<Source.ExtractResult> => {
+  const find = <A extends { readonly url: string }>(items: ReadonlyArray<A>, url: string): A | undefined =>
+    items.find((item) => item.url === url) ?? items.find((item) => urlKey(item.url) === urlKey(url))
+  return urls.map((url): Source.ExtractResult => {
+    const page = find(response.results, url)
+    if (page !== undefined && typeof page.rawContent === "string" && page.rawContent.trim() !== "") {
+      return new Source.ExtractedPage({
+        url,
+        title: page.title ?? url,
+        content: page.rawContent,
+        contentType: "text/markdown"
+      })
+    }
+    const failed = find(response.failedResults, url)
+    if (failed !== undefined) {
+      return new Source.ExtractFailure({ url, reason: failed.error ?? "Tavily could not extract the page" })
+    }
+    return new Source.ExtractFailure({
+      url,
+      reason: page !== undefined ? "Tavily returned no content" : "Tavily did not return this URL"
+    })
+  })
+}
