@@ -38,6 +38,8 @@ export interface Handle {
   readonly setLatency: (endpoint: Endpoint | "all", latency: Duration.DurationInput) => Effect.Effect<void>
   /** The requests received so far, oldest first, optionally of one endpoint. */
   readonly requests: (endpoint?: Endpoint) => Effect.Effect<ReadonlyArray<RecordedRequest>>
+  /** The requests whose client went away before an answer (a hang or a long latency), oldest first. */
+  readonly abandoned: (endpoint?: Endpoint) => Effect.Effect<ReadonlyArray<RecordedRequest>>
   /** Answers unscripted requests (used by the simulated research mode); `undefined` answers leave the 501. */
   readonly setFallback: (fallback: Fallback | undefined) => Effect.Effect<void>
 }
@@ -92,6 +94,8 @@ const makeHandle = (url: string, state: State): Handle => ({
     }),
   requests: (endpoint) =>
     Effect.sync(() => state.log.filter((request) => endpoint === undefined || request.endpoint === endpoint)),
+  abandoned: (endpoint) =>
+    Effect.sync(() => state.abandoned.filter((request) => endpoint === undefined || request.endpoint === endpoint)),
   setFallback: (fallback) =>
     Effect.sync(() => {
       state.fallback = fallback

@@ -19,6 +19,8 @@ export interface State {
   readonly responders: Map<Endpoint, { readonly responder: Responder; next: number }>
   readonly latency: Map<Endpoint | "all", number>
   readonly log: Array<RecordedRequest>
+  /** Requests whose client went away before they were answered (hangs, long latency). */
+  readonly abandoned: Array<RecordedRequest>
   fallback: Fallback | undefined
 }
 
@@ -188,11 +190,18 @@ const handle = async (state: State, req: Http.IncomingMessage, res: Http.ServerR
   }
   state.log.push(request)
   const latency = state.latency.get(endpoint) ?? state.latency.get("all") ?? 0
-  if (!(await delay(latency, res))) return
+  if (!(await delay(latency, res))) {
+    state.abandoned.push(request)
+    return
+  }
   let reply = await pickReply(state, request)
   if (reply.kind === "fault") {
     const action = faultAction(endpoint, reply.fault, request)
-    if (action === "hang") return
+    if (action === "hang") {
+      if (res.writableFinished || req.socket.destroyed) state.abandoned.push(request)
+      else res.once("close", () => state.abandoned.push(request))
+      return
+    }
     if (action === "reset") {
       req.socket.destroy()
       return
@@ -233,7 +242,14 @@ const handle = async (state: State, req: Http.IncomingMessage, res: Http.ServerR
 /** Starts a server on 127.0.0.1. */
 export const listen = (port: number): Promise<Running> =>
   new Promise((resolve, reject) => {
-    const state: State = { queues: new Map(), responders: new Map(), latency: new Map(), log: [], fallback: undefined }
+    const state: State = {
+      queues: new Map(),
+      responders: new Map(),
+      latency: new Map(),
+      log: [],
+      abandoned: [],
+      fallback: undefined
+    }
     const server = Http.createServer((req, res) => {
       handle(state, req, res).catch((error: unknown) => {
         if (res.headersSent) return res.destroy()
