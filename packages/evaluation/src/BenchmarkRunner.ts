@@ -447,7 +447,7 @@ export const run = <E, R>(
 
     const runTask = (task: Task) =>
       Effect.gen(function* () {
-        yield* Effect.logInfo(`benchmark task ${task.id} started`)
+        yield* Effect.logDebug(`benchmark task ${task.id} started`)
         const startedAt = yield* Clock.currentTimeMillis
         const exit = yield* Effect.exit(options.research(task))
         const durationMillis = (yield* Clock.currentTimeMillis) - startedAt
@@ -469,7 +469,7 @@ export const run = <E, R>(
             })
         // Once research is done its output is saved whole, even if the run is interrupted meanwhile.
         yield* Effect.uninterruptible(save(record))
-        yield* Effect.logInfo(`benchmark task ${task.id} ${record.status}`)
+        yield* Effect.logDebug(`benchmark task ${task.id} ${record.status}`)
         if (options.onTaskFinished !== undefined) yield* options.onTaskFinished(record)
         return record
       })
