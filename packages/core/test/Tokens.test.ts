@@ -1,0 +1,117 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import * as LanguageModel from "../src/LanguageModel.js"
+import * as Tokens from "../src/Tokens.js"
+import * as Tool from "../src/Tool.js"
+import { Schema } from "effect"
+
+describe("Tokens.estimateTokens", () => {
+  it("counts 4 characters a token, rounded up", () => {
+    assert.strictEqual(Tokens.estimateTokens(""), 0)
+    assert.strictEqual(Tokens.estimateTokens("abc"), 1)
+    assert.strictEqual(Tokens.estimateTokens("abcd"), 1)
+    assert.strictEqual(Tokens.estimateTokens("abcde"), 2)
+    assert.strictEqual(Tokens.estimateTokens("x".repeat(4000)), 1000)
+  })
+
+  it("estimates a request over system prompt, messages, tool calls and tool definitions", () => {
+    const call = new LanguageModel.ToolCall({ id: "c1", name: "webSearch", arguments: { queries: ["a"] } })
+    const tool = Tool.make("webSearch", {
+      description: "Search the web",
+      schema: Schema.Struct({ queries: Schema.Array(Schema.String) })
+    })
+    const bare: LanguageModel.GenerateRequest = {
+      system: "s".repeat(40),
+      messages: [LanguageModel.user("u".repeat(80))]
+    }
+    assert.strictEqual(Tokens.estimateRequestTokens(bare), 30)
+    const withTurn: LanguageModel.GenerateRequest = {
+      ...bare,
+      messages: [...bare.messages, LanguageModel.assistant("", [call]), LanguageModel.toolResult(call, "r".repeat(400))]
+    }
+    assert.isAbove(Tokens.estimateRequestTokens(withTurn), 30 + 100)
+    const withTools = { ...withTurn, tools: [tool.definition] }
+    assert.isAbove(Tokens.estimateRequestTokens(withTools), Tokens.estimateRequestTokens(withTurn))
+  })
+})
+
+describe("Tokens.contextWindowOf", () => {
+  const cases: ReadonlyArray<readonly [string, number]> = [
+    ["gpt-5", 400_000],
+    ["gpt-5-mini-2025-08-07", 400_000],
+    ["gpt-4.1-nano", 1_047_576],
+    ["gpt-4o-mini", 128_000],
+    ["gpt-4", 8_192],
+    ["o1-mini", 128_000],
+    ["o3", 200_000],
+    ["o4-mini", 200_000],
+    ["claude-3-5-haiku-20241022", 200_000],
+    ["claude-opus-4-5-20251101", 200_000],
+    ["claude-sonnet-4-5", 200_000],
+    ["claude-2.0", 100_000],
+    ["gemini-1.5-pro-002", 2_097_152],
+    ["gemini-2.0-flash-001", 1_048_576],
+    ["gemini-2.5-pro", 1_048_576],
+    ["llama3", 8_192],
+    ["llama3.1:70b", 131_072],
+    ["meta-llama/Llama-3.3-70B-Instruct", 131_072],
+    ["qwen2.5:14b", 32_768],
+    ["qwen3:32b", 40_960],
+    ["mistral:7b", 32_768],
+    ["mistral-nemo", 131_072],
+    ["mixtral:8x22b", 65_536],
+    ["gemma2:9b", 8_192],
+    ["gemma3:27b", 131_072],
+    ["phi3:medium-128k", 131_072],
+    ["phi4:14b", 16_384],
+    ["deepseek-r1:8b", 131_072],
+    ["deepseek-v3", 131_072],
+    ["command-r-plus", 131_072]
+  ]
+
+  it("finds the window of the common model families by longest substring match, case-insensitively", () => {
+    for (const [model, tokens] of cases) {
+      assert.strictEqual(Tokens.contextWindowOf(model), tokens, model)
+    }
+  })
+
+  it("gives 128k to models the table does not know", () => {
+    assert.strictEqual(Tokens.contextWindowOf("my-own-finetune"), 128_000)
+  })
+
+  it("prefers the longest match over the first one", () => {
+    const table = new Tokens.ContextWindows({
+      defaultTokens: 1_000,
+      windows: [
+        new Tokens.ContextWindow({ match: "model", tokens: 10 }),
+        new Tokens.ContextWindow({ match: "model-large", tokens: 20 })
+      ]
+    })
+    assert.strictEqual(Tokens.contextWindowOf("vendor/Model-Large-v2", table), 20)
+    assert.strictEqual(Tokens.contextWindowOf("model-small", table), 10)
+    assert.strictEqual(Tokens.contextWindowOf("other", table), 1_000)
+  })
+
+  it.effect("a user table decoded from JSON replaces the shipped one through the layer", () =>
+    Effect.gen(function* () {
+      const table = yield* Tokens.decodeTable(JSON.stringify({ windows: [{ match: "gpt-5", tokens: 50_000 }] }))
+      assert.strictEqual(table.defaultTokens, 128_000)
+      const replaced = yield* Tokens.contextWindow("gpt-5-mini").pipe(Effect.provide(Tokens.layer(table)))
+      assert.strictEqual(replaced, 50_000)
+      const shipped = yield* Tokens.contextWindow("gpt-5-mini")
+      assert.strictEqual(shipped, 400_000)
+    })
+  )
+
+  it.effect("refuses a table with a non-positive window", () =>
+    Effect.gen(function* () {
+      const result = yield* Effect.either(Tokens.decodeTable(JSON.stringify({ windows: [{ match: "x", tokens: 0 }] })))
+      assert.isTrue(Either.isLeft(result))
+    })
+  )
+
+  it("leaves the input budget after reserving output, never below zero", () => {
+    assert.strictEqual(Tokens.inputBudget(128_000, 8_000), 120_000)
+    assert.strictEqual(Tokens.inputBudget(4_000, 8_000), 0)
+  })
+})
