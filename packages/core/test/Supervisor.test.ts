@@ -1,0 +1,366 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Fiber, Layer, Option, Ref, TestClock } from "effect"
+import * as Budget from "../src/Budget.js"
+import { ProviderUnavailable } from "../src/Errors.js"
+import * as LanguageModel from "../src/LanguageModel.js"
+import * as ModelRouter from "../src/ModelRouter.js"
+import * as Checkpoint from "../src/phases/Checkpoint.js"
+import * as Supervisor from "../src/phases/Supervisor.js"
+import { IssuedDirective, SupervisionRound, TopicResult, Directive } from "../src/Research.js"
+import * as ResearchConfig from "../src/ResearchConfig.js"
+import * as Session from "../src/Session.js"
+import { Source } from "../src/Source.js"
+import { MemorySessionStore, ScriptedModel } from "../src/testing/index.js"
+import * as UsageLedger from "../src/UsageLedger.js"
+
+// =============================================================================
+// Harness: a scripted supervisor, a research unit that makes one scripted researcher call, a memory store
+// =============================================================================
+
+const directive = (topic: string, priority = 1) => ({
+  topic,
+  perspective: "neutral",
+  evidenceNeeded: "primary sources",
+  priority
+})
+
+const conduct = (...topics: ReadonlyArray<string | readonly [string, number]>) =>
+  ScriptedModel.toolCalls(
+    { name: "think", arguments: { reflection: "Plan the next directives." } },
+    ...topics.map((t) => ({
+      name: "conductResearch",
+      arguments: typeof t === "string" ? directive(t) : directive(t[0], t[1])
+    }))
+  )
+
+const complete = ScriptedModel.toolCalls({ name: "researchComplete", arguments: {} })
+
+const newSession = (config: ResearchConfig.ResearchConfig, rounds: ReadonlyArray<SupervisionRound> = []) =>
+  new Session.Session({
+    version: Session.currentVersion,
+    id: "supervision-test",
+    query: "What should we know?",
+    createdAt: 0,
+    updatedAt: 0,
+    config,
+    status: "running",
+    rounds,
+    sources: [],
+    metrics: [],
+    usage: []
+  })
+
+const config = (fields: Partial<typeof ResearchConfig.ResearchConfig.Encoded>) =>
+  ResearchConfig.decode(fields).pipe(Effect.orDie)
+
+/** What the research units did. */
+interface Probe {
+  readonly inFlight: Ref.Ref<number>
+  readonly maxInFlight: Ref.Ref<number>
+  readonly started: Ref.Ref<ReadonlyArray<string>>
+}
+
+const makeProbe = Effect.all({
+  inFlight: Ref.make(0),
+  maxInFlight: Ref.make(0),
+  started: Ref.make<ReadonlyArray<string>>([])
+})
+
+/** A researcher model that takes `seconds` (on the test clock) per call and counts the calls in flight. */
+const researcherScript =
+  (probe: Probe, seconds: number, output: string): ScriptedModel.Script =>
+  () =>
+    Effect.gen(function* () {
+      const now = yield* Ref.updateAndGet(probe.inFlight, (n) => n + 1)
+      yield* Ref.update(probe.maxInFlight, (max) => Math.max(max, now))
+      yield* Effect.sleep(`${seconds} seconds`)
+      yield* Ref.update(probe.inFlight, (n) => n - 1)
+      return output
+    })
+
+/** A research unit over the scripted researcher: one call, one source, findings citing it. Topics with FAIL fail. */
+const unit =
+  (probe: Probe): Supervisor.UnitRunner<ModelRouter.ModelRouter> =>
+  (input) =>
+    Effect.gen(function* () {
+      const id = input.directive.id
+      const topic = input.directive.directive.topic
+      yield* Ref.update(probe.started, (xs) => [...xs, topic])
+      yield* Effect.ignore(ModelRouter.generate("researcher", { messages: [LanguageModel.user(topic)] }))
+      const source = new Source({
+        id: `${id}-s1`,
+        url: `https://${id}.example.org/page`,
+        title: `Source for ${topic}`,
+        content: "content",
+        provider: "static",
+        quality: "high",
+        retrievedAt: 0,
+        directiveId: id,
+        rawLength: 100
+      })
+      const failed = topic.includes("FAIL")
+      return {
+        result: new TopicResult({
+          directiveId: id,
+          status: failed ? "failed" : "completed",
+          findings: failed ? "" : `Findings about ${topic} [1].`,
+          supervisorSummary: failed ? "" : `SUMMARY of ${topic}`,
+          sourceIds: failed ? [] : [source.id],
+          stopReason: failed ? "failed" : "complete",
+          toolCalls: 1,
+          turns: 1,
+          compressed: true,
+          ...(failed ? { error: "ProviderUnavailable: search is down" } : {})
+        }),
+        sources: failed ? [] : [source]
+      }
+    })
+
+interface Run {
+  readonly outcome: Supervisor.Outcome
+  readonly session: Session.Session
+  readonly probe: Probe
+  readonly calls: ReadonlyArray<ScriptedModel.RecordedCall>
+}
+
+/** Runs supervision on the test clock, advancing it until supervision ends. */
+const supervise = (options: {
+  readonly supervisor: ScriptedModel.Script
+  readonly config: ResearchConfig.ResearchConfig
+  readonly researcherSeconds?: number | undefined
+  readonly researcherOutput?: string | undefined
+  /** Seconds the test clock moves per step. */
+  readonly clockStep?: number | undefined
+  readonly rounds?: ReadonlyArray<SupervisionRound> | undefined
+}) =>
+  Effect.gen(function* () {
+    const probe = yield* makeProbe
+    const ledger = yield* UsageLedger.make()
+    const budget = yield* Budget.make(options.config.budget, ledger)
+    const layer = Layer.merge(
+      ScriptedModel.layerRouter({
+        default: [],
+        roles: {
+          supervisor: options.supervisor,
+          researcher: researcherScript(probe, options.researcherSeconds ?? 1, options.researcherOutput ?? "notes")
+        }
+      }),
+      MemorySessionStore.layer
+    )
+    const program = Effect.gen(function* () {
+      const handle = yield* Checkpoint.make(newSession(options.config, options.rounds), ledger)
+      const outcome = yield* handle.phase(
+        "supervision",
+        Supervisor.run({
+          query: "What should we know?",
+          brief: undefined,
+          constraints: undefined,
+          config: options.config,
+          session: handle,
+          budget,
+          runUnit: unit(probe)
+        })
+      )
+      return { outcome, session: yield* handle.get, calls: yield* ScriptedModel.calls }
+    }).pipe(Effect.provide(layer), Effect.provideService(UsageLedger.UsageLedger, ledger))
+    const fiber = yield* Effect.fork(program)
+    for (let i = 0; i < 10_000; i++) {
+      if (Option.isSome(yield* Fiber.poll(fiber))) break
+      yield* TestClock.adjust(`${options.clockStep ?? 1} seconds`)
+    }
+    const result = yield* Fiber.join(fiber)
+    return { ...result, probe } satisfies Run
+  })
+
+const supervisorRequests = (run: Run) => run.calls.filter((c) => c.role === "supervisor").map((c) => c.request)
+
+const lastUserText = (request: LanguageModel.GenerateRequest) =>
+  [...request.messages].reverse().find((m) => m._tag === "user")?.content ?? ""
+
+// =============================================================================
+// Tests
+// =============================================================================
+
+describe("Supervisor", () => {
+  it.effect("runs research units up to the concurrency cap and never above it", () =>
+    Effect.gen(function* () {
+      const run = yield* supervise({
+        supervisor: [conduct("a", "b", "c", "d", "e", "f", "g"), complete],
+        config: yield* config({ maxConcurrentResearchUnits: 3, maxDirectivesPerRound: 10 })
+      })
+      assert.strictEqual(yield* Ref.get(run.probe.maxInFlight), 3)
+      assert.strictEqual((yield* Ref.get(run.probe.started)).length, 7)
+      assert.strictEqual(run.session.rounds[0]?.results.length, 7)
+      assert.strictEqual(run.outcome.reason, "research_complete")
+    })
+  )
+
+  it.effect("runs higher priorities first and defers directives over the per-round limit", () =>
+    Effect.gen(function* () {
+      const run = yield* supervise({
+        supervisor: [conduct(["low", 3], ["first", 1], ["middle", 2], ["second", 1]), complete],
+        config: yield* config({ maxConcurrentResearchUnits: 1, maxDirectivesPerRound: 3 })
+      })
+      assert.deepStrictEqual(yield* Ref.get(run.probe.started), ["first", "second", "middle"])
+      assert.deepStrictEqual(
+        run.session.rounds[0]?.deferred.map((d) => d.topic),
+        ["low"]
+      )
+      const second = supervisorRequests(run)[1]
+      assert.include(second ? lastUserText(second) : "", "over the limit")
+    })
+  )
+
+  it.effect("a failing research unit is recorded and the others' work goes on", () =>
+    Effect.gen(function* () {
+      const run = yield* supervise({
+        supervisor: [conduct("ok one", "FAIL this", "ok two"), conduct("ok three"), complete],
+        config: yield* config({})
+      })
+      const first = run.session.rounds[0]
+      assert.deepStrictEqual(first?.results.map((r) => r.status).sort(), ["completed", "completed", "failed"])
+      // Research went on to a second round, and the supervisor was told which unit failed.
+      assert.strictEqual(run.session.rounds.length, 2)
+      assert.strictEqual(run.outcome.reason, "research_complete")
+      const second = supervisorRequests(run)[1]
+      const toolTexts = second?.messages.filter((m) => m._tag === "tool").map((m) => m.content) ?? []
+      assert.isTrue(toolTexts.some((t) => t.includes("FAIL this") && t.includes("failed")))
+      assert.isFalse(toolTexts.some((t) => t.includes("search is down")))
+    })
+  )
+
+  it.effect("the supervisor reads every topic's summary and an evidence inventory after a round", () =>
+    Effect.gen(function* () {
+      const run = yield* supervise({
+        supervisor: [conduct("alpha", "beta"), complete],
+        config: yield* config({})
+      })
+      const second = supervisorRequests(run)[1]
+      const toolTexts = second?.messages.filter((m) => m._tag === "tool").map((m) => m.content) ?? []
+      assert.isTrue(toolTexts.some((t) => t.includes("SUMMARY of alpha")))
+      assert.isTrue(toolTexts.some((t) => t.includes("SUMMARY of beta")))
+      const inventory = second ? lastUserText(second) : ""
+      assert.include(inventory, "Evidence inventory")
+      assert.include(inventory, "r1-d1.example.org")
+      assert.include(inventory, "Total: 2 sources from 2 domains")
+    })
+  )
+
+  it.effect("stops on researchComplete", () =>
+    Effect.gen(function* () {
+      const run = yield* supervise({ supervisor: [conduct("a"), complete], config: yield* config({}) })
+      assert.strictEqual(run.outcome.reason, "research_complete")
+      assert.strictEqual(run.session.supervisionStopReason, "research_complete")
+      assert.strictEqual(run.session.rounds.length, 1)
+    })
+  )
+
+  it.effect("stops when the supervisor calls no tool", () =>
+    Effect.gen(function* () {
+      const run = yield* supervise({ supervisor: [conduct("a"), "I am done."], config: yield* config({}) })
+      assert.strictEqual(run.outcome.reason, "no_tool_call")
+      assert.strictEqual(run.session.rounds.length, 1)
+    })
+  )
+
+  it.effect("stops at the round limit", () =>
+    Effect.gen(function* () {
+      const run = yield* supervise({
+        supervisor: [conduct("again")],
+        config: yield* config({ maxSupervisionRounds: 3 })
+      })
+      assert.strictEqual(run.outcome.reason, "max_rounds")
+      assert.strictEqual(run.session.rounds.length, 3)
+      assert.strictEqual(supervisorRequests(run).length, 3)
+    })
+  )
+
+  it.effect("stops at the wall-clock limit and interrupts units that overrun it", () =>
+    Effect.gen(function* () {
+      // Each researcher call takes 10 minutes; research may take 15.
+      const run = yield* supervise({
+        supervisor: [conduct("slow")],
+        config: yield* config({ maxResearchDuration: 15 * 60_000 }),
+        researcherSeconds: 600,
+        clockStep: 30
+      })
+      assert.strictEqual(run.outcome.reason, "time_limit")
+      assert.strictEqual(run.session.rounds.length, 2)
+      assert.strictEqual(run.session.rounds[0]?.results.length, 1)
+      // The second round's unit would have ended at 20 minutes: it was stopped after the grace period.
+      assert.strictEqual(run.session.rounds[1]?.results.length, 0)
+      assert.isTrue(run.session.rounds[1]?.completed)
+    })
+  )
+
+  it.effect("stops when the budget runs low", () =>
+    Effect.gen(function* () {
+      // The researcher of the first round spends about 10,000 tokens: all research may spend of 20,000.
+      const run = yield* supervise({
+        supervisor: [conduct("a"), conduct("b"), complete],
+        config: yield* config({ budget: { maxTokens: 20_000, synthesisReserve: 0.5 } }),
+        researcherOutput: "x".repeat(40_000)
+      })
+      assert.strictEqual(run.outcome.reason, "budget")
+      assert.strictEqual(run.session.rounds.length, 1)
+    })
+  )
+
+  it.effect("stops when the supervisor keeps thinking without delegating", () =>
+    Effect.gen(function* () {
+      const thinking = ScriptedModel.toolCalls({ name: "think", arguments: { reflection: "hmm" } })
+      const run = yield* supervise({ supervisor: [thinking], config: yield* config({}) })
+      assert.strictEqual(run.outcome.reason, "no_directives")
+      assert.strictEqual(supervisorRequests(run).length, Supervisor.maxTurnsWithoutDelegation)
+    })
+  )
+
+  it.effect("a malformed directive becomes a tool error the supervisor sees", () =>
+    Effect.gen(function* () {
+      const bad = ScriptedModel.toolCalls({ name: "conductResearch", arguments: { topic: "no priority" } })
+      const run = yield* supervise({ supervisor: [bad, conduct("fixed"), complete], config: yield* config({}) })
+      const second = supervisorRequests(run)[1]
+      const errors = second?.messages.filter((m) => m._tag === "tool" && m.isError).map((m) => m.content) ?? []
+      assert.isTrue(errors.some((t) => t.includes("invalid")))
+      assert.deepStrictEqual(yield* Ref.get(run.probe.started), ["fixed"])
+    })
+  )
+
+  it.effect("a failing supervisor model ends supervision with its error", () =>
+    Effect.gen(function* () {
+      const run = yield* supervise({
+        supervisor: [new ProviderUnavailable({ provider: "scripted", status: 503 })],
+        config: yield* config({})
+      })
+      assert.strictEqual(run.outcome.reason, "supervisor_failed")
+      assert.strictEqual(run.outcome.error?._tag, "ProviderUnavailable")
+    })
+  )
+
+  it.effect("an interrupted round re-runs only its unfinished directives", () =>
+    Effect.gen(function* () {
+      const issued = ["done", "pending one", "pending two"].map(
+        (topic, i) => new IssuedDirective({ id: `r1-d${i + 1}`, round: 1, directive: new Directive(directive(topic)) })
+      )
+      const finished = new TopicResult({
+        directiveId: "r1-d1",
+        status: "completed",
+        findings: "Findings [1].",
+        supervisorSummary: "summary",
+        sourceIds: [],
+        stopReason: "complete",
+        toolCalls: 1,
+        turns: 1,
+        compressed: true
+      })
+      const run = yield* supervise({
+        supervisor: [complete],
+        config: yield* config({}),
+        rounds: [new SupervisionRound({ round: 1, directives: issued, results: [finished], completed: false })]
+      })
+      assert.deepStrictEqual(yield* Ref.get(run.probe.started), ["pending one", "pending two"])
+      assert.strictEqual(run.session.rounds[0]?.results.length, 3)
+      assert.isTrue(run.session.rounds[0]?.completed)
+    })
+  )
+})
