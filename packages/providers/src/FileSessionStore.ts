@@ -102,25 +102,6 @@ const vendorKeyPattern = /(?<![A-Za-z0-9_-])(?:sk|tvly|pplx)-(?=[A-Za-z0-9_-]*\d
 /** Too short to be a key, and replacing it would mangle ordinary text. */
 const minimumSecretLength = 8
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => {
-  if (!Predicate.isRecord(value)) return false
-  const prototype: unknown = Object.getPrototypeOf(value)
-  return prototype === Object.prototype || prototype === null
-}
-
-/** Replaces every `Redacted` inside an encoded value by a marker, counting them. */
-const stripRedacted = (value: unknown, found: { count: number }): unknown => {
-  if (Redacted.isRedacted(value)) {
-    found.count++
-    return redactedMarker
-  }
-  if (Array.isArray(value)) return value.map((item) => stripRedacted(item, found))
-  if (isPlainObject(value)) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, stripRedacted(item, found)]))
-  }
-  return value
-}
-
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 /** Removes known secrets and anything shaped like a vendor API key from a text about to be written. */
@@ -217,13 +198,14 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     const ensureDirectory = (id: string) =>
       orDieWith(`cannot create ${sessionDirectory(id)}`)(fs.makeDirectory(sessionDirectory(id), { recursive: true }))
 
-    const scrubbed = (file: string, text: string, redactedValues = 0): Effect.Effect<string> => {
+    const scrubbed = (file: string, text: string): Effect.Effect<string> => {
       const result = scrub(text)
-      const removed = result.removed + redactedValues
-      return removed === 0
+      return result.removed === 0
         ? Effect.succeed(text)
         : Effect.as(
-            Effect.logWarning(`FileSessionStore: removed ${removed} secret value(s) from ${file} before writing it`),
+            Effect.logWarning(
+              `FileSessionStore: removed ${result.removed} secret value(s) from ${file} before writing it`
+            ),
             result.text
           )
     }
@@ -342,8 +324,8 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         )
       )
       const file = fileOf(id, sessionFileName)
-      const found = { count: 0 }
-      const text = yield* scrubbed(file, `${JSON.stringify(stripRedacted(encoded, found), null, 2)}\n`, found.count)
+      // Encoding refuses a Redacted where text is expected, and a Redacted serialises as "<redacted>" anyway.
+      const text = yield* scrubbed(file, `${JSON.stringify(encoded, null, 2)}\n`)
       yield* serially(
         id,
         Effect.gen(function* () {

@@ -569,7 +569,7 @@ describe("FileSessionStore", () => {
 
   const key = "sk-test-SECRET-1234567890"
 
-  it.scopedLive("Redacted values and vendor-shaped keys are stripped from everything written, with a warning", () =>
+  it.scopedLive("anything shaped like a vendor API key is stripped from everything written, with a warning", () =>
     Effect.gen(function* () {
       const { directory, store } = yield* setup()
       const leaky = makeSession("leaky", {
@@ -586,6 +586,20 @@ describe("FileSessionStore", () => {
       for (const file of yield* readTree(directory)) assert.notInclude(file.text, key, file.name)
       assert.include((yield* store.load("leaky")).error?.message ?? "", "[redacted]")
       assert.strictEqual(lines.filter((line) => line.includes("removed") && line.includes("secret")).length, 3)
+    }).pipe(Effect.provide(NodeLayer))
+  )
+
+  it.scopedLive("a Redacted value where a session or an event holds text is refused, and nothing is written", () =>
+    Effect.gen(function* () {
+      const { fs, directory, store } = yield* setup()
+      const secret = Redacted.make(key)
+      // Forged on purpose, past the types and the constructor's checks: what a careless caller could hand over.
+      const session = new Session.Session({ ...makeSession("refused"), query: secret as unknown as string }, true)
+      assert.strictEqual((yield* Effect.flip(store.save(session)))._tag, "InvalidInput")
+      const started = { _tag: "SessionStarted", query: secret, sessionId: "refused", timestamp: 1 } as const
+      const appended = store.appendEvents("refused", [started as unknown as ResearchEvents.ResearchEvent])
+      assert.strictEqual((yield* Effect.flip(appended))._tag, "InvalidInput")
+      assert.deepStrictEqual(yield* fs.readDirectory(directory), [])
     }).pipe(Effect.provide(NodeLayer))
   )
 
@@ -702,7 +716,7 @@ const encodeSession = (session: Session.Session) =>
 
 /** A session value with any id, bypassing the constructor's validation, to feed bad ids to `save`. */
 const makeSessionUnchecked = (id: string): Session.Session =>
-  new Session.Session({ ...makeSession("placeholder"), id }, { disableValidation: true })
+  new Session.Session({ ...makeSession("placeholder"), id }, true)
 
 /** Sets environment variables for the test's scope (undefined removes one), restoring them afterwards. */
 const withEnvironment = (values: Record<string, string | undefined>) =>
