@@ -15,6 +15,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
+import * as Random from "effect/Random"
 import * as Schema from "effect/Schema"
 import { Errors, UsageLedger, type Session } from "@deep-research/core"
 import * as CitationCheck from "./CitationCheck.js"
@@ -349,7 +350,7 @@ const fileError = (path: string) => (error: { readonly message: string }) =>
 /** Writes a file through a temporary file and a rename, so a crash leaves the old file or the new one. */
 const writeAtomically = (fs: FileSystem.FileSystem, file: string, text: string) =>
   Effect.gen(function* () {
-    const temporary = `${file}.${(yield* Clock.currentTimeNanos).toString(36)}.tmp`
+    const temporary = `${file}.${(yield* Clock.currentTimeNanos).toString(36)}-${yield* Random.nextIntBetween(0, 1_000_000_000)}.tmp`
     yield* fs.writeFileString(temporary, text)
     yield* fs.rename(temporary, file)
   }).pipe(Effect.mapError(fileError(file)))

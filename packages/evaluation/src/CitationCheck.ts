@@ -50,7 +50,7 @@ export class CitationReport extends Schema.Class<CitationReport>(
   uncitedSources: Schema.Array(Finding),
   /** List entries with the same normalised URL or title as an earlier entry. */
   duplicateSources: Schema.Array(Finding),
-  /** List entries whose URL the session never retrieved (or that have no URL at all). */
+  /** List entries (and links in the body) whose URL the session never retrieved, and list entries with no URL. */
   unretrievedSources: Schema.Array(Finding),
   /** Quoted passages not found in the text of the source they cite. */
   unsupportedQuotes: Schema.Array(Finding)
@@ -183,11 +183,18 @@ export const check = (input: Input, options?: Options): CitationReport => {
     return []
   })
 
-  const unretrievedSources = report.sources.flatMap((entry) => {
+  const listedUnretrieved = report.sources.flatMap((entry) => {
     if (entry.url === undefined) return [finding(entry, `source ${entry.number} has no URL`)]
     if (retrieved.has(normalizeUrl(entry.url))) return []
     return [finding(entry, `${entry.url} was never retrieved in this session`)]
   })
+  // Links in the body cite too, whether or not the list repeats them.
+  const inlineUnretrieved = report.body.flatMap((line) =>
+    [...new Set([...line.text.matchAll(/https?:\/\/[^\s<>()\]]+/g)].map((m) => m[0].replace(/[.,;:'"]+$/, "")))]
+      .filter((url) => !retrieved.has(normalizeUrl(url)))
+      .map((url) => finding(line, `inline link ${url} was never retrieved in this session`))
+  )
+  const unretrievedSources = [...listedUnretrieved, ...inlineUnretrieved]
 
   let quotesChecked = 0
   const unsupportedQuotes = report.body.flatMap((line) =>

@@ -91,6 +91,28 @@ describe("CitationCheck", () => {
     )
   })
 
+  it("reports links in the body that the session never retrieved", () => {
+    const markdown = clean.replace(
+      "weighs on it [2].",
+      "weighs on it [2], see https://example.org/dollar and [this](https://fake.io/x)."
+    )
+    const report = CitationCheck.check({ markdown, sources })
+    assert.deepStrictEqual(
+      report.unretrievedSources.map((f) => [f.line, f.detail]),
+      [[3, "inline link https://fake.io/x was never retrieved in this session"]]
+    )
+  })
+
+  it("takes a citation just before a quote as the quote's citation", () => {
+    const markdown = clean.replace(
+      "# Gold",
+      '# Gold\n\nAs [2] put it, "central banks bought more gold in 2023 than in any year before".'
+    )
+    const report = CitationCheck.check({ markdown, sources })
+    assert.strictEqual(report.quotesChecked, 1)
+    assert.include(report.unsupportedQuotes[0]?.detail ?? "", "does not occur in [2]")
+  })
+
   it("checks a quoted passage against the text of the source it cites", () => {
     const supported = "The bank said “gold tends to fall when real interest rates rise sharply over a year” [1]."
     const invented = 'It added that "gold will double within the next five years according to our models" [1].'
