@@ -10,6 +10,7 @@
  * under it.
  */
 import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -337,9 +338,10 @@ export const layer = (settings: Settings = defaultSettings): Layer.Layer<Resilie
 /** The policy of the design. */
 export const layerDefault: Layer.Layer<Resilience> = layer(defaultSettings)
 
-/** The policy over settings from config (see `settingsConfig`). */
-export const layerConfig = (config: Config.Config<Settings> = settingsConfig): Layer.Layer<Resilience, never> =>
-  Layer.effect(Resilience, Effect.flatMap(Effect.orDie(config), make))
+/** The policy over settings from config (see `settingsConfig`); invalid settings fail the layer with a ConfigError. */
+export const layerConfig = (
+  config: Config.Config<Settings> = settingsConfig
+): Layer.Layer<Resilience, ConfigError.ConfigError> => Layer.effect(Resilience, Effect.flatMap(config, make))
 
 // =============================================================================
 // Accessors

@@ -134,13 +134,23 @@ export const truncateSections = (sections: ReadonlyArray<Section>, targetTokens:
   const order = dropOrder(sections)
   const contentSections = sections.filter((section) => !isProtected(section)).length
   const maxDrops = Math.min(order.length, contentSections - 1)
-  let remaining = sections
-  for (let drops = 1; drops <= maxDrops; drops++) {
+  const withoutWorst = (drops: number): ReadonlyArray<Section> => {
     const dropped = new Set(order.slice(0, drops))
-    remaining = sections.filter((section) => !dropped.has(section))
-    const attempt = shorten(remaining, targetTokens, 0.5)
+    return sections.filter((section) => !dropped.has(section))
+  }
+  // Dropping more never makes the rest larger, so the fewest drops that fit can be found by bisection.
+  let low = 1
+  let high = maxDrops
+  while (low < high) {
+    const middle = Math.floor((low + high) / 2)
+    if (shorten(withoutWorst(middle), targetTokens, 0.5).fits) high = middle
+    else low = middle + 1
+  }
+  if (maxDrops >= 1) {
+    const attempt = shorten(withoutWorst(low), targetTokens, 0.5)
     if (attempt.fits) return attempt.sections
   }
+  const remaining = withoutWorst(Math.max(0, maxDrops))
   return shorten(remaining, targetTokens, 0).sections
 }
 

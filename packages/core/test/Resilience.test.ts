@@ -111,7 +111,9 @@ describe("Resilience retries", () => {
 
   it.effect("caps every delay at 60 seconds", () =>
     Effect.gen(function* () {
-      const resilience = yield* Resilience.make(settings({ model: { jitter: false, maxRetries: 8, failureThreshold: 20 } }))
+      const resilience = yield* Resilience.make(
+        settings({ model: { jitter: false, maxRetries: 8, failureThreshold: 20 } })
+      )
       const provider = yield* makeProvider([down()])
       yield* runFor(resilience.protect("acme", provider.call))
       assert.deepStrictEqual(gaps(yield* provider.times), [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000])
@@ -404,6 +406,24 @@ describe("Resilience settings", () => {
         )
       )
     )
+  )
+
+  it.effect("fails the config layer with a ConfigError on invalid settings", () =>
+    Effect.gen(function* () {
+      const result = yield* Effect.either(
+        Effect.provide(
+          Resilience.Resilience,
+          Resilience.layerConfig().pipe(
+            Layer.provide(
+              Layer.setConfigProvider(
+                ConfigProvider.fromMap(new Map([["RESILIENCE", JSON.stringify({ search: { burst: 0 } })]]))
+              )
+            )
+          )
+        )
+      )
+      assert.isTrue(Either.isLeft(result) && result.left._op === "InvalidData")
+    })
   )
 })
 
