@@ -4,7 +4,7 @@
  * onto the error union. The SDK never retries; resilience is core's.
  */
 import type Anthropic from "@anthropic-ai/sdk"
-import { Errors, LanguageModel, Usage } from "@deep-research/core"
+import { Errors, LanguageModel, Tokens, Usage } from "@deep-research/core"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Duration from "effect/Duration"
@@ -31,7 +31,7 @@ export interface Options {
   readonly headers?: Readonly<Record<string, string>> | undefined
   /** `max_tokens` when a request does not say (the API requires one). Default: `defaultMaxTokens(model)`. */
   readonly maxTokens?: number | undefined
-  /** Tokens of input plus output the model accepts. Default 200,000. */
+  /** Tokens of input plus output the model accepts. Default: core's context-window table. */
   readonly contextWindow?: number | undefined
   /** Stream the answer and accumulate it: needed for long outputs, which the API will not hold open unstreamed. */
   readonly stream?: boolean | undefined
@@ -59,7 +59,7 @@ export const defaultMaxTokens = (model: string): number =>
 
 /** Builds the model. */
 export const make = (options: Options): Effect.Effect<LanguageModel.Service> =>
-  Effect.sync(() => {
+  Effect.gen(function* () {
     const provider = options.provider ?? "anthropic"
     const client = makeClient(options)
     const stream = options.stream ?? false
@@ -74,7 +74,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service> =>
       provider,
       model: options.model,
       capabilities: { toolCalling: true, structuredOutput: true, webSearch: true },
-      contextWindow: options.contextWindow ?? 200_000,
+      contextWindow: options.contextWindow ?? (yield* Tokens.contextWindow(options.model)),
       generate
     })
   })
