@@ -8,12 +8,14 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import {
+  ContextRecovery,
   Errors,
   LanguageModel,
   ModelRouter,
   StructuredOutput,
   Usage,
   type Session,
+  Tokens,
   type Source
 } from "@deep-research/core"
 import { cap, dataBlock, untrustedNotice } from "./internal/prompt.js"
@@ -411,15 +413,24 @@ export const request = (input: Input, options?: Options): LanguageModel.Generate
 // Judging
 // =============================================================================
 
-/** The caps scaled down, evidence first, when the report and evidence would not fit the model's window. */
-const fitted = (model: LanguageModel.Service, options: Options | undefined): Options => {
+/**
+ * The caps scaled down, evidence first, so that the prompt fits in `budgetChars`; the question, the brief and the
+ * instructions are never cut.
+ */
+const capsWithin = (input: Input, options: Options | undefined, budgetChars: number): Options => {
   const report = options?.maxReportChars ?? 80_000
   const evidence = options?.maxEvidenceChars ?? 30_000
-  // Instructions and rubrics take about 8,000 characters.
-  const room = promptBudgetChars(model, answerTokens) - 8_000
+  const fixed = request({ question: input.question, brief: input.brief, report: "" }, options)
+  // The schema instructions added for models without native structured output take about 3,000 characters.
+  const overhead = Tokens.estimateRequestTokens(fixed) * Tokens.charactersPerToken + 3_000
+  const room = Math.max(0, budgetChars - overhead)
   if (report + evidence <= room) return { ...options, maxReportChars: report, maxEvidenceChars: evidence }
-  const fittedEvidence = Math.max(2_000, Math.min(evidence, Math.floor(room * 0.3)))
-  return { ...options, maxReportChars: Math.max(4_000, room - fittedEvidence), maxEvidenceChars: fittedEvidence }
+  const fittedEvidence = Math.min(evidence, Math.floor(room * 0.3))
+  return {
+    ...options,
+    maxReportChars: Math.max(1_000, Math.min(report, room - fittedEvidence)),
+    maxEvidenceChars: fittedEvidence
+  }
 }
 
 /** Judges a report through the `evaluation` role. */
@@ -427,15 +438,20 @@ export const judge = Effect.fn("Judge.judge")(function* (input: Input, options?:
   const weights = yield* normalizeWeights(options?.weights)
   const model = yield* ModelRouter.forRole("evaluation")
   const spent = yield* Ref.make(Usage.empty)
-  const generated = yield* StructuredOutput.generateObject(
-    counting(model, spent),
-    Answer,
-    request(input, fitted(model, options)),
-    {
-      name: "evaluation",
-      retries: options?.retries ?? 3
-    }
-  )
+  const counted = counting(model, spent)
+  const full = capsWithin(input, options, promptBudgetChars(model, answerTokens))
+  // A window smaller than the table says (or a denser tokenizer) still overflows: shrink and ask again.
+  const generated = yield* ContextRecovery.recover({
+    model: model.model,
+    inputTokens: Tokens.estimateRequestTokens(request(input, full)),
+    attempt: (targetTokens) =>
+      StructuredOutput.generateObject(
+        counted,
+        Answer,
+        request(input, targetTokens === undefined ? full : capsWithin(input, full, Tokens.charactersFor(targetTokens))),
+        { name: "evaluation", retries: options?.retries ?? 3 }
+      )
+  })
   const { scores, warnings } = scoreAnswer(generated.value)
   if (warnings.length > 0) yield* Effect.logWarning("evaluation answer adjusted", warnings)
   return new Judgement({

@@ -271,6 +271,33 @@ describe("Judge prompt", () => {
   )
 })
 
+describe("Judge context window", () => {
+  it.effect("judges again with a smaller prompt when the model's window overflows", () =>
+    Effect.gen(function* () {
+      const judgement = yield* Judge.judge({ ...input, report: "word ".repeat(30_000) })
+      const calls = yield* ScriptedModel.calls
+      const sizes = calls.map((c) => c.request.messages[0]?.content.length ?? 0)
+      assert.strictEqual(judgement.composite, 0.5)
+      assert.strictEqual(calls.length, 2)
+      assert.isAbove(sizes[0] ?? 0, 85_000)
+      // The error's limit of 20,000 tokens, times 0.9, at 4 characters a token.
+      assert.isAtMost(sizes[1] ?? Infinity, 20_000 * 0.9 * 4)
+    }).pipe(
+      Effect.provide(
+        ScriptedModel.layerRouter({
+          default: ["unused"],
+          roles: {
+            evaluation: (request) =>
+              (request.messages[0]?.content.length ?? 0) > 85_000
+                ? new Errors.ContextWindowExceeded({ model: "scripted-model", limit: 20_000 })
+                : JSON.stringify({ scores: allScores(3) })
+          }
+        })
+      )
+    )
+  )
+})
+
 describe("Judge sessions", () => {
   it.effect("judges a session's report with its sources and findings", () =>
     Effect.gen(function* () {
