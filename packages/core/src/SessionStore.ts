@@ -18,7 +18,8 @@ export interface Service {
   readonly events: (id: string) => Effect.Effect<ReadonlyArray<ResearchEvent>, SessionNotFound | InvalidInput>
   readonly saveReport: (id: string, markdown: string) => Effect.Effect<void, InvalidInput>
   readonly list: Effect.Effect<ReadonlyArray<SessionSummary>>
-  readonly delete: (id: string) => Effect.Effect<void, SessionNotFound | InvalidInput>
+  /** Removes the session and its files; `SessionBusy` while a live run holds it. */
+  readonly delete: (id: string) => Effect.Effect<void, SessionNotFound | SessionBusy | InvalidInput>
   /** Holds the session for the life of the scope; `SessionBusy` while another live run holds it. */
   readonly lock: (id: string) => Effect.Effect<void, SessionBusy | InvalidInput, Scope.Scope>
 }

@@ -76,7 +76,11 @@ export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(fu
       Effect.flatMap(validate(id), (id) =>
         Effect.zipRight(
           get(id),
-          update(id, () => undefined)
+          Effect.flatMap(Ref.get(locks), (held) =>
+            held.has(id)
+              ? Effect.fail(new SessionBusy({ sessionId: id, holder: "this process" }))
+              : update(id, () => undefined)
+          )
         )
       ),
     lock: (id) =>
