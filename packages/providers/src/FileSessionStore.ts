@@ -459,19 +459,6 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       return summaries.flatMap(Option.toArray).sort((a, b) => b.createdAt - a.createdAt)
     }).pipe(Effect.withSpan("FileSessionStore.list"))
 
-    const remove = Effect.fn("FileSessionStore.delete")(function* (id: string) {
-      const valid = yield* validate(id)
-      yield* serially(
-        valid,
-        Effect.gen(function* () {
-          const folder = sessionDirectory(valid)
-          if (Option.isNone(yield* statOption(folder))) return yield* new Errors.SessionNotFound({ sessionId: valid })
-          yield* orDieWith(`cannot delete ${folder}`)(fs.remove(folder, { recursive: true }))
-          yield* remember(valid, undefined)
-        })
-      )
-    })
-
     // -------------------------------------------------------------------------
     // Locking
     // -------------------------------------------------------------------------
@@ -490,20 +477,32 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         orDieWith(`cannot read ${file}`)
       )
 
-    /** Creates the lock file with its full contents at once: written aside, then linked, which fails if it exists. */
+    const writeHolder = (file: string, holder: LockHolder) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const handle = yield* fs.open(file, { flag: "wx" })
+          yield* handle.writeAll(new TextEncoder().encode(Schema.encodeSync(LockHolderJson)(holder)))
+          yield* handle.sync
+        })
+      )
+
+    /**
+     * Creates the lock file exclusively with its full contents at once: written aside, then linked, which fails if
+     * the lock exists. Where the file system has no hard links, it is created in place (`wx`) instead.
+     */
     const tryCreate = (file: string, holder: LockHolder) =>
       Effect.gen(function* () {
         const temporary = `${file}.tmp-${holder.token}`
-        yield* Effect.scoped(
-          Effect.gen(function* () {
-            const handle = yield* fs.open(temporary, { flag: "wx" })
-            yield* handle.writeAll(new TextEncoder().encode(Schema.encodeSync(LockHolderJson)(holder)))
-            yield* handle.sync
-          })
-        ).pipe(orDieWith(`cannot write ${temporary}`))
+        yield* orDieWith(`cannot write ${temporary}`)(writeHolder(temporary, holder))
         return yield* fs.link(temporary, file).pipe(
           Effect.as(true),
           Effect.catchIf(isAlreadyExists, () => Effect.succeed(false)),
+          Effect.catchAll(() =>
+            writeHolder(file, holder).pipe(
+              Effect.as(true),
+              Effect.catchIf(isAlreadyExists, () => Effect.succeed(false))
+            )
+          ),
           orDieWith(`cannot create ${file}`),
           Effect.ensuring(Effect.ignore(fs.remove(temporary)))
         )
@@ -570,6 +569,25 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         return yield* busy(`several runs competing for ${file}`)
       })
       yield* Effect.acquireRelease(acquire, () => release(file, holder.token))
+    })
+
+    const remove = Effect.fn("FileSessionStore.delete")(function* (id: string) {
+      const valid = yield* validate(id)
+      const folder = sessionDirectory(valid)
+      if (Option.isNone(yield* statOption(folder))) return yield* new Errors.SessionNotFound({ sessionId: valid })
+      // Taking the lock first keeps a live run's folder from vanishing under it.
+      yield* Effect.scoped(
+        Effect.zipRight(
+          lock(valid),
+          serially(
+            valid,
+            Effect.zipRight(
+              orDieWith(`cannot delete ${folder}`)(fs.remove(folder, { recursive: true })),
+              remember(valid, undefined)
+            )
+          )
+        )
+      )
     })
 
     return SessionStore.SessionStore.of({

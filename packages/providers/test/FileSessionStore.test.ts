@@ -9,6 +9,7 @@ import {
 } from "@deep-research/core"
 import { AnthropicLanguageModel, FileSessionStore } from "@deep-research/providers"
 import { Emulator } from "@deep-research/providers/testing"
+import * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
@@ -453,6 +454,18 @@ describe("FileSessionStore", () => {
     }).pipe(Effect.provide(NodeLayer))
   )
 
+  it.scopedLive("delete of a session a live run holds fails with SessionBusy and removes nothing", () =>
+    Effect.gen(function* () {
+      const { fs, path, directory, store } = yield* setup()
+      const other = yield* FileSessionStore.make({ directory })
+      yield* store.save(makeSession("in-use"))
+      yield* store.lock("in-use")
+      const error = yield* Effect.flip(other.delete("in-use"))
+      assert.strictEqual(error._tag, "SessionBusy")
+      assert.isTrue(yield* fs.exists(path.join(directory, "in-use", "session.json")))
+    }).pipe(Effect.provide(NodeLayer))
+  )
+
   // =============================================================================
   // Locking
   // =============================================================================
@@ -549,6 +562,39 @@ describe("FileSessionStore", () => {
       yield* store.lock("stale")
       const holder: unknown = JSON.parse(yield* fs.readFileString(file))
       assert.deepInclude(holder, { pid: 100, hostname: "here" })
+    }).pipe(Effect.provide(NodeLayer))
+  )
+
+  it.scopedLive("locking works on a file system without hard links", () =>
+    Effect.gen(function* () {
+      const { path, directory } = yield* setup()
+      const noLinks = Layer.effect(
+        FileSystem.FileSystem,
+        Effect.map(FileSystem.FileSystem, (fs) => ({
+          ...fs,
+          link: (from: string) =>
+            Effect.fail(
+              new PlatformError.SystemError({
+                reason: "PermissionDenied",
+                module: "FileSystem",
+                method: "link",
+                pathOrDescriptor: from
+              })
+            )
+        }))
+      )
+      const [first, second] = yield* Effect.all([
+        FileSessionStore.make({ directory }),
+        FileSessionStore.make({ directory })
+      ]).pipe(Effect.provide(noLinks))
+      yield* first.lock("no-links")
+      const holder: unknown = JSON.parse(
+        yield* FileSystem.FileSystem.pipe(
+          Effect.flatMap((fs) => fs.readFileString(path.join(directory, "no-links", "lock")))
+        )
+      )
+      assert.deepInclude(holder, { pid: process.pid })
+      assert.strictEqual((yield* Effect.flip(Effect.scoped(second.lock("no-links"))))._tag, "SessionBusy")
     }).pipe(Effect.provide(NodeLayer))
   )
 
