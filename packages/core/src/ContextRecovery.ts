@@ -86,6 +86,9 @@ export const recover = <A, E, R>(options: RecoverOptions<A, E, R>): Effect.Effec
   return run(0, Math.max(0, options.inputTokens), undefined)
 }
 
+/** Another name for `recover`, as the design's issue calls it. */
+export const recoverContextWindow: <A, E, R>(options: RecoverOptions<A, E, R>) => Effect.Effect<A, E, R> = recover
+
 // =============================================================================
 // Sectioned prompts
 // =============================================================================

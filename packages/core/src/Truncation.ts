@@ -56,7 +56,10 @@ export const cutText = (text: string, maxCharacters: number): string => {
   return kept.slice(0, cut).trimEnd() + truncationMarker
 }
 
-/** Shortest length each of `lengths` may be cut to so that the total fits, or undefined when it cannot fit. */
+/**
+ * The highest cap on the lengths under which the total fits (no length going below its floor), or undefined when even
+ * every length at its floor is too much. Capping the longest first is what "shorten the longest sections first" means.
+ */
 const waterLevel = (
   lengths: ReadonlyArray<number>,
   floors: ReadonlyArray<number>,

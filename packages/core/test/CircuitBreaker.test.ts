@@ -109,6 +109,21 @@ describe("CircuitBreaker", () => {
     })
   )
 
+  it.effect("lets another trial through when the trial call is interrupted", () =>
+    Effect.gen(function* () {
+      const breaker = yield* CircuitBreaker.make({ provider: "acme" })
+      const { call } = yield* makeCall
+      yield* failTimes(breaker, 5, call(down))
+      yield* TestClock.adjust("30 seconds")
+      const trial = yield* Effect.fork(breaker.protect(Effect.zipRight(Effect.sleep("1 minute"), call())))
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.interrupt(trial)
+      assert.strictEqual(yield* breaker.state, "half_open")
+      assert.strictEqual(yield* breaker.protect(call()), "ok")
+      assert.strictEqual(yield* breaker.state, "closed")
+    })
+  )
+
   it.effect("does not count rate limits, however many", () =>
     Effect.gen(function* () {
       const breaker = yield* CircuitBreaker.make({ provider: "acme" })
