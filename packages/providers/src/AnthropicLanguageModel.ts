@@ -95,7 +95,7 @@ export const layerConfig = (
 /** The key and base URL from the environment (or whatever `ConfigProvider` is installed). */
 export const config: Config.Config<{ readonly apiKey: Redacted.Redacted; readonly baseUrl: string | undefined }> =
   Config.all({
-    apiKey: Config.redacted("ANTHROPIC_API_KEY"),
+    apiKey: Config.redacted(Config.nonEmptyString("ANTHROPIC_API_KEY")),
     baseUrl: Config.option(Config.nonEmptyString("ANTHROPIC_BASE_URL")).pipe(Config.map(Option.getOrUndefined))
   })
 

@@ -118,7 +118,7 @@ export const makeModel = (
   switch (spec.provider) {
     case "anthropic":
       return Effect.gen(function* () {
-        const apiKey = settings.apiKey ?? (yield* Config.redacted("ANTHROPIC_API_KEY"))
+        const apiKey = settings.apiKey ?? (yield* Config.redacted(Config.nonEmptyString("ANTHROPIC_API_KEY")))
         const baseUrl = settings.baseUrl ?? (yield* optionalString("ANTHROPIC_BASE_URL"))
         return yield* AnthropicLanguageModel.make({
           ...common,

@@ -1,7 +1,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthropic-ai/sdk"
 import { LanguageModel, StructuredOutput, Tool } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Redacted, Schedule, Schema } from "effect"
+import { ConfigProvider, Duration, Effect, Either, Exit, Fiber, Redacted, Schedule, Schema } from "effect"
 import * as Emulator from "../src/testing/Emulator.js"
 import * as AnthropicLanguageModel from "../src/AnthropicLanguageModel.js"
 import { fromError, parseContextWindowMessage, retryAfterOf } from "../src/internal/anthropicErrors.js"
@@ -480,6 +480,72 @@ describe("AnthropicLanguageModel against the emulator", () => {
       assert.strictEqual(completion.usage.outputTokens, 12)
       assert.deepInclude(yield* lastBody(emulator), { stream: true })
     })
+  )
+
+  it.scopedLive("an error event in the middle of a stream becomes ProviderUnavailable 529", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond(
+        "anthropic.messages",
+        Emulator.sse(
+          [
+            "event: message_start",
+            'data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-6","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}}',
+            "",
+            "event: error",
+            'data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+            "",
+            ""
+          ].join("\n")
+        )
+      )
+      const model = yield* modelAt(emulator, { stream: true })
+      const error = yield* Effect.flip(model.generate({ messages: [LanguageModel.user("Hi")] }))
+      assert.strictEqual(error._tag, "ProviderUnavailable")
+      if (error._tag === "ProviderUnavailable") assert.strictEqual(error.status, 529)
+    })
+  )
+
+  it.scopedLive("passes a tool call's input through as it came, for core to decode against the tool's schema", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond("anthropic.messages", Emulator.fault({ type: "invalid_tool_arguments" }))
+      const model = yield* modelAt(emulator)
+      const completion = yield* model.generate({ messages: [LanguageModel.user("q")], tools: [lookup.definition] })
+      const [invalid] = completion.toolCalls
+      assert.strictEqual(invalid?.name, "lookup")
+      assert.isTrue(Either.isLeft(Tool.decodeArguments(lookup, invalid?.arguments)))
+    })
+  )
+
+  it.scopedLive("layerConfig reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond("anthropic.messages", Emulator.anthropicText("from config"))
+      const completion = yield* Effect.flatMap(LanguageModel.LanguageModel, (model) =>
+        model.generate({ messages: [LanguageModel.user("q")] })
+      ).pipe(
+        Effect.provide(AnthropicLanguageModel.layerConfig({ model: "claude-sonnet-4-6" })),
+        Effect.withConfigProvider(
+          ConfigProvider.fromMap(
+            new Map([
+              ["ANTHROPIC_API_KEY", "sk-ant-config"],
+              ["ANTHROPIC_BASE_URL", emulator.baseUrl("anthropic")]
+            ])
+          )
+        )
+      )
+      assert.strictEqual(completion.text, "from config")
+    })
+  )
+
+  it.effect("layerConfig fails when ANTHROPIC_API_KEY is missing", () =>
+    Effect.gen(function* () {
+      const exit = yield* Effect.exit(
+        Effect.provide(LanguageModel.LanguageModel, AnthropicLanguageModel.layerConfig({ model: "claude-sonnet-4-6" }))
+      )
+      assert.isTrue(Exit.isFailure(exit))
+    }).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map())))
   )
 
   it.scopedLive("a 429 becomes RateLimited with the retry-after delay", () =>

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
+import { SearchProvider } from "@deep-research/core"
+import { ConfigProvider, Effect, Redacted } from "effect"
 import * as AnthropicWebSearch from "../src/AnthropicWebSearch.js"
 import * as Emulator from "../src/testing/Emulator.js"
 
@@ -199,6 +200,38 @@ describe("AnthropicWebSearch against the emulator", () => {
       const error = yield* Effect.flip(provider.search("q", { maxResults: 5 }))
       assert.strictEqual(error._tag, "ProviderUnavailable")
       if (error._tag === "ProviderUnavailable") assert.strictEqual(error.status, 529)
+    })
+  )
+
+  it.scopedLive("layerConfig reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond(
+        "anthropic.messages",
+        Emulator.json({
+          model: "claude-haiku-4-5",
+          content: [{ type: "web_search_tool_result", content: [result("https://a.org/1", "One")] }],
+          stop_reason: "end_turn",
+          usage: { input_tokens: 1, output_tokens: 1 }
+        })
+      )
+      const results = yield* Effect.flatMap(SearchProvider.SearchProvider, (provider) =>
+        provider.search("q", { maxResults: 3 })
+      ).pipe(
+        Effect.provide(AnthropicWebSearch.layerConfig()),
+        Effect.withConfigProvider(
+          ConfigProvider.fromMap(
+            new Map([
+              ["ANTHROPIC_API_KEY", "sk-ant-config"],
+              ["ANTHROPIC_BASE_URL", emulator.baseUrl("anthropic")]
+            ])
+          )
+        )
+      )
+      assert.deepStrictEqual(
+        results.map((r) => r.url),
+        ["https://a.org/1"]
+      )
     })
   )
 })
