@@ -88,6 +88,26 @@ export const settingsConfig: Config.Config<Settings> = Config.withDefault(
   defaultSettings
 )
 
+/** `overrides` over `base`: each setting `overrides` gives wins. */
+export const mergeOverrides = (base: PolicyOverrides, overrides: PolicyOverrides): PolicyOverrides =>
+  new PolicyOverrides({ ...base, ...overrides })
+
+/**
+ * Settings with providers' own defaults underneath (e.g. the rate a search API allows, shipped with its provider):
+ * what `settings` says of a provider wins, setting by setting.
+ */
+export const withProviderDefaults = (
+  settings: Settings,
+  defaults: Readonly<Record<string, PolicyOverrides>>
+): Settings => {
+  const providers: Record<string, PolicyOverrides> = { ...defaults }
+  for (const [name, overrides] of Object.entries(settings.providers)) {
+    const base = defaults[name]
+    providers[name] = base === undefined ? overrides : mergeOverrides(base, overrides)
+  }
+  return new Settings({ model: settings.model, search: settings.search, extract: settings.extract, providers })
+}
+
 /** The policy of one provider, every setting resolved. */
 export interface Policy {
   readonly attemptTimeout: Duration.Duration

@@ -384,6 +384,22 @@ describe("Resilience settings", () => {
     assert.strictEqual(Duration.toMillis(Resilience.policyFor(resolved, "openai", "model").maxRetryDelay), 60_000)
   })
 
+  it("puts a provider's own defaults under the settings, the settings winning setting by setting", () => {
+    const merged = Resilience.withProviderDefaults(
+      settings({ providers: { exa: { burst: 2 } }, search: { maxRetries: 1 } }),
+      {
+        exa: new Resilience.PolicyOverrides({ requestsPerSecond: 5, burst: 5 }),
+        perplexity: new Resilience.PolicyOverrides({ requestsPerSecond: 0.5 })
+      }
+    )
+    const exa = Resilience.policyFor(merged, "exa", "search")
+    assert.strictEqual(exa.requestsPerSecond, 5)
+    assert.strictEqual(exa.burst, 2)
+    assert.strictEqual(exa.maxRetries, 1)
+    assert.strictEqual(Resilience.policyFor(merged, "perplexity", "search").requestsPerSecond, 0.5)
+    assert.strictEqual(Resilience.policyFor(merged, "tavily", "search").requestsPerSecond, 1)
+  })
+
   it.effect("refuses settings that make no sense", () =>
     Effect.gen(function* () {
       const result = yield* Effect.either(Resilience.decodeSettings({ model: { maxRetries: -1 } }))
