@@ -1,0 +1,289 @@
+/**
+ * Several search providers as one. A query goes to every provider that is not paused, all at once; the results are
+ * merged by normalised URL (a page found by several providers is kept once, in its best-scored form, and records
+ * every provider that found it) and ranked by reciprocal rank fusion, so pages several providers agree on come first.
+ * A provider that fails is paused for a while (a cooldown on the Clock; as long as its breaker or its rate limit
+ * says, when the error says) and the others carry on. Only when every provider fails does the search fail, with an
+ * error that names each provider's reason.
+ */
+import { Errors, ResearchEvents, SearchProvider, Source } from "@deep-research/core"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+
+// =============================================================================
+// Options
+// =============================================================================
+
+/** Options of the fan-out. */
+export interface Options {
+  /** The providers, in order of preference (it breaks ties in the ranking). */
+  readonly providers: ReadonlyArray<SearchProvider.Service>
+  /** The name of the combined provider; the providers' names joined with `+` by default. */
+  readonly name?: string | undefined
+  /** How long a failing provider is paused; 60 s by default. */
+  readonly cooldown?: Duration.DurationInput | undefined
+  /** Consecutive failures that pause a provider; 1 by default. An open breaker pauses it at once. */
+  readonly failuresBeforeCooldown?: number | undefined
+  /** No pause is longer, whatever the error asks; 10 minutes by default. */
+  readonly maxCooldown?: Duration.DurationInput | undefined
+}
+
+/** The defaults of the fan-out. */
+export const defaults = {
+  cooldown: Duration.seconds(60),
+  failuresBeforeCooldown: 1,
+  maxCooldown: Duration.minutes(10)
+} as const
+
+/** How one provider stands. */
+export interface ProviderHealth {
+  readonly name: string
+  readonly consecutiveFailures: number
+  /** Epoch milliseconds until which the provider is skipped; 0 when it is not paused. */
+  readonly pausedUntil: number
+  readonly lastError: string | undefined
+}
+
+/** The fan-out: a search provider, and the health of each provider behind it. */
+export interface Service extends SearchProvider.Service {
+  readonly health: Effect.Effect<ReadonlyArray<ProviderHealth>>
+}
+
+// =============================================================================
+// Constructors
+// =============================================================================
+
+/** Builds the fan-out over the given providers. */
+export const make = (options: Options): Effect.Effect<Service> =>
+  Effect.gen(function* () {
+    const providers = options.providers
+    const name = options.name ?? (providers.map((p) => p.name).join("+") || "search")
+    const cooldown = Duration.decode(options.cooldown ?? defaults.cooldown)
+    const maxCooldown = Duration.decode(options.maxCooldown ?? defaults.maxCooldown)
+    const threshold = Math.max(1, options.failuresBeforeCooldown ?? defaults.failuresBeforeCooldown)
+    const state = yield* Ref.make<ReadonlyArray<ProviderHealth>>(
+      providers.map((p) => ({ name: p.name, consecutiveFailures: 0, pausedUntil: 0, lastError: undefined }))
+    )
+
+    /** How long a failure pauses its provider, or `undefined` when it does not count. */
+    const pauseFor = (error: Errors.ProviderError, failures: number, now: number): number | undefined => {
+      const cap = Duration.toMillis(maxCooldown)
+      switch (error._tag) {
+        // the query's fault, not the provider's
+        case "InvalidRequest":
+        case "ContextWindowExceeded":
+          return undefined
+        case "CircuitOpen":
+          return Math.min(cap, Math.max(0, error.retryAt - now))
+        case "RateLimited":
+          if (failures < threshold) return undefined
+          return Math.min(
+            cap,
+            error.retryAfter !== undefined ? Duration.toMillis(error.retryAfter) : Duration.toMillis(cooldown)
+          )
+        default:
+          return failures < threshold ? undefined : Math.min(cap, Duration.toMillis(cooldown))
+      }
+    }
+
+    const recordFailure = (index: number, error: Errors.ProviderError, now: number) =>
+      Effect.gen(function* () {
+        const before = (yield* Ref.get(state))[index]
+        if (before === undefined) return
+        const failures = before.consecutiveFailures + 1
+        const pause = pauseFor(error, failures, now)
+        const counted = error._tag !== "InvalidRequest" && error._tag !== "ContextWindowExceeded"
+        yield* Ref.update(state, (all) =>
+          all.map((h, i) =>
+            i !== index
+              ? h
+              : {
+                  ...h,
+                  consecutiveFailures: counted ? failures : h.consecutiveFailures,
+                  pausedUntil: pause !== undefined && pause > 0 ? now + pause : h.pausedUntil,
+                  lastError: error.message
+                }
+          )
+        )
+        if (pause !== undefined && pause > 0) {
+          yield* ResearchEvents.publish({
+            _tag: "ProviderSkipped",
+            provider: before.name,
+            reason: `${error.message}; skipped for ${Duration.format(Duration.millis(pause))}`
+          })
+        }
+      })
+
+    const recordSuccess = (index: number) =>
+      Ref.update(state, (all) =>
+        all.map((h, i) => (i !== index ? h : { ...h, consecutiveFailures: 0, pausedUntil: 0, lastError: undefined }))
+      )
+
+    const search = Effect.fn("SearchFanout.search")(function* (
+      query: string,
+      searchOptions: SearchProvider.SearchOptions
+    ) {
+      const now = yield* Clock.currentTimeMillis
+      const health = yield* Ref.get(state)
+      const active = providers.flatMap((provider, index) =>
+        (health[index]?.pausedUntil ?? 0) <= now ? [{ provider, index }] : []
+      )
+      if (active.length === 0) {
+        const retryAt = Math.min(...health.map((h) => h.pausedUntil))
+        const reasons = health.map((h) => `${h.name}: ${h.lastError ?? "failing"}`).join("; ")
+        yield* Effect.logWarning(`Every search provider is paused (${reasons})`)
+        return yield* new Errors.CircuitOpen({ provider: name, retryAt })
+      }
+      const outcomes = yield* Effect.forEach(
+        active,
+        ({ index, provider }) =>
+          Effect.either(provider.search(query, searchOptions)).pipe(
+            Effect.tap((outcome) =>
+              Either.isRight(outcome) ? recordSuccess(index) : recordFailure(index, outcome.left, now)
+            )
+          ),
+        { concurrency: "unbounded" }
+      )
+      const lists = outcomes.flatMap((outcome) => (Either.isRight(outcome) ? [outcome.right] : []))
+      if (lists.length === 0) {
+        const failures = outcomes.flatMap((outcome) => (Either.isLeft(outcome) ? [outcome.left] : []))
+        const [only] = failures
+        if (failures.length === 1 && only !== undefined) return yield* Effect.fail(only)
+        const detail = failures.map((error, i) => `${active[i]?.provider.name}: ${error.message}`).join("; ")
+        return yield* new Errors.ProviderUnavailable({
+          provider: name,
+          detail: `every search provider failed (${detail})`
+        })
+      }
+      return merge(lists, searchOptions.maxResults)
+    })
+
+    return { name, search, health: Ref.get(state) }
+  })
+
+/** The fan-out as the `SearchProvider` in context. */
+export const layer = (options: Options): Layer.Layer<SearchProvider.SearchProvider> =>
+  Layer.effect(SearchProvider.SearchProvider, make(options))
+
+/**
+ * The fan-out over providers given as layers (each providing a `SearchProvider`), e.g.
+ * `SearchFanout.layerOf([Tavily.layerSearch(...), Exa.layerSearch(...)])`.
+ */
+export const layerOf = <E, R>(
+  layers: ReadonlyArray<Layer.Layer<SearchProvider.SearchProvider, E, R>>,
+  options: Omit<Options, "providers"> = {}
+): Layer.Layer<SearchProvider.SearchProvider, E, R> =>
+  Layer.scoped(
+    SearchProvider.SearchProvider,
+    Effect.gen(function* () {
+      const providers = yield* Effect.forEach(layers, (l) =>
+        Effect.map(Layer.build(l), (context) => Context.get(context, SearchProvider.SearchProvider))
+      )
+      return yield* make({ ...options, providers })
+    })
+  )
+
+// =============================================================================
+// Merging
+// =============================================================================
+
+const trackingParameter = /^(utm_[a-z_]+|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|ref_src|_hsenc|_hsmi|igshid)$/i
+
+/**
+ * The comparable form of a URL: scheme, `www.`, default port, tracking parameters and trailing slash dropped, host
+ * lowercased, parameters sorted, the fragment dropped except on `file:` URLs (where it names a chunk of a document).
+ */
+export const normalizeUrl = (url: string): string => {
+  let parsed: URL
+  try {
+    parsed = new URL(url.trim())
+  } catch {
+    return url.trim().toLowerCase()
+  }
+  if (parsed.protocol === "file:") return `file://${parsed.pathname}${parsed.hash}`
+  const host = parsed.hostname
+    .toLowerCase()
+    .replace(/^www\./, "")
+    .replace(/\.$/, "")
+  const port = parsed.port !== "" && parsed.port !== "80" && parsed.port !== "443" ? `:${parsed.port}` : ""
+  const path = parsed.pathname.replace(/\/{2,}/g, "/").replace(/\/+$/, "")
+  const query = [...parsed.searchParams.entries()]
+    .filter(([key]) => !trackingParameter.test(key))
+    .map(([key, value]) => `${key}=${value}`)
+    .sort()
+    .join("&")
+  return `${host}${port}${path}${query === "" ? "" : `?${query}`}`
+}
+
+/** Reciprocal rank fusion's damping constant: the usual 60. */
+const fusionConstant = 60
+
+interface Merged {
+  best: Source.SearchResult
+  readonly providers: Array<string>
+  rawContent: string | undefined
+  publishedDate: string | undefined
+  fusion: number
+  readonly firstSeen: number
+}
+
+const better = (a: Source.SearchResult, b: Source.SearchResult): boolean =>
+  (a.score ?? Number.NEGATIVE_INFINITY) > (b.score ?? Number.NEGATIVE_INFINITY)
+
+/**
+ * Merges the result lists of several providers (in order of preference): one result per normalised URL, the
+ * best-scored copy kept (raw content and date filled in from the others), `provider` naming every provider that
+ * returned it, ranked by reciprocal rank fusion; at most `maxResults`.
+ */
+export const merge = (
+  lists: ReadonlyArray<ReadonlyArray<Source.SearchResult>>,
+  maxResults: number
+): ReadonlyArray<Source.SearchResult> => {
+  const byUrl = new Map<string, Merged>()
+  let order = 0
+  lists.forEach((list) =>
+    list.forEach((result, rank) => {
+      const key = normalizeUrl(result.url)
+      const contribution = 1 / (fusionConstant + rank + 1)
+      const existing = byUrl.get(key)
+      if (existing === undefined) {
+        byUrl.set(key, {
+          best: result,
+          providers: [result.provider],
+          rawContent: result.rawContent,
+          publishedDate: result.publishedDate,
+          fusion: contribution,
+          firstSeen: order++
+        })
+        return
+      }
+      existing.fusion += contribution
+      if (!existing.providers.includes(result.provider)) existing.providers.push(result.provider)
+      if (better(result, existing.best)) existing.best = result
+      existing.rawContent ??= result.rawContent
+      existing.publishedDate ??= result.publishedDate
+    })
+  )
+  return [...byUrl.values()]
+    .sort((a, b) => b.fusion - a.fusion || a.firstSeen - b.firstSeen)
+    .slice(0, Math.max(0, maxResults))
+    .map((m) => {
+      const rawContent = m.best.rawContent ?? m.rawContent
+      const publishedDate = m.best.publishedDate ?? m.publishedDate
+      const providers = [m.best.provider, ...m.providers.filter((p) => p !== m.best.provider)]
+      return new Source.SearchResult({
+        url: m.best.url,
+        title: m.best.title,
+        snippet: m.best.snippet,
+        ...(rawContent !== undefined ? { rawContent } : {}),
+        ...(m.best.score !== undefined ? { score: m.best.score } : {}),
+        ...(publishedDate !== undefined ? { publishedDate } : {}),
+        provider: providers.join(",")
+      })
+    })
+}
