@@ -1,0 +1,457 @@
+/**
+ * Duplicate detection and novelty of sources. A source is the same as one already held when its normalised URL
+ * matches, when its normalised title (over 20 characters) matches, or when the Jaccard similarity of the 5-character
+ * shingles of the two texts reaches 0.8 (texts are not compared when one is under 0.3 of the other's length). A source
+ * that is kept gets a novelty tag from its best similarity to what is held: duplicate, related or new.
+ *
+ * The index finds candidates with MinHash (one-permutation hashing, 64 bins) and locality-sensitive hashing (32 bands
+ * of 2 rows), so a check costs about the length of the new text plus its few candidates, not the size of the index.
+ * Similarities are computed exactly on the candidates; the sketch only decides whom to compare with.
+ */
+import type { ResearchConfig } from "./ResearchConfig.js"
+import type { Novelty as NoveltyTag } from "./Source.js"
+
+// =============================================================================
+// Options and results
+// =============================================================================
+
+/** The thresholds of duplicate detection and novelty. */
+export interface Options {
+  /** Titles count as the same source only when longer than this many characters (after normalisation). */
+  readonly titleMinLength: number
+  /** Shingle Jaccard similarity at which two texts are the same source. */
+  readonly duplicateThreshold: number
+  /** Texts whose length ratio (shorter / longer) is below this are not compared. */
+  readonly lengthRatioFloor: number
+  /** Novelty: at least this similar is tagged a duplicate. */
+  readonly noveltyDuplicate: number
+  /** Novelty: at least this similar is tagged related. */
+  readonly noveltyRelated: number
+}
+
+/** The thresholds of the design. */
+export const defaultOptions: Options = {
+  titleMinLength: 20,
+  duplicateThreshold: 0.8,
+  lengthRatioFloor: 0.3,
+  noveltyDuplicate: 0.7,
+  noveltyRelated: 0.3
+}
+
+/** The thresholds of a research configuration. */
+export const optionsFromConfig = (config: ResearchConfig): Options => ({
+  titleMinLength: config.titleDedupMinLength,
+  duplicateThreshold: config.contentDuplicateThreshold,
+  lengthRatioFloor: config.contentLengthRatioFloor,
+  noveltyDuplicate: config.noveltyDuplicate,
+  noveltyRelated: config.noveltyRelated
+})
+
+/** What the index compares: an id to point back at, a URL, a title and the text. */
+export interface Document {
+  readonly id: string
+  readonly url: string
+  readonly title: string
+  readonly text: string
+}
+
+/** Why a document is a duplicate. */
+export type DuplicateReason = "url" | "title" | "content"
+
+/** The same source as one already held. */
+export interface Duplicate {
+  readonly _tag: "Duplicate"
+  readonly reason: DuplicateReason
+  /** The id of the held document it duplicates. */
+  readonly of: string
+  readonly similarity: number
+}
+
+/** A new source, with its novelty against what is held. */
+export interface Unique {
+  readonly _tag: "Unique"
+  readonly novelty: NoveltyTag
+  /** The best similarity to a held document, 0 when none is comparable. */
+  readonly similarity: number
+  /** The id of the most similar held document, if any is similar at all. */
+  readonly nearest: string | undefined
+}
+
+/** The verdict on a document. */
+export type Verdict = Duplicate | Unique
+
+/**
+ * An index of documents. It is a mutable structure for one owner (a researcher, a benchmark): don't share one
+ * between fibers that add to it concurrently.
+ */
+export interface Index {
+  /** How many documents it holds. */
+  readonly size: () => number
+  /** The verdict on a document, without adding it. */
+  readonly check: (document: Document) => Verdict
+  /** Adds a document whatever it duplicates (for sources known beforehand). */
+  readonly add: (document: Document) => void
+  /** Checks a document and adds it when it is unique. */
+  readonly insert: (document: Document) => Verdict
+}
+
+// =============================================================================
+// Normalisation
+// =============================================================================
+
+const trackingParameter = /^(utm_[a-z_]+|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|ref_src|_hsenc|_hsmi|igshid)$/i
+
+/**
+ * The comparable form of a URL: scheme, `www.`, default port, fragment, tracking parameters and trailing slash
+ * dropped, host lowercased, remaining parameters sorted. Two URLs of the same page normalise alike.
+ */
+export const normalizeUrl = (url: string): string => {
+  const trimmed = url.trim()
+  const match = /^(?:([a-z][a-z0-9+.-]*):)?\/\/([^/?#]*)([^?#]*)(?:\?([^#]*))?(?:#.*)?$/i.exec(trimmed)
+  if (match === null) return trimmed.toLowerCase()
+  const authority = (match[2] ?? "").replace(/^[^@]*@/, "").toLowerCase()
+  const host = authority
+    .replace(/:(80|443)$/, "")
+    .replace(/^www\./, "")
+    .replace(/\.$/, "")
+  let path = match[3] ?? ""
+  path = path.replace(/\/{2,}/g, "/").replace(/\/+$/, "")
+  const query = (match[4] ?? "")
+    .split("&")
+    .filter((pair) => pair !== "" && !trackingParameter.test(pair.split("=")[0] ?? ""))
+    .sort()
+    .join("&")
+  return `${host}${path}${query === "" ? "" : `?${query}`}`
+}
+
+/** The comparable form of a title: lowercase letters and digits separated by single spaces. */
+export const normalizeTitle = (title: string): string =>
+  title
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim()
+
+const copyright = /(?:copyright|©|\(c\))\s*(?:\d{4}(?:\s*[-–]\s*\d{4})?)?[^.\n]{0,120}?all rights reserved\.?/gi
+
+/** The comparable form of a text: lowercase, copyright boilerplate removed, whitespace collapsed. */
+export const normalizeText = (text: string): string => {
+  // NFKC is costly and changes nothing in plain ASCII, which most text is.
+  const unified = nonAscii.test(text) ? text.normalize("NFKC") : text
+  const lower = unified.toLowerCase()
+  const cleaned = lower.includes("all rights reserved") ? lower.replace(copyright, " ") : lower
+  // Only runs of whitespace or odd whitespace are rewritten; single spaces, the common case, are left alone.
+  return cleaned.replace(oddWhitespace, " ").trim()
+}
+
+const nonAscii = /[^\x00-\x7f]/
+const oddWhitespace = /\s{2,}|[\t\n\r\f\v\u00a0\u2000-\u200a\u2028\u2029\u3000]/g
+
+// =============================================================================
+// Shingles and similarity
+// =============================================================================
+
+const shingleLength = 5
+const bins = 64
+// Four rows a band: a pair at 0.7 similarity shares a band with probability 0.99, an unrelated pair (0.05) almost
+// never, so buckets stay small however large the index grows.
+const rowsPerBand = 4
+const bands = bins / rowsPerBand
+const binBits = 6
+const valueBits = 32 - binBits
+const valueMask = (1 << valueBits) - 1
+const emptyBin = 0xffffffff
+// A candidate whose sketch estimate is this far under the related threshold is not compared exactly: the estimate's
+// standard error at 0.3 with 64 bins is under 0.06, so a true 0.3 is missed less than once in a hundred.
+const estimateMargin = 0.15
+// Exact comparisons per check at most, so that a corpus of near-copies stays linear.
+const maxExactComparisons = 8
+// Up to this many held documents, every one is screened by its sketch, so related sources (0.3 to 0.7, which bands
+// of four rows catch only sometimes) are found too. A researcher's index is far below it; past it, novelty under 0.7
+// rests on the bands alone.
+const fullScanLimit = 512
+
+const baseA = 0x01000193
+const baseB = 0x5bd1e995
+const powA = Math.imul(Math.imul(baseA, baseA), Math.imul(baseA, baseA))
+const powB = Math.imul(Math.imul(baseB, baseB), Math.imul(baseB, baseB))
+
+const mix = (h: number): number => {
+  let x = h ^ (h >>> 16)
+  x = Math.imul(x, 0x85ebca6b)
+  x ^= x >>> 13
+  x = Math.imul(x, 0xc2b2ae35)
+  return (x ^ (x >>> 16)) >>> 0
+}
+
+/**
+ * Calls `f` with two independent 32-bit rolling hashes of every 5-character window of `text` (of the whole text when
+ * it is shorter than a window).
+ */
+const forEachShingle = (text: string, f: (a: number, b: number) => void): void => {
+  if (text.length === 0) return
+  if (text.length < shingleLength) {
+    let a = 0
+    let b = 0
+    for (let i = 0; i < text.length; i++) {
+      a = (Math.imul(a, baseA) + text.charCodeAt(i) + 1) | 0
+      b = (Math.imul(b, baseB) + text.charCodeAt(i) + 1) | 0
+    }
+    f(mix(a), mix(b ^ 0x9e3779b9))
+    return
+  }
+  let a = 0
+  let b = 0
+  for (let i = 0; i < shingleLength; i++) {
+    a = (Math.imul(a, baseA) + text.charCodeAt(i) + 1) | 0
+    b = (Math.imul(b, baseB) + text.charCodeAt(i) + 1) | 0
+  }
+  f(mix(a), mix(b ^ 0x9e3779b9))
+  for (let i = shingleLength; i < text.length; i++) {
+    const out = text.charCodeAt(i - shingleLength) + 1
+    const next = text.charCodeAt(i) + 1
+    a = (Math.imul(a - Math.imul(out, powA), baseA) + next) | 0
+    b = (Math.imul(b - Math.imul(out, powB), baseB) + next) | 0
+    f(mix(a), mix(b ^ 0x9e3779b9))
+  }
+}
+
+/** The distinct shingles of a normalised text as sorted 53-bit hashes (collisions are negligible at this width). */
+const shingleSet = (text: string): Float64Array => {
+  const hashes = new Float64Array(Math.max(1, text.length - shingleLength + 1))
+  let count = 0
+  forEachShingle(text, (a, b) => {
+    hashes[count++] = a * 2_097_152 + (b >>> 11)
+  })
+  const sorted = hashes.subarray(0, count).sort()
+  let unique = 0
+  for (let i = 0; i < sorted.length; i++) {
+    if (i === 0 || sorted[i] !== sorted[unique - 1]) sorted[unique++] = sorted[i] ?? 0
+  }
+  return sorted.subarray(0, unique)
+}
+
+const jaccardOfSets = (a: Float64Array, b: Float64Array): number => {
+  if (a.length === 0 || b.length === 0) return 0
+  let i = 0
+  let j = 0
+  let common = 0
+  while (i < a.length && j < b.length) {
+    const x = a[i] ?? 0
+    const y = b[j] ?? 0
+    if (x === y) {
+      common++
+      i++
+      j++
+    } else if (x < y) i++
+    else j++
+  }
+  return common / (a.length + b.length - common)
+}
+
+/** The Jaccard similarity of the 5-character shingles of two texts, as they are (no normalisation, no length rule). */
+export const jaccard = (a: string, b: string): number => jaccardOfSets(shingleSet(a), shingleSet(b))
+
+/**
+ * The similarity the index uses: shingle Jaccard of the normalised texts, or 0 when either is empty or the shorter is
+ * under `lengthRatioFloor` of the longer.
+ */
+export const similarity = (a: string, b: string, options: Options = defaultOptions): number => {
+  const x = normalizeText(a)
+  const y = normalizeText(b)
+  if (!comparableLengths(x.length, y.length, options.lengthRatioFloor)) return 0
+  return jaccard(x, y)
+}
+
+const comparableLengths = (a: number, b: number, floor: number): boolean => {
+  if (a === 0 || b === 0) return false
+  return Math.min(a, b) / Math.max(a, b) >= floor
+}
+
+/** The novelty tag of a similarity. */
+export const noveltyOf = (similarity: number, options: Options = defaultOptions): NoveltyTag =>
+  similarity >= options.noveltyDuplicate ? "duplicate" : similarity >= options.noveltyRelated ? "related" : "new"
+
+// One-permutation MinHash: each shingle falls in one of 64 bins by its top bits and the bin keeps the smallest rest.
+// Empty bins borrow from the next filled bin, marked with the distance, so short texts still band sensibly. The rolling
+// hash is inlined here because this loop runs over every character the index sees.
+const sketch = (text: string): Uint32Array => {
+  const signature = new Uint32Array(bins).fill(emptyBin)
+  const length = text.length
+  const window = Math.min(shingleLength, length)
+  let a = 0
+  for (let i = 0; i < window; i++) a = (Math.imul(a, baseA) + text.charCodeAt(i) + 1) | 0
+  for (let i = window; i <= length; i++) {
+    let x = a ^ (a >>> 16)
+    x = Math.imul(x, 0x85ebca6b)
+    x ^= x >>> 13
+    x = Math.imul(x, 0xc2b2ae35)
+    x = (x ^ (x >>> 16)) >>> 0
+    const bin = x >>> valueBits
+    const value = x & valueMask
+    if (value < (signature[bin] ?? emptyBin)) signature[bin] = value
+    if (i < length) {
+      a = (Math.imul(a - Math.imul(text.charCodeAt(i - shingleLength) + 1, powA), baseA) + text.charCodeAt(i) + 1) | 0
+    }
+  }
+  const dense = new Uint32Array(bins)
+  for (let i = 0; i < bins; i++) {
+    let distance = 0
+    while (distance < bins && signature[(i + distance) % bins] === emptyBin) distance++
+    const value = signature[(i + distance) % bins] ?? emptyBin
+    dense[i] = value === emptyBin ? emptyBin : ((distance << valueBits) | value) >>> 0
+  }
+  return dense
+}
+
+const bandKey = (signature: Uint32Array, band: number): number => {
+  let hash = 0x9e3779b9
+  for (let row = 0; row < rowsPerBand; row++) {
+    hash = mix((hash ^ (signature[band * rowsPerBand + row] ?? 0)) | 0)
+  }
+  // 53 bits: the first row's value keeps unrelated bands apart, the mixed rows make collisions negligible.
+  return (signature[band * rowsPerBand] ?? 0) * 2_097_152 + (hash >>> 11)
+}
+
+const estimate = (a: Uint32Array, b: Uint32Array): number => {
+  let same = 0
+  for (let i = 0; i < bins; i++) if (a[i] === b[i]) same++
+  return same / bins
+}
+
+// =============================================================================
+// Index
+// =============================================================================
+
+interface Prepared {
+  readonly document: Document
+  readonly url: string
+  readonly title: string
+  readonly text: string
+  readonly signature: Uint32Array | undefined
+}
+
+interface Held {
+  readonly id: string
+  readonly text: string
+  readonly signature: Uint32Array
+  shingles: Float64Array | undefined
+}
+
+/** An empty index with the given thresholds. */
+export const make = (options: Options = defaultOptions): Index => {
+  const byUrl = new Map<string, string>()
+  const byTitle = new Map<string, string>()
+  const held: Array<Held> = []
+  const buckets: Array<Map<number, Array<number>>> = Array.from({ length: bands }, () => new Map())
+  // Marks candidates already seen during one check without allocating a set per check.
+  const seenStamp: Array<number> = []
+  let stamp = 0
+  let count = 0
+  const floor = Math.max(0, Math.min(options.noveltyRelated, options.duplicateThreshold) - estimateMargin)
+
+  const prepare = (document: Document): Prepared => {
+    const text = normalizeText(document.text)
+    return {
+      document,
+      url: normalizeUrl(document.url),
+      title: normalizeTitle(document.title),
+      text,
+      signature: text.length === 0 ? undefined : sketch(text)
+    }
+  }
+
+  const shinglesOf = (entry: Held): Float64Array => {
+    if (entry.shingles === undefined) entry.shingles = shingleSet(entry.text)
+    return entry.shingles
+  }
+
+  const check = (prepared: Prepared): Verdict => {
+    if (prepared.url !== "") {
+      const of = byUrl.get(prepared.url)
+      if (of !== undefined) return { _tag: "Duplicate", reason: "url", of, similarity: 1 }
+    }
+    if (prepared.title.length > options.titleMinLength) {
+      const of = byTitle.get(prepared.title)
+      if (of !== undefined) return { _tag: "Duplicate", reason: "title", of, similarity: 1 }
+    }
+    const signature = prepared.signature
+    if (signature === undefined) return { _tag: "Unique", novelty: "new", similarity: 0, nearest: undefined }
+    stamp++
+    const candidates: Array<{ readonly entry: Held; readonly estimate: number }> = []
+    const consider = (index: number): void => {
+      if (seenStamp[index] === stamp) return
+      seenStamp[index] = stamp
+      const entry = held[index]
+      if (entry === undefined) return
+      if (!comparableLengths(prepared.text.length, entry.text.length, options.lengthRatioFloor)) return
+      const value = estimate(signature, entry.signature)
+      if (value >= floor) candidates.push({ entry, estimate: value })
+    }
+    if (held.length <= fullScanLimit) {
+      for (let index = 0; index < held.length; index++) consider(index)
+    } else {
+      for (let band = 0; band < bands; band++) {
+        const bucket = buckets[band]?.get(bandKey(signature, band))
+        if (bucket !== undefined) for (const index of bucket) consider(index)
+      }
+    }
+    // Most similar first by the sketch: the exact best is almost always among the first few, and a candidate whose
+    // estimate is well under the best exact value found cannot plausibly beat it.
+    candidates.sort((x, y) => y.estimate - x.estimate)
+    let best = 0
+    let nearest: string | undefined = undefined
+    let own: Float64Array | undefined = undefined
+    let compared = 0
+    for (const candidate of candidates) {
+      if (compared >= maxExactComparisons || candidate.estimate < best - estimateMargin) break
+      own ??= shingleSet(prepared.text)
+      const value = jaccardOfSets(own, shinglesOf(candidate.entry))
+      compared++
+      if (value > best) {
+        best = value
+        nearest = candidate.entry.id
+      }
+      if (best >= options.duplicateThreshold && nearest !== undefined) {
+        return { _tag: "Duplicate", reason: "content", of: nearest, similarity: best }
+      }
+    }
+    return {
+      _tag: "Unique",
+      novelty: noveltyOf(best, options),
+      similarity: best,
+      nearest: best > 0 ? nearest : undefined
+    }
+  }
+
+  const add = (prepared: Prepared): void => {
+    const id = prepared.document.id
+    count++
+    if (prepared.url !== "" && !byUrl.has(prepared.url)) byUrl.set(prepared.url, id)
+    if (prepared.title.length > options.titleMinLength && !byTitle.has(prepared.title)) byTitle.set(prepared.title, id)
+    const signature = prepared.signature
+    if (signature === undefined) return
+    const index = held.length
+    held.push({ id, text: prepared.text, signature, shingles: undefined })
+    for (let band = 0; band < bands; band++) {
+      const map = buckets[band]
+      if (map === undefined) continue
+      const key = bandKey(signature, band)
+      const bucket = map.get(key)
+      if (bucket === undefined) map.set(key, [index])
+      else bucket.push(index)
+    }
+  }
+
+  return {
+    size: () => count,
+    check: (document) => check(prepare(document)),
+    add: (document) => add(prepare(document)),
+    insert: (document) => {
+      const prepared = prepare(document)
+      const verdict = check(prepared)
+      if (verdict._tag === "Unique") add(prepared)
+      return verdict
+    }
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The researcher: a tool-calling agent that investigates one directive of the supervisor with web search, page
+ * extraction and reflection, then reports what it found with numbered citations.
+ */
+import type { Brief, Directive } from "../Research.js"
+import * as Untrusted from "./untrusted.js"
+
+/** What the researcher's prompts are made from. */
+export interface Context {
+  readonly directive: Directive
+  readonly query: string
+  readonly brief: Brief | undefined
+  readonly date: string
+  readonly maxToolCalls: number
+  readonly maxQueriesPerSearch: number
+  readonly maxUrlsPerExtract: number
+}
+
+/** The system prompt. */
+export const system = (context: Context): string =>
+  [
+    "You are a research agent. A lead researcher has given you one assignment within a larger research project; " +
+      "other agents cover the other parts and a separate writer turns everyone's findings into the final report. " +
+      "Your job is to gather evidence for your assignment, not to write the report.",
+    `Today is ${context.date}.`,
+    "## Tools",
+    `- webSearch(queries): runs 1 to ${context.maxQueriesPerSearch} web searches at once. Each result comes back ` +
+      "summarised, numbered [n] and tagged NEW, RELATED or DUPLICATE against the sources already found.",
+    `- extractContent(urls): reads 1 to ${context.maxUrlsPerExtract} pages in full and returns their summaries. ` +
+      "Use it when a result suggests the page holds the detail you need (figures, tables, specifications, " +
+      "methodology) that its summary lacks.",
+    "- think(reflection): a pause to reflect; it costs nothing and is always carried out before your other calls " +
+      "of the same turn, so you can reflect and then act in one answer.",
+    "- researchComplete(summary): ends your research. The summary states what you found, with [n] citations.",
+    "## How to work",
+    "1. Read the assignment and decide what evidence would settle it. Start with broader searches, then narrow " +
+      "down to the gaps. Put several distinct queries in one webSearch call rather than one at a time.",
+    "2. After each batch of results, think: what did you learn, which sources matter, what is still missing, and " +
+      "is another search worth it? Name the specific gap a further search would fill.",
+    "3. Prefer primary sources: official documents, original data, peer-reviewed work, the maker's own " +
+      "documentation. Treat secondary summaries, forums and marketing with care, and note disagreements.",
+    `4. You have ${context.maxToolCalls} webSearch or extractContent calls in all; think and researchComplete are ` +
+      "free. The calls you have left are shown every turn. A simple assignment needs two or three searches; use " +
+      "more only for a complex one.",
+    "5. Stop and call researchComplete when you can answer the assignment with at least three relevant sources " +
+      "from different sites, when your last two searches brought mostly RELATED or DUPLICATE results, or when " +
+      "your calls run out. Do not search for the sake of searching.",
+    "## Your summary",
+    "In researchComplete, report the findings themselves, not the process: facts, figures, dates, names and " +
+      "claims, each followed by the number of the source it comes from, like [3]. Keep the numbers exactly as " +
+      "the results gave them and never cite a number you were not shown. Say what you could not find or confirm.",
+    Untrusted.notice
+  ].join("\n\n")
+
+/** The first user message: the assignment and its context. */
+export const task = (context: Context): string => {
+  const brief =
+    context.brief === undefined
+      ? []
+      : [
+          `Research brief of the whole project:\n${context.brief.brief}`,
+          ...(context.brief.sourcePreferences.length > 0
+            ? [`Preferred sources: ${context.brief.sourcePreferences.join("; ")}`]
+            : []),
+          ...(context.brief.scope.exclude.length > 0 ? [`Out of scope: ${context.brief.scope.exclude.join("; ")}`] : [])
+        ]
+  return [
+    `The user's question (for context): ${context.query}`,
+    ...brief,
+    `## Your assignment\n${context.directive.topic}`,
+    `Perspective to take: ${context.directive.perspective}`,
+    `Evidence needed: ${context.directive.evidenceNeeded}`
+  ].join("\n\n")
+}
+
+/** The note shown with every turn: the calls left, and what to do when they run low. */
+export const status = (options: { readonly turn: number; readonly remaining: number; readonly total: number }) => {
+  const advice =
+    options.remaining <= 2
+      ? " Few are left: spend them on the most important gap, or finish with researchComplete."
+      : ""
+  return `[Turn ${options.turn}] webSearch/extractContent calls left: ${options.remaining} of ${options.total}.${advice}`
+}
