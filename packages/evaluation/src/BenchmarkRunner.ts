@@ -17,7 +17,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
 import * as Schema from "effect/Schema"
-import { Errors, UsageLedger, type Session } from "@deep-research/core"
+import { Errors, Session, UsageLedger } from "@deep-research/core"
 import * as CitationCheck from "./CitationCheck.js"
 
 // =============================================================================
@@ -126,8 +126,17 @@ export interface Filter {
   readonly limit?: number | undefined
 }
 
+/**
+ * The session a task's research runs in. The runner notes the id before research starts, so that after an
+ * interruption the same session is continued (`resuming`) from its last checkpoint instead of started again.
+ */
+export interface Attempt {
+  readonly sessionId: string
+  readonly resuming: boolean
+}
+
 /** Runs research for one task; a completed session with a report is a completed task. */
-export type ResearchFunction<E, R> = (task: Task) => Effect.Effect<Session.Session, E, R>
+export type ResearchFunction<E, R> = (task: Task, attempt: Attempt) => Effect.Effect<Session.Session, E, R>
 
 /** Options of a run. */
 export interface RunOptions<E, R> {
@@ -340,6 +349,8 @@ export const layout = (path: Path.Path, outputDir: string) => ({
   articles: path.join(outputDir, "articles.jsonl"),
   tasks: path.join(outputDir, "tasks"),
   record: (id: number) => path.join(outputDir, "tasks", `${id}.json`),
+  /** The session id of a task whose research has started and not finished. */
+  started: (id: number) => path.join(outputDir, "tasks", `${id}.session`),
   tableMarkdown: path.join(outputDir, "table.md"),
   tableJson: path.join(outputDir, "table.json")
 })
@@ -437,6 +448,10 @@ export const run = <E, R>(
         Effect.gen(function* () {
           yield* writeAtomically(fs, files.record(record.id), encodeRecord(record))
           records.set(record.id, record)
+          // A failed task starts a new session next time rather than resuming one that failed.
+          yield* fs
+            .remove(files.started(record.id), { force: true })
+            .pipe(Effect.mapError(fileError(files.started(record.id))))
           if (record.status === "completed") {
             yield* fs
               .writeFileString(files.articles, articleLine(record), { flag: "a" })
@@ -446,11 +461,25 @@ export const run = <E, R>(
         })
       )
 
+    const startAttempt = (task: Task) =>
+      Effect.gen(function* () {
+        const file = files.started(task.id)
+        const noted = yield* fs.readFileString(file).pipe(
+          Effect.map((text) => text.trim()),
+          Effect.orElseSucceed(() => "")
+        )
+        if (Schema.is(Session.SessionId)(noted)) return { sessionId: noted, resuming: true }
+        const sessionId = `bench-${task.id}-${(yield* Random.nextIntBetween(0, 2 ** 31)).toString(36)}`
+        yield* writeAtomically(fs, file, sessionId)
+        return { sessionId, resuming: false }
+      })
+
     const runTask = (task: Task) =>
       Effect.gen(function* () {
-        yield* Effect.logDebug(`benchmark task ${task.id} started`)
+        const attempt = yield* startAttempt(task)
+        yield* Effect.logDebug(`benchmark task ${task.id} started in session ${attempt.sessionId}`)
         const startedAt = yield* Clock.currentTimeMillis
-        const exit = yield* Effect.exit(options.research(task))
+        const exit = yield* Effect.exit(options.research(task, attempt))
         const durationMillis = (yield* Clock.currentTimeMillis) - startedAt
         if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
         const record = Exit.isSuccess(exit)

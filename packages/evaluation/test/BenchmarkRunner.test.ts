@@ -98,8 +98,11 @@ describe("BenchmarkRunner.run", () => {
         research: (task) => Effect.succeed(completedSession(task)),
         filter: { ids: [1, 3] }
       })
-      assert.deepStrictEqual(summary.ran, [1, 3])
-      const articles = yield* readArticles(fs, path.join(outputDir, "articles.jsonl"))
+      assert.deepStrictEqual([...summary.ran].sort(), [1, 3])
+      // Lines are appended as tasks finish, in any order.
+      const articles = [...(yield* readArticles(fs, path.join(outputDir, "articles.jsonl")))].sort(
+        (a, b) => a.id - b.id
+      )
       assert.deepStrictEqual(
         articles.map((a) => [a.id, a.prompt]),
         [
@@ -137,21 +140,18 @@ describe("BenchmarkRunner.run", () => {
               ? Effect.succeed(session({ status: "awaiting_clarification", query: task.prompt }))
               : Effect.succeed(completedSession(task))
       })
-      assert.deepStrictEqual(first.failed, [2, 3])
+      assert.deepStrictEqual([...first.failed].sort(), [2, 3])
       const records = first.table.rows
       assert.include(records.find((r) => r.id === 2)?.error ?? "", "quota")
       assert.include(records.find((r) => r.id === 3)?.error ?? "", "awaiting_clarification")
       const articles = yield* readArticles(fs, path.join(outputDir, "articles.jsonl"))
-      assert.deepStrictEqual(
-        articles.map((a) => a.id),
-        [1, 4]
-      )
+      assert.deepStrictEqual(articles.map((a) => a.id).sort(), [1, 4])
       const second = yield* BenchmarkRunner.run({
         queryFile,
         outputDir,
         research: (task) => Effect.succeed(completedSession(task))
       })
-      assert.deepStrictEqual(second.ran, [2, 3])
+      assert.deepStrictEqual([...second.ran].sort(), [2, 3])
       assert.deepStrictEqual(second.skipped, [1, 4])
       assert.strictEqual(second.table.completed, 4)
     }).pipe(Effect.scoped, Effect.provide(platform))
@@ -160,38 +160,47 @@ describe("BenchmarkRunner.run", () => {
   it.live("resumes after an interruption without running finished tasks again", () =>
     Effect.gen(function* () {
       const { fs, outputDir, path, queryFile } = yield* setup
-      const reachedThird = yield* Deferred.make<void>()
+      const reachedThird = yield* Deferred.make<BenchmarkRunner.Attempt>()
       const fiber = yield* Effect.fork(
         BenchmarkRunner.run({
           queryFile,
           outputDir,
           concurrency: 1,
-          research: (task) =>
+          research: (task, attempt) =>
             task.id === 3
-              ? Effect.zipRight(Deferred.succeed(reachedThird, undefined), Effect.never)
+              ? Effect.zipRight(Deferred.succeed(reachedThird, attempt), Effect.never)
               : Effect.succeed(completedSession(task))
         })
       )
-      yield* Deferred.await(reachedThird)
+      const interrupted = yield* Deferred.await(reachedThird)
       yield* Fiber.interrupt(fiber)
+      assert.isFalse(interrupted.resuming)
       const afterInterrupt = yield* readArticles(fs, path.join(outputDir, "articles.jsonl"))
       assert.deepStrictEqual(
         afterInterrupt.map((a) => a.id),
         [1, 2]
       )
 
-      const researched = yield* Ref.make<ReadonlyArray<number>>([])
+      const researched = yield* Ref.make<ReadonlyArray<readonly [number, BenchmarkRunner.Attempt]>>([])
       const summary = yield* BenchmarkRunner.run({
         queryFile,
         outputDir,
         concurrency: 1,
-        research: (task) =>
+        research: (task, attempt) =>
           Effect.as(
-            Ref.update(researched, (ids) => [...ids, task.id]),
+            Ref.update(researched, (runs) => [...runs, [task.id, attempt] as const]),
             completedSession(task)
           )
       })
-      assert.deepStrictEqual(yield* Ref.get(researched), [3, 4])
+      const runs = yield* Ref.get(researched)
+      assert.deepStrictEqual(
+        runs.map(([id]) => id),
+        [3, 4]
+      )
+      // The interrupted task continues its session; the new one starts its own.
+      assert.deepStrictEqual(runs[0]?.[1], { sessionId: interrupted.sessionId, resuming: true })
+      assert.isFalse(runs[1]?.[1].resuming)
+      assert.notStrictEqual(runs[1]?.[1].sessionId, interrupted.sessionId)
       assert.deepStrictEqual(summary.skipped, [1, 2])
       const articles = yield* readArticles(fs, path.join(outputDir, "articles.jsonl"))
       assert.deepStrictEqual(
