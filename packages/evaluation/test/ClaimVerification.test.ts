@@ -94,6 +94,16 @@ describe("ClaimVerification claims", () => {
     )
   })
 
+  it("does not end a sentence at an abbreviation", () => {
+    const claims = ClaimVerification.claimsOf(
+      "Gold rose 5% in Q1 (e.g. in the U.S.) as Dr. Smith noted [1]. It fell [2]."
+    )
+    assert.deepStrictEqual(
+      claims.map((c) => c.text),
+      ["Gold rose 5% in Q1 (e.g. in the U.S.) as Dr. Smith noted [1].", "It fell [2]."]
+    )
+  })
+
   it("samples at most the maximum, the same claims for the same seed, in report order", () => {
     const claims = Array.from({ length: 30 }, (_, i) => ({ line: i + 1, text: `claim ${i}`, citations: [1] }))
     const first = ClaimVerification.sampleClaims(claims, 5, 42)

@@ -146,18 +146,34 @@ export const parse = (markdown: string): ParsedReport => {
 const sentenceBoundary =
   /(?<=[.!?。！？](?:\s*(?:\[[\d\s,;–-]+\]|【[\d\s,;，–-]+】))*)(?:\s+|(?<=[。！？\]】]))(?!\s*(?:\[\d|【\d))/
 
+const abbreviation =
+  /(?:\b(?:e\.g|i\.e|etc|vs|cf|al|approx|ca|Mr|Mrs|Ms|Dr|Prof|St|Inc|Ltd|Co|Corp|Fig|No|Vol|pp|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)|(?:^|[\s(])(?:[A-Za-z]\.)*[A-Za-z])\.$/
+
+/** Joins pieces split after an abbreviation ("e.g.", "U.S.") or before a lowercase word back into one sentence. */
+const joinAbbreviations = (pieces: ReadonlyArray<string>): ReadonlyArray<string> =>
+  pieces.reduce<Array<string>>((sentences, piece) => {
+    const previous = sentences.at(-1)
+    if (previous !== undefined && (abbreviation.test(previous) || /^[a-z]/.test(piece))) {
+      sentences[sentences.length - 1] = `${previous} ${piece}`
+    } else {
+      sentences.push(piece)
+    }
+    return sentences
+  }, [])
+
 /** The sentences of the body that cite at least one source, headings left out. */
 export const citedSentences = (report: ParsedReport): ReadonlyArray<CitedSentence> =>
   report.body.flatMap((line) => {
     if (heading.test(line.text)) return []
     const content = line.text.replace(/^\s*(?:[-*+]|\d+[.)]|>)\s+/, "")
     // A citation after the full stop belongs to the sentence before it.
-    return content
-      .split(sentenceBoundary)
-      .map((sentence) => sentence.trim())
-      .filter((sentence) => sentence !== "")
-      .flatMap((sentence) => {
-        const numbers = [...new Set(citedNumbers(sentence))]
-        return numbers.length === 0 ? [] : [{ ...line, sentence, numbers }]
-      })
+    return joinAbbreviations(
+      content
+        .split(sentenceBoundary)
+        .map((sentence) => sentence.trim())
+        .filter((sentence) => sentence !== "")
+    ).flatMap((sentence) => {
+      const numbers = [...new Set(citedNumbers(sentence))]
+      return numbers.length === 0 ? [] : [{ ...line, sentence, numbers }]
+    })
   })
