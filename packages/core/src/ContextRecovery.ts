@@ -25,6 +25,11 @@ export interface RecoverOptions<A, E, R> {
   readonly inputTokens: number
   /** Runs the call: `undefined` for the full input, else an input of at most this many (estimated) tokens. */
   readonly attempt: (targetTokens: number | undefined) => Effect.Effect<A, E, R>
+  /**
+   * The input the model is known to accept, when known. An input estimated above it is shrunk to it before the first
+   * attempt, which saves a call bound to fail (and matters for servers that cut an overflowing prompt silently).
+   */
+  readonly limitTokens?: number | undefined
 }
 
 const isContextWindowExceeded = (
@@ -37,16 +42,12 @@ const numberOrUndefined = (value: unknown): number | undefined =>
 
 /**
  * The size the next input should start from: the previous one, or less when the error says how much fits. A vendor's
- * counts are in its own tokens, so its limit is scaled to our estimate by the ratio of our count to its count.
+ * counts are in its own tokens, so its limit is scaled to our estimate by the ratio of our count of the input it
+ * refused to its count of it.
  */
-const startingSize = (
-  previous: number,
-  inputTokens: number,
-  limit: number | undefined,
-  requested: number | undefined
-) => {
+const startingSize = (previous: number, limit: number | undefined, requested: number | undefined) => {
   if (limit === undefined) return previous
-  const fitting = requested === undefined ? limit : (limit * inputTokens) / requested
+  const fitting = requested === undefined ? limit : (limit * previous) / requested
   return Math.min(previous, fitting)
 }
 
@@ -54,13 +55,14 @@ const startingSize = (
  * Runs `attempt(undefined)`; when it fails with `ContextWindowExceeded`, runs it again with a target size, up to 3
  * times, each target at most 0.9 of the previous input (starting from `inputTokens`, or from the error's limit when
  * it is known and smaller). Publishes `ContextWindowRecovered` when a smaller input succeeds. Other errors, and the
- * overflow after the last retry, pass through unchanged.
+ * overflow after the last retry, pass through unchanged. With `limitTokens` below `inputTokens`, the first attempt is
+ * already shrunk to `limitTokens`.
  */
 export const recover = <A, E, R>(options: RecoverOptions<A, E, R>): Effect.Effect<A, E, R> => {
   const run = (retry: number, previousSize: number, target: number | undefined): Effect.Effect<A, E, R> =>
     options.attempt(target).pipe(
       Effect.tap(() =>
-        target === undefined
+        retry === 0 || target === undefined
           ? Effect.void
           : ResearchEvents.publish({
               _tag: "ContextWindowRecovered",
@@ -71,19 +73,18 @@ export const recover = <A, E, R>(options: RecoverOptions<A, E, R>): Effect.Effec
       ),
       Effect.catchAll((error) => {
         if (!isContextWindowExceeded(error) || retry >= maxRetries) return Effect.fail(error)
-        const base = startingSize(
-          previousSize,
-          options.inputTokens,
-          numberOrUndefined(error.limit),
-          numberOrUndefined(error.requested)
-        )
+        const base = startingSize(previousSize, numberOrUndefined(error.limit), numberOrUndefined(error.requested))
         const next = Math.floor(base * shrinkFactor)
         return Effect.logWarning(
           `${options.model}: the input (about ${previousSize} tokens) does not fit; retrying with at most ${next}`
         ).pipe(Effect.zipRight(run(retry + 1, next, next)))
       })
     )
-  return run(0, Math.max(0, options.inputTokens), undefined)
+  const inputTokens = Math.max(0, options.inputTokens)
+  const limit = numberOrUndefined(options.limitTokens)
+  return limit !== undefined && inputTokens > limit
+    ? run(0, Math.floor(limit), Math.floor(limit))
+    : run(0, inputTokens, undefined)
 }
 
 /** Another name for `recover`, as the design's issue calls it. */
@@ -101,6 +102,8 @@ export interface SectionedOptions<A, E, R> {
   readonly overheadTokens?: number | undefined
   /** Runs the call over these sections. */
   readonly run: (sections: ReadonlyArray<Truncation.Section>) => Effect.Effect<A, E, R>
+  /** See `RecoverOptions.limitTokens`. */
+  readonly limitTokens?: number | undefined
 }
 
 /** `recover` over a sectioned prompt, shrunk with `Truncation.truncateSections`. */
@@ -109,6 +112,7 @@ export const recoverSectioned = <A, E, R>(options: SectionedOptions<A, E, R>): E
   return recover({
     model: options.model,
     inputTokens: Truncation.sectionTokens(options.sections) + overhead,
+    limitTokens: options.limitTokens,
     attempt: (target) =>
       options.run(
         target === undefined
@@ -118,9 +122,16 @@ export const recoverSectioned = <A, E, R>(options: SectionedOptions<A, E, R>): E
   })
 }
 
+/** The input a model accepts next to the answer the request reserves room for. */
+const inputLimitOf = (model: LanguageModel.Service, request: LanguageModel.GenerateRequest): number | undefined => {
+  const limit = model.contextWindow - (request.maxOutputTokens ?? 0)
+  return limit > 0 ? limit : undefined
+}
+
 /**
  * One call over a sectioned prompt: `build` turns sections into the request; on overflow the sections are shrunk
- * (never the instructions, the question or the brief) and the call made again.
+ * (never the instructions, the question or the brief) and the call made again. A prompt estimated above the model's
+ * context window (less the reserved output) is shrunk before the first call.
  */
 export const generateSectioned = (
   model: LanguageModel.Service,
@@ -134,6 +145,7 @@ export const generateSectioned = (
       model: model.model,
       sections,
       overheadTokens,
+      limitTokens: inputLimitOf(model, full),
       run: (shrunk) => model.generate(shrunk === sections ? full : build(shrunk))
     })
   })
@@ -147,20 +159,29 @@ export const recoverConversation = <A, E, R>(options: {
   readonly model: string
   readonly request: LanguageModel.GenerateRequest
   readonly run: (request: LanguageModel.GenerateRequest) => Effect.Effect<A, E, R>
+  /** See `RecoverOptions.limitTokens`. */
+  readonly limitTokens?: number | undefined
 }): Effect.Effect<A, E, R> =>
   recover({
     model: options.model,
     inputTokens: Tokens.estimateRequestTokens(options.request),
+    limitTokens: options.limitTokens,
     attempt: (target) =>
       options.run(target === undefined ? options.request : Truncation.truncateConversation(options.request, target))
   })
 
 /**
  * One call over a conversation; on overflow the oldest tool-call turns are dropped (never the system prompt, the
- * task, the latest turn or the last user message) and the call made again.
+ * task, the latest turn or the last user message) and the call made again. A conversation estimated above the
+ * model's context window (less the reserved output) is shrunk before the first call.
  */
 export const generateConversation = (
   model: LanguageModel.Service,
   request: LanguageModel.GenerateRequest
 ): Effect.Effect<LanguageModel.Completion, ProviderError> =>
-  recoverConversation({ model: model.model, request, run: (shrunk) => model.generate(shrunk) })
+  recoverConversation({
+    model: model.model,
+    request,
+    limitTokens: inputLimitOf(model, request),
+    run: (shrunk) => model.generate(shrunk)
+  })

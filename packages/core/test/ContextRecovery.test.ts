@@ -83,6 +83,22 @@ describe("ContextRecovery.recover", () => {
     })
   )
 
+  it.effect("shrinks an input already known to be too large before the first attempt", () =>
+    Effect.gen(function* () {
+      const { attempt, targets } = yield* attemptRecorder(0)
+      yield* Effect.either(ContextRecovery.recover({ model: "tiny", inputTokens: 1_000, limitTokens: 600, attempt }))
+      assert.deepStrictEqual(yield* targets, [600, 540, 486, 437])
+    })
+  )
+
+  it.effect("makes the first attempt in full when the input is within the known limit", () =>
+    Effect.gen(function* () {
+      const { attempt, targets } = yield* attemptRecorder(0)
+      yield* Effect.either(ContextRecovery.recover({ model: "tiny", inputTokens: 500, limitTokens: 600, attempt }))
+      assert.deepStrictEqual(yield* targets, [undefined, 450, 405, 364])
+    })
+  )
+
   it.effect("passes other errors through without another attempt", () =>
     Effect.gen(function* () {
       const attempts = yield* Ref.make(0)
@@ -191,6 +207,20 @@ describe("ContextRecovery.generateSectioned", () => {
       const result = yield* Effect.either(ContextRecovery.generateSectioned(model, sections, build))
       assert.isTrue(Either.isLeft(result) && result.left._tag === "ContextWindowExceeded")
       assert.strictEqual((yield* log.calls).length, 4)
+    })
+  )
+  it.effect("fits a prompt larger than the model's window before the first call", () =>
+    Effect.gen(function* () {
+      const log = yield* ScriptedModel.makeLog
+      const model = yield* ScriptedModel.make({ model: "tiny", contextWindow: 6_000, script: ["the answer"] }, log)
+      const completion = yield* ContextRecovery.generateSectioned(model, sections, (shown) => ({
+        ...build(shown),
+        maxOutputTokens: 1_000
+      }))
+      assert.strictEqual(completion.text, "the answer")
+      const calls = yield* log.calls
+      assert.strictEqual(calls.length, 1)
+      assert.isAtMost(Tokens.estimateRequestTokens(calls[0]!.request), 5_000)
     })
   )
 })
