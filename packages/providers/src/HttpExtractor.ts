@@ -15,6 +15,7 @@ import * as dns from "node:dns"
 import * as http from "node:http"
 import * as https from "node:https"
 import type { Readable, Transform } from "node:stream"
+import * as tls from "node:tls"
 import * as zlib from "node:zlib"
 import { ContentExtractor, Errors, Source } from "@deep-research/core"
 import { addressBlockReason, hostnameBlockReason, literalAddress, normalizeHostname } from "./internal/addressPolicy.js"
@@ -49,6 +50,8 @@ export interface Options {
   /** Read PDF documents; on by default. */
   readonly pdf?: boolean | undefined
   readonly userAgent?: string | undefined
+  /** Certificate authorities (PEM) trusted besides the system's, e.g. a corporate CA or a test's own. */
+  readonly extraCertificates?: ReadonlyArray<string> | undefined
   /** Resolves a host name to all its addresses; `dns.lookup` with `all: true` by default. */
   readonly lookup?: ((hostname: string) => Promise<ReadonlyArray<ResolvedAddress>>) | undefined
 }
@@ -77,6 +80,7 @@ interface Settings {
   readonly concurrency: number
   readonly pdf: boolean
   readonly userAgent: string
+  readonly ca: ReadonlyArray<string> | undefined
   readonly lookup: (hostname: string) => Promise<ReadonlyArray<ResolvedAddress>>
 }
 
@@ -91,6 +95,11 @@ const settingsOf = (options: Options | undefined): Settings => ({
   concurrency: options?.concurrency ?? defaults.concurrency,
   pdf: options?.pdf ?? true,
   userAgent: options?.userAgent ?? defaults.userAgent,
+  // `ca` replaces Node's trusted roots, so the extra certificates are added to them
+  ca:
+    options?.extraCertificates !== undefined && options.extraCertificates.length > 0
+      ? [...tls.rootCertificates, ...options.extraCertificates]
+      : undefined,
   lookup: options?.lookup ?? systemLookup
 })
 
@@ -250,6 +259,7 @@ const requestOnce = (target: Target, settings: Settings, signal: AbortSignal): P
       method: "GET",
       // SNI may not carry an IP address; certificates are then checked against the address itself
       ...(url.protocol === "https:" && literalAddress(hostname) === undefined ? { servername: hostname } : {}),
+      ...(url.protocol === "https:" && settings.ca !== undefined ? { ca: [...settings.ca] } : {}),
       headers: {
         host: url.host,
         "user-agent": settings.userAgent,

@@ -2,9 +2,17 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
-import type { AddressInfo } from "node:net"
+import * as https from "node:https"
+import type * as net from "node:net"
 import * as zlib from "node:zlib"
 import * as HttpExtractor from "../src/HttpExtractor.js"
+import * as Emulator from "../src/testing/Emulator.js"
+
+const portOf = (server: net.Server): number => {
+  const address = server.address()
+  if (address === null || typeof address === "string") throw new Error("the test server is not listening on TCP")
+  return address.port
+}
 
 type Handler = (request: http.IncomingMessage, response: http.ServerResponse) => void
 
@@ -29,7 +37,7 @@ const serve = (routes: Record<string, Handler>) =>
         handler(request, response)
       })
       server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as AddressInfo
+        const port = portOf(server)
         resume(Effect.succeed({ server, state: { port, origin: `http://127.0.0.1:${port}`, seen } }))
       })
     }),
@@ -39,6 +47,36 @@ const serve = (routes: Record<string, Handler>) =>
         server.close(() => resume(Effect.void))
       })
   ).pipe(Effect.map(({ state }) => state))
+
+const tlsFixture = (name: string) => fs.readFileSync(new URL(`./fixtures/tls/${name}`, import.meta.url), "utf8")
+const certificate = tlsFixture("secure.test.crt")
+
+/** A loopback HTTPS server presenting the certificate of `secure.test`; records the TLS server name asked for. */
+const serveTls = (body: string) =>
+  Effect.acquireRelease(
+    Effect.async<{ server: https.Server; port: number; names: Array<string | false> }>((resume) => {
+      const names: Array<string | false> = []
+      const server = https.createServer(
+        { key: tlsFixture("secure.test.key"), cert: certificate },
+        (request, response) => {
+          const socket = request.socket
+          names.push("servername" in socket && typeof socket.servername === "string" ? socket.servername : false)
+          response.writeHead(200, { "content-type": "text/plain" }).end(body)
+        }
+      )
+      server.listen(0, "127.0.0.1", () => {
+        const port = portOf(server)
+        resume(Effect.succeed({ server, port, names }))
+      })
+    }),
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  )
+
+const toLoopback = () => Promise.resolve([{ address: "127.0.0.1", family: 4 }])
 
 const send =
   (contentType: string, body: string | Buffer, headers: Record<string, string> = {}): Handler =>
@@ -378,6 +416,68 @@ describe("HttpExtractor", () => {
           allowedHosts: [`127.0.0.1:${server.port}`]
         })
         assert.include(blockedReason(other), "loopback")
+      })
+    )
+  })
+
+  describe("https", () => {
+    it.scopedLive("connects to the checked address with the host name as TLS server name and verifies it", () =>
+      Effect.gen(function* () {
+        const server = yield* serveTls("secret over TLS")
+        const page = yield* HttpExtractor.fetchPage(`https://secure.test:${server.port}/doc.txt`, {
+          allowedHosts: ["secure.test"],
+          lookup: toLoopback,
+          extraCertificates: [certificate]
+        })
+        assert.strictEqual(page.content, "secret over TLS")
+        assert.deepStrictEqual(server.names, ["secure.test"])
+      })
+    )
+
+    it.scopedLive("refuses a certificate that does not name the host", () =>
+      Effect.gen(function* () {
+        const server = yield* serveTls("should not be read")
+        const result = yield* fetchEither(`https://other.test:${server.port}/`, {
+          allowedHosts: ["other.test"],
+          lookup: toLoopback,
+          extraCertificates: [certificate]
+        })
+        assert.isTrue(Either.isLeft(result))
+        if (Either.isLeft(result)) {
+          assert.strictEqual(result.left._tag, "FetchFailed")
+          assert.include(result.left.message, "other.test")
+        }
+        assert.deepStrictEqual(server.names, [])
+      })
+    )
+
+    it.scopedLive("refuses a certificate no trusted authority signed", () =>
+      Effect.gen(function* () {
+        const server = yield* serveTls("should not be read")
+        const result = yield* fetchEither(`https://secure.test:${server.port}/`, {
+          allowedHosts: ["secure.test"],
+          lookup: toLoopback
+        })
+        assert.isTrue(Either.isLeft(result))
+        if (Either.isLeft(result)) assert.include(result.left.message, "self-signed")
+      })
+    )
+  })
+
+  describe("against the emulator's web pages", () => {
+    it.scopedLive("reads a page the emulator serves and reports its 404 as a failure", () =>
+      Effect.gen(function* () {
+        const emulator = yield* Emulator.start()
+        yield* emulator.respond("web.page", Emulator.webPages({ "/zebras.html": article }))
+        const extractor = HttpExtractor.make({ allowedHosts: ["127.0.0.1"] })
+        const [page, missing] = yield* extractor.extract([
+          `${emulator.baseUrl("web")}/zebras.html`,
+          `${emulator.baseUrl("web")}/missing.html`
+        ])
+        assert.strictEqual(page?._tag, "ExtractedPage")
+        if (page?._tag === "ExtractedPage") assert.include(page.content, "Stripes deter biting flies")
+        assert.strictEqual(missing?._tag, "ExtractFailure")
+        if (missing?._tag === "ExtractFailure") assert.include(missing.reason, "status 404")
       })
     )
   })
