@@ -4,10 +4,11 @@
  * citations (`web_search_result_location`, whose `cited_text` is the source's own words).
  */
 import type Anthropic from "@anthropic-ai/sdk"
-import { Errors, SearchProvider, Source } from "@deep-research/core"
+import { Errors, Pricing, SearchProvider, Source, type Usage, UsageLedger } from "@deep-research/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as AnthropicLanguageModel from "./AnthropicLanguageModel.js"
@@ -28,6 +29,10 @@ export interface Options extends ClientOptions {
   readonly stream?: boolean | undefined
   /** The name recorded on results and errors. Default `anthropic`. */
   readonly name?: string | undefined
+  /** USD per search on top of the tokens (Anthropic's list price: 10 per 1,000 searches). */
+  readonly searchFeeUsd?: number | undefined
+  /** The role the call's tokens and cost are recorded under in the run's `UsageLedger`. Default `researcher`. */
+  readonly role?: Usage.Role | undefined
 }
 
 // =============================================================================
@@ -59,6 +64,7 @@ export const make = (options: Options): Effect.Effect<SearchProvider.Service> =>
             })
         )
       )
+      yield* recordUsage(response, model, options.searchFeeUsd ?? 0.01, options.role ?? "researcher")
       return yield* toSearchResults(response, searchOptions, name)
     })
     return { name, search }
@@ -149,9 +155,38 @@ const OtherBlock = Schema.Struct({ type: Schema.String })
 
 /** The fields of a web-search answer this provider reads. */
 export const SearchResponse = Schema.Struct({
-  content: Schema.Array(Schema.Union(TextBlock, WebSearchToolResult, OtherBlock))
+  content: Schema.Array(Schema.Union(TextBlock, WebSearchToolResult, OtherBlock)),
+  usage: Schema.optional(
+    Schema.extend(
+      AnthropicLanguageModel.MessageResponse.fields.usage,
+      Schema.Struct({
+        server_tool_use: Schema.optional(
+          Schema.NullOr(Schema.Struct({ web_search_requests: Schema.optional(Schema.NullOr(Schema.Number)) }))
+        )
+      })
+    )
+  )
 })
 export type SearchResponse = typeof SearchResponse.Type
+
+/**
+ * A web search is a model call: its tokens and its search fee go into the run's ledger (when there is one), so
+ * budgets see them.
+ */
+const recordUsage = (
+  response: SearchResponse,
+  model: string,
+  searchFeeUsd: number,
+  role: Usage.Role
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const ledger = yield* Effect.serviceOption(UsageLedger.UsageLedger)
+    if (Option.isNone(ledger) || response.usage === undefined) return
+    const table = Option.getOrElse(yield* Effect.serviceOption(Pricing.Pricing), () => Pricing.defaultTable)
+    const usage = AnthropicLanguageModel.usageOf(response.usage)
+    const searches = response.usage.server_tool_use?.web_search_requests ?? 0
+    yield* ledger.value.record(role, usage, Pricing.costOf(table, model, usage) + searches * searchFeeUsd)
+  })
 
 const namedEntities: Readonly<Record<string, string>> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " }
 

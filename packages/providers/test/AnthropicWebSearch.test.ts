@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { SearchProvider } from "@deep-research/core"
+import { SearchProvider, UsageLedger } from "@deep-research/core"
 import { ConfigProvider, Effect, Redacted } from "effect"
 import * as AnthropicWebSearch from "../src/AnthropicWebSearch.js"
 import * as Emulator from "../src/testing/Emulator.js"
@@ -186,6 +186,33 @@ describe("AnthropicWebSearch against the emulator", () => {
       const [request] = yield* emulator.requests("anthropic.messages")
       assert.include(JSON.stringify(request?.body), '"type":"web_search_20250305"')
       assert.include(JSON.stringify(request?.body), '"max_uses":2')
+    })
+  )
+
+  it.scopedLive("records the call's tokens and search fee under the researcher role in the run's ledger", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond(
+        "anthropic.messages",
+        Emulator.json({
+          model: "claude-haiku-4-5",
+          content: [{ type: "web_search_tool_result", content: [result("https://a.org/1", "One")] }],
+          stop_reason: "end_turn",
+          usage: { input_tokens: 100, output_tokens: 20, server_tool_use: { web_search_requests: 2 } }
+        })
+      )
+      const provider = yield* AnthropicWebSearch.make({
+        apiKey: Redacted.make("sk-ant-emulator"),
+        baseUrl: emulator.baseUrl("anthropic")
+      })
+      const ledger = yield* UsageLedger.make()
+      yield* provider.search("q", { maxResults: 5 }).pipe(Effect.provideService(UsageLedger.UsageLedger, ledger))
+      const [account] = yield* ledger.snapshot
+      assert.strictEqual(account?.role, "researcher")
+      assert.strictEqual(account?.calls, 1)
+      assert.deepStrictEqual([account?.inputTokens, account?.outputTokens], [100, 20])
+      // claude-haiku-4-5: 1 USD / M input, 5 USD / M output; plus two searches at 0.01 USD.
+      assert.closeTo(account?.costUsd ?? 0, (100 * 1 + 20 * 5) / 1e6 + 0.02, 1e-9)
     })
   )
 
