@@ -152,7 +152,7 @@ type Block = Anthropic.ContentBlockParam
 const contentOf = (message: LanguageModel.Message): { role: "user" | "assistant"; blocks: Array<Block> } => {
   switch (message._tag) {
     case "user":
-      return { role: "user", blocks: message.content === "" ? [] : [{ type: "text", text: message.content }] }
+      return { role: "user", blocks: message.content.trim() === "" ? [] : [{ type: "text", text: message.content }] }
     case "assistant":
       return {
         role: "assistant",

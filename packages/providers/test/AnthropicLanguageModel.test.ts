@@ -61,10 +61,11 @@ describe("AnthropicLanguageModel request mapping", () => {
     ])
   })
 
-  it("drops an empty assistant message, which the API would refuse", () => {
+  it("drops blank messages, which the API would refuse", () => {
     const messages = AnthropicLanguageModel.toMessages([
       LanguageModel.user("a"),
       LanguageModel.assistant(""),
+      LanguageModel.user("  \n"),
       LanguageModel.user("b")
     ])
     assert.deepStrictEqual(messages, [
