@@ -223,6 +223,28 @@ const nullable = (schema: Readonly<Record<string, unknown>>): Readonly<Record<st
   return { anyOf: [schema, { type: "null" }] }
 }
 
+/** The node a local JSON pointer (`#/$defs/a~1b`) names. */
+const resolvePointer = (root: unknown, pointer: string): unknown =>
+  pointer
+    .slice(2)
+    .split("/")
+    .map((key) => key.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .reduce<unknown>((node, key) => (Predicate.isRecord(node) ? node[key] : undefined), root)
+
+/**
+ * A schema whose root is a `$ref` (what Effect makes of a `Schema.Class`) with the target brought up to the root,
+ * the definitions kept: OpenAI wants an object schema at the root.
+ */
+export const inlineRootRef = (schema: object): Readonly<Record<string, unknown>> => {
+  const record: Readonly<Record<string, unknown>> = { ...schema }
+  const ref = record["$ref"]
+  if (typeof ref !== "string" || !ref.startsWith("#/")) return record
+  const target = resolvePointer(record, ref)
+  if (!Predicate.isRecord(target)) return record
+  const { $ref: _ref, ...rest } = record
+  return { ...target, ...rest }
+}
+
 class NotStrict {
   readonly _tag = "NotStrict"
 }
@@ -285,7 +307,7 @@ const strictNode = (node: unknown): Readonly<Record<string, unknown>> => {
  */
 export const strictJsonSchema = (schema: object): Readonly<Record<string, unknown>> | undefined => {
   try {
-    return strictNode(schema)
+    return strictNode(inlineRootRef(schema))
   } catch (error) {
     if (error instanceof NotStrict) return undefined
     throw error
@@ -297,11 +319,7 @@ const dropOptionalNulls = (value: unknown, schema: unknown, root: unknown): unkn
   if (!Predicate.isRecord(schema)) return value
   const ref = schema["$ref"]
   if (typeof ref === "string" && ref.startsWith("#/")) {
-    const target = ref
-      .slice(2)
-      .split("/")
-      .reduce<unknown>((node, key) => (Predicate.isRecord(node) ? node[key] : undefined), root)
-    return dropOptionalNulls(value, target, root)
+    return dropOptionalNulls(value, resolvePointer(root, ref), root)
   }
   const anyOf = schema["anyOf"]
   if (Array.isArray(anyOf) && value !== null && typeof value === "object") {
@@ -427,7 +445,7 @@ export const toChatRequest = (
             json_schema: {
               name: schemaName(format.name),
               ...(format.description === undefined ? {} : { description: format.description }),
-              schema: strictFormat ?? { ...format.schema },
+              schema: strictFormat ?? inlineRootRef(format.schema),
               strict: strictFormat !== undefined
             }
           }

@@ -1,8 +1,10 @@
 import Anthropic from "@anthropic-ai/sdk"
+import { LanguageModel, Research, StructuredOutput, Tool } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Scope } from "effect"
+import { Effect, Either, Exit, Redacted, Schema, Scope } from "effect"
 import { readFileSync } from "node:fs"
 import OpenAI from "openai"
+import { AnthropicLanguageModel, OpenAiLanguageModel, Tavily } from "../src/index.js"
 import { Emulator } from "../src/testing/index.js"
 
 const cassettes = "/work/shared/fixtures/vendor-cassettes"
@@ -316,4 +318,177 @@ describe("Emulator", () => {
       assert.isTrue(Exit.isFailure(after))
     })
   )
+
+  describe("simulated research", () => {
+    const conductResearch = Tool.make("conductResearch", { description: "Delegate", schema: Research.Directive })
+    const complete = Tool.make("researchComplete", { description: "Done", schema: Schema.Struct({}) })
+    const think = Tool.make("think", { description: "Think", schema: Schema.Struct({ reflection: Schema.String }) })
+    const webSearch = Tool.make("webSearch", {
+      description: "Search",
+      schema: Schema.Struct({ queries: Schema.Array(Schema.String).pipe(Schema.minItems(1), Schema.maxItems(3)) })
+    })
+    const finish = Tool.make("researchComplete", {
+      description: "Finish",
+      schema: Schema.Struct({ summary: Schema.String })
+    })
+
+    const simulated = (options?: Emulator.SimulateOptions) =>
+      Effect.gen(function* () {
+        const emulator = yield* Emulator.start()
+        yield* Emulator.simulate(emulator, options)
+        const model = yield* OpenAiLanguageModel.make({
+          model: "gpt-4.1",
+          apiKey: "sk-test",
+          baseUrl: emulator.baseUrl("openai")
+        })
+        return { emulator, model }
+      })
+
+    it.scoped("the supervisor delegates directives that decode, then completes", () =>
+      Effect.gen(function* () {
+        const { model } = yield* simulated({ directives: 2 })
+        const tools = [think.definition, conductResearch.definition, complete.definition]
+        const request: LanguageModel.GenerateRequest = {
+          system: "You supervise research.",
+          messages: [LanguageModel.user("The user's question: How much solar power did Europe add in 2024?")],
+          tools
+        }
+        const first = yield* model.generate(request)
+        assert.deepStrictEqual(
+          first.toolCalls.map((call) => call.name),
+          ["conductResearch", "conductResearch"]
+        )
+        for (const call of first.toolCalls) {
+          const directive = Tool.decodeArguments(conductResearch, call.arguments)
+          assert.isTrue(Either.isRight(directive))
+          if (Either.isRight(directive)) assert.include(directive.right.topic, "solar power did Europe add")
+        }
+        const second = yield* model.generate({
+          ...request,
+          messages: [
+            ...request.messages,
+            LanguageModel.assistant("", first.toolCalls),
+            ...first.toolCalls.map((call) => LanguageModel.toolResult(call, "done"))
+          ]
+        })
+        assert.deepStrictEqual(
+          second.toolCalls.map((call) => call.name),
+          ["researchComplete"]
+        )
+      })
+    )
+
+    it.scoped("researchers search, then complete citing the numbered results they were shown", () =>
+      Effect.gen(function* () {
+        const { model } = yield* simulated()
+        const request: LanguageModel.GenerateRequest = {
+          messages: [LanguageModel.user("## Your assignment\nSolar additions in Europe in 2024")],
+          tools: [webSearch.definition, think.definition, finish.definition]
+        }
+        const first = yield* model.generate(request)
+        const [search] = first.toolCalls
+        assert.strictEqual(search?.name, "webSearch")
+        assert.isTrue(search !== undefined && Either.isRight(Tool.decodeArguments(webSearch, search.arguments)))
+        if (search === undefined) return
+        const second = yield* model.generate({
+          ...request,
+          messages: [
+            ...request.messages,
+            LanguageModel.assistant("", [search]),
+            LanguageModel.toolResult(search, "[1] EU solar grew 40 GW in 2024\n[2] Germany led installations")
+          ]
+        })
+        const [done] = second.toolCalls
+        assert.strictEqual(done?.name, "researchComplete")
+        const summary = Tool.decodeArguments(finish, done?.arguments)
+        assert.isTrue(Either.isRight(summary))
+        if (Either.isRight(summary)) {
+          assert.include(summary.right.summary, "[1]")
+          assert.include(summary.right.summary, "[2]")
+        }
+      })
+    )
+
+    it.scoped("structured requests get JSON that decodes, natively and prompted, and never ask to clarify", () =>
+      Effect.gen(function* () {
+        const { emulator, model } = yield* simulated()
+        const question = [LanguageModel.user("The user's question: effects of remote work on productivity")]
+        const clarification = yield* StructuredOutput.generateObject(model, Research.Clarification, {
+          messages: question
+        })
+        assert.isFalse(clarification.value.needClarification)
+        const prompted = yield* OpenAiLanguageModel.make({
+          model: "local",
+          baseUrl: emulator.baseUrl("openai"),
+          capabilities: { structuredOutput: false }
+        })
+        const brief = yield* StructuredOutput.generateObject(prompted, Research.Brief, { messages: question })
+        assert.include(brief.value.brief, "remote work")
+        assert.strictEqual(brief.value.language, "English")
+        assert.strictEqual(brief.attempts, 1)
+      })
+    )
+
+    it.scoped("an Anthropic model gets its forced structured-output tool answered", () =>
+      Effect.gen(function* () {
+        const emulator = yield* Emulator.start()
+        yield* Emulator.simulate(emulator)
+        const model = yield* AnthropicLanguageModel.make({
+          apiKey: Redacted.make("sk-ant-test"),
+          model: "claude-sonnet-4-6",
+          baseUrl: emulator.baseUrl("anthropic")
+        })
+        const brief = yield* StructuredOutput.generateObject(model, Research.Brief, {
+          messages: [LanguageModel.user("The user's question: history of the bicycle")]
+        })
+        assert.include(brief.value.brief, "history of the bicycle")
+      })
+    )
+
+    it.scoped("a plain request gets a report citing only the numbered sources it was given", () =>
+      Effect.gen(function* () {
+        const { model } = yield* simulated()
+        const completion = yield* model.generate({
+          system: "You write the final report.",
+          messages: [
+            LanguageModel.user(
+              "The user's question: solar in Europe\n\nNumbered sources (cite these numbers):\n" +
+                "[1] EU solar market outlook — https://a.example/1\n[2] Germany solar data — https://b.example/2"
+            )
+          ]
+        })
+        assert.match(completion.text, /^# /)
+        const cited = new Set([...completion.text.matchAll(/\[(\d+)\]/g)].map((m) => m[1]))
+        assert.deepStrictEqual([...cited].sort(), ["1", "2"])
+      })
+    )
+
+    it.scoped("search results point at deterministic pages the emulator serves", () =>
+      Effect.gen(function* () {
+        const emulator = yield* Emulator.start()
+        yield* Emulator.simulate(emulator, { resultsPerQuery: 2 })
+        const tavily = yield* Tavily.make({ apiKey: Redacted.make("tvly-test"), baseUrl: emulator.baseUrl("tavily") })
+        const results = yield* tavily.search.search("heat pumps in Norway", { maxResults: 5 })
+        const again = yield* tavily.search.search("heat pumps in Norway", { maxResults: 5 })
+        assert.strictEqual(results.length, 2)
+        assert.deepStrictEqual(results, again)
+        const first = results[0]
+        assert.isTrue(first?.url.startsWith(`${emulator.url}/web/sim/`))
+        const page = yield* fetchText(first?.url ?? "")
+        assert.include(page.headers.get("content-type") ?? "", "text/html")
+        assert.include(page.text, `<title>${first?.title}</title>`)
+        const extracted = yield* tavily.extractor.extract([first?.url ?? ""])
+        assert.strictEqual(extracted[0]?._tag, "ExtractedPage")
+      })
+    )
+
+    it.scoped("scripted replies still take precedence over the simulation", () =>
+      Effect.gen(function* () {
+        const { emulator, model } = yield* simulated()
+        yield* emulator.enqueue("openai.chat", Emulator.openaiText("scripted"))
+        assert.strictEqual((yield* model.generate({ messages: [LanguageModel.user("hi")] })).text, "scripted")
+        assert.notStrictEqual((yield* model.generate({ messages: [LanguageModel.user("hi")] })).text, "scripted")
+      })
+    )
+  })
 })

@@ -1,4 +1,4 @@
-import { Errors, LanguageModel, StructuredOutput, Tool } from "@deep-research/core"
+import { Errors, LanguageModel, Research, StructuredOutput, Tool } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Either, Fiber, Layer, Option, Schema } from "effect"
 import { OpenAiLanguageModel } from "../src/index.js"
@@ -204,6 +204,31 @@ describe("OpenAiLanguageModel", () => {
           }
         }
       })
+    })
+  )
+
+  it.scoped("brings a Schema.Class's root $ref up to an object schema, as strict mode requires", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond(
+        "openai.chat",
+        Emulator.openaiJson({
+          brief: "B",
+          scope: { include: [], exclude: [] },
+          sourcePreferences: [],
+          language: "English"
+        })
+      )
+      const model = yield* modelFor(emulator)
+      const result = yield* StructuredOutput.generateObject(model, Research.Brief, ask("go"))
+      assert.strictEqual(result.value.brief, "B")
+      const format = (yield* lastBody(emulator))["response_format"] as {
+        json_schema: { strict: boolean; schema: Record<string, unknown> }
+      }
+      assert.isTrue(format.json_schema.strict)
+      assert.strictEqual(format.json_schema.schema["type"], "object")
+      assert.isUndefined(format.json_schema.schema["$ref"])
+      assert.deepStrictEqual(format.json_schema.schema["required"], ["brief", "scope", "sourcePreferences", "language"])
     })
   )
 

@@ -12,11 +12,13 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { readFile } from "node:fs/promises"
 import { listen, type Fallback, type State } from "../internal/emulator/server.js"
+import { type SimulateOptions, simulator } from "../internal/emulator/simulate.js"
 import type { Endpoint, Fault, RecordedRequest, Reply, Responder, Vendor } from "../internal/emulator/types.js"
 
 export type { Endpoint, Fault, RecordedRequest, Reply, Responder, Vendor } from "../internal/emulator/types.js"
 export { endpoints } from "../internal/emulator/types.js"
 export { texts as errorTexts } from "../internal/emulator/faults.js"
+export type { SimulateOptions } from "../internal/emulator/simulate.js"
 
 // =============================================================================
 // Handle and Tag
@@ -117,6 +119,22 @@ export const start = (options?: Options): Effect.Effect<Handle, never, Scope.Sco
 
 /** An emulator for the life of the layer. */
 export const layer = (options?: Options): Layer.Layer<Emulator> => Layer.scoped(Emulator, start(options))
+
+/**
+ * Turns on the simulated research world: every request no script answers gets a plausible answer. Model endpoints
+ * read the tools and response format offered (the supervisor delegates `conductResearch` directives then calls
+ * `researchComplete`, researchers call `webSearch` then `researchComplete` citing the results, structured requests
+ * get valid JSON, anything else a cited report), and search endpoints serve deterministic pages under `/web/sim/`.
+ */
+export const simulate = (handle: Handle, options?: SimulateOptions): Effect.Effect<void> =>
+  handle.setFallback(simulator(handle.url, options))
+
+/** An emulator running the simulated research world, for the life of the layer. */
+export const layerSimulated = (options?: Options & SimulateOptions): Layer.Layer<Emulator> =>
+  Layer.scoped(
+    Emulator,
+    Effect.tap(start(options), (handle) => simulate(handle, options))
+  )
 
 // =============================================================================
 // Cassettes
