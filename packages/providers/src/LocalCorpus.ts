@@ -523,3 +523,33 @@ const makeExtractor = (settings: Settings, state: Ref.Ref<State>): ContentExtrac
     return yield* Effect.forEach(urls, (url) => extractOne(settings, state, url), { concurrency: 4 })
   })
 })
+
+/**
+ * An extractor that reads `file:` URLs with the corpus and hands every other URL to `fallback` (the HTTP extractor,
+ * say), answering in the order of the URLs; for runs that search the corpus and the web together.
+ */
+export const routingExtractor = (
+  corpus: ContentExtractor.Service,
+  fallback: ContentExtractor.Service
+): ContentExtractor.Service => ({
+  name: `${corpus.name}+${fallback.name}`,
+  extract: Effect.fn("LocalCorpus.routingExtractor")(function* (urls: ReadonlyArray<string>) {
+    const isFile = (url: string) => /^file:/i.test(url.trim())
+    const local = urls.filter(isFile)
+    const remote = urls.filter((url) => !isFile(url))
+    const [fromCorpus, fromFallback] = yield* Effect.all(
+      [
+        local.length > 0 ? corpus.extract(local) : Effect.succeed([]),
+        remote.length > 0 ? fallback.extract(remote) : Effect.succeed([])
+      ],
+      { concurrency: 2 }
+    )
+    let nextLocal = 0
+    let nextRemote = 0
+    return urls.map(
+      (url): Source.ExtractResult =>
+        (isFile(url) ? fromCorpus[nextLocal++] : fromFallback[nextRemote++]) ??
+        new Source.ExtractFailure({ url, reason: "the extractor returned no result for this URL" })
+    )
+  })
+})

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { ContentExtractor, Source } from "@deep-research/core"
 import { Effect, Either } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
@@ -265,6 +266,31 @@ describe("LocalCorpus", () => {
       const report = yield* small.lastReport
       assert.strictEqual(report.reindexed.length, 4)
       assert.isAbove(report.chunks, (yield* first.lastReport).chunks)
+    })
+  )
+
+  it.scopedLive("a routing extractor reads file URLs from the corpus and the rest elsewhere, in order", () =>
+    Effect.gen(function* () {
+      const { root } = yield* corpusCopy
+      const corpus = yield* LocalCorpus.make({ root })
+      const asked: Array<ReadonlyArray<string>> = []
+      const web: ContentExtractor.Service = {
+        name: "web",
+        extract: (urls) =>
+          Effect.sync(() => {
+            asked.push(urls)
+            return urls.map((url) => new Source.ExtractedPage({ url, title: "Web", content: `web page ${url}` }))
+          })
+      }
+      const extractor = LocalCorpus.routingExtractor(corpus.extractor, web)
+      const zebras = pathToFileURL(path.join(root, "zebras.md")).href
+      const results = yield* extractor.extract(["https://a.org/1", zebras, "https://b.org/2"])
+      assert.deepStrictEqual(
+        results.map((r) => (r._tag === "ExtractedPage" ? r.title : r.reason)),
+        ["Web", "Zebras", "Web"]
+      )
+      assert.deepStrictEqual(asked, [["https://a.org/1", "https://b.org/2"]])
+      assert.strictEqual(extractor.name, "local+web")
     })
   )
 
