@@ -31,13 +31,19 @@ export interface Options {
   readonly failuresBeforeCooldown?: number | undefined
   /** No pause is longer, whatever the error asks; 10 minutes by default. */
   readonly maxCooldown?: Duration.DurationInput | undefined
+  /**
+   * How long the others wait for a provider (its own retries included) before going on without it, which counts as
+   * its failure; 60 s by default.
+   */
+  readonly providerTimeout?: Duration.DurationInput | undefined
 }
 
 /** The defaults of the fan-out. */
 export const defaults = {
   cooldown: Duration.seconds(60),
   failuresBeforeCooldown: 1,
-  maxCooldown: Duration.minutes(10)
+  maxCooldown: Duration.minutes(10),
+  providerTimeout: Duration.seconds(60)
 } as const
 
 /** How one provider stands. */
@@ -65,6 +71,7 @@ export const make = (options: Options): Effect.Effect<Service> =>
     const name = options.name ?? (providers.map((p) => p.name).join("+") || "search")
     const cooldown = Duration.decode(options.cooldown ?? defaults.cooldown)
     const maxCooldown = Duration.decode(options.maxCooldown ?? defaults.maxCooldown)
+    const providerTimeout = Duration.decode(options.providerTimeout ?? defaults.providerTimeout)
     const threshold = Math.max(1, options.failuresBeforeCooldown ?? defaults.failuresBeforeCooldown)
     const state = yield* Ref.make<ReadonlyArray<ProviderHealth>>(
       providers.map((p) => ({ name: p.name, consecutiveFailures: 0, pausedUntil: 0, lastError: undefined }))
@@ -142,7 +149,14 @@ export const make = (options: Options): Effect.Effect<Service> =>
       const outcomes = yield* Effect.forEach(
         active,
         ({ index, provider }) =>
-          Effect.either(provider.search(query, searchOptions)).pipe(
+          Effect.either(
+            provider.search(query, searchOptions).pipe(
+              Effect.timeoutFail({
+                duration: providerTimeout,
+                onTimeout: () => new Errors.Timeout({ provider: provider.name, after: providerTimeout })
+              })
+            )
+          ).pipe(
             Effect.tap((outcome) =>
               Either.isRight(outcome) ? recordSuccess(index) : recordFailure(index, outcome.left, now)
             )

@@ -1,6 +1,6 @@
 import { Errors, ResearchEvents, SearchProvider, Source } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Deferred, Duration, Effect, Layer, Queue, Ref, TestClock } from "effect"
+import { Clock, Deferred, Duration, Fiber, Effect, Layer, Queue, Ref, TestClock } from "effect"
 import * as SearchFanout from "../src/SearchFanout.js"
 
 const result = (provider: string, url: string, score?: number, extra: Partial<Source.SearchResult> = {}) =>
@@ -185,6 +185,27 @@ describe("SearchFanout", () => {
       yield* TestClock.adjust("2 seconds")
       yield* fanout.search("q", options)
       assert.strictEqual(yield* open.calls, 2)
+    })
+  )
+
+  it.effect("goes on without a provider that does not answer in time, and pauses it", () =>
+    Effect.gen(function* () {
+      const good = yield* fine("tavily", ["https://a.org"])
+      const stuck = yield* scripted("exa", () => Effect.never)
+      const fanout = yield* SearchFanout.make({
+        providers: [good.provider, stuck.provider],
+        providerTimeout: "20 seconds"
+      })
+      const fiber = yield* Effect.fork(fanout.search("q", options))
+      yield* TestClock.adjust("21 seconds")
+      const results = yield* Fiber.join(fiber)
+      assert.deepStrictEqual(
+        results.map((r) => r.url),
+        ["https://a.org"]
+      )
+      const [, exa] = yield* fanout.health
+      assert.include(exa?.lastError ?? "", "exa did not answer within 20s")
+      assert.isAbove(exa?.pausedUntil ?? 0, 21_000)
     })
   )
 
