@@ -1,8 +1,9 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthropic-ai/sdk"
 import { LanguageModel, StructuredOutput, Tool } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Either, Exit, Fiber, Redacted, Schedule, Schema } from "effect"
+import { ConfigProvider, Deferred, Duration, Effect, Either, Exit, Fiber, Redacted, Schedule, Schema } from "effect"
 import * as Emulator from "../src/testing/Emulator.js"
+import * as Http from "node:http"
 import * as AnthropicLanguageModel from "../src/AnthropicLanguageModel.js"
 import { fromError, parseContextWindowMessage, retryAfterOf } from "../src/internal/anthropicErrors.js"
 
@@ -632,6 +633,41 @@ describe("AnthropicLanguageModel against the emulator", () => {
         )
       const exit = yield* Fiber.interrupt(fiber)
       assert.isTrue(Exit.isInterrupted(exit))
+    })
+  )
+
+  it.scopedLive("interruption aborts the HTTP request itself, closing the connection", () =>
+    Effect.gen(function* () {
+      // A bare server that never answers and reports when the client goes away.
+      const closed = yield* Deferred.make<void>()
+      const arrived = yield* Deferred.make<void>()
+      const server = yield* Effect.acquireRelease(
+        Effect.async<Http.Server>((resume) => {
+          const created = Http.createServer((request) => {
+            Deferred.unsafeDone(arrived, Exit.void)
+            request.socket.once("close", () => Deferred.unsafeDone(closed, Exit.void))
+          })
+          created.listen(0, "127.0.0.1", () => resume(Effect.succeed(created)))
+        }),
+        (created) =>
+          Effect.async<void>((resume) => {
+            created.closeAllConnections()
+            created.close(() => resume(Effect.void))
+          })
+      )
+      const address = server.address()
+      if (address === null || typeof address === "string") return assert.fail("the test server has no port")
+      const model = yield* AnthropicLanguageModel.make({
+        apiKey: Redacted.make("sk-ant-test"),
+        model: "claude-sonnet-4-6",
+        baseUrl: `http://127.0.0.1:${address.port}`
+      })
+      const fiber = yield* Effect.fork(model.generate({ messages: [LanguageModel.user("Hi")] }))
+      yield* Deferred.await(arrived)
+      yield* Fiber.interrupt(fiber)
+      yield* Deferred.await(closed).pipe(
+        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("the connection stayed open") })
+      )
     })
   )
 
