@@ -132,7 +132,7 @@ export const normalizeTitle = (title: string): string =>
     .replace(/[^\p{L}\p{N}]+/gu, " ")
     .trim()
 
-const copyright = /(?:copyright|©|\(c\))\s*(?:\d{4}(?:\s*[-–]\s*\d{4})?)?[^.\n]{0,120}?all rights reserved\.?/gi
+const copyright = /(?:copyright|©|\(c\))\s*(?:\d{4}(?:\s*[-–]\s*\d{4})?)?[^\n]{0,120}?all rights reserved\.?/gi
 
 /** The comparable form of a text: lowercase, copyright boilerplate removed, whitespace collapsed. */
 export const normalizeText = (text: string): string => {
