@@ -151,20 +151,47 @@ describe("Researcher", () => {
     })
   )
 
-  it.effect("records a failing model as a failed unit, with the error kept out of the findings", () =>
+  it.effect("records a model failing before any source as a failed unit, the error kept out of the findings", () =>
     Effect.gen(function* () {
       const failure = new Errors.AuthenticationFailed({ provider: "scripted", detail: "bad key" })
-      const { events, output } = yield* runUnit({
-        researcher: [ScriptedModel.toolCalls(search(`a -> ${nrel}`)), failure],
-        web: { route }
-      })
+      const { calls, events, output } = yield* runUnit({ researcher: [failure] })
       assert.strictEqual(output.result.status, "failed")
       assert.strictEqual(output.result.stopReason, "failed")
       assert.include(output.result.error ?? "", "refused the credentials")
       assert.notInclude(output.result.findings, "credentials")
+      assert.strictEqual(output.sources.length, 0)
+      assert.strictEqual(callsOf(calls, "compression").length, 0)
+      assert.isTrue(events.some((event) => event._tag === "ResearcherFailed"))
+    })
+  )
+
+  it.effect("keeps the evidence of a researcher whose model fails after finding sources", () =>
+    Effect.gen(function* () {
+      const failure = new Errors.ProviderUnavailable({ provider: "scripted", status: 529 })
+      const { events, output } = yield* runUnit({
+        researcher: [ScriptedModel.toolCalls(search(`a -> ${nrel}`)), failure],
+        web: { route }
+      })
+      assert.strictEqual(output.result.status, "completed")
+      assert.strictEqual(output.result.stopReason, "failed")
+      assert.include(output.result.error ?? "", "status 529")
+      assert.notInclude(output.result.findings, "529")
       assert.include(output.result.findings, "47.6%")
       assert.strictEqual(output.sources.length, 1)
-      assert.isTrue(events.some((event) => event._tag === "ResearcherFailed"))
+      assert.isTrue(events.some((event) => event._tag === "ResearcherCompleted"))
+    })
+  )
+
+  it.effect("turns a defect inside the unit into a failed result instead of failing", () =>
+    Effect.gen(function* () {
+      const { output } = yield* runUnit({
+        researcher: [ScriptedModel.toolCalls(search(`a -> ${nrel}`))],
+        web: { route },
+        summarization: () => Effect.die(new Error("summarizer crashed"))
+      })
+      assert.strictEqual(output.result.status, "failed")
+      assert.strictEqual(output.result.error, "summarizer crashed")
+      assert.strictEqual(output.result.findings, "")
     })
   )
 

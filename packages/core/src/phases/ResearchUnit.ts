@@ -1,7 +1,8 @@
 /**
  * A research unit: one researcher on one directive, followed by the compression of what it found. The supervisor
  * runs several at once. A unit never fails: a failure is recorded in `TopicResult.error` (never in the findings) and
- * what was gathered before it is kept.
+ * what was gathered before it is kept. A researcher that failed after finding sources still yields a "completed"
+ * result (stopReason "failed", `error` set) so that its evidence is used; one that found nothing is "failed".
  *
  * Findings cite `[n]`, where n is the position (from 1) of the source's id in `TopicResult.sourceIds`. Those ids are
  * the unit's new sources (`${directiveId}-s${k}`, also returned in `sources`) and known sources of earlier rounds the
@@ -63,7 +64,7 @@ export const run = (
       summary: research.summary ?? research.closingText,
       shouldStop: input.shouldStop
     })
-    const failed = research.error !== undefined
+    const failed = research.error !== undefined && research.seen.length === 0
     const result = new TopicResult({
       directiveId,
       status: failed ? "failed" : "completed",
