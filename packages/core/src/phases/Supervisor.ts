@@ -288,17 +288,8 @@ export const run = <R>(options: Options<R>) =>
                 knownSources,
                 shouldStop
               }),
-              (output) =>
-                Effect.zipRight(
-                  output.result.status === "failed"
-                    ? ResearchEvents.publish({
-                        _tag: "ResearcherFailed",
-                        directiveId: directive.id,
-                        error: output.result.error ?? "failed"
-                      })
-                    : Effect.void,
-                  recordResult(round.round, output)
-                )
+              // The unit publishes its own completion or failure; the supervisor keeps the result.
+              (output) => recordResult(round.round, output)
             ),
           { concurrency: config.maxConcurrentResearchUnits, discard: true }
         )

@@ -1,0 +1,300 @@
+/**
+ * The research pipeline: clarify -> brief -> supervision rounds of parallel research units -> synthesis, over the
+ * ports in context. The session is checkpointed to the `SessionStore` after every phase, every finished research unit
+ * and every supervision round, and locked for the run; `resume` continues a stored session from its last checkpoint
+ * without redoing finished phases or finished research units.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Queue from "effect/Queue"
+import * as Random from "effect/Random"
+import * as Schema from "effect/Schema"
+import * as Budget from "./Budget.js"
+import type { ContentExtractor } from "./ContentExtractor.js"
+import { InvalidInput, type ResearchError } from "./Errors.js"
+import type { ModelRouter } from "./ModelRouter.js"
+import * as ResearchUnit from "./phases/ResearchUnit.js"
+import * as Brief from "./phases/Brief.js"
+import * as Checkpoint from "./phases/Checkpoint.js"
+import * as Clarify from "./phases/Clarify.js"
+import * as Supervisor from "./phases/Supervisor.js"
+import * as Synthesis from "./phases/Synthesis.js"
+import * as Pricing from "./Pricing.js"
+import * as ResearchConfig from "./ResearchConfig.js"
+import * as ResearchEvents from "./ResearchEvents.js"
+import type { SearchProvider } from "./SearchProvider.js"
+import * as Session from "./Session.js"
+import { SessionStore } from "./SessionStore.js"
+import type { Summarizer } from "./Summarizer.js"
+import * as UsageLedger from "./UsageLedger.js"
+
+// =============================================================================
+// Options
+// =============================================================================
+
+/** Options of a research run. */
+export interface ResearchOptions {
+  readonly config?: ResearchConfig.ResearchConfig | Partial<typeof ResearchConfig.ResearchConfig.Encoded> | undefined
+  /** The session's id; a new one by default. */
+  readonly sessionId?: string | undefined
+  /**
+   * What to do when clarification is needed: ask the `UserInput` in context ("ask", the default when one is
+   * provided), go on with the model's understanding as constraints ("proceed", the default otherwise), or stop with
+   * status awaiting_clarification ("await", for callers that answer later through `resume`).
+   */
+  readonly clarification?: Clarify.Mode | undefined
+}
+
+/** Options of `resume`. */
+export interface ResumeOptions {
+  /** The answer to the clarifying question of a session awaiting one. */
+  readonly answer?: string | undefined
+}
+
+/** What the pipeline needs in context. `ResearchEvents`, `UserInput` and `Pricing` are used when present. */
+export type Requirements = ModelRouter | SearchProvider | ContentExtractor | Summarizer | SessionStore
+
+// =============================================================================
+// Helpers
+// =============================================================================
+
+const idAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+/** A new session id: the UTC time and six random characters, e.g. `dr-20260301-142530-k3x9qa`. */
+export const newSessionId: Effect.Effect<string> = Effect.gen(function* () {
+  const now = yield* Clock.currentTimeMillis
+  const stamp = new Date(now).toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")
+  let suffix = ""
+  for (let i = 0; i < 6; i++) suffix += idAlphabet[yield* Random.nextIntBetween(0, idAlphabet.length)] ?? "x"
+  return `dr-${stamp}-${suffix}`
+})
+
+const decodeConfig = (config: ResearchOptions["config"]): Effect.Effect<ResearchConfig.ResearchConfig, InvalidInput> =>
+  config instanceof ResearchConfig.ResearchConfig
+    ? Effect.succeed(config)
+    : ResearchConfig.decode(config ?? {}).pipe(
+        Effect.mapError(
+          (error) =>
+            new InvalidInput({
+              reason: `the research configuration is invalid:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`
+            })
+        )
+      )
+
+const isSessionId = Schema.is(Session.SessionId)
+
+const validateId = (id: string): Effect.Effect<string, InvalidInput> =>
+  isSessionId(id)
+    ? Effect.succeed(id)
+    : Effect.fail(new InvalidInput({ reason: `"${id}" is not a session id (letters, digits, - and _ only)` }))
+
+/** Keeps the session's events in the store while the run lasts (when a `ResearchEvents` stream is in context). */
+const keepEvents = (sessionId: string) =>
+  Effect.gen(function* () {
+    const events = yield* Effect.serviceOption(ResearchEvents.ResearchEvents)
+    if (Option.isNone(events)) return
+    const store = yield* SessionStore
+    const queue = yield* events.value.subscribe
+    const append = (batch: Iterable<ResearchEvents.ResearchEvent>) => {
+      const mine = [...batch].filter((event) => event.sessionId === sessionId)
+      return mine.length === 0 ? Effect.void : Effect.ignore(store.appendEvents(sessionId, mine))
+    }
+    // Added before the fiber is forked, so it runs after the fiber is stopped: the last events are kept too.
+    yield* Effect.addFinalizer(() => Effect.flatMap(Queue.takeAll(queue), append))
+    yield* Effect.forkScoped(
+      Effect.forever(Effect.flatMap(Queue.takeBetween(queue, 1, 256), (batch) => Effect.uninterruptible(append(batch))))
+    )
+  })
+
+// =============================================================================
+// The run
+// =============================================================================
+
+const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Supervisor.UnitRunner<R>) =>
+  Effect.gen(function* () {
+    const store = yield* SessionStore
+    const config = initial.config
+    const ledger = yield* UsageLedger.make(initial.usage)
+    const table = Option.getOrElse(yield* Effect.serviceOption(Pricing.Pricing), () => Pricing.defaultTable)
+    const budget = yield* Budget.make(config.budget, ledger, table)
+    const session = yield* Checkpoint.make(initial, ledger)
+    const done = (phase: Session.Session["phasesCompleted"][number]) =>
+      Effect.map(session.get, (s) => s.phasesCompleted.includes(phase))
+
+    const steps = Effect.gen(function* () {
+      yield* session.update("running", (s) => Checkpoint.patch(s, { status: "running" }))
+
+      if (config.allowClarification && !(yield* done("clarification"))) {
+        const outcome = yield* session.phase(
+          "clarification",
+          Effect.tap(Clarify.run(initial.query, mode), (outcome) =>
+            session.update("clarification", (s) =>
+              Checkpoint.patch(s, {
+                clarification: outcome.record,
+                status: outcome.awaiting ? "awaiting_clarification" : "running"
+              })
+            )
+          )
+        )
+        if (outcome.awaiting) return yield* session.get
+      }
+
+      const constraints = Clarify.constraints((yield* session.get).clarification)
+
+      if (!(yield* done("brief"))) {
+        yield* session.phase(
+          "brief",
+          Effect.tap(Brief.run(initial.query, (yield* session.get).clarification), (outcome) =>
+            session.update("brief", (s) =>
+              Checkpoint.patch(s, { brief: outcome.brief, briefFallback: outcome.fallback })
+            )
+          )
+        )
+      }
+      const brief = (yield* session.get).brief
+
+      if (!(yield* done("supervision"))) {
+        yield* session.phase(
+          "supervision",
+          Effect.gen(function* () {
+            const outcome = yield* Supervisor.run({
+              query: initial.query,
+              brief,
+              constraints,
+              config,
+              session,
+              budget,
+              runUnit
+            })
+            // A supervisor that fails before anything was found leaves nothing to write about: the run fails (and
+            // can be resumed); with findings in hand, the report is written from them.
+            if (outcome.error !== undefined && Synthesis.completedResults(yield* session.get).length === 0) {
+              return yield* Effect.fail(outcome.error)
+            }
+          })
+        )
+      }
+
+      if (!(yield* done("synthesis"))) {
+        const current = yield* session.get
+        yield* session.phase(
+          "synthesis",
+          Effect.gen(function* () {
+            const report = yield* Synthesis.run({ query: initial.query, brief, constraints, session: current })
+            yield* session.update("report", (s) => Checkpoint.patch(s, { report }))
+            yield* store.saveReport(current.id, report.markdown)
+          })
+        )
+      }
+
+      const completed = yield* session.update("completed", (s) => Checkpoint.patch(s, { status: "completed" }))
+      const spent = UsageLedger.totals(completed.usage)
+      yield* ResearchEvents.publish({
+        _tag: "SessionCompleted",
+        durationMillis: completed.metrics.reduce((n, m) => n + m.durationMillis, 0),
+        tokens: spent.tokens,
+        costUsd: spent.costUsd
+      })
+      return completed
+    })
+
+    return yield* steps.pipe(
+      Effect.provideService(UsageLedger.UsageLedger, ledger),
+      Effect.tapError((error: ResearchError) =>
+        Effect.zipRight(
+          Effect.ignore(session.update("failed", (s) => Checkpoint.patch(s, { status: "failed", error }))),
+          ResearchEvents.publish({ _tag: "SessionFailed", error: error.message })
+        )
+      ),
+      Effect.onInterrupt(() =>
+        Effect.zipRight(
+          Effect.ignore(session.update("cancelled", (s) => Checkpoint.patch(s, { status: "cancelled" }))),
+          ResearchEvents.publish({ _tag: "SessionCancelled" })
+        )
+      )
+    )
+  })
+
+/** `research` and `resume` over a given research unit runner. */
+export const make = <R>(runUnit: Supervisor.UnitRunner<R>) => {
+  const research = (query: string, options?: ResearchOptions) =>
+    Effect.gen(function* () {
+      if (query.trim() === "") return yield* Effect.fail(new InvalidInput({ reason: "the question is empty" }))
+      const config = yield* decodeConfig(options?.config)
+      const id = yield* validateId(options?.sessionId ?? (yield* newSessionId))
+      const store = yield* SessionStore
+      const mode = options?.clarification ?? (yield* Clarify.defaultMode)
+      return yield* Effect.scoped(
+        Effect.gen(function* () {
+          yield* store.lock(id)
+          const existing = yield* Effect.either(store.load(id))
+          if (existing._tag === "Right") {
+            return yield* Effect.fail(
+              new InvalidInput({ reason: `a session with id ${id} already exists; resume it instead` })
+            )
+          }
+          if (existing.left._tag !== "SessionNotFound") return yield* Effect.fail(existing.left)
+          const now = yield* Clock.currentTimeMillis
+          const session = new Session.Session({
+            version: Session.currentVersion,
+            id,
+            query: query.trim(),
+            createdAt: now,
+            updatedAt: now,
+            config,
+            status: "running",
+            rounds: [],
+            sources: [],
+            metrics: [],
+            usage: []
+          })
+          yield* store.save(session)
+          yield* keepEvents(id)
+          yield* ResearchEvents.publish({ _tag: "SessionStarted", query: session.query })
+          return yield* drive(session, mode, runUnit)
+        })
+      ).pipe(ResearchEvents.withSessionId(id))
+    }).pipe(Effect.withSpan("Pipeline.research"))
+
+  const resume = (sessionId: string, options?: ResumeOptions) =>
+    Effect.gen(function* () {
+      const id = yield* validateId(sessionId)
+      const store = yield* SessionStore
+      return yield* Effect.scoped(
+        Effect.gen(function* () {
+          yield* store.lock(id)
+          const stored = yield* store.load(id)
+          if (stored.status === "completed") return stored
+          const answer = options?.answer
+          const session =
+            stored.clarification !== undefined && answer !== undefined
+              ? Checkpoint.patch(stored, { clarification: Clarify.answered(stored.clarification, answer) })
+              : stored
+          yield* keepEvents(id)
+          const mode = yield* Clarify.defaultMode
+          return yield* drive(session, mode, runUnit)
+        })
+      ).pipe(ResearchEvents.withSessionId(id))
+    }).pipe(Effect.withSpan("Pipeline.resume"))
+
+  return { research, resume }
+}
+
+const pipeline = make(ResearchUnit.run)
+
+/** Researches a question: the returned session is completed (report in `session.report`) or awaiting clarification. */
+export const research: (
+  query: string,
+  options?: ResearchOptions
+) => Effect.Effect<Session.Session, ResearchError, Requirements> = pipeline.research
+
+/**
+ * Continues a stored session from its last checkpoint (with the answer to its clarifying question, when it awaits
+ * one). A completed session is returned as it is.
+ */
+export const resume: (
+  sessionId: string,
+  options?: ResumeOptions
+) => Effect.Effect<Session.Session, ResearchError, Requirements> = pipeline.resume

@@ -1,0 +1,190 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Either, Ref } from "effect"
+import { ProviderUnavailable } from "../src/Errors.js"
+import * as Language from "../src/internal/language.js"
+import * as Pipeline from "../src/Pipeline.js"
+import { SessionStore } from "../src/SessionStore.js"
+import { ScriptedModel } from "../src/testing/index.js"
+import * as H from "./pipelineHarness.js"
+
+const rolesCalled = Effect.map(ScriptedModel.calls, (calls) => new Set(calls.map((c) => c.role)))
+
+describe("Pipeline", () => {
+  it.effect("research runs clarify, brief, supervision and synthesis into a completed, cited report", () =>
+    Effect.gen(function* () {
+      const session = yield* Pipeline.research("What are the latest measurements of the four topics?", {
+        sessionId: "end-to-end"
+      })
+      assert.strictEqual(session.status, "completed")
+      assert.isFalse(session.briefFallback)
+      assert.strictEqual(session.rounds.length, 1)
+      assert.strictEqual(session.rounds[0]?.results.filter((r) => r.status === "completed").length, 4)
+      assert.strictEqual(session.supervisionStopReason, "research_complete")
+      const report = session.report
+      assert.isDefined(report)
+      assert.include(report?.markdown ?? "", "measured 42 units [1]. The second too [2]. Invented.")
+      assert.include(report?.markdown ?? "", "## Sources\n\n1. [Facts about ALPHA](https://alpha.example.org/facts)")
+      assert.strictEqual(report?.droppedCitations, 1)
+      assert.deepStrictEqual(
+        session.metrics.map((m) => m.phase),
+        ["clarification", "brief", "supervision", "synthesis"]
+      )
+      const supervision = session.metrics.find((m) => m.phase === "supervision")
+      assert.deepStrictEqual(
+        supervision?.roles.map((r) => r.role),
+        ["supervisor", "researcher", "compression"]
+      )
+      assert.isAbove(supervision?.totalTokens ?? 0, 0)
+      const store = yield* SessionStore
+      const stored = yield* store.load("end-to-end")
+      assert.strictEqual(stored.status, "completed")
+      assert.deepStrictEqual(stored.phasesCompleted, ["clarification", "brief", "supervision", "synthesis"])
+    }).pipe(Effect.provide(H.world({})))
+  )
+
+  it.effect("every phase, round and directive is published and kept with the session", () =>
+    Effect.gen(function* () {
+      yield* Pipeline.research("What are the latest measurements?", { sessionId: "events" })
+      const events = yield* Effect.flatMap(SessionStore, (store) => store.events("events"))
+      const tags = events.map((e) => e._tag)
+      assert.strictEqual(tags[0], "SessionStarted")
+      assert.strictEqual(tags[tags.length - 1], "SessionCompleted")
+      assert.deepStrictEqual(
+        events.flatMap((e) => (e._tag === "PhaseCompleted" ? [e.phase] : [])),
+        ["clarification", "brief", "supervision", "synthesis"]
+      )
+      assert.strictEqual(tags.filter((t) => t === "DirectiveIssued").length, 4)
+      assert.strictEqual(tags.filter((t) => t === "ResearcherCompleted").length, 4)
+      for (const tag of ["RoundStarted", "RoundCompleted", "SupervisionStopped", "ReportWritten", "Checkpointed"]) {
+        assert.include(tags, tag)
+      }
+      assert.isTrue(events.every((e) => e.sessionId === "events"))
+    }).pipe(Effect.provide(H.world({})))
+  )
+
+  it.effect("the number of research units in flight reaches the cap and never exceeds it", () =>
+    Effect.gen(function* () {
+      const { maxInFlight, script } = yield* H.countingResearcher(5)
+      const session = yield* H.withClock(
+        Pipeline.research("Measure everything", {
+          config: { maxConcurrentResearchUnits: 2 }
+        }).pipe(Effect.provide(H.world({ scripts: H.scripts({ researcher: script }) })))
+      )
+      assert.strictEqual(session.rounds[0]?.results.length, 4)
+      assert.strictEqual(yield* Ref.get(maxInFlight), 2)
+    })
+  )
+
+  it.effect("a failing researcher does not stop the others, and its error never reaches the report", () =>
+    Effect.gen(function* () {
+      const failing: ScriptedModel.Script = (request) =>
+        H.keywordOf(H.assignmentOf(request)) === "FAIL"
+          ? new ProviderUnavailable({ provider: "scripted", status: 503, detail: "RESEARCHER-BROKE" })
+          : H.researcherTurn(request)
+      const world = H.world({
+        scripts: H.scripts({ researcher: failing, supervisor: [H.delegate("ALPHA", "FAIL", "BRAVO"), H.complete] })
+      })
+      const { calls, session } = yield* Effect.all({
+        session: Pipeline.research("Measure the topics"),
+        calls: ScriptedModel.calls
+      }).pipe(Effect.provide(world))
+      assert.strictEqual(session.status, "completed")
+      const results = session.rounds[0]?.results ?? []
+      assert.deepStrictEqual(results.map((r) => r.status).sort(), ["completed", "completed", "failed"])
+      assert.include(results.find((r) => r.status === "failed")?.error ?? "", "RESEARCHER-BROKE")
+      assert.isDefined(session.report)
+      const report = calls.find((c) => c.role === "report")
+      assert.notInclude(H.requestText(report?.request ?? { messages: [] }), "RESEARCHER-BROKE")
+      assert.notInclude(H.requestText(report?.request ?? { messages: [] }), "Investigate FAIL")
+    })
+  )
+
+  it.effect("budget exhaustion stops research early and still yields a report from partial findings", () =>
+    Effect.gen(function* () {
+      // A researcher's notes cost about 10,000 tokens: research may spend 12,000 of 20,000.
+      const expensive: ScriptedModel.Script = (request) => {
+        const reply = H.researcherTurn(request)
+        return "toolCalls" in reply ? { ...reply, text: "x".repeat(40_000) } : reply
+      }
+      const session = yield* Pipeline.research("Measure the topics", {
+        config: { budget: { maxTokens: 20_000, synthesisReserve: 0.4 } }
+      }).pipe(
+        Effect.provide(
+          H.world({
+            scripts: H.scripts({
+              researcher: expensive,
+              supervisor: [H.delegate("ALPHA"), H.delegate("BRAVO"), H.complete]
+            })
+          })
+        )
+      )
+      assert.strictEqual(session.status, "completed")
+      assert.strictEqual(session.supervisionStopReason, "budget")
+      assert.strictEqual(session.rounds.length, 1)
+      assert.include(session.report?.markdown ?? "", "[1]")
+      assert.strictEqual(session.report?.citations[0]?.url, "https://alpha.example.org/facts")
+    })
+  )
+
+  it.effect("when the brief fails the original question stands in", () =>
+    Effect.gen(function* () {
+      const session = yield* Pipeline.research("What is ALPHA measured at?")
+      assert.isTrue(session.briefFallback)
+      assert.isUndefined(session.brief)
+      assert.strictEqual(session.status, "completed")
+      const calls = yield* ScriptedModel.calls
+      const supervisor = calls.find((c) => c.role === "supervisor")
+      assert.include(H.requestText(supervisor?.request ?? { messages: [] }), "What is ALPHA measured at?")
+    }).pipe(Effect.provide(H.world({ scripts: H.scripts({ brief: ["this is not a brief"] }) })))
+  )
+
+  it.effect("a Chinese question gets the report-language instruction for Chinese", () =>
+    Effect.gen(function* () {
+      const session = yield* Pipeline.research("这四个主题的最新测量结果是什么？")
+      const calls = yield* ScriptedModel.calls
+      const report = calls.find((c) => c.role === "report")
+      assert.include(report?.request.system ?? "", Language.reportInstruction(Language.detect("这是中文")))
+      assert.strictEqual(session.report?.language, "Chinese")
+    }).pipe(Effect.provide(H.world({})))
+  )
+
+  it.effect("with allowClarification off the clarification model is never called", () =>
+    Effect.gen(function* () {
+      const session = yield* Pipeline.research("Measure ALPHA", { config: { allowClarification: false } })
+      assert.strictEqual(session.status, "completed")
+      assert.isFalse((yield* rolesCalled).has("clarification"))
+      assert.notInclude(session.phasesCompleted, "clarification")
+    }).pipe(Effect.provide(H.world({})))
+  )
+
+  it.effect("a clarification needed with nobody to ask proceeds with the understanding as constraints", () =>
+    Effect.gen(function* () {
+      const session = yield* Pipeline.research("Measure the topics")
+      assert.strictEqual(session.status, "completed")
+      assert.strictEqual(session.clarification?.decision.needClarification, true)
+      const calls = yield* ScriptedModel.calls
+      const supervisor = calls.find((c) => c.role === "supervisor")
+      assert.include(H.requestText(supervisor?.request ?? { messages: [] }), "Measurements of the topics, year open.")
+    }).pipe(Effect.provide(H.world({ scripts: H.scripts({ clarification: [H.clarificationNeeded] }) })))
+  )
+
+  it.effect("an invalid configuration or session id is refused before anything runs", () =>
+    Effect.gen(function* () {
+      const badConfig = yield* Effect.either(Pipeline.research("q", { config: { maxSupervisionRounds: -1 } }))
+      assert.isTrue(Either.isLeft(badConfig) && badConfig.left._tag === "InvalidInput")
+      const badId = yield* Effect.either(Pipeline.research("q", { sessionId: "../escape" }))
+      assert.isTrue(Either.isLeft(badId) && badId.left._tag === "InvalidInput")
+      const empty = yield* Effect.either(Pipeline.research("   "))
+      assert.isTrue(Either.isLeft(empty) && empty.left._tag === "InvalidInput")
+      assert.strictEqual((yield* ScriptedModel.calls).length, 0)
+    }).pipe(Effect.provide(H.world({})))
+  )
+
+  it.effect("starting a second research with an existing session id is refused", () =>
+    Effect.gen(function* () {
+      yield* Pipeline.research("Measure ALPHA", { sessionId: "twice" })
+      const again = yield* Effect.either(Pipeline.research("Measure BRAVO", { sessionId: "twice" }))
+      assert.isTrue(Either.isLeft(again) && again.left._tag === "InvalidInput")
+    }).pipe(Effect.provide(H.world({})))
+  )
+})
