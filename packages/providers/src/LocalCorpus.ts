@@ -15,7 +15,7 @@ import * as crypto from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { ContentExtractor, Errors, SearchProvider, Source } from "@deep-research/core"
+import { ContentExtractor, Errors, Resilience, SearchProvider, Source } from "@deep-research/core"
 import { type Chunk, chunkText } from "./internal/chunkText.js"
 import { htmlToText } from "./internal/htmlToText.js"
 import { pdfToText } from "./internal/pdfText.js"
@@ -50,6 +50,15 @@ export const defaults = {
   chunkOverlap: 200,
   maxFileBytes: 20 * 1024 * 1024
 } as const
+
+/**
+ * The resilience policy the corpus gets by default (`Resilience.Settings.providers.local`): searching a local index
+ * costs nothing, so no rate limit, and nothing is gained by retrying.
+ */
+export const policy: Resilience.PolicyOverrides = new Resilience.PolicyOverrides({
+  requestsPerSecond: null,
+  maxRetries: 0
+})
 
 /** What one indexing pass did, by path relative to the root. */
 export interface IndexReport {
