@@ -391,8 +391,13 @@ const fetchWith = (
       const target = yield* resolveTarget(url, settings)
       const outcome = yield* Effect.tryPromise({
         try: (signal) => requestOnce(target, settings, signal),
-        catch: (error) =>
-          new FetchFailed({ url: requested, reason: error instanceof Error ? error.message : String(error) })
+        catch: (error) => {
+          const message = error instanceof Error ? error.message : String(error)
+          return new FetchFailed({
+            url: requested,
+            reason: message === "aborted" ? "the server closed the connection before the page was complete" : message
+          })
+        }
       })
       switch (outcome.kind) {
         case "redirect": {
