@@ -8,7 +8,8 @@ export const shared: ViteUserConfig = {
   resolve: {
     alias: [
       { find: /^@deep-research\/([a-z]+)\/testing$/, replacement: `${packagesDir}/$1/src/testing/index.ts` },
-      { find: /^@deep-research\/([a-z]+)$/, replacement: `${packagesDir}/$1/src/index.ts` }
+      { find: /^@deep-research\/([a-z]+)$/, replacement: `${packagesDir}/$1/src/index.ts` },
+      { find: /^@deep-research\/([a-z]+)\/([A-Z][A-Za-z]*)$/, replacement: `${packagesDir}/$1/src/$2.ts` }
     ]
   },
   test: {

@@ -1,0 +1,299 @@
+/**
+ * `deep-research mcp`: an MCP server on stdio. Research starts in the background and returns a session id at once;
+ * clients poll its status and progress, read the report, answer a clarification question, cancel, list and
+ * evaluate. It shares the session store with the CLI.
+ */
+import { Pipeline, ResearchConfig, ResearchEvents, Session, SessionStore, Tool } from "@deep-research/core"
+import { NodeContext } from "@effect/platform-node"
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as ParseResult from "effect/ParseResult"
+import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
+import type * as CliConfig from "./CliConfig.js"
+import * as Evaluation from "./Evaluation.js"
+import * as Progress from "./Progress.js"
+import { version } from "./version.js"
+import * as Wiring from "./Wiring.js"
+
+// =============================================================================
+// Tool arguments
+// =============================================================================
+
+const SessionIdArgs = Schema.Struct({
+  sessionId: Schema.String.annotations({ description: "The id start_research returned" })
+})
+
+const StartArgs = Schema.Struct({
+  question: Schema.NonEmptyTrimmedString.annotations({ description: "What to research, in any language" }),
+  maxRounds: Schema.optional(Schema.Int.pipe(Schema.positive())).annotations({
+    description: "Supervision rounds at most (default 6)"
+  }),
+  concurrency: Schema.optional(Schema.Int.pipe(Schema.positive())).annotations({
+    description: "Researchers at once at most (default 5)"
+  }),
+  maxToolCalls: Schema.optional(Schema.Int.pipe(Schema.positive())).annotations({
+    description: "Search and extract calls per researcher (default 10)"
+  }),
+  budgetTokens: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  budgetUsd: Schema.optional(Schema.Number.pipe(Schema.positive())),
+  allowClarification: Schema.optional(Schema.Boolean).annotations({
+    description: "Ask a clarifying question first when the question needs one (default true)"
+  })
+})
+
+const AnswerArgs = Schema.Struct({
+  sessionId: Schema.String,
+  answer: Schema.NonEmptyTrimmedString.annotations({ description: "The answer to the clarification question" })
+})
+
+const NoArgs = Schema.Struct({})
+
+interface ToolSpec {
+  readonly name: string
+  readonly description: string
+  readonly schema: Schema.Schema<unknown, unknown>
+}
+
+const spec = <A, I>(name: string, description: string, schema: Schema.Schema<A, I>): ToolSpec => ({
+  name,
+  description,
+  schema: schema as unknown as Schema.Schema<unknown, unknown>
+})
+
+const tools: ReadonlyArray<ToolSpec> = [
+  spec(
+    "start_research",
+    "Start researching a question. Returns a session id at once; the research runs in the background.",
+    StartArgs
+  ),
+  spec(
+    "get_status",
+    "The status of a session with its progress: phase, round, researchers, sources, tokens and cost, and the clarification question when one is pending.",
+    SessionIdArgs
+  ),
+  spec("get_report", "The report of a completed session, as markdown with numbered citations.", SessionIdArgs),
+  spec("list_sessions", "Every session: id, status, question, created, cost.", NoArgs),
+  spec(
+    "answer_clarification",
+    "Answer the clarification question of a session that awaits one; research continues in the background.",
+    AnswerArgs
+  ),
+  spec("cancel_research", "Stop a running session. Its work so far stays saved.", SessionIdArgs),
+  spec(
+    "evaluate_report",
+    "Judge a completed session's report on eight dimensions and check its citations.",
+    SessionIdArgs
+  )
+]
+
+// =============================================================================
+// Server
+// =============================================================================
+
+type Content = { readonly isError?: boolean; readonly content: Array<{ type: "text"; text: string }> }
+
+const text = (value: string): Content => ({ content: [{ type: "text", text: value }] })
+const json = (value: unknown): Content => text(JSON.stringify(value, null, 2))
+const failure = (message: string): Content => ({ isError: true, content: [{ type: "text", text: message }] })
+
+const decodeArgs = <A>(schema: Schema.Schema<A, unknown>, args: unknown): Either.Either<A, string> =>
+  Either.mapLeft(Schema.decodeUnknownEither(schema, { onExcessProperty: "error" })(args ?? {}), (error) =>
+    ParseResult.TreeFormatter.formatErrorSync(error)
+  )
+
+/** Runs the MCP server over a transport until it closes. */
+export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
+  Effect.gen(function* () {
+    const runtime = ManagedRuntime.make(Wiring.layer(resolved))
+    yield* Effect.addFinalizer(() => runtime.disposeEffect)
+    const runs = new Map<string, Fiber.RuntimeFiber<Session.Session, unknown>>()
+    const progress = new Map<string, Progress.State>()
+
+    // Keep a progress view per session from the shared event stream.
+    yield* Effect.promise(() =>
+      runtime.runPromise(
+        Effect.gen(function* () {
+          const events = yield* ResearchEvents.ResearchEvents
+          const queue = yield* events.subscribe
+          yield* Queue.take(queue).pipe(
+            Effect.tap((event) =>
+              Effect.sync(() => {
+                if (event.sessionId === undefined) return
+                progress.set(event.sessionId, Progress.reduce(progress.get(event.sessionId) ?? Progress.initial, event))
+              })
+            ),
+            Effect.forever,
+            Effect.forkDaemon
+          )
+        }).pipe(Effect.scoped)
+      )
+    )
+
+    const background = (sessionId: string, effect: Effect.Effect<Session.Session, unknown, Wiring.Services>) => {
+      const fiber = runtime.runFork(effect)
+      runs.set(sessionId, fiber)
+      fiber.addObserver(() => {
+        if (runs.get(sessionId) === fiber) runs.delete(sessionId)
+      })
+    }
+
+    const withStore = <A, E>(f: (store: SessionStore.Service) => Effect.Effect<A, E>) =>
+      runtime.runPromiseExit(Effect.flatMap(SessionStore.SessionStore, f))
+
+    const fromExit = <A>(exit: Exit.Exit<A, unknown>, onSuccess: (a: A) => Content): Content =>
+      Exit.match(exit, {
+        onSuccess,
+        onFailure: (cause) => {
+          const error = Cause.squash(cause)
+          return failure(error instanceof Error ? error.message : String(error))
+        }
+      })
+
+    const handlers: Record<string, (args: unknown) => Promise<Content>> = {
+      start_research: async (args) => {
+        const decoded = decodeArgs(StartArgs as Schema.Schema<typeof StartArgs.Type, unknown>, args)
+        if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
+        const a = decoded.right
+        const config = Schema.decodeUnknownEither(ResearchConfig.ResearchConfig)({
+          ...Schema.encodeSync(ResearchConfig.ResearchConfig)(resolved.research),
+          ...(a.maxRounds !== undefined ? { maxSupervisionRounds: a.maxRounds } : {}),
+          ...(a.concurrency !== undefined ? { maxConcurrentResearchUnits: a.concurrency } : {}),
+          ...(a.maxToolCalls !== undefined ? { researcherMaxToolCalls: a.maxToolCalls } : {}),
+          ...(a.allowClarification !== undefined ? { allowClarification: a.allowClarification } : {}),
+          budget: {
+            ...Schema.encodeSync(ResearchConfig.Budget)(resolved.research.budget),
+            ...(a.budgetTokens !== undefined ? { maxTokens: a.budgetTokens } : {}),
+            ...(a.budgetUsd !== undefined ? { maxUsd: a.budgetUsd } : {})
+          }
+        })
+        if (Either.isLeft(config)) return failure(ParseResult.TreeFormatter.formatErrorSync(config.left))
+        const sessionId = await runtime.runPromise(Wiring.newSessionId)
+        background(
+          sessionId,
+          Pipeline.research(a.question, { config: config.right, sessionId, clarification: "await" })
+        )
+        return json({ sessionId, status: "running" })
+      },
+      get_status: async (args) => {
+        const decoded = decodeArgs(SessionIdArgs as Schema.Schema<typeof SessionIdArgs.Type, unknown>, args)
+        if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
+        const { sessionId } = decoded.right
+        const exit = await withStore((store) => Effect.option(store.load(sessionId)))
+        const stored = Exit.isSuccess(exit) && exit.value._tag === "Some" ? exit.value.value : undefined
+        const live = progress.get(sessionId)
+        const running = runs.has(sessionId)
+        if (stored === undefined && live === undefined && !running) return failure(`No session with id ${sessionId}`)
+        return json({
+          sessionId,
+          status: stored?.status ?? "running",
+          running,
+          phase: live?.phase ?? "starting",
+          round: live?.round ?? stored?.rounds.length ?? 0,
+          researchers: live === undefined ? [] : [...live.researchers.entries()].map(([id, r]) => ({ id, ...r })),
+          sources: stored?.sources.length ?? live?.sources ?? 0,
+          tokens: live?.tokens ?? stored?.usage.reduce((n, r) => n + r.inputTokens + r.outputTokens, 0) ?? 0,
+          costUsd: live?.costUsd ?? stored?.usage.reduce((n, r) => n + r.costUsd, 0) ?? 0,
+          clarificationQuestion:
+            stored?.status === "awaiting_clarification" ? stored.clarification?.decision.question : undefined,
+          error: stored?.error?.message,
+          reportReady: stored?.report !== undefined
+        })
+      },
+      get_report: async (args) => {
+        const decoded = decodeArgs(SessionIdArgs as Schema.Schema<typeof SessionIdArgs.Type, unknown>, args)
+        if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
+        const exit = await withStore((store) => store.load(decoded.right.sessionId))
+        return fromExit(exit, (session) =>
+          session.report === undefined
+            ? failure(`The session ${session.id} has no report yet (status ${session.status}).`)
+            : text(session.report.markdown)
+        )
+      },
+      list_sessions: async () => fromExit(await withStore((store) => store.list), (list) => json(list)),
+      answer_clarification: async (args) => {
+        const decoded = decodeArgs(AnswerArgs as Schema.Schema<typeof AnswerArgs.Type, unknown>, args)
+        if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
+        const { answer, sessionId } = decoded.right
+        if (runs.has(sessionId)) return failure(`The session ${sessionId} is still running.`)
+        const exit = await withStore((store) => store.load(sessionId))
+        if (Exit.isFailure(exit)) return fromExit(exit, () => text(""))
+        if (exit.value.status !== "awaiting_clarification") {
+          return failure(`The session ${sessionId} is not waiting for an answer (status ${exit.value.status}).`)
+        }
+        background(sessionId, Pipeline.resume(sessionId, { answer }))
+        return json({ sessionId, status: "running" })
+      },
+      cancel_research: async (args) => {
+        const decoded = decodeArgs(SessionIdArgs as Schema.Schema<typeof SessionIdArgs.Type, unknown>, args)
+        if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
+        const { sessionId } = decoded.right
+        const fiber = runs.get(sessionId)
+        if (fiber === undefined) return failure(`The session ${sessionId} is not running.`)
+        await runtime.runPromise(Fiber.interrupt(fiber))
+        const exit = await withStore((store) =>
+          Effect.flatMap(store.load(sessionId), (session) =>
+            store.save(new Session.Session({ ...session, status: "cancelled" }))
+          )
+        )
+        return fromExit(exit, () => json({ sessionId, status: "cancelled" }))
+      },
+      evaluate_report: async (args) => {
+        const decoded = decodeArgs(SessionIdArgs as Schema.Schema<typeof SessionIdArgs.Type, unknown>, args)
+        if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
+        const exit = await runtime.runPromiseExit(
+          Effect.gen(function* () {
+            const store = yield* SessionStore.SessionStore
+            const session = yield* store.load(decoded.right.sessionId)
+            const evaluation = yield* Evaluation.evaluate(session)
+            yield* Evaluation.store(Wiring.sessionsDirectory(resolved), evaluation)
+            return evaluation
+          }).pipe(Effect.provide(NodeContext.layer))
+        )
+        return fromExit(exit, (evaluation) =>
+          text(
+            [
+              ...Evaluation.format(evaluation),
+              "",
+              JSON.stringify(Schema.encodeSync(Evaluation.SessionEvaluation)(evaluation))
+            ].join("\n")
+          )
+        )
+      }
+    }
+
+    const server = new Server({ name: "deep-research", version }, { capabilities: { tools: {} } })
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: tools.map((t) => ({
+        name: t.name,
+        description: t.description,
+        inputSchema: { type: "object" as const, ...Tool.jsonSchemaOf(t.schema) }
+      }))
+    }))
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const handler = handlers[request.params.name]
+      if (handler === undefined) return failure(`Unknown tool ${request.params.name}`)
+      try {
+        return await handler(request.params.arguments)
+      } catch (error) {
+        return failure(error instanceof Error ? error.message : String(error))
+      }
+    })
+    const closed = yield* Effect.async<void>((resume) => {
+      transport.onclose = () => resume(Effect.void)
+    }).pipe(Effect.fork)
+    yield* Effect.promise(() => server.connect(transport))
+    yield* Fiber.join(closed)
+    for (const fiber of runs.values()) yield* Fiber.interrupt(fiber)
+  }).pipe(Effect.scoped)
+
+/** The MCP server on this process's stdin and stdout. */
+export const serveStdio = (resolved: CliConfig.Resolved) => serve(resolved, new StdioServerTransport())

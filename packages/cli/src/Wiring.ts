@@ -1,0 +1,185 @@
+/**
+ * Builds the layers of a run from the resolved configuration: the models per role, the search backends (fanned out
+ * when there are several), the extractor, the summarizer, the file session store, the progress stream and the
+ * resilience policy shared by every session of the process. With `--simulate` it starts the in-process emulator and
+ * points the real provider code at it.
+ */
+import {
+  ContentExtractor,
+  type Errors,
+  type ModelRouter,
+  Pipeline,
+  ResearchEvents,
+  Resilience,
+  SearchProvider,
+  type SessionStore,
+  Summarizer
+} from "@deep-research/core"
+import {
+  AnthropicWebSearch,
+  Exa,
+  FileSessionStore,
+  HttpExtractor,
+  LocalCorpus,
+  ModelSpec,
+  OpenAiWebSearch,
+  Perplexity,
+  SearchFanout,
+  SemanticScholar,
+  Tavily
+} from "@deep-research/providers"
+import { Emulator } from "@deep-research/providers/testing"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as os from "node:os"
+import * as nodePath from "node:path"
+import type * as CliConfig from "./CliConfig.js"
+import { expandHome } from "./CliConfig.js"
+
+/** What a run needs in context. */
+export type Services =
+  | ModelRouter.ModelRouter
+  | SearchProvider.SearchProvider
+  | ContentExtractor.ContentExtractor
+  | Summarizer.Summarizer
+  | SessionStore.SessionStore
+  | ResearchEvents.ResearchEvents
+  | Resilience.Resilience
+
+/** A new session id. */
+export const newSessionId: Effect.Effect<string> = Pipeline.newSessionId
+
+/** The sessions folder under a store folder. */
+export const sessionsDirectory = (resolved: Pick<CliConfig.Resolved, "storeDir">): string =>
+  nodePath.join(resolved.storeDir, "sessions")
+
+/** The sessions folder from `--store`, else `DEEP_RESEARCH_HOME`, else `~/.deep-research`. */
+export const sessionsDirectoryFrom = (store: string | undefined): string => {
+  const home = store ?? process.env["DEEP_RESEARCH_HOME"] ?? nodePath.join(os.homedir(), ".deep-research")
+  return nodePath.join(expandHome(home, process.env), "sessions")
+}
+
+const secretsOf = (credentials: CliConfig.Credentials): ReadonlyArray<Redacted.Redacted<string>> =>
+  [
+    credentials.openaiApiKey,
+    credentials.anthropicApiKey,
+    credentials.tavilyApiKey,
+    credentials.exaApiKey,
+    credentials.perplexityApiKey,
+    credentials.semanticScholarApiKey
+  ].flatMap((key) => (key === undefined ? [] : [key as Redacted.Redacted<string>]))
+
+/** The file session store in a folder, keeping the environment's keys out of every file. */
+export const storeLayer = (
+  directory: string,
+  credentials?: CliConfig.Credentials
+): Layer.Layer<SessionStore.SessionStore> =>
+  FileSessionStore.layerNode({ directory, secrets: credentials === undefined ? [] : secretsOf(credentials) })
+
+const providerPolicies = {
+  exa: Exa.policy,
+  perplexity: Perplexity.policy,
+  "semantic-scholar": SemanticScholar.policy
+}
+
+const searchProvider = (
+  backend: CliConfig.SearchBackend,
+  resolved: CliConfig.Resolved,
+  corpus: LocalCorpus.Service | undefined
+): Effect.Effect<SearchProvider.Service> => {
+  const c = resolved.credentials
+  switch (backend) {
+    case "tavily":
+      return Effect.map(
+        Tavily.make({ apiKey: c.tavilyApiKey ?? Redacted.make("no-key"), baseUrl: c.tavilyBaseUrl }),
+        (t) => t.search
+      )
+    case "exa":
+      return Effect.succeed(Exa.make({ apiKey: c.exaApiKey ?? Redacted.make("no-key") }).search)
+    case "perplexity":
+      return Effect.succeed(Perplexity.make({ apiKey: c.perplexityApiKey ?? Redacted.make("no-key") }))
+    case "semantic-scholar":
+      return Effect.succeed(
+        SemanticScholar.make(c.semanticScholarApiKey === undefined ? {} : { apiKey: c.semanticScholarApiKey })
+      )
+    case "openai-native":
+      return OpenAiWebSearch.make({ apiKey: c.openaiApiKey, baseUrl: c.openaiBaseUrl })
+    case "anthropic-native":
+      return AnthropicWebSearch.make({
+        apiKey: c.anthropicApiKey ?? Redacted.make("no-key"),
+        ...(c.anthropicBaseUrl === undefined ? {} : { baseUrl: c.anthropicBaseUrl })
+      })
+    case "local":
+      return corpus === undefined
+        ? Effect.die(new Error("local search without a corpus"))
+        : Effect.succeed(corpus.search)
+  }
+}
+
+/** The services of a run, for the configuration as resolved (emulator URLs already in place when simulating). */
+const servicesLayer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Errors.InvalidInput> =>
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const c = resolved.credentials
+      const resilience = yield* Resilience.make(
+        Resilience.withProviderDefaults(Resilience.defaultSettings, providerPolicies)
+      )
+      const corpus = resolved.corpus === undefined ? undefined : yield* LocalCorpus.make({ root: resolved.corpus })
+      const providers = yield* Effect.forEach(resolved.search, (backend) =>
+        Effect.flatMap(searchProvider(backend, resolved, corpus), (provider) =>
+          Resilience.wrapSearchProvider(provider).pipe(Effect.provideService(Resilience.Resilience, resilience))
+        )
+      )
+      const search =
+        providers.length === 1 && providers[0] !== undefined ? providers[0] : yield* SearchFanout.make({ providers })
+      const web =
+        c.tavilyApiKey !== undefined || c.tavilyBaseUrl !== undefined
+          ? (yield* Tavily.make({ apiKey: c.tavilyApiKey ?? Redacted.make("no-key"), baseUrl: c.tavilyBaseUrl }))
+              .extractor
+          : HttpExtractor.make()
+      const extractor = yield* Resilience.wrapContentExtractor(
+        corpus === undefined ? web : LocalCorpus.routingExtractor(corpus.extractor, web)
+      ).pipe(Effect.provideService(Resilience.Resilience, resilience))
+      const router = ModelSpec.layer({
+        default: resolved.models.default,
+        roles: resolved.models.roles,
+        tiers: resolved.models.tiers,
+        providers: {
+          openai: { apiKey: c.openaiApiKey, baseUrl: c.openaiBaseUrl },
+          anthropic: { apiKey: c.anthropicApiKey, baseUrl: c.anthropicBaseUrl }
+        }
+      }).pipe(Layer.provide(Layer.succeed(Resilience.Resilience, resilience)))
+      const base = Layer.mergeAll(
+        router,
+        Layer.succeed(Resilience.Resilience, resilience),
+        Layer.succeed(SearchProvider.SearchProvider, search),
+        Layer.succeed(ContentExtractor.ContentExtractor, extractor),
+        storeLayer(sessionsDirectory(resolved), c),
+        ResearchEvents.layer
+      )
+      return Layer.provideMerge(Summarizer.layer, base)
+    })
+  )
+
+/** The layers of a run. With `--simulate`, the emulator runs for the life of the layer. */
+export const layer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Errors.InvalidInput> => {
+  if (!resolved.simulate) return servicesLayer(resolved)
+  return Layer.unwrapScoped(
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* Emulator.simulate(emulator)
+      const simulated: CliConfig.Resolved = {
+        ...resolved,
+        credentials: {
+          ...resolved.credentials,
+          openaiApiKey: Redacted.make("sk-simulated"),
+          openaiBaseUrl: emulator.baseUrl("openai"),
+          tavilyApiKey: Redacted.make("tvly-simulated"),
+          tavilyBaseUrl: emulator.baseUrl("tavily")
+        }
+      }
+      return servicesLayer(simulated)
+    })
+  )
+}

@@ -1,0 +1,23 @@
+import { Errors, type UserInput } from "@deep-research/core"
+import * as Effect from "effect/Effect"
+import * as readline from "node:readline/promises"
+
+/** Asks on the terminal; an empty answer or a closed input declines. */
+export const userInput: UserInput.Service = {
+  ask: (question) =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => readline.createInterface({ input: process.stdin, output: process.stderr })),
+      (rl) =>
+        Effect.tryPromise({
+          try: (signal) => rl.question(`\n${question}\n> `, { signal }),
+          catch: () => new Errors.InvalidInput({ reason: "no answer was given" })
+        }).pipe(
+          Effect.flatMap((answer) =>
+            answer.trim() === ""
+              ? Effect.fail(new Errors.InvalidInput({ reason: "no answer was given" }))
+              : Effect.succeed(answer.trim())
+          )
+        ),
+      (rl) => Effect.sync(() => rl.close())
+    )
+}

@@ -1,0 +1,2 @@
+/** The version of deep-research, as in package.json. */
+export const version = "0.1.0"
