@@ -13,9 +13,13 @@ import type { Role } from "../src/Usage.js"
 /** Topics the supervisor delegates in round one; each names a page of the static web by its keyword. */
 export const topics = ["ALPHA", "BRAVO", "CHARLIE", "DELTA"] as const
 
+const keywords: ReadonlyArray<string> = [...topics, "FAIL"]
+
+const urlOf = (keyword: string) => `https://${keyword.toLowerCase()}.example.org/facts`
+
 /** A page per topic, short enough not to need summarising. */
-export const pages: ReadonlyArray<StaticWeb.Page> = [...topics, "FAIL"].map((keyword) => ({
-  url: `https://${keyword.toLowerCase()}.example.org/facts`,
+export const pages: ReadonlyArray<StaticWeb.Page> = keywords.map((keyword) => ({
+  url: urlOf(keyword),
   title: `Facts about ${keyword}`,
   content: `${keyword} facts: ${keyword} was measured at 42 units in 2024 by the ${keyword} institute.`
 }))
@@ -37,7 +41,7 @@ export const assignmentOf = (request: LanguageModel.GenerateRequest): string => 
 
 /** The keyword of a topic text. */
 export const keywordOf = (text: string): string =>
-  [...topics, "FAIL"].find((keyword) => text.includes(`Investigate ${keyword}`)) ?? "UNKNOWN"
+  keywords.find((keyword) => text.includes(`Investigate ${keyword}`)) ?? "UNKNOWN"
 
 /** A directive for a keyword. */
 export const directive = (keyword: string, priority = 1) => ({
@@ -134,7 +138,12 @@ export const world = (options: {
   const router = ScriptedModel.layerRouter(options.scripts ?? scripts())
   return Layer.mergeAll(
     Layer.provideMerge(Summarizer.layer, router),
-    StaticWeb.layer({ pages, ...options.web }),
+    // A query finds the page of the keyword it names, and only that one.
+    StaticWeb.layer({
+      pages,
+      route: (query) => keywords.filter((keyword) => query.toUpperCase().includes(keyword)).map(urlOf),
+      ...options.web
+    }),
     MemorySessionStore.layer,
     ResearchEvents.layer
   )

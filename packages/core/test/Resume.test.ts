@@ -1,0 +1,171 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Either, Fiber, Ref } from "effect"
+import { ProviderUnavailable } from "../src/Errors.js"
+import * as Pipeline from "../src/Pipeline.js"
+import type * as Session from "../src/Session.js"
+import { SessionStore } from "../src/SessionStore.js"
+import { ScriptedModel } from "../src/testing/index.js"
+import * as H from "./pipelineHarness.js"
+
+/** Yields until `condition` holds (the run under test makes progress on other fibers meanwhile). */
+const eventually = <E, R>(condition: Effect.Effect<boolean, E, R>) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 10_000; i++) {
+      if (yield* Effect.orElseSucceed(condition, () => false)) return
+      yield* Effect.yieldNow()
+    }
+    return yield* Effect.dieMessage("the condition never held")
+  })
+
+const stored = (id: string) => Effect.flatMap(SessionStore, (store) => store.load(id))
+
+const finishedUnits = (session: Session.Session) => session.rounds.flatMap((r) => r.results).length
+
+const keywordsOf = (calls: ReadonlyArray<ScriptedModel.RecordedCall>, role: string) =>
+  calls.filter((c) => c.role === role).map((c) => H.keywordOf(H.assignmentOf(c.request)))
+
+/**
+ * A researcher whose CHARLIE and DELTA calls hang while `hold` is set, after telling `waiting` they started: with two
+ * units at a time, ALPHA and BRAVO finish while CHARLIE and DELTA are still researching.
+ */
+const holdingResearcher = Effect.gen(function* () {
+  const hold = yield* Ref.make(true)
+  const waiting = yield* Ref.make(0)
+  const script: ScriptedModel.Script = (request) =>
+    Effect.gen(function* () {
+      const keyword = H.keywordOf(H.assignmentOf(request))
+      if ((keyword === "CHARLIE" || keyword === "DELTA") && (yield* Ref.get(hold))) {
+        yield* Ref.update(waiting, (n) => n + 1)
+        return yield* Effect.never
+      }
+      return H.researcherTurn(request)
+    })
+  return { hold, script, waiting }
+})
+
+describe("Resume", () => {
+  it.effect("a run interrupted midway through a round resumes without redoing finished researchers", () =>
+    Effect.gen(function* () {
+      const { hold, script, waiting } = yield* holdingResearcher
+      const world = H.world({ scripts: H.scripts({ researcher: script }) })
+      yield* Effect.gen(function* () {
+        const fiber = yield* Effect.fork(
+          Pipeline.research("Measure the four topics", {
+            sessionId: "interrupted",
+            config: { maxConcurrentResearchUnits: 2 }
+          })
+        )
+        // Two units are checkpointed and the other two are researching: the run is killed there.
+        yield* eventually(Effect.map(stored("interrupted"), (s) => finishedUnits(s) === 2))
+        yield* eventually(Effect.map(Ref.get(waiting), (n) => n === 2))
+        yield* Fiber.interrupt(fiber)
+        const killed = yield* stored("interrupted")
+        assert.strictEqual(killed.status, "cancelled")
+        assert.deepStrictEqual(killed.rounds[0]?.results.map((r) => r.directiveId).sort(), ["r1-d1", "r1-d2"])
+        assert.isFalse(killed.rounds[0]?.completed)
+        const before = (yield* ScriptedModel.calls).length
+
+        yield* Ref.set(hold, false)
+        const resumed = yield* Pipeline.resume("interrupted")
+        const after = (yield* ScriptedModel.calls).slice(before)
+
+        assert.strictEqual(resumed.status, "completed")
+        // Only CHARLIE's and DELTA's researchers ran again; ALPHA's and BRAVO's made no call at all.
+        const researched = keywordsOf(after, "researcher")
+        assert.notInclude(researched, "ALPHA")
+        assert.notInclude(researched, "BRAVO")
+        assert.includeMembers(researched, ["CHARLIE", "DELTA"])
+        assert.deepStrictEqual(keywordsOf(after, "compression").sort(), ["CHARLIE", "DELTA"])
+        // Finished phases were not redone either.
+        assert.isFalse(after.some((c) => c.role === "clarification" || c.role === "brief"))
+        // The report is complete: all four topics' findings reached it, with their sources.
+        const report = after.find((c) => c.role === "report")
+        const prompt = H.requestText(report?.request ?? { messages: [] })
+        for (const keyword of H.topics) assert.include(prompt, `${keyword} was measured`)
+        assert.strictEqual(resumed.rounds[0]?.results.length, 4)
+        assert.strictEqual(resumed.sources.length, 4)
+        assert.isDefined(resumed.report)
+        // The account continued from the stored usage: every researcher call that finished is counted once.
+        const all = yield* ScriptedModel.calls
+        const researcherUsage = resumed.usage.find((u) => u.role === "researcher")
+        assert.strictEqual(researcherUsage?.calls, all.filter((c) => c.role === "researcher").length - 2)
+      }).pipe(Effect.provide(world))
+    })
+  )
+
+  it.effect("a session awaiting clarification is stored as such and continues with the answer", () =>
+    Effect.gen(function* () {
+      const waiting = yield* Pipeline.research("Measure ALPHA", { sessionId: "asking", clarification: "await" })
+      assert.strictEqual(waiting.status, "awaiting_clarification")
+      assert.strictEqual((yield* stored("asking")).status, "awaiting_clarification")
+      assert.strictEqual(waiting.clarification?.decision.question, "Which year do you care about?")
+      assert.isFalse((yield* ScriptedModel.calls).some((c) => c.role === "brief"))
+
+      const done = yield* Pipeline.resume("asking", { answer: "2024 only" })
+      assert.strictEqual(done.status, "completed")
+      assert.strictEqual(done.clarification?.answer, "2024 only")
+      const calls = yield* ScriptedModel.calls
+      assert.strictEqual(calls.filter((c) => c.role === "clarification").length, 1)
+      const brief = calls.find((c) => c.role === "brief")
+      assert.include(H.requestText(brief?.request ?? { messages: [] }), "2024 only")
+    }).pipe(Effect.provide(H.world({ scripts: H.scripts({ clarification: [H.clarificationNeeded] }) })))
+  )
+
+  it.effect("a completed session is returned as it is, without any model call", () =>
+    Effect.gen(function* () {
+      const first = yield* Pipeline.research("Measure ALPHA", { sessionId: "finished" })
+      const before = (yield* ScriptedModel.calls).length
+      const again = yield* Pipeline.resume("finished")
+      assert.strictEqual(again.status, "completed")
+      assert.strictEqual(again.report?.markdown, first.report?.markdown)
+      assert.strictEqual((yield* ScriptedModel.calls).length, before)
+    }).pipe(Effect.provide(H.world({})))
+  )
+
+  it.effect("a run that failed in synthesis is stored as failed and resumes at synthesis", () =>
+    Effect.gen(function* () {
+      const failed = yield* Effect.either(Pipeline.research("Measure ALPHA", { sessionId: "synthesis-failed" }))
+      assert.isTrue(Either.isLeft(failed) && failed.left._tag === "ProviderUnavailable")
+      const stuck = yield* stored("synthesis-failed")
+      assert.strictEqual(stuck.status, "failed")
+      assert.strictEqual(stuck.error?._tag, "ProviderUnavailable")
+      assert.deepStrictEqual(stuck.phasesCompleted, ["clarification", "brief", "supervision"])
+
+      const before = (yield* ScriptedModel.calls).length
+      const resumed = yield* Pipeline.resume("synthesis-failed")
+      assert.strictEqual(resumed.status, "completed")
+      assert.isDefined(resumed.report)
+      const after = (yield* ScriptedModel.calls).slice(before)
+      assert.deepStrictEqual(
+        after.map((c) => c.role),
+        ["report"]
+      )
+    }).pipe(
+      Effect.provide(
+        H.world({
+          scripts: H.scripts({ report: [new ProviderUnavailable({ provider: "scripted", status: 503 }), H.report] })
+        })
+      )
+    )
+  )
+
+  it.effect("a session cannot be resumed while another run holds it", () =>
+    Effect.gen(function* () {
+      const { script, waiting } = yield* holdingResearcher
+      yield* Effect.gen(function* () {
+        const fiber = yield* Effect.fork(Pipeline.research("Measure the topics", { sessionId: "busy" }))
+        yield* eventually(Effect.map(Ref.get(waiting), (n) => n > 0))
+        const second = yield* Effect.either(Pipeline.resume("busy"))
+        assert.isTrue(Either.isLeft(second) && second.left._tag === "SessionBusy")
+        yield* Fiber.interrupt(fiber)
+      }).pipe(Effect.provide(H.world({ scripts: H.scripts({ researcher: script }) })))
+    })
+  )
+
+  it.effect("resuming an unknown session fails with SessionNotFound", () =>
+    Effect.gen(function* () {
+      const missing = yield* Effect.either(Pipeline.resume("no-such-session"))
+      assert.isTrue(Either.isLeft(missing) && missing.left._tag === "SessionNotFound")
+    }).pipe(Effect.provide(H.world({})))
+  )
+})
