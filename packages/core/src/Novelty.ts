@@ -216,37 +216,66 @@ const forEachShingle = (text: string, f: (a: number, b: number) => void): void =
   }
 }
 
-/** The distinct shingles of a normalised text as sorted 53-bit hashes (collisions are negligible at this width). */
-const shingleSet = (text: string): Float64Array => {
-  const hashes = new Float64Array(Math.max(1, text.length - shingleLength + 1))
-  let count = 0
-  forEachShingle(text, (a, b) => {
-    hashes[count++] = a * 2_097_152 + (b >>> 11)
-  })
-  const sorted = hashes.subarray(0, count).sort()
-  let unique = 0
-  for (let i = 0; i < sorted.length; i++) {
-    if (i === 0 || sorted[i] !== sorted[unique - 1]) sorted[unique++] = sorted[i] ?? 0
-  }
-  return sorted.subarray(0, unique)
+/**
+ * The distinct shingles of a text, each as a pair of independent 32-bit hashes (64 bits together, so collisions are
+ * negligible), held in an open-addressing table so that membership costs a probe or two and nothing is sorted.
+ */
+interface ShingleSet {
+  readonly size: number
+  readonly first: Uint32Array
+  readonly second: Uint32Array
+  /** Slots holding 1 + the index of a shingle, 0 when empty; its length is a power of two. */
+  readonly slots: Int32Array
 }
 
-const jaccardOfSets = (a: Float64Array, b: Float64Array): number => {
-  if (a.length === 0 || b.length === 0) return 0
-  let i = 0
-  let j = 0
-  let common = 0
-  while (i < a.length && j < b.length) {
-    const x = a[i] ?? 0
-    const y = b[j] ?? 0
-    if (x === y) {
-      common++
-      i++
-      j++
-    } else if (x < y) i++
-    else j++
+const slotOf = (first: number, second: number, mask: number): number => (first ^ Math.imul(second, 0x9e3779b1)) & mask
+
+const shingleSet = (text: string): ShingleSet => {
+  const capacity = Math.max(1, text.length - shingleLength + 1)
+  let tableSize = 2
+  while (tableSize < capacity * 2) tableSize *= 2
+  const mask = tableSize - 1
+  const slots = new Int32Array(tableSize)
+  const first = new Uint32Array(capacity)
+  const second = new Uint32Array(capacity)
+  let size = 0
+  forEachShingle(text, (a, b) => {
+    let slot = slotOf(a, b, mask)
+    for (;;) {
+      const held = slots[slot] ?? 0
+      if (held === 0) {
+        first[size] = a
+        second[size] = b
+        size++
+        slots[slot] = size
+        return
+      }
+      if (first[held - 1] === a && second[held - 1] === b) return
+      slot = (slot + 1) & mask
+    }
+  })
+  return { size, first, second, slots }
+}
+
+const contains = (set: ShingleSet, a: number, b: number): boolean => {
+  const mask = set.slots.length - 1
+  let slot = slotOf(a, b, mask)
+  for (;;) {
+    const held = set.slots[slot] ?? 0
+    if (held === 0) return false
+    if (set.first[held - 1] === a && set.second[held - 1] === b) return true
+    slot = (slot + 1) & mask
   }
-  return common / (a.length + b.length - common)
+}
+
+const jaccardOfSets = (x: ShingleSet, y: ShingleSet): number => {
+  if (x.size === 0 || y.size === 0) return 0
+  const [small, large] = x.size <= y.size ? [x, y] : [y, x]
+  let common = 0
+  for (let i = 0; i < small.size; i++) {
+    if (contains(large, small.first[i] ?? 0, small.second[i] ?? 0)) common++
+  }
+  return common / (x.size + y.size - common)
 }
 
 /** The Jaccard similarity of the 5-character shingles of two texts, as they are (no normalisation, no length rule). */
@@ -335,7 +364,7 @@ interface Held {
   readonly id: string
   readonly text: string
   readonly signature: Uint32Array
-  shingles: Float64Array | undefined
+  shingles: ShingleSet | undefined
 }
 
 /** An empty index with the given thresholds. */
@@ -361,7 +390,7 @@ export const make = (options: Options = defaultOptions): Index => {
     }
   }
 
-  const shinglesOf = (entry: Held): Float64Array => {
+  const shinglesOf = (entry: Held): ShingleSet => {
     if (entry.shingles === undefined) entry.shingles = shingleSet(entry.text)
     return entry.shingles
   }
@@ -401,7 +430,7 @@ export const make = (options: Options = defaultOptions): Index => {
     candidates.sort((x, y) => y.estimate - x.estimate)
     let best = 0
     let nearest: string | undefined = undefined
-    let own: Float64Array | undefined = undefined
+    let own: ShingleSet | undefined = undefined
     let compared = 0
     for (const candidate of candidates) {
       if (compared >= maxExactComparisons || candidate.estimate < best - estimateMargin) break

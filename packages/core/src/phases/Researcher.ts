@@ -303,14 +303,9 @@ export const run = Effect.fn("Researcher.run")(function* (input: Input) {
     const id = `${directive.id}-s${newCount + 1}`
     const verdict = index.insert({ id, url: candidate.url, title: candidate.title, text: candidate.raw })
     if (verdict._tag === "Duplicate") {
+      // Own sources are found by URL above, so here they can only match by title or text.
       const own = entryById.get(verdict.of)
-      if (own !== undefined) {
-        if (kind === "extract" && verdict.reason === "url" && candidate.raw.length > own.rawLength) {
-          pending.push({ entry: own, url: candidate.url, title: candidate.title || own.title, raw: candidate.raw })
-          return { _tag: "Source", number: own.number, origin: "page" }
-        }
-        return { _tag: "Duplicate", number: own.number, reason: verdict.reason }
-      }
+      if (own !== undefined) return { _tag: "Duplicate", number: own.number, reason: verdict.reason }
       const known = knownById.get(verdict.of)
       if (known === undefined) return { _tag: "Note", text: `A duplicate of a source already held: ${candidate.url}` }
       const entry = entryOfKnown(known)
