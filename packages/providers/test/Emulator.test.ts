@@ -1,7 +1,8 @@
 import Anthropic from "@anthropic-ai/sdk"
-import { LanguageModel, Research, StructuredOutput, Tool } from "@deep-research/core"
+import { LanguageModel, ModelRouter, Pipeline, Research, StructuredOutput, Summarizer, Tool } from "@deep-research/core"
+import { MemorySessionStore } from "@deep-research/core/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Exit, Redacted, Schema, Scope } from "effect"
+import { Effect, Either, Exit, Layer, Redacted, Schema, Scope } from "effect"
 import { readFileSync } from "node:fs"
 import OpenAI from "openai"
 import { AnthropicLanguageModel, OpenAiLanguageModel, Tavily } from "../src/index.js"
@@ -479,6 +480,30 @@ describe("Emulator", () => {
         assert.include(page.text, `<title>${first?.title}</title>`)
         const extracted = yield* tavily.extractor.extract([first?.url ?? ""])
         assert.strictEqual(extracted[0]?._tag, "ExtractedPage")
+      })
+    )
+
+    it.scoped("runs the whole pipeline to a report citing pages the emulator served", () =>
+      Effect.gen(function* () {
+        const { emulator, model } = yield* simulated({ directives: 2 })
+        const services = Layer.mergeAll(
+          Summarizer.layer,
+          Tavily.layer({ apiKey: Redacted.make("tvly-test"), baseUrl: emulator.baseUrl("tavily") }),
+          MemorySessionStore.layer
+        ).pipe(Layer.provideMerge(ModelRouter.layer({ default: model })))
+        const session = yield* Pipeline.research("How much solar power did Europe add in 2024?").pipe(
+          Effect.provide(services)
+        )
+        assert.strictEqual(session.status, "completed")
+        assert.strictEqual(session.rounds[0]?.directives.length, 2)
+        const report = session.report
+        assert.isDefined(report)
+        assert.isAbove(report?.citations.length ?? 0, 0)
+        for (const citation of report?.citations ?? []) {
+          assert.isTrue(citation.url.startsWith(`${emulator.url}/web/sim/`))
+          assert.include(report?.markdown ?? "", `[${citation.number}]`)
+        }
+        assert.isAbove((yield* emulator.requests("tavily.search")).length, 0)
       })
     )
 

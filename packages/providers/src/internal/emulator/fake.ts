@@ -9,7 +9,16 @@ import { get, getArray, getNumber, getOptionalString, isObject, type JsonObject 
 export interface FakeContext {
   readonly subject: string
   readonly index: number
+  /** The page being summarised, when there is one: summaries and excerpts are then taken from it. */
+  readonly pageText?: string | undefined
 }
+
+const sentencesOf = (text: string): ReadonlyArray<string> =>
+  text
+    .split(/\n+/)
+    .flatMap((paragraph) => paragraph.match(/[^.!?]+[.!?]+/g) ?? [])
+    .map((sentence) => sentence.trim())
+    .filter((sentence) => sentence.length > 0)
 
 const resolve = (schema: unknown, root: unknown): unknown => {
   const ref = getOptionalString(schema, "$ref")
@@ -31,6 +40,13 @@ const slug = (text: string): string =>
 const phrase = (key: string, context: FakeContext): string => {
   const k = key.toLowerCase()
   const s = context.subject
+  const page = context.pageText === undefined ? [] : sentencesOf(context.pageText)
+  if (page.length > 0 && (k.includes("excerpt") || k.includes("quote"))) {
+    // Verbatim, as the summariser is asked: the page's sentences with figures first.
+    const ranked = [...page.filter((p) => /\d/.test(p)), ...page.filter((p) => !/\d/.test(p))]
+    return ranked[context.index % ranked.length] ?? s
+  }
+  if (page.length > 0 && k.includes("summary")) return page.slice(0, 3).join(" ")
   if (k.includes("question")) return `Which aspect of ${s} matters most to you, and for what period or region?`
   if (k.includes("verification")) return `I will research ${s}, covering the main evidence and perspectives.`
   if (k.includes("brief")) {
@@ -119,7 +135,8 @@ const fakeNode = (schema: unknown, context: FakeContext, root: unknown, key: str
       return null
     default: {
       const text = phrase(key, context)
-      return fitString(context.index > 0 ? `${text} (${context.index + 1})` : text, node)
+      const verbatim = context.pageText !== undefined && context.pageText.includes(text)
+      return fitString(context.index > 0 && !verbatim ? `${text} (${context.index + 1})` : text, node)
     }
   }
 }

@@ -48,7 +48,12 @@ const hash = (text: string): number => {
   return h >>> 0
 }
 
-const stopWords = new Set(["the", "a", "an", "of", "and", "or", "in", "on", "for", "to", "is", "are", "what", "how"])
+const stopWords = new Set(
+  (
+    "the a an of and or in on for to is are was were be what how much many did does do which why when who whom " +
+    "whose where there their this that these those with from by about into than as at it its"
+  ).split(" ")
+)
 
 /** A URL-safe slug of a query: its first meaningful words. */
 export const slugOf = (text: string): string =>
@@ -256,21 +261,84 @@ const promptedSchema = (text: string): unknown => {
 
 const collapse = (text: string): string => text.replace(/\s+/g, " ").trim()
 
-/** What the conversation is about: the question, or the researcher's assignment. */
-const subjectOf = (conversation: Conversation): string => {
-  const first = conversation.turns.find((turn) => turn.role === "user")?.text ?? ""
-  const assignment = /## Your assignment\n([^\n]+)/.exec(first)?.[1]
-  const question = /question[^:\n]*:\s*([^\n]+)/i.exec(first)?.[1]
-  const line = assignment ?? question ?? first.split("\n").find((l) => l.trim() !== "") ?? "the topic"
-  return collapse(line).slice(0, 200)
+/** Our own directive wording, so that a researcher's subject is the question again. */
+const unwrapDirective = (text: string): string =>
+  text.replace(/^Research .*? regarding: /, "").replace(/\. Gather specific, sourced facts.*$/, "")
+
+/** The first non-empty line after a `Label:` line, or the rest of a `Label: text` line. */
+const labelled = (text: string, label: RegExp): string | undefined => {
+  const lines = text.split("\n")
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] ?? ""
+    const match = label.exec(line)
+    if (match === null) continue
+    const rest = line.slice(match.index + match[0].length).trim()
+    if (rest !== "") return rest
+    const next = lines.slice(i + 1).find((l) => l.trim() !== "")
+    if (next !== undefined) return next
+  }
+  return undefined
 }
 
-/** Numbered sources `[n] text` visible in a text, first occurrence of each number. */
-const numbered = (text: string): ReadonlyArray<{ readonly n: number; readonly line: string }> => {
+/** What the conversation is about: the question, the researcher's assignment, or the page to summarise. */
+const subjectOf = (conversation: Conversation): string => {
+  const first = conversation.turns.find((turn) => turn.role === "user")?.text ?? ""
+  const candidate =
+    labelled(first, /^## Your assignment\s*/) ??
+    labelled(first, /^(?:Research request|Question|Request|Topic)\s*:/i) ??
+    labelled(first, /question[^:\n]*:/i) ??
+    /<untrusted_data[^>]*\btitle="([^"]+)"/.exec(first)?.[1] ??
+    labelled(first, /^Search the web for:/i) ??
+    first.split("\n").find((line) => line.trim() !== "" && !line.trim().endsWith(":")) ??
+    "the topic"
+  return collapse(unwrapDirective(collapse(candidate))).slice(0, 200) || "the topic"
+}
+
+/** The text inside the first untrusted-data block of a page, when the request carries one. */
+const pageTextOf = (conversation: Conversation): string | undefined => {
+  const text = conversation.turns.find((turn) => turn.role === "user")?.text ?? ""
+  const match = /<untrusted_data[^>]*kind="(?:web page|document)"[^>]*>\n?([\s\S]*?)<\/untrusted_data>/.exec(text)
+  return match?.[1]?.trim()
+}
+
+/** A numbered source a request shows: its number and the best sentence about it. */
+interface Numbered {
+  readonly n: number
+  readonly line: string
+}
+
+/** The sentence of a source's text a finding would quote: the first with a measured figure, else the first. */
+const firstSentence = (text: string): string => {
+  const body = collapse(text.replace(/^[^\n]*:\s*$/m, "").replace(/Key excerpts:[\s\S]*$/, ""))
+  const sentences = (body.match(/[^.!?]+[.!?]+/g) ?? [body]).map((s) => s.trim()).filter((s) => s.length >= 20)
+  return (sentences.find((s) => /\d%|\d \w+ points/.test(s)) ?? sentences[0] ?? body).slice(0, 300)
+}
+
+/**
+ * The numbered sources a text lists: entries `[n] … · title` followed by an untrusted block (search results), lines
+ * `[n] title — url` (source lists), or else the `[n]` markers inside untrusted blocks (findings).
+ */
+const numbered = (text: string): ReadonlyArray<Numbered> => {
   const seen = new Map<number, string>()
-  for (const match of text.matchAll(/\[(\d{1,3})\]\s*([^\n[]{0,200})/g)) {
+  for (const match of text.matchAll(/^\[(\d{1,3})\][^\n]*\n<untrusted_data[^>]*>\n([\s\S]*?)<\/untrusted_data>/gm)) {
     const n = Number(match[1])
-    if (!seen.has(n)) seen.set(n, collapse((match[2] ?? "").replace(/<[^>]*>/g, "").replace(/\s+—\s+\S+$/, "")))
+    if (!seen.has(n)) seen.set(n, firstSentence(match[2] ?? ""))
+  }
+  for (const match of text.matchAll(/^\[(\d{1,3})\][^\n]*\n(?!\[)([^\n<]{20,})/gm)) {
+    const n = Number(match[1])
+    if (!seen.has(n)) seen.set(n, firstSentence(match[2] ?? ""))
+  }
+  for (const match of text.matchAll(/^\[(\d{1,3})\]\s+(?!already shown)(?:[A-Z]+(?: of \[\d+\])? · )?(.+)$/gm)) {
+    const n = Number(match[1])
+    if (!seen.has(n)) seen.set(n, collapse((match[2] ?? "").replace(/\s+(?:—\s+\S+|\(\S+\))$/, "")))
+  }
+  if (seen.size === 0) {
+    for (const block of text.matchAll(/<untrusted_data[^>]*>([\s\S]*?)<\/untrusted_data>/g)) {
+      for (const match of (block[1] ?? "").matchAll(/([^.\n[\]]{12,200})\s*\[(\d{1,3})\]/g)) {
+        const n = Number(match[2])
+        if (!seen.has(n)) seen.set(n, collapse(match[1] ?? ""))
+      }
+    }
   }
   return [...seen.entries()].sort(([a], [b]) => a - b).map(([n, line]) => ({ n, line }))
 }
@@ -319,7 +387,7 @@ const supervisorTurn = (conversation: Conversation, options: Settings, fake: Fak
       name: "conductResearch",
       arguments: {
         ...(isObject(base) ? base : {}),
-        topic: `Research ${angle} regarding: ${subject}. Gather specific, sourced facts and note any disagreement.`,
+        topic: `Research ${angle} regarding: ${subject.replace(/[.?!]+$/, "")}. Gather specific, sourced facts and note any disagreement.`,
         perspective: `An analyst focused on ${angle.split(",")[0] ?? angle}`,
         evidenceNeeded: "Figures with dates, primary sources and named studies",
         priority: 1 + (i % 3)
@@ -333,7 +401,7 @@ const researcherTurn = (conversation: Conversation, options: Settings): Decision
   const subject = subjectOf(conversation)
   if (countCalls(conversation, "webSearch") < options.searchRounds) {
     const round = countCalls(conversation, "webSearch")
-    const base = subject.replace(/^Research .*? regarding: /, "").replace(/\. Gather.*$/, "")
+    const base = subject
     const queries =
       round === 0 ? [base.slice(0, 120), `${base.slice(0, 100)} statistics`] : [`${base.slice(0, 100)} criticism`]
     return { kind: "tools", calls: [{ name: "webSearch", arguments: { queries } }] }
@@ -356,23 +424,25 @@ const researcherTurn = (conversation: Conversation, options: Settings): Decision
 
 const reportText = (conversation: Conversation): string => {
   const all = [conversation.system, ...conversation.turns.map((turn) => turn.text)].join("\n")
-  const subject = subjectOf(conversation)
+  const subject = subjectOf(conversation).replace(/[.?!]$/, "")
   const sources = numbered(all).slice(0, 8)
   const cite = (i: number): string => {
     const source = sources[i % Math.max(1, sources.length)]
     return source === undefined ? "" : ` [${source.n}]`
   }
-  const findings = sources.map((source, i) => `- ${sentence(source.line, `Evidence on ${subject}`)}${cite(i)}`)
+  const findings = sources.map((source) => `${sentence(source.line, `Evidence on ${subject}`)} [${source.n}]`)
+  if (!/final report/i.test(conversation.system)) {
+    // Intermediate writing (compression, notes): the findings themselves, each cited.
+    return findings.length > 0 ? findings.join("\n\n") : `The available evidence on ${subject} is limited.`
+  }
   return [
-    `# ${subject.replace(/[.?!]$/, "")}`,
+    `# ${subject}`,
     "",
-    "## Overview",
-    "",
-    `${subject.replace(/[.?!]$/, "")} has been studied from several angles, with measured effects and open questions${cite(0)}.`,
+    `${subject} has been examined from several angles, with measured effects and open questions${cite(0)}.`,
     "",
     "## Key findings",
     "",
-    ...(findings.length > 0 ? findings : [`- The available evidence on ${subject} is limited.`]),
+    ...(findings.length > 0 ? findings.map((f) => `- ${f}`) : [`- The available evidence on ${subject} is limited.`]),
     "",
     "## Conclusion",
     "",
@@ -381,7 +451,7 @@ const reportText = (conversation: Conversation): string => {
 }
 
 const decide = (conversation: Conversation, options: Settings): Decision => {
-  const fake: FakeContext = { subject: subjectOf(conversation), index: 0 }
+  const fake: FakeContext = { subject: subjectOf(conversation), index: 0, pageText: pageTextOf(conversation) }
   if (conversation.responseSchema !== undefined) {
     return { kind: "json", value: fakeFromSchema(conversation.responseSchema, fake), tool: undefined }
   }
