@@ -298,6 +298,24 @@ describe("HttpExtractor", () => {
       })
     )
 
+    it.scopedLive("reports a server that drops the connection in the middle of the page", () =>
+      Effect.gen(function* () {
+        const server = yield* serve({
+          "/cut": (_request, response) => {
+            response.writeHead(200, { "content-type": "text/plain", "content-length": "1000" })
+            response.write("the beginning of a longer text")
+            setTimeout(() => response.socket?.destroy(), 20)
+          }
+        })
+        const result = yield* fetchEither(`${server.origin}/cut`, { allowedHosts: ["127.0.0.1"] })
+        assert.isTrue(Either.isLeft(result))
+        if (Either.isLeft(result)) {
+          assert.strictEqual(result.left._tag, "FetchFailed")
+          assert.include(result.left.message, "closed the connection before the page was complete")
+        }
+      })
+    )
+
     it.scopedLive("gives up on a server that does not answer within the time limit", () =>
       Effect.gen(function* () {
         const server = yield* serve({ "/hang": () => {} })
