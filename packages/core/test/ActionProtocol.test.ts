@@ -118,7 +118,7 @@ describe("ActionProtocol", () => {
       assert.strictEqual(second?._tag, "user")
       assert.include(second?.content, "### think [action_1_0]\nReflection recorded.")
       assert.include(second?.content, "### webSearch [action_1_1]")
-      assert.include(second?.content, "[1] NEW · Best Research-Cell Efficiency Chart")
+      assert.include(second?.content, "[1] NEW\n<untrusted_data")
       const third = requests[2]?.messages.at(-1)
       assert.include(third?.content, `### ${ActionProtocol.invalidActionsTool} (error) [action_2_0]`)
     })

@@ -356,13 +356,14 @@ export const run = Effect.fn("Researcher.run")(function* (input: Input) {
     )
   }
 
+  // A page's title is web text too: it appears only inside the block's attributes, never in our own lines.
   const renderEntry = (entry: Entry, origin: "new" | "known" | "page"): string => {
     const heading =
       origin === "known"
-        ? `[${entry.number}] KNOWN (found in earlier research) · ${entry.title}`
+        ? `[${entry.number}] KNOWN (found in earlier research)`
         : origin === "page"
-          ? `[${entry.number}] FULL PAGE · ${entry.title}`
-          : `[${entry.number}] ${tagOf(entry)} · ${entry.title}`
+          ? `[${entry.number}] FULL PAGE`
+          : `[${entry.number}] ${tagOf(entry)}`
     return `${heading}\n${Untrusted.wrap(
       {
         kind: entry.summary === undefined ? "page text" : "page summary",
@@ -380,12 +381,10 @@ export const run = Effect.fn("Researcher.run")(function* (input: Input) {
         switch (line._tag) {
           case "Note":
             return line.text
-          case "Duplicate": {
-            const entry = entries[line.number - 1]
-            return `[${line.number}] already shown${entry === undefined ? "" : ` (${entry.title})`}; the same ${
+          case "Duplicate":
+            return `[${line.number}] already shown; the same ${
               line.reason === "content" ? "text" : line.reason === "title" ? "title" : "page"
             } came back again.`
-          }
           case "Source": {
             const entry = entries[line.number - 1]
             return entry === undefined ? "" : renderEntry(entry, line.origin)
