@@ -308,6 +308,46 @@ describe("Emulator", () => {
     })
   )
 
+  it.scoped("delays answers by the latency set, so a client that gives up first leaves the request abandoned", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond("tavily.search", Emulator.tavilyResults([]))
+      yield* emulator.setLatency("tavily.search", "1 hour")
+      const controller = new AbortController()
+      const pending = fetch(`${emulator.baseUrl("tavily")}/search`, {
+        method: "POST",
+        body: "{}",
+        signal: controller.signal
+      }).then(
+        () => "answered",
+        () => "aborted"
+      )
+      yield* Effect.promise(async () => {
+        while ((await Effect.runPromise(emulator.requests("tavily.search"))).length === 0) {
+          await new Promise((resolve) => setImmediate(resolve))
+        }
+      })
+      controller.abort()
+      assert.strictEqual(yield* Effect.promise(() => pending), "aborted")
+      yield* Effect.promise(async () => {
+        while ((await Effect.runPromise(emulator.abandoned("tavily.search"))).length === 0) {
+          await new Promise((resolve) => setImmediate(resolve))
+        }
+      })
+      yield* emulator.setLatency("tavily.search", 0)
+      const answered = yield* postJson(`${emulator.baseUrl("tavily")}/search`, { query: "q" })
+      assert.strictEqual(answered.status, 200)
+    })
+  )
+
+  it.effect("is provided as a layer", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.Emulator
+      yield* emulator.respond("web.page", Emulator.page("from the layer"))
+      assert.strictEqual((yield* fetchText(`${emulator.baseUrl("web")}/x`)).text, "from the layer")
+    }).pipe(Effect.provide(Emulator.layer()))
+  )
+
   it.effect("stops listening when its scope closes", () =>
     Effect.gen(function* () {
       const scope = yield* Scope.make()

@@ -4,7 +4,7 @@
  */
 import { Errors, LanguageModel, StructuredOutput, Tool } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either, Predicate, Schema } from "effect"
 import { readdirSync } from "node:fs"
 import { OpenAiLanguageModel, OpenAiWebSearch } from "../src/index.js"
 import { Emulator } from "../src/testing/index.js"
@@ -177,7 +177,8 @@ describe("OpenAI cassettes", () => {
       assert.strictEqual(error._tag, "InvalidRequest")
       assert.include(error.message, "does not support 'developer' with this model")
       const [request] = yield* emulator.requests("openai.chat")
-      assert.deepStrictEqual((request?.body as { messages: Array<unknown> }).messages[0], {
+      const messages = Predicate.isRecord(request?.body) ? request.body["messages"] : undefined
+      assert.deepStrictEqual(Array.isArray(messages) ? messages[0] : undefined, {
         role: "developer",
         content: "Be brief."
       })

@@ -1,6 +1,6 @@
 import { Errors, LanguageModel, Research, StructuredOutput, Tool } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Either, Fiber, Layer, Option, Schema } from "effect"
+import { ConfigProvider, Duration, Effect, Either, Fiber, Layer, Option, Predicate, Schema } from "effect"
 import { OpenAiLanguageModel } from "../src/index.js"
 import { retryAfterOf } from "../src/internal/openaiErrors.js"
 import { Emulator } from "../src/testing/index.js"
@@ -13,9 +13,12 @@ const ask = (text: string): LanguageModel.GenerateRequest => ({ messages: [Langu
 const lastBody = (emulator: Emulator.Handle) =>
   Effect.map(emulator.requests("openai.chat"), (requests) => {
     const body = requests[requests.length - 1]?.body
-    assert.isTrue(typeof body === "object" && body !== null)
-    return body as Record<string, unknown>
+    return Predicate.isRecord(body) ? body : assert.fail("the request had no JSON body")
   })
+
+/** The value at a path of nested JSON objects. */
+const at = (value: unknown, ...path: ReadonlyArray<string>): unknown =>
+  path.reduce<unknown>((node, key) => (Predicate.isRecord(node) ? node[key] : undefined), value)
 
 /** Polls until the predicate holds (real I/O: the emulator answers on its own schedule). */
 const eventually = <A>(effect: Effect.Effect<A>, predicate: (a: A) => boolean) =>
@@ -222,13 +225,16 @@ describe("OpenAiLanguageModel", () => {
       const model = yield* modelFor(emulator)
       const result = yield* StructuredOutput.generateObject(model, Research.Brief, ask("go"))
       assert.strictEqual(result.value.brief, "B")
-      const format = (yield* lastBody(emulator))["response_format"] as {
-        json_schema: { strict: boolean; schema: Record<string, unknown> }
-      }
-      assert.isTrue(format.json_schema.strict)
-      assert.strictEqual(format.json_schema.schema["type"], "object")
-      assert.isUndefined(format.json_schema.schema["$ref"])
-      assert.deepStrictEqual(format.json_schema.schema["required"], ["brief", "scope", "sourcePreferences", "language"])
+      const format = (yield* lastBody(emulator))["response_format"]
+      assert.isTrue(at(format, "json_schema", "strict"))
+      assert.strictEqual(at(format, "json_schema", "schema", "type"), "object")
+      assert.isUndefined(at(format, "json_schema", "schema", "$ref"))
+      assert.deepStrictEqual(at(format, "json_schema", "schema", "required"), [
+        "brief",
+        "scope",
+        "sourcePreferences",
+        "language"
+      ])
     })
   )
 
@@ -240,8 +246,7 @@ describe("OpenAiLanguageModel", () => {
       const Answer = Schema.Struct({ scores: Schema.Record({ key: Schema.String, value: Schema.Number }) })
       const result = yield* StructuredOutput.generateObject(model, Answer, ask("go"))
       assert.deepStrictEqual(result.value, { scores: { a: 1 } })
-      const format = (yield* lastBody(emulator))["response_format"] as { json_schema: { strict: boolean } }
-      assert.isFalse(format.json_schema.strict)
+      assert.isFalse(at((yield* lastBody(emulator))["response_format"], "json_schema", "strict"))
     })
   )
 

@@ -1,6 +1,6 @@
 import type { Errors, SearchProvider } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect, Either, Predicate } from "effect"
 import { OpenAiWebSearch } from "../src/index.js"
 import { Emulator } from "../src/testing/index.js"
 
@@ -42,7 +42,7 @@ describe("OpenAiWebSearch", () => {
         timeRange: "year"
       })
       const [request] = yield* emulator.requests("openai.responses")
-      const body = request?.body as Record<string, unknown>
+      const body = Predicate.isRecord(request?.body) ? request.body : assert.fail("no JSON body")
       assert.strictEqual(body["model"], "gpt-4.1")
       assert.deepStrictEqual(body["tools"], [
         {
@@ -103,7 +103,7 @@ describe("OpenAiWebSearch", () => {
         ["Global solar capacity passed 2 TW in 2024.", "China installed more than half of it.", ""]
       )
       const [request] = yield* emulator.requests("openai.responses")
-      assert.strictEqual((request?.body as Record<string, unknown>)["stream"], true)
+      assert.strictEqual(Predicate.isRecord(request?.body) ? request.body["stream"] : undefined, true)
     })
   )
 
