@@ -106,8 +106,13 @@ describe("Pipeline", () => {
         const reply = H.researcherTurn(request)
         return "toolCalls" in reply ? { ...reply, text: "x".repeat(40_000) } : reply
       }
-      const session = yield* Pipeline.research("Measure the topics", {
-        config: { budget: { maxTokens: 20_000, synthesisReserve: 0.4 } }
+      const { events, session } = yield* Effect.gen(function* () {
+        const session = yield* Pipeline.research("Measure the topics", {
+          sessionId: "budget",
+          config: { budget: { maxTokens: 20_000, synthesisReserve: 0.4 } }
+        })
+        const events = yield* Effect.flatMap(SessionStore, (store) => store.events("budget"))
+        return { events, session }
       }).pipe(
         Effect.provide(
           H.world({
@@ -118,6 +123,7 @@ describe("Pipeline", () => {
           })
         )
       )
+      assert.isTrue(events.some((e) => e._tag === "BudgetWarning" && e.budget === "tokens" && e.limit === 20_000))
       assert.strictEqual(session.status, "completed")
       assert.strictEqual(session.supervisionStopReason, "budget")
       assert.strictEqual(session.rounds.length, 1)

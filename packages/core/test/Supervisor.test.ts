@@ -12,6 +12,7 @@ import * as Session from "../src/Session.js"
 import { Source } from "../src/Source.js"
 import { MemorySessionStore, ScriptedModel } from "../src/testing/index.js"
 import * as UsageLedger from "../src/UsageLedger.js"
+import * as H from "./pipelineHarness.js"
 
 // =============================================================================
 // Harness: a scripted supervisor, a research unit that makes one scripted researcher call, a memory store
@@ -125,7 +126,7 @@ interface Run {
 
 /** Runs supervision on the test clock, advancing it until supervision ends. */
 const supervise = (options: {
-  readonly supervisor: ScriptedModel.Script
+  readonly supervisor: ScriptedModel.Script | ScriptedModel.Options
   readonly config: ResearchConfig.ResearchConfig
   readonly researcherSeconds?: number | undefined
   readonly researcherOutput?: string | undefined
@@ -334,6 +335,31 @@ describe("Supervisor", () => {
       })
       assert.strictEqual(run.outcome.reason, "supervisor_failed")
       assert.strictEqual(run.outcome.error?._tag, "ProviderUnavailable")
+    })
+  )
+
+  it.effect("a supervisor model without tool calling delegates through the JSON action protocol", () =>
+    Effect.gen(function* () {
+      const actions = (...list: ReadonlyArray<unknown>) => JSON.stringify({ actions: list })
+      const run = yield* supervise({
+        supervisor: {
+          capabilities: { toolCalling: false },
+          script: [
+            actions(
+              { tool: "think", arguments: { reflection: "One researcher is enough." } },
+              { tool: "conductResearch", arguments: directive("json topic") }
+            ),
+            "I think {this is not json",
+            actions({ tool: "researchComplete" })
+          ]
+        },
+        config: yield* config({})
+      })
+      assert.strictEqual(run.outcome.reason, "research_complete")
+      assert.deepStrictEqual(yield* Ref.get(run.probe.started), ["json topic"])
+      const requests = supervisorRequests(run)
+      assert.include(requests[0]?.system ?? "", '{"actions"')
+      assert.include(H.requestText(requests[2] ?? { messages: [] }), "could not be read as actions")
     })
   )
 

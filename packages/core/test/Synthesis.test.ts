@@ -172,6 +172,21 @@ describe("Synthesis", () => {
     }).pipe(Effect.provide(ScriptedModel.layerRouter({ default: [], roles: { report: ["# R\n\nx [1]."] } })))
   )
 
+  it("detects the language of a question from its script and common words", () => {
+    const code = (text: string) => Language.detect(text).code
+    assert.strictEqual(code("量子计算目前的主要技术路线有哪些？"), "zh")
+    assert.strictEqual(code("Rust 和 Go 的区别是什么？"), "zh")
+    assert.strictEqual(code("量子コンピュータの現状はどうですか"), "ja")
+    assert.strictEqual(code("양자 컴퓨터의 현황은?"), "ko")
+    assert.strictEqual(code("Какие есть методы квантовых вычислений?"), "ru")
+    assert.strictEqual(code("¿Cuáles son las ventajas de la energía solar para los hogares?"), "es")
+    assert.strictEqual(code("Wie ist der Stand der Technik bei Wärmepumpen und was kostet eine?"), "de")
+    assert.strictEqual(code("What is the Qwen 通义千问 model?"), "en")
+    // Too little to tell: the brief's language decides.
+    assert.strictEqual(Language.forReport("Tesla Aktie?", "Deutsch").code, "de")
+    assert.strictEqual(Language.forReport("量子计算", "English").code, "zh")
+  })
+
   it("classifies questions by kind", () => {
     assert.strictEqual(SynthesisPrompt.classify("Rust vs Go for CLI tools"), "comparison")
     assert.strictEqual(SynthesisPrompt.classify("Rust 和 Go 的区别是什么？"), "comparison")

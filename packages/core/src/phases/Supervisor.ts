@@ -26,6 +26,7 @@ import type { Session } from "../Session.js"
 import type { Source } from "../Source.js"
 import * as Tokens from "../Tokens.js"
 import * as Tool from "../Tool.js"
+import * as ActionProtocol from "./ActionProtocol.js"
 import { type Handle, patch } from "./Checkpoint.js"
 import { today } from "./Clarify.js"
 
@@ -79,6 +80,12 @@ export const researchComplete = Tool.make("researchComplete", {
 })
 
 const tools = [think.definition, conductResearch.definition, researchComplete.definition]
+
+// What the action protocol reports when a tool-less model's answer could not be read as actions.
+const invalidActions = Tool.make(ActionProtocol.invalidActionsTool, {
+  description: "An answer that could not be read as actions",
+  schema: Schema.Struct({ error: Schema.String })
+})
 
 // =============================================================================
 // Outcome
@@ -236,7 +243,8 @@ export const run = <R>(options: Options<R>) =>
     const maxRounds = config.maxSupervisionRounds
     const limitMillis = Duration.toMillis(config.maxResearchDuration)
     const task: Prompt.Task = { query: options.query, brief: options.brief, constraints: options.constraints }
-    const model = yield* ModelRouter.forRole("supervisor")
+    // A model without native tool calling gets the same tools through the JSON action protocol.
+    const model = ActionProtocol.wrap(yield* ModelRouter.forRole("supervisor"))
     const date = yield* today
     const system = Prompt.system(date, {
       maxRounds,
@@ -369,6 +377,11 @@ export const run = <R>(options: Options<R>) =>
           const decoded = Tool.decodeArguments(conductResearch, call.arguments)
           if (Either.isRight(decoded)) directives.push(decoded.right)
           else results.push(LanguageModel.toolResult(call, Prompt.directiveInvalid(decoded.left), true))
+        } else if (call.name === ActionProtocol.invalidActionsTool) {
+          const error = Tool.decodeArguments(invalidActions, call.arguments)
+          results.push(
+            LanguageModel.toolResult(call, Either.isRight(error) ? error.right.error : "Unreadable actions.", true)
+          )
         } else {
           results.push(
             LanguageModel.toolResult(
@@ -420,4 +433,4 @@ export const run = <R>(options: Options<R>) =>
       turnsWithoutDelegation = 0
       yield* runRound(round)
     }
-  })
+  }).pipe(Effect.withSpan("Supervisor.run"))
