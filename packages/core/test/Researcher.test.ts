@@ -151,6 +151,20 @@ describe("Researcher", () => {
     })
   )
 
+  it.effect("keeps raw texts instead of summarising when the run asks to stop during a turn", () =>
+    Effect.gen(function* () {
+      let checks = 0
+      const { calls, output } = yield* runUnit({
+        researcher: [ScriptedModel.toolCalls(search(`a -> ${nrel}`))],
+        web: { route },
+        shouldStop: Effect.sync(() => ++checks > 1)
+      })
+      assert.strictEqual(callsOf(calls, "summarization").length, 0)
+      assert.strictEqual(output.sources[0]?.content, pages[0]?.content)
+      assert.strictEqual(output.result.stopReason, "run_budget")
+    })
+  )
+
   it.effect("records a model failing before any source as a failed unit, the error kept out of the findings", () =>
     Effect.gen(function* () {
       const failure = new Errors.AuthenticationFailed({ provider: "scripted", detail: "bad key" })

@@ -13,7 +13,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { ContentExtractor } from "../ContentExtractor.js"
 import * as ContextRecovery from "../ContextRecovery.js"
-import { domainOf, qualityOfUrl } from "../internal/sourceQuality.js"
+import { qualityOfUrl } from "../internal/sourceQuality.js"
 import * as LanguageModel from "../LanguageModel.js"
 import { ModelRouter } from "../ModelRouter.js"
 import * as Novelty from "../Novelty.js"
@@ -75,9 +75,6 @@ export const makeTools = (config: ResearchConfig) => ({
     })
   })
 })
-
-/** The names of the researcher's tools. */
-export type ToolName = keyof ReturnType<typeof makeTools>
 
 // =============================================================================
 // Input and output
@@ -564,7 +561,16 @@ export const run = Effect.fn("Researcher.run")(function* (input: Input) {
       }
     })
 
-    const summaries = yield* Effect.forEach(pending, summarize, { concurrency: "unbounded" })
+    // Summaries are model calls too: when the run is out of budget the raw texts stand instead.
+    const stopping = pending.length > 0 && (yield* input.shouldStop)
+    const summaries = yield* Effect.forEach(
+      pending,
+      (item): Effect.Effect<Summarised> =>
+        stopping
+          ? Effect.succeed({ content: item.raw.slice(0, config.summarizationInputCap), summary: undefined })
+          : summarize(item),
+      { concurrency: "unbounded" }
+    )
     pending.forEach((item, i) => {
       const result = summaries[i]
       if (result === undefined) return
@@ -690,8 +696,3 @@ export const run = Effect.fn("Researcher.run")(function* (input: Input) {
   }
   return output
 })
-
-/** The distinct domains of sources. */
-export const domains = (sources: ReadonlyArray<Source>): ReadonlyArray<string> => [
-  ...new Set(sources.map((source) => domainOf(source.url)))
-]
