@@ -17,7 +17,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
 import * as Schema from "effect/Schema"
-import { Errors, Session, UsageLedger } from "@deep-research/core"
+import { Errors, Pipeline, Session, UsageLedger } from "@deep-research/core"
 import * as CitationCheck from "./CitationCheck.js"
 
 // =============================================================================
@@ -137,6 +137,30 @@ export interface Attempt {
 
 /** Runs research for one task; a completed session with a report is a completed task. */
 export type ResearchFunction<E, R> = (task: Task, attempt: Attempt) => Effect.Effect<Session.Session, E, R>
+
+/** Options of research through core's pipeline. */
+export interface PipelineOptions {
+  /** The research configuration of every task. */
+  readonly config?: Pipeline.ResearchOptions["config"]
+}
+
+/**
+ * Research through core's pipeline. Clarification never blocks a benchmark run: the model's understanding of the
+ * question stands as constraints ("proceed"). A task interrupted earlier resumes its session from the last
+ * checkpoint (a session that had completed is returned as it is); one whose session was never saved starts again.
+ */
+export const pipelineResearch =
+  (options?: PipelineOptions): ResearchFunction<Errors.ResearchError, Pipeline.Requirements> =>
+  (task, attempt) => {
+    const start = Pipeline.research(task.prompt, {
+      config: options?.config,
+      sessionId: attempt.sessionId,
+      clarification: "proceed"
+    })
+    return attempt.resuming
+      ? Pipeline.resume(attempt.sessionId).pipe(Effect.catchTag("SessionNotFound", () => start))
+      : start
+  }
 
 /** Options of a run. */
 export interface RunOptions<E, R> {
