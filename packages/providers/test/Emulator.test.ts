@@ -2,7 +2,7 @@ import Anthropic from "@anthropic-ai/sdk"
 import { LanguageModel, ModelRouter, Pipeline, Research, StructuredOutput, Summarizer, Tool } from "@deep-research/core"
 import { MemorySessionStore } from "@deep-research/core/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Exit, Layer, Redacted, Schema, Scope } from "effect"
+import { Effect, Either, Exit, Layer, Predicate, Redacted, Schema, Scope } from "effect"
 import { readFileSync } from "node:fs"
 import OpenAI from "openai"
 import { AnthropicLanguageModel, OpenAiLanguageModel, Tavily } from "../src/index.js"
@@ -544,6 +544,31 @@ describe("Emulator", () => {
           assert.include(report?.markdown ?? "", `[${citation.number}]`)
         }
         assert.isAbove((yield* emulator.requests("tavily.search")).length, 0)
+      })
+    )
+
+    it.scoped("runs the pipeline with a model without tool calling, through the JSON action protocol", () =>
+      Effect.gen(function* () {
+        const emulator = yield* Emulator.start()
+        yield* Emulator.simulate(emulator, { directives: 2 })
+        const model = yield* OpenAiLanguageModel.make({
+          model: "local",
+          baseUrl: emulator.baseUrl("openai"),
+          capabilities: { toolCalling: false, structuredOutput: false }
+        })
+        const services = Layer.mergeAll(
+          Summarizer.layer,
+          Tavily.layer({ apiKey: Redacted.make("tvly-test"), baseUrl: emulator.baseUrl("tavily") }),
+          MemorySessionStore.layer
+        ).pipe(Layer.provideMerge(ModelRouter.layer({ default: model })))
+        const session = yield* Pipeline.research("Which cities have the most bicycle lanes?").pipe(
+          Effect.provide(services)
+        )
+        assert.strictEqual(session.status, "completed")
+        assert.strictEqual(session.rounds[0]?.directives.length, 2)
+        assert.isAbove(session.report?.citations.length ?? 0, 0)
+        const chats = yield* emulator.requests("openai.chat")
+        assert.isTrue(chats.every((request) => Predicate.isRecord(request.body) && !("tools" in request.body)))
       })
     )
 

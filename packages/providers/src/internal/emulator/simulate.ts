@@ -406,9 +406,11 @@ const researcherTurn = (conversation: Conversation, options: Settings): Decision
       round === 0 ? [base.slice(0, 120), `${base.slice(0, 100)} statistics`] : [`${base.slice(0, 100)} criticism`]
     return { kind: "tools", calls: [{ name: "webSearch", arguments: { queries } }] }
   }
+  // Results arrive as tool messages, or as user messages under the JSON action protocol.
   const sources = numbered(
     conversation.turns
-      .filter((turn) => turn.role === "tool")
+      .slice(1)
+      .filter((turn) => turn.role !== "assistant")
       .map((t) => t.text)
       .join("\n")
   )
@@ -450,7 +452,48 @@ const reportText = (conversation: Conversation): string => {
   ].join("\n")
 }
 
+const actionNames = (text: string): ReadonlyArray<string> => {
+  try {
+    return getObjects(JSON.parse(text), "actions").map((action) => getString(action, "tool", ""))
+  } catch {
+    return []
+  }
+}
+
+/**
+ * A model without tool calling gets the tools in its system prompt (core's JSON action protocol) and its earlier
+ * actions as JSON text: read both back, so the agent turns work the same.
+ */
+const actionProtocol = (conversation: Conversation): Conversation | undefined => {
+  if (!conversation.system.includes("You act through tools.")) return undefined
+  const tools = new Map<string, unknown>()
+  for (const match of conversation.system.matchAll(/^- ([A-Za-z0-9_-]+): [^\n]*\n {2}arguments: (.+)$/gm)) {
+    const name = match[1] ?? ""
+    try {
+      tools.set(name, JSON.parse(match[2] ?? ""))
+    } catch {
+      tools.set(name, undefined)
+    }
+  }
+  const turns = conversation.turns.map((turn) =>
+    turn.role === "assistant" ? { ...turn, toolCalls: actionNames(turn.text) } : turn
+  )
+  return { ...conversation, tools, turns }
+}
+
 const decide = (conversation: Conversation, options: Settings): Decision => {
+  const protocol = actionProtocol(conversation)
+  if (protocol !== undefined) {
+    const turn = protocol.tools.has("conductResearch")
+      ? supervisorTurn(protocol, options, { subject: subjectOf(protocol), index: 0 })
+      : protocol.tools.has("webSearch")
+        ? researcherTurn(protocol, options)
+        : undefined
+    if (turn?.kind === "tools") {
+      const actions = turn.calls.map((call) => ({ tool: call.name, arguments: call.arguments }))
+      return { kind: "text", text: JSON.stringify({ actions }) }
+    }
+  }
   const fake: FakeContext = { subject: subjectOf(conversation), index: 0, pageText: pageTextOf(conversation) }
   if (conversation.responseSchema !== undefined) {
     return { kind: "json", value: fakeFromSchema(conversation.responseSchema, fake), tool: undefined }
