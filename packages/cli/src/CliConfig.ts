@@ -81,8 +81,11 @@ export interface Credentials {
   readonly tavilyApiKey: Redacted.Redacted | undefined
   readonly tavilyBaseUrl: string | undefined
   readonly exaApiKey: Redacted.Redacted | undefined
+  readonly exaBaseUrl: string | undefined
   readonly perplexityApiKey: Redacted.Redacted | undefined
+  readonly perplexityBaseUrl: string | undefined
   readonly semanticScholarApiKey: Redacted.Redacted | undefined
+  readonly semanticScholarBaseUrl: string | undefined
 }
 
 /** Everything a run needs to wire its layers. */
@@ -140,8 +143,11 @@ export const credentialsFrom = (env: Environment): Credentials => ({
   tavilyApiKey: redactedEnv(env, "TAVILY_API_KEY"),
   tavilyBaseUrl: nonEmpty(env["TAVILY_BASE_URL"]),
   exaApiKey: redactedEnv(env, "EXA_API_KEY"),
+  exaBaseUrl: nonEmpty(env["EXA_BASE_URL"]),
   perplexityApiKey: redactedEnv(env, "PERPLEXITY_API_KEY"),
-  semanticScholarApiKey: redactedEnv(env, "SEMANTIC_SCHOLAR_API_KEY")
+  perplexityBaseUrl: nonEmpty(env["PERPLEXITY_BASE_URL"]),
+  semanticScholarApiKey: redactedEnv(env, "SEMANTIC_SCHOLAR_API_KEY"),
+  semanticScholarBaseUrl: nonEmpty(env["SEMANTIC_SCHOLAR_BASE_URL"])
 })
 
 const parseSearch = (

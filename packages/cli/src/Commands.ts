@@ -1,7 +1,7 @@
 /**
  * The `deep-research` commands: run (the default), resume, list, show, delete, evaluate and mcp.
  */
-import { Args, Command, Options } from "@effect/cli"
+import { Args, type CliApp, Command, Options } from "@effect/cli"
 import { Pipeline, ResearchEvents, Session, SessionStore, Usage, UserInput } from "@deep-research/core"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
@@ -18,6 +18,7 @@ import * as Queue from "effect/Queue"
 import * as CliConfig from "./CliConfig.js"
 import * as Progress from "./Progress.js"
 import * as Terminal from "./internal/terminal.js"
+import { version } from "./version.js"
 import * as Wiring from "./Wiring.js"
 
 // =============================================================================
@@ -267,7 +268,7 @@ const runSession = (
 const question = Args.text({ name: "question" }).pipe(Args.withDescription("What to research, in any language"))
 const sessionIdArg = Args.text({ name: "id" }).pipe(Args.withDescription("A session id (see `deep-research list`)"))
 
-const run = Command.make("run", { question, ...researchOptions }, ({ question, ...flags }) =>
+const runCommand = Command.make("run", { question, ...researchOptions }, ({ question, ...flags }) =>
   Effect.gen(function* () {
     if (question.trim() === "") return yield* usageError("The question is empty.")
     const resolved = yield* resolveConfig(toFlags(flags))
@@ -340,11 +341,14 @@ const remove = Command.make("delete", { id: sessionIdArg, ...storeOption }, ({ i
   )
 ).pipe(Command.withDescription("Delete a session and its files"))
 
-/** The root command and its subcommands. */
-export const root = Command.make("deep-research", {}).pipe(
+const root = Command.make("deep-research", {}).pipe(
   Command.withDescription("Turns a question into a cited research report."),
-  Command.withSubcommands([run, resume, list, show, remove])
+  Command.withSubcommands([runCommand, resume, list, show, remove])
 )
+
+/** Parses the arguments (with the program's name and script first, as in `process.argv`) and runs the command. */
+export const run: (args: ReadonlyArray<string>) => Effect.Effect<void, unknown, CliApp.CliApp.Environment> =
+  Command.run(root, { name: "deep-research", version })
 
 /** The names the CLI treats as subcommands; anything else in first position is a question. */
 export const subcommands: ReadonlyArray<string> = ["run", "resume", "list", "show", "delete", "evaluate", "mcp"]

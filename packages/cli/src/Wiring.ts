@@ -78,6 +78,7 @@ export const storeLayer = (
   FileSessionStore.layerNode({ directory, secrets: credentials === undefined ? [] : secretsOf(credentials) })
 
 const providerPolicies = {
+  local: LocalCorpus.policy,
   exa: Exa.policy,
   perplexity: Perplexity.policy,
   "semantic-scholar": SemanticScholar.policy
@@ -96,12 +97,14 @@ const searchProvider = (
         (t) => t.search
       )
     case "exa":
-      return Effect.succeed(Exa.make({ apiKey: c.exaApiKey ?? Redacted.make("no-key") }).search)
+      return Effect.succeed(Exa.make({ apiKey: c.exaApiKey ?? Redacted.make("no-key"), baseUrl: c.exaBaseUrl }).search)
     case "perplexity":
-      return Effect.succeed(Perplexity.make({ apiKey: c.perplexityApiKey ?? Redacted.make("no-key") }))
+      return Effect.succeed(
+        Perplexity.make({ apiKey: c.perplexityApiKey ?? Redacted.make("no-key"), baseUrl: c.perplexityBaseUrl })
+      )
     case "semantic-scholar":
       return Effect.succeed(
-        SemanticScholar.make(c.semanticScholarApiKey === undefined ? {} : { apiKey: c.semanticScholarApiKey })
+        SemanticScholar.make({ apiKey: c.semanticScholarApiKey, baseUrl: c.semanticScholarBaseUrl })
       )
     case "openai-native":
       return OpenAiWebSearch.make({ apiKey: c.openaiApiKey, baseUrl: c.openaiBaseUrl })

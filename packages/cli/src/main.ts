@@ -2,13 +2,12 @@
  * The `deep-research` entry point: a question in first position means `run`; exit codes are 0 done, 1 research
  * failed, 2 usage or configuration error, 130 interrupted.
  */
-import { Command, ValidationError } from "@effect/cli"
+import { ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { Exited, root, subcommands } from "./Commands.js"
-import { version } from "./version.js"
+import { Exited, run, subcommands } from "./Commands.js"
 
 const builtIns = new Set(["-h", "--help", "--version", "--wizard", "--completions", "--log-level"])
 
@@ -19,12 +18,10 @@ export const normalizeArgs = (args: ReadonlyArray<string>): ReadonlyArray<string
   return ["run", ...args]
 }
 
-const cli = Command.run(root, { name: "deep-research", version })
-
 /** Runs the CLI on `process.argv` and exits with its code. */
 export const main = (): void => {
   const [node = "node", script = "deep-research", ...args] = process.argv
-  const program = cli([node, script, ...normalizeArgs(args)]).pipe(
+  const program = run([node, script, ...normalizeArgs(args)]).pipe(
     Effect.catchIf(
       (error): error is Exited => error instanceof Exited,
       (error) =>
