@@ -165,11 +165,14 @@ const emptyBin = 0xffffffff
 // standard error at 0.3 with 64 bins is under 0.06, so a true 0.3 is missed less than once in a hundred.
 const estimateMargin = 0.15
 // Exact comparisons per check at most, so that a corpus of near-copies stays linear.
-const maxExactComparisons = 8
+const maxExactComparisons = 4
 // Up to this many held documents, every one is screened by its sketch, so related sources (0.3 to 0.7, which bands
 // of four rows catch only sometimes) are found too. A researcher's index is far below it; past it, novelty under 0.7
 // rests on the bands alone.
 const fullScanLimit = 512
+// A band bucket only grows large when a corpus is made of near-copies of one template; its most recent entries are
+// then as good as any, and looking at no more than these keeps every check bounded.
+const bucketScanLimit = 16
 
 const baseA = 0x01000193
 const baseB = 0x5bd1e995
@@ -377,6 +380,10 @@ export const make = (options: Options = defaultOptions): Index => {
   const seenStamp: Array<number> = []
   let stamp = 0
   let count = 0
+  // Candidates of the current check, in arrays reused from check to check.
+  const candidateIndex: Array<number> = []
+  const candidateEstimate: Array<number> = []
+  let candidateCount = 0
   const floor = Math.max(0, Math.min(options.noveltyRelated, options.duplicateThreshold) - estimateMargin)
 
   const prepare = (document: Document): Prepared => {
@@ -407,7 +414,7 @@ export const make = (options: Options = defaultOptions): Index => {
     const signature = prepared.signature
     if (signature === undefined) return { _tag: "Unique", novelty: "new", similarity: 0, nearest: undefined }
     stamp++
-    const candidates: Array<{ readonly entry: Held; readonly estimate: number }> = []
+    candidateCount = 0
     const consider = (index: number): void => {
       if (seenStamp[index] === stamp) return
       seenStamp[index] = stamp
@@ -415,31 +422,42 @@ export const make = (options: Options = defaultOptions): Index => {
       if (entry === undefined) return
       if (!comparableLengths(prepared.text.length, entry.text.length, options.lengthRatioFloor)) return
       const value = estimate(signature, entry.signature)
-      if (value >= floor) candidates.push({ entry, estimate: value })
+      if (value < floor) return
+      candidateIndex[candidateCount] = index
+      candidateEstimate[candidateCount] = value
+      candidateCount++
     }
     if (held.length <= fullScanLimit) {
       for (let index = 0; index < held.length; index++) consider(index)
     } else {
       for (let band = 0; band < bands; band++) {
         const bucket = buckets[band]?.get(bandKey(signature, band))
-        if (bucket !== undefined) for (const index of bucket) consider(index)
+        if (bucket === undefined) continue
+        for (let i = Math.max(0, bucket.length - bucketScanLimit); i < bucket.length; i++) consider(bucket[i] ?? -1)
       }
     }
-    // Most similar first by the sketch: the exact best is almost always among the first few, and a candidate whose
-    // estimate is well under the best exact value found cannot plausibly beat it.
-    candidates.sort((x, y) => y.estimate - x.estimate)
+    // Most similar first by the sketch (picked one at a time: only a few are ever compared exactly). The exact best
+    // is almost always among the first, and a candidate whose estimate is well under the best exact value found
+    // cannot plausibly beat it.
     let best = 0
     let nearest: string | undefined = undefined
     let own: ShingleSet | undefined = undefined
-    let compared = 0
-    for (const candidate of candidates) {
-      if (compared >= maxExactComparisons || candidate.estimate < best - estimateMargin) break
+    for (let compared = 0; compared < maxExactComparisons; compared++) {
+      let pick = -1
+      for (let i = 0; i < candidateCount; i++) {
+        if ((candidateEstimate[i] ?? -1) > (pick < 0 ? -1 : (candidateEstimate[pick] ?? -1))) pick = i
+      }
+      if (pick < 0) break
+      const value = candidateEstimate[pick] ?? -1
+      candidateEstimate[pick] = -1
+      if (value < best - estimateMargin) break
+      const entry = held[candidateIndex[pick] ?? -1]
+      if (entry === undefined) continue
       own ??= shingleSet(prepared.text)
-      const value = jaccardOfSets(own, shinglesOf(candidate.entry))
-      compared++
-      if (value > best) {
-        best = value
-        nearest = candidate.entry.id
+      const similarity = jaccardOfSets(own, shinglesOf(entry))
+      if (similarity > best) {
+        best = similarity
+        nearest = entry.id
       }
       if (best >= options.duplicateThreshold && nearest !== undefined) {
         return { _tag: "Duplicate", reason: "content", of: nearest, similarity: best }
