@@ -4,9 +4,10 @@
  * shingles of the two texts reaches 0.8 (texts are not compared when one is under 0.3 of the other's length). A source
  * that is kept gets a novelty tag from its best similarity to what is held: duplicate, related or new.
  *
- * The index finds candidates with MinHash (one-permutation hashing, 64 bins) and locality-sensitive hashing (32 bands
- * of 2 rows), so a check costs about the length of the new text plus its few candidates, not the size of the index.
- * Similarities are computed exactly on the candidates; the sketch only decides whom to compare with.
+ * The index sketches each text with MinHash (one-permutation hashing, 64 bins). Up to 512 held texts every one is
+ * screened by its sketch; beyond that, candidates come from locality-sensitive hashing (16 bands of 4 rows), so a
+ * check costs about the length of the new text plus a bounded number of candidates, never the size of the index.
+ * Similarities are computed exactly on the best few candidates; the sketch only decides whom to compare with.
  */
 import type { ResearchConfig } from "./ResearchConfig.js"
 import type { Novelty as NoveltyTag } from "./Source.js"
