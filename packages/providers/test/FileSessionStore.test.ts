@@ -1,12 +1,16 @@
 import {
   Errors,
   LanguageModel,
+  ModelRouter,
+  Pipeline,
   ResearchConfig,
   ResearchEvents,
   Session,
   SessionStore,
+  Summarizer,
   Usage
 } from "@deep-research/core"
+import { ScriptedModel, StaticWeb } from "@deep-research/core/testing"
 import { AnthropicLanguageModel, FileSessionStore } from "@deep-research/providers"
 import { Emulator } from "@deep-research/providers/testing"
 import * as PlatformError from "@effect/platform/Error"
@@ -658,7 +662,7 @@ describe("FileSessionStore", () => {
     }).pipe(Effect.provide(NodeLayer))
   )
 
-  it.scopedLive("a whole run with a real provider and a fake API key in the environment writes the key nowhere", () =>
+  it.scopedLive("a failed call to a real provider with a fake API key in the environment writes the key nowhere", () =>
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem
       const home = yield* fs.makeTempDirectoryScoped({ prefix: "deep-research-home-" })
@@ -722,8 +726,57 @@ describe("FileSessionStore", () => {
       assert.isAbove(written.find((f) => f.name.endsWith("events.jsonl"))?.text.split("\n").length ?? 0, 3)
       for (const file of written) assert.notInclude(file.text, key, file.name)
       // Nothing had to be scrubbed: the key never reached the store in the first place.
-      assert.isFalse(lines.some((line) => line.includes("secret")))
+      assert.isFalse(lines.some((line) => line.includes("FileSessionStore: removed")))
     }).pipe(Effect.provide(NodeLayer))
+  )
+
+  it.scopedLive(
+    "a whole research run with a fake API key in the environment and a provider writes the key nowhere",
+    () =>
+      Effect.gen(function* () {
+        const fs = yield* FileSystem.FileSystem
+        const home = yield* fs.makeTempDirectoryScoped({ prefix: "deep-research-home-" })
+        const emulator = yield* Emulator.start()
+        yield* withEnvironment({
+          ANTHROPIC_API_KEY: key,
+          ANTHROPIC_BASE_URL: emulator.baseUrl("anthropic"),
+          DEEP_RESEARCH_HOME: home
+        })
+        // The report is written by a real provider (the Anthropic SDK against the emulator) holding the key.
+        yield* emulator.respond(
+          "anthropic.messages",
+          Emulator.anthropicText(
+            "# Heat pumps in the cold\n\nThey keep a coefficient of performance of about 2 at -15 C [1]."
+          )
+        )
+        const world = Layer.mergeAll(
+          Layer.provideMerge(Summarizer.layer, researchRouter),
+          StaticWeb.layer({ pages: [heatPumpPage] }),
+          FileSessionStore.layerConfig(),
+          ResearchEvents.layer
+        )
+        const { result: session, lines } = yield* withLogs(
+          Pipeline.research("How do heat pumps perform in cold climates?", { sessionId: "full-run" }).pipe(
+            Effect.provide(world)
+          )
+        )
+
+        assert.strictEqual(session.status, "completed")
+        const requests = yield* emulator.requests("anthropic.messages")
+        assert.isAbove(requests.length, 0)
+        for (const request of requests) {
+          assert.isTrue(Object.values(request.headers).some((value) => value.includes(key)))
+        }
+        const written = yield* readTree(home)
+        assert.sameMembers(
+          written.map((f) => f.name.replaceAll("\\", "/")),
+          ["sessions/full-run/session.json", "sessions/full-run/events.jsonl", "sessions/full-run/report.md"]
+        )
+        assert.include(written.find((f) => f.name.endsWith("report.md"))?.text ?? "", "coefficient of performance")
+        for (const file of written) assert.notInclude(file.text, key, file.name)
+        // Nothing had to be scrubbed: the key never reached the store in the first place.
+        assert.isFalse(lines.some((line) => line.includes("FileSessionStore: removed")))
+      }).pipe(Effect.provide(NodeLayer))
   )
 
   // =============================================================================
@@ -783,6 +836,66 @@ const withEnvironment = (values: Record<string, string | undefined>) =>
         }
       })
   )
+
+/** A page the scripted researcher finds. */
+const heatPumpPage: StaticWeb.Page = {
+  url: "https://example.org/cold-climate-heat-pumps",
+  title: "Cold-climate heat pumps in the field",
+  content: "Heat pumps in cold climates kept a coefficient of performance of about 2 at -15 C in a two-year study."
+}
+
+/** Every role scripted except the report, which the Anthropic model configured from the environment writes. */
+const researchRouter = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const log = yield* ScriptedModel.makeLog
+    const scripted = (role: Usage.Role, script: ScriptedModel.Script) => ScriptedModel.make({ script }, log, role)
+    const report = yield* LanguageModel.LanguageModel
+    const roles = {
+      clarification: yield* scripted("clarification", [
+        ScriptedModel.json({ needClarification: false, question: "", verification: "Heat pumps below -15 C." })
+      ]),
+      brief: yield* scripted("brief", [
+        ScriptedModel.json({
+          brief: "How efficient are air-source heat pumps below -15 C?",
+          scope: { include: ["field studies"], exclude: [] },
+          sourcePreferences: ["field studies"],
+          language: "English"
+        })
+      ]),
+      supervisor: yield* scripted("supervisor", [
+        ScriptedModel.toolCalls({
+          name: "conductResearch",
+          arguments: {
+            topic: "Measured efficiency of heat pumps in cold climates, from field studies.",
+            perspective: "engineering",
+            evidenceNeeded: "coefficient of performance below -15 C",
+            priority: 1
+          }
+        }),
+        ScriptedModel.toolCalls({ name: "researchComplete", arguments: {} })
+      ]),
+      researcher: yield* scripted("researcher", (request) =>
+        request.messages.some((m) => m._tag === "assistant")
+          ? ScriptedModel.toolCalls({
+              name: "researchComplete",
+              arguments: { summary: "Heat pumps keep a coefficient of performance of about 2 at -15 C [1]." }
+            })
+          : ScriptedModel.toolCalls({ name: "webSearch", arguments: { queries: ["heat pumps cold climates"] } })
+      ),
+      compression: yield* scripted("compression", [
+        [
+          "## Findings",
+          "Heat pumps in cold climates kept a coefficient of performance of about 2 at -15 C over two years [1].",
+          "",
+          "## Supervisor brief",
+          "Covered: field efficiency. Key findings: COP about 2 at -15 C [1]. Confidence: medium. Gaps: none."
+        ].join("\n")
+      ]),
+      summarization: yield* scripted("summarization", [ScriptedModel.json({ summary: "summary", excerpts: [] })])
+    }
+    return ModelRouter.layer({ default: report, roles: { ...roles, report } })
+  }).pipe(Effect.provide(AnthropicLanguageModel.layerConfig({ model: "claude-sonnet-4-6" })))
+)
 
 /** A real second process holding a lock file in the store's format, until it is killed. */
 const holdLockInChild = (file: string) =>
