@@ -270,7 +270,12 @@ export const Answer = Schema.Struct({
     structure: Schema.optional(Schema.NullOr(DimensionAnswer)),
     practical_value: Schema.optional(Schema.NullOr(DimensionAnswer)),
     balance: Schema.optional(Schema.NullOr(DimensionAnswer))
-  })
+  }).pipe(
+    // An answer that scores nothing is a failed answer, asked again, not eight imputed threes.
+    Schema.filter((scores) => dimensions.some((d) => scores[d] !== undefined && scores[d] !== null), {
+      message: () => `no dimension was scored; score each of ${dimensions.join(", ")}`
+    })
+  )
 })
 export type Answer = typeof Answer.Type
 

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Errors } from "@deep-research/core"
+import { Errors, Tool } from "@deep-research/core"
 import { ScriptedModel } from "@deep-research/core/testing"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -120,6 +120,22 @@ describe("Judge parsing", () => {
       )
     )
   )
+
+  it.effect("asks again when the answer scores no dimension at all", () =>
+    Effect.gen(function* () {
+      const judgement = yield* judgeWith([
+        JSON.stringify({ scores: { overall: 4 } }),
+        JSON.stringify({ scores: allScores(2) })
+      ])
+      assert.strictEqual(judgement.attempts, 2)
+      assert.strictEqual(judgement.imputedCount, 0)
+    })
+  )
+
+  it("keeps the answer's JSON schema usable by models", () => {
+    const jsonSchema = JSON.stringify(Tool.jsonSchemaOf(Judge.Answer))
+    for (const dimension of Judge.dimensions) assert.include(jsonSchema, `"${dimension}"`)
+  })
 
   it.effect("fails with MalformedOutput when no answer decodes", () =>
     Effect.gen(function* () {
