@@ -232,6 +232,66 @@ describe("Researcher", () => {
     })
   )
 
+  it.effect("refuses more queries or URLs in one call than configured, and unknown tools, as tool errors", () =>
+    Effect.gen(function* () {
+      const { calls, output } = yield* runUnit({
+        researcher: [
+          ScriptedModel.toolCalls(search("q1", "q2", "q3"), extract(nrel, fraunhofer, perovskite), {
+            name: "browse",
+            arguments: { url: nrel }
+          }),
+          ScriptedModel.toolCalls(complete("nothing"))
+        ],
+        config: { maxQueriesPerSearch: 2, maxUrlsPerExtract: 2 }
+      })
+      const results = toolResults(callsOf(calls, "researcher")[1]?.request ?? { messages: [] })
+      assert.deepStrictEqual(
+        results.map((result) => [result.name, result.isError]),
+        [
+          ["webSearch", true],
+          ["extractContent", true],
+          ["browse", true]
+        ]
+      )
+      assert.include(results[0]?.content, "give at most 2 queries in one call")
+      assert.include(results[1]?.content, "give at most 2 URLs in one call")
+      assert.include(results[2]?.content, 'Unknown tool "browse"')
+      assert.strictEqual(output.result.toolCalls, 0)
+    })
+  )
+
+  it.effect("asks the provider for the configured number of results per query", () =>
+    Effect.gen(function* () {
+      const { output } = yield* runUnit({
+        researcher: [ScriptedModel.toolCalls(search("solar efficiency")), ScriptedModel.toolCalls(complete("done"))],
+        config: { searchResultsPerQuery: 2 }
+      })
+      assert.strictEqual(output.sources.length, 2)
+    })
+  )
+
+  it.effect("drops a result whose text duplicates a source already shown under another URL", () =>
+    Effect.gen(function* () {
+      const mirror = "https://mirror.example/nrel-chart"
+      const { calls, output } = yield* runUnit({
+        researcher: [
+          ScriptedModel.toolCalls(search(`a -> ${nrel}, ${mirror}`)),
+          ScriptedModel.toolCalls(complete("done"))
+        ],
+        web: {
+          route,
+          pages: [...pages, { url: mirror, title: "Mirror of the chart", content: pages[0]?.content ?? "" }]
+        }
+      })
+      assert.deepStrictEqual(
+        output.sources.map((source) => source.url),
+        [nrel]
+      )
+      const [result] = toolResults(callsOf(calls, "researcher")[1]?.request ?? { messages: [] })
+      assert.include(result?.content, "[1] already shown; the same text came back again.")
+    })
+  )
+
   it.effect("turns a search provider failure into a tool error and goes on", () =>
     Effect.gen(function* () {
       const { calls, output } = yield* runUnit({

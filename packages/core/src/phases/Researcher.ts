@@ -48,7 +48,12 @@ export const makeTools = (config: ResearchConfig) => ({
       "numbered [n] and tagged NEW, RELATED or DUPLICATE. Counts as one call of your budget.",
     schema: Schema.Struct({
       queries: Schema.Array(Query)
-        .pipe(Schema.minItems(1), Schema.maxItems(config.maxQueriesPerSearch))
+        .pipe(
+          Schema.minItems(1, { message: () => "give at least 1 query" }),
+          Schema.maxItems(config.maxQueriesPerSearch, {
+            message: () => `give at most ${config.maxQueriesPerSearch} queries in one call`
+          })
+        )
         .annotations({ description: "Distinct, specific search queries" })
     })
   }),
@@ -58,7 +63,12 @@ export const makeTools = (config: ResearchConfig) => ({
       "of your budget.",
     schema: Schema.Struct({
       urls: Schema.Array(Url)
-        .pipe(Schema.minItems(1), Schema.maxItems(config.maxUrlsPerExtract))
+        .pipe(
+          Schema.minItems(1, { message: () => "give at least 1 URL" }),
+          Schema.maxItems(config.maxUrlsPerExtract, {
+            message: () => `give at most ${config.maxUrlsPerExtract} URLs in one call`
+          })
+        )
         .annotations({ description: "URLs of pages to read" })
     })
   }),

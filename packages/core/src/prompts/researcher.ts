@@ -62,6 +62,7 @@ export const task = (context: Context): string => {
           ...(context.brief.sourcePreferences.length > 0
             ? [`Preferred sources: ${context.brief.sourcePreferences.join("; ")}`]
             : []),
+          ...(context.brief.scope.include.length > 0 ? [`In scope: ${context.brief.scope.include.join("; ")}`] : []),
           ...(context.brief.scope.exclude.length > 0 ? [`Out of scope: ${context.brief.scope.exclude.join("; ")}`] : [])
         ]
   return [
