@@ -512,6 +512,42 @@ describe("OpenAiLanguageModel", () => {
       })
     )
 
+    it.scoped("an error event in the middle of a stream is mapped by its code", () =>
+      Effect.gen(function* () {
+        const emulator = yield* Emulator.start()
+        const chunk = (delta: object) =>
+          `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4.1", choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`
+        const errorEvent = (error: object) => `data: ${JSON.stringify({ error })}\n\n`
+        yield* emulator.enqueue(
+          "openai.chat",
+          Emulator.sse(
+            chunk({ role: "assistant", content: "" }) +
+              errorEvent({
+                message: Emulator.errorTexts.openaiResponsesContextLength,
+                type: "invalid_request_error",
+                param: "input",
+                code: "context_length_exceeded"
+              })
+          ),
+          Emulator.sse(
+            chunk({ role: "assistant", content: "Par" }) +
+              errorEvent({
+                message: Emulator.errorTexts.openaiServerError,
+                type: "server_error",
+                param: null,
+                code: null
+              })
+          )
+        )
+        const model = yield* modelFor(emulator, { stream: true })
+        const tags = [
+          (yield* failureOf(model.generate(ask("go"))))._tag,
+          (yield* failureOf(model.generate(ask("go"))))._tag
+        ]
+        assert.deepStrictEqual(tags, ["ContextWindowExceeded", "ProviderUnavailable"])
+      })
+    )
+
     it.scoped("the SDK's timeout becomes Timeout with the limit", () =>
       Effect.gen(function* () {
         const emulator = yield* Emulator.start()
