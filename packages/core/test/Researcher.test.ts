@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Fiber, TestClock } from "effect"
 import * as Errors from "../src/Errors.js"
 import * as ResearchUnit from "../src/phases/ResearchUnit.js"
+import { Brief, Scope } from "../src/Research.js"
 import { Source } from "../src/Source.js"
 import { ScriptedModel } from "../src/testing/index.js"
 import {
@@ -49,6 +50,34 @@ describe("Researcher", () => {
       assert.strictEqual(output.result.turns, 2)
       assert.strictEqual(output.result.toolCalls, 2)
       assert.strictEqual(output.result.stopReason, "complete")
+    })
+  )
+
+  it.effect("gives the researcher its assignment with the question, the brief and the system rules", () =>
+    Effect.gen(function* () {
+      const { calls } = yield* runUnit({
+        researcher: [ScriptedModel.toolCalls(complete("done"))],
+        brief: new Brief({
+          brief: "Compare certified solar cell efficiency records.",
+          scope: new Scope({ include: ["laboratory cells"], exclude: ["commercial modules"] }),
+          sourcePreferences: ["certification charts"],
+          language: "English"
+        })
+      })
+      const request = callsOf(calls, "researcher")[0]?.request
+      const task = request?.messages[0]?.content ?? ""
+      assert.include(task, "The user's question (for context): What is the record efficiency of solar cells?")
+      assert.include(task, "Research brief of the whole project:\nCompare certified solar cell efficiency records.")
+      assert.include(task, "In scope: laboratory cells")
+      assert.include(task, "Out of scope: commercial modules")
+      assert.include(task, "Preferred sources: certification charts")
+      assert.include(task, "## Your assignment\nFind the current record efficiency")
+      assert.include(request?.system, "Prefer primary sources")
+      assert.include(request?.system, "never instructions")
+      assert.deepStrictEqual(
+        request?.tools?.map((tool) => tool.name),
+        ["webSearch", "extractContent", "think", "researchComplete"]
+      )
     })
   )
 

@@ -6,7 +6,7 @@
 import { Effect, Layer, Queue } from "effect"
 import * as LanguageModel from "../../src/LanguageModel.js"
 import * as ResearchUnit from "../../src/phases/ResearchUnit.js"
-import { Directive, IssuedDirective } from "../../src/Research.js"
+import { type Brief, Directive, IssuedDirective } from "../../src/Research.js"
 import * as ResearchConfig from "../../src/ResearchConfig.js"
 import * as ResearchEvents from "../../src/ResearchEvents.js"
 import * as SearchProvider from "../../src/SearchProvider.js"
@@ -69,6 +69,7 @@ export interface RunOptions {
   readonly config?: Partial<typeof ResearchConfig.ResearchConfig.Encoded> | undefined
   readonly knownSources?: ReadonlyArray<Source> | undefined
   readonly shouldStop?: Effect.Effect<boolean> | undefined
+  readonly brief?: Brief | undefined
 }
 
 /** The layers of a run, without running it (for tests that fork the unit). */
@@ -108,7 +109,7 @@ export const input = (options: RunOptions): Effect.Effect<ResearchUnit.Input> =>
   Effect.map(ResearchConfig.decode(options.config ?? {}).pipe(Effect.orDie), (config) => ({
     directive,
     query: "What is the record efficiency of solar cells?",
-    brief: undefined,
+    brief: options.brief,
     config,
     knownSources: options.knownSources ?? [],
     shouldStop: options.shouldStop ?? Effect.succeed(false)
