@@ -34,7 +34,7 @@ export type Label = typeof Label.Type
 /** What the model answers for one claim. */
 export const Answer = Schema.Struct({
   label: Label,
-  explanation: Schema.optionalWith(Schema.String, { default: () => "" })
+  explanation: Schema.optionalWith(Schema.String, { default: () => "", nullable: true })
 })
 
 /** The check of one claim: a label, or why it could not be checked. */

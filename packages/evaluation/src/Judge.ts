@@ -250,7 +250,7 @@ const Score = Schema.Union(Schema.Finite, Schema.NumberFromString.pipe(Schema.fi
 const DimensionAnswer = Schema.Union(
   Schema.Struct({
     score: Score,
-    rationale: Schema.optionalWith(Schema.String, { default: () => "" })
+    rationale: Schema.optionalWith(Schema.String, { default: () => "", nullable: true })
   }),
   Schema.transform(Score, Schema.Struct({ score: Schema.Number, rationale: Schema.String }), {
     strict: true,

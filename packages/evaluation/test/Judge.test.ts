@@ -60,6 +60,16 @@ describe("Judge parsing", () => {
     })
   )
 
+  it.effect("takes a null rationale (as strict structured output sends it) as none", () =>
+    Effect.gen(function* () {
+      const judgement = yield* judgeWith([
+        JSON.stringify({ scores: { ...allScores(4), depth: { score: 4, rationale: null } } })
+      ])
+      assert.strictEqual(judgement.score("depth")?.rationale, "")
+      assert.strictEqual(judgement.attempts, 1)
+    })
+  )
+
   it.effect("counts a missing dimension as 3 and flags it", () =>
     Effect.gen(function* () {
       const { groundedness: _left, ...scores } = allScores(5)
