@@ -88,6 +88,35 @@ describe("ActionProtocol", () => {
     })
   )
 
+  it.effect("gives read actions as tool calls without text, and keeps prose as text", () =>
+    Effect.gen(function* () {
+      const log = yield* ScriptedModel.makeLog
+      const model = ActionProtocol.wrap(
+        yield* ScriptedModel.make(
+          {
+            script: [actions({ tool: "think", arguments: { reflection: "r" } }), '{"actions": []}', "All done."],
+            capabilities: { toolCalling: false }
+          },
+          log
+        )
+      )
+      const ask = { messages: [LanguageModel.user("Task")], tools: [search.definition] }
+      const first = yield* model.generate(ask)
+      assert.strictEqual(first.text, "")
+      assert.strictEqual(first.finishReason, "tool_calls")
+      assert.deepStrictEqual(
+        first.toolCalls.map((call) => call.name),
+        ["think"]
+      )
+      const empty = yield* model.generate(ask)
+      assert.deepStrictEqual([empty.text, empty.toolCalls.length], ["", 0])
+      const prose = yield* model.generate(ask)
+      assert.deepStrictEqual([prose.text, prose.toolCalls.length], ["All done.", 0])
+      const [call] = yield* log.calls
+      assert.isUndefined(call?.request.tools)
+    })
+  )
+
   it.effect("runs the researcher loop through JSON actions for a model without tool calling", () =>
     Effect.gen(function* () {
       const { calls, output } = yield* runUnit({

@@ -139,17 +139,22 @@ export const wrap = (model: LanguageModel.Service): LanguageModel.Service => {
     ...model,
     generate: (request) => {
       const turn = request.messages.filter((message) => message._tag === "assistant").length + 1
-      return Effect.map(
-        model.generate(render(request)),
-        (completion) =>
-          new LanguageModel.Completion({
-            text: completion.text,
-            toolCalls: parse(completion.text, turn),
-            finishReason: completion.finishReason,
-            usage: completion.usage,
-            model: completion.model
-          })
-      )
+      return Effect.map(model.generate(render(request)), (completion) => {
+        const toolCalls = parse(completion.text, turn)
+        const readable =
+          toolCalls.length === 0
+            ? /[{[]/.test(StructuredOutput.stripThinking(completion.text))
+            : toolCalls.every((call) => call.name !== invalidActionsTool)
+        // Read actions are the message (an empty list included); prose, or an answer that could not be read, stays
+        // as text so that it can close the research or be shown back to the model.
+        return new LanguageModel.Completion({
+          text: readable ? "" : completion.text,
+          toolCalls,
+          finishReason: toolCalls.length > 0 ? "tool_calls" : completion.finishReason,
+          usage: completion.usage,
+          model: completion.model
+        })
+      })
     }
   }
 }
