@@ -10,7 +10,7 @@ import * as Ref from "effect/Ref"
 import type { ProviderError } from "../Errors.js"
 import * as LanguageModel from "../LanguageModel.js"
 import * as ModelRouter from "../ModelRouter.js"
-import { Usage } from "../Usage.js"
+import { roles as allRoles, Usage } from "../Usage.js"
 import type { Role } from "../Usage.js"
 
 /** A tool call in a script; the id is made up when left out. */
@@ -150,25 +150,15 @@ export const layerRouter = (scripts: RouterScripts): Layer.Layer<ModelRouter.Mod
   Layer.unwrapEffect(
     Effect.gen(function* () {
       const log = yield* makeLog
-      const roles = yield* Effect.forEach(
-        [
-          "clarification",
-          "brief",
-          "supervisor",
-          "researcher",
-          "summarization",
-          "compression",
-          "report",
-          "evaluation"
-        ] as const,
-        (role) =>
-          Effect.map(
-            make(toOptions(scripts.roles?.[role] ?? scripts.default), log, role),
-            (model) => [role, model] as const
-          )
+      const roles = yield* Effect.forEach(allRoles, (role) =>
+        Effect.map(
+          make(toOptions(scripts.roles?.[role] ?? scripts.default), log, role),
+          (model) => [role, model] as const
+        )
       )
+      const defaultModel = yield* make(toOptions(scripts.default), log)
       const models: ModelRouter.Models = {
-        default: roles[0][1],
+        default: defaultModel,
         roles: Object.fromEntries(roles)
       }
       return Layer.merge(ModelRouter.layer(models), Layer.succeed(ScriptedLog, log))
