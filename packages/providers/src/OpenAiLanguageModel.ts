@@ -86,7 +86,7 @@ const defaultTimeout = Duration.minutes(10)
 export const makeClient = (options: ClientOptions): OpenAI => {
   const apiKey =
     options.apiKey === undefined
-      ? // The SDK refuses to start without a key; servers that need none ignore it.
+      ? // The SDK refuses to start without a key; the header is then left out (below), so none is sent.
         "no-key"
       : typeof options.apiKey === "string"
         ? options.apiKey
@@ -100,7 +100,7 @@ export const makeClient = (options: ClientOptions): OpenAI => {
     maxRetries: 0,
     fetch: fetchKeepingErrorBodies(),
     timeout: Duration.toMillis(Duration.decode(options.timeout ?? defaultTimeout)),
-    ...(options.headers === undefined ? {} : { defaultHeaders: { ...options.headers } }),
+    defaultHeaders: { ...(options.apiKey === undefined ? { Authorization: null } : {}), ...options.headers },
     ...(options.query === undefined ? {} : { defaultQuery: { ...options.query } })
   })
 }

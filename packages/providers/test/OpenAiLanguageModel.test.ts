@@ -346,6 +346,7 @@ describe("OpenAiLanguageModel", () => {
       assert.deepStrictEqual([model.provider, model.contextWindow], ["ollama", 8_192])
       const [request] = yield* emulator.requests("openai.chat")
       assert.strictEqual(request?.headers["x-gateway-key"], "gw-1")
+      assert.isUndefined(request?.headers["authorization"])
       assert.deepStrictEqual(request?.query, { "api-version": "2024-10-21" })
     })
   )
