@@ -49,7 +49,10 @@ export interface ResearchOptions {
 
 /** Options of `resume`. */
 export interface ResumeOptions {
-  /** The answer to the clarifying question of a session awaiting one. */
+  /**
+   * The answer to the clarifying question of a session awaiting one. Without it, the `UserInput` in context is asked;
+   * where there is none, research goes on with the clarification's understanding as constraints.
+   */
   readonly answer?: string | undefined
 }
 
@@ -267,10 +270,14 @@ export const make = <R>(runUnit: Supervisor.UnitRunner<R>) => {
           yield* store.lock(id)
           const stored = yield* store.load(id)
           if (stored.status === "completed") return stored
-          const answer = options?.answer
           const session =
-            stored.clarification !== undefined && answer !== undefined
-              ? Checkpoint.patch(stored, { clarification: Clarify.answered(stored.clarification, answer) })
+            stored.status === "awaiting_clarification" && stored.clarification !== undefined
+              ? Checkpoint.patch(stored, {
+                  clarification: Clarify.answered(
+                    stored.clarification,
+                    options?.answer ?? (yield* Clarify.askNow(stored.clarification.decision.question))
+                  )
+                })
               : stored
           yield* keepEvents(id)
           const mode = yield* Clarify.defaultMode

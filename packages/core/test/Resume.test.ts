@@ -5,6 +5,7 @@ import * as Pipeline from "../src/Pipeline.js"
 import type * as Session from "../src/Session.js"
 import { SessionStore } from "../src/SessionStore.js"
 import { ScriptedModel } from "../src/testing/index.js"
+import { UserInput } from "../src/UserInput.js"
 import * as H from "./pipelineHarness.js"
 
 /** Yields until `condition` holds (the run under test makes progress on other fibers meanwhile). */
@@ -108,6 +109,17 @@ describe("Resume", () => {
       assert.strictEqual(calls.filter((c) => c.role === "clarification").length, 1)
       const brief = calls.find((c) => c.role === "brief")
       assert.include(H.requestText(brief?.request ?? { messages: [] }), "2024 only")
+    }).pipe(Effect.provide(H.world({ scripts: H.scripts({ clarification: [H.clarificationNeeded] }) })))
+  )
+
+  it.effect("resuming a session awaiting clarification without an answer asks the UserInput in context", () =>
+    Effect.gen(function* () {
+      yield* Pipeline.research("Measure ALPHA", { sessionId: "ask-later", clarification: "await" })
+      const done = yield* Pipeline.resume("ask-later").pipe(
+        Effect.provideService(UserInput, { ask: (question) => Effect.succeed(`About "${question}": 2023`) })
+      )
+      assert.strictEqual(done.status, "completed")
+      assert.strictEqual(done.clarification?.answer, 'About "Which year do you care about?": 2023')
     }).pipe(Effect.provide(H.world({ scripts: H.scripts({ clarification: [H.clarificationNeeded] }) })))
   )
 

@@ -35,6 +35,17 @@ export const defaultMode: Effect.Effect<Mode> = Effect.map(Effect.serviceOption(
   Option.isSome(input) ? "ask" : "proceed"
 )
 
+/** Asks the `UserInput` in context, if there is one; "" when nobody answers. */
+export const askNow = (question: string): Effect.Effect<string> =>
+  Effect.flatMap(Effect.serviceOption(UserInput), (input) =>
+    Option.isSome(input)
+      ? input.value.ask(question).pipe(
+          Effect.map((text) => text.trim()),
+          Effect.orElseSucceed(() => "")
+        )
+      : Effect.succeed("")
+  )
+
 /** Runs the clarification phase. */
 export const run = Effect.fn("Clarify.run")(function* (query: string, mode: Mode) {
   const model = yield* ModelRouter.forRole("clarification")
@@ -70,14 +81,8 @@ export const run = Effect.fn("Clarify.run")(function* (query: string, mode: Mode
     yield* ResearchEvents.publish({ _tag: "SessionAwaitingClarification", question: decided.question })
     return { record: new ClarificationRecord({ decision: decided }), awaiting: true } satisfies Outcome
   }
-  const input = mode === "ask" ? yield* Effect.serviceOption(UserInput) : Option.none()
-  const answer = Option.isSome(input)
-    ? yield* input.value.ask(decided.question).pipe(
-        Effect.map((text) => text.trim()),
-        // The person declined to answer: the understood constraints stand in, as when nobody is there.
-        Effect.orElseSucceed(() => "")
-      )
-    : ""
+  // A person who declines to answer is like nobody there: the understood constraints stand in.
+  const answer = mode === "ask" ? yield* askNow(decided.question) : ""
   yield* ResearchEvents.publish({
     _tag: "ClarificationResolved",
     needed: true,

@@ -100,7 +100,10 @@ export interface NumberedSource {
 export const sourceList = (sources: ReadonlyArray<NumberedSource>): string =>
   [
     "Numbered sources (cite these numbers):",
-    ...sources.map((s) => `[${s.number}] ${Untrusted.sanitize(s.title).replace(/\s+/g, " ").slice(0, 200)} — ${s.url}`)
+    Untrusted.wrap(
+      { kind: "source list" },
+      sources.map((s) => `[${s.number}] ${s.title.replace(/\s+/g, " ").slice(0, 200)} — ${s.url}`).join("\n")
+    )
   ].join("\n")
 
 /** One topic's findings, with their citations already numbered against the source list. */
