@@ -151,6 +151,15 @@ describe("CitationCheck", () => {
     assert.strictEqual(report.quotesChecked, 0)
   })
 
+  it("finds the source list under a longer heading, but not under one that only mentions sources", () => {
+    const listed = clean.replace("## Sources", "## References and further reading")
+    assert.strictEqual(CitationCheck.check({ markdown: listed, sources }).issueCount, 0)
+    const notAList = "Claim [1].\n\n## Sourcesless claims\n1. https://example.com/gold"
+    assert.strictEqual(CitationCheck.check({ markdown: notAList, sources }).listedSources, 0)
+    const aList = "Claim [1].\n\n## Sources (numbered)\n1. https://example.com/gold"
+    assert.strictEqual(CitationCheck.check({ markdown: aList, sources }).listedSources, 1)
+  })
+
   it("ignores citations in code and reads footnote-style lists without a heading", () => {
     const markdown = [
       "Gold rises [1].",
