@@ -392,6 +392,17 @@ describe("Researcher", () => {
     })
   )
 
+  it.effect("stamps sources with the clock's time of retrieval", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(1_700_000_000_000)
+      const { output } = yield* runUnit({
+        researcher: [ScriptedModel.toolCalls(search(`a -> ${nrel}`)), ScriptedModel.toolCalls(complete("done"))],
+        web: { route }
+      })
+      assert.strictEqual(output.sources[0]?.retrievedAt, 1_700_000_000_000)
+    })
+  )
+
   it.effect("does not summarise sources shorter than the minimum", () =>
     Effect.gen(function* () {
       const { calls, output } = yield* runUnit({

@@ -265,6 +265,8 @@ export const run = Effect.fn("Researcher.run")(function* (input: Input) {
   let closingText: string | undefined = undefined
   let error: string | undefined = undefined
   let stopReason: StopReason | undefined = undefined
+  // When the current turn's results came back: the retrieval time of the sources it adds.
+  let fetchedAt = now
 
   const publishTool = (tool: string, detail: string) =>
     ResearchEvents.publish({ _tag: "ToolCalled", directiveId: directive.id, tool, detail: detail.slice(0, 500) })
@@ -272,7 +274,7 @@ export const run = Effect.fn("Researcher.run")(function* (input: Input) {
   const addEntry = (
     fields: Omit<Entry, "number" | "retrievedAt"> & { readonly retrievedAt?: number | undefined }
   ): Entry => {
-    const entry: Entry = { ...fields, number: entries.length + 1, retrievedAt: fields.retrievedAt ?? now }
+    const entry: Entry = { ...fields, number: entries.length + 1, retrievedAt: fields.retrievedAt ?? fetchedAt }
     entries.push(entry)
     entryById.set(entry.id, entry)
     entryByUrl.set(Novelty.normalizeUrl(entry.url), entry)
@@ -505,6 +507,7 @@ export const run = Effect.fn("Researcher.run")(function* (input: Input) {
     }
 
     const fetched = yield* Effect.forEach(plans, fetch, { concurrency: "unbounded" })
+    fetchedAt = yield* Clock.currentTimeMillis
 
     // Placing is sequential, in call order, so numbering and dedup do not depend on which fetch finished first.
     const pending: Array<Pending> = []
