@@ -1,0 +1,174 @@
+/**
+ * What the benchmarks measure and how they summarise it: backend requests in flight (seen from the server side of
+ * the loopback emulator through Node's `http.server.*` diagnostics channels), unions of intervals, concurrency
+ * profiles, medians and the machine the figures were taken on.
+ */
+import * as diagnostics from "node:diagnostics_channel"
+import type * as Http from "node:http"
+import * as os from "node:os"
+import { performance } from "node:perf_hooks"
+
+// =============================================================================
+// Backend requests in flight
+// =============================================================================
+
+/** One request as the backend saw it: from its headers arriving to the last byte of its answer. */
+export interface Interval {
+  readonly path: string
+  /** The `x-bench-role` header the benchmark's models send, when present. */
+  readonly role: string | undefined
+  readonly start: number
+  end: number
+}
+
+/** Records every request an in-process HTTP server handles, for as long as it is started. */
+export interface Recorder {
+  readonly start: () => void
+  readonly stop: () => ReadonlyArray<Interval>
+}
+
+interface ServerMessage {
+  readonly request: Http.IncomingMessage
+}
+
+const isServerMessage = (message: unknown): message is ServerMessage =>
+  typeof message === "object" && message !== null && "request" in message
+
+/** A recorder over the `http.server.request.start` / `http.server.response.finish` channels. */
+export const makeRecorder = (): Recorder => {
+  let open = new Map<Http.IncomingMessage, Interval>()
+  let done: Array<Interval> = []
+  const onStart = (message: unknown): void => {
+    if (!isServerMessage(message)) return
+    const role = message.request.headers["x-bench-role"]
+    open.set(message.request, {
+      path: message.request.url ?? "",
+      role: typeof role === "string" ? role : undefined,
+      start: performance.now(),
+      end: Number.NaN
+    })
+  }
+  const onFinish = (message: unknown): void => {
+    if (!isServerMessage(message)) return
+    const interval = open.get(message.request)
+    if (interval === undefined) return
+    open.delete(message.request)
+    interval.end = performance.now()
+    done.push(interval)
+  }
+  return {
+    start: () => {
+      open = new Map()
+      done = []
+      diagnostics.subscribe("http.server.request.start", onStart)
+      diagnostics.subscribe("http.server.response.finish", onFinish)
+    },
+    stop: () => {
+      diagnostics.unsubscribe("http.server.request.start", onStart)
+      diagnostics.unsubscribe("http.server.response.finish", onFinish)
+      const now = performance.now()
+      // A request still open at the end (none is expected) counts as in flight until now.
+      for (const interval of open.values()) done.push({ ...interval, end: now })
+      return done
+    }
+  }
+}
+
+/** Total length of the union of intervals, clipped to [from, to]. */
+export const unionLength = (intervals: ReadonlyArray<Interval>, from: number, to: number): number => {
+  const sorted = intervals
+    .map((i) => [Math.max(from, i.start), Math.min(to, i.end)] as const)
+    .filter(([a, b]) => b > a)
+    .sort((x, y) => x[0] - y[0])
+  let total = 0
+  let currentStart = Number.NaN
+  let currentEnd = Number.NaN
+  for (const [a, b] of sorted) {
+    if (Number.isNaN(currentStart) || a > currentEnd) {
+      if (!Number.isNaN(currentStart)) total += currentEnd - currentStart
+      currentStart = a
+      currentEnd = b
+    } else if (b > currentEnd) currentEnd = b
+  }
+  if (!Number.isNaN(currentStart)) total += currentEnd - currentStart
+  return total
+}
+
+/** The gaps (no interval open) inside [from, to], longest first. */
+export const gaps = (
+  intervals: ReadonlyArray<Interval>,
+  from: number,
+  to: number
+): ReadonlyArray<{ readonly start: number; readonly length: number }> => {
+  const sorted = [...intervals].sort((x, y) => x.start - y.start)
+  const out: Array<{ start: number; length: number }> = []
+  let cursor = from
+  for (const interval of sorted) {
+    if (interval.start > cursor) out.push({ start: cursor, length: interval.start - cursor })
+    cursor = Math.max(cursor, interval.end)
+  }
+  if (to > cursor) out.push({ start: cursor, length: to - cursor })
+  return out.sort((a, b) => b.length - a.length)
+}
+
+/** Peak and time-weighted mean of how many intervals are open, over [from, to] or over the time any is open. */
+export const concurrency = (
+  intervals: ReadonlyArray<Interval>,
+  from: number,
+  to: number
+): { readonly peak: number; readonly meanWhileBusy: number; readonly meanOverall: number } => {
+  const events: Array<readonly [number, number]> = []
+  for (const interval of intervals) {
+    events.push([Math.max(from, interval.start), 1], [Math.min(to, interval.end), -1])
+  }
+  // Ends before starts at the same instant, so back-to-back requests do not count as overlapping.
+  events.sort((x, y) => x[0] - y[0] || x[1] - y[1])
+  let open = 0
+  let peak = 0
+  let area = 0
+  let busy = 0
+  let last = from
+  for (const [at, delta] of events) {
+    area += open * (at - last)
+    if (open > 0) busy += at - last
+    last = at
+    open += delta
+    peak = Math.max(peak, open)
+  }
+  return { peak, meanWhileBusy: busy === 0 ? 0 : area / busy, meanOverall: to > from ? area / (to - from) : 0 }
+}
+
+// =============================================================================
+// Statistics and the machine
+// =============================================================================
+
+/** The median of some numbers. */
+export const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? Number.NaN)
+    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2
+}
+
+/** Rounds to a number of decimals, for printing. */
+export const round = (value: number, decimals = 1): number => {
+  const factor = 10 ** decimals
+  return Math.round(value * factor) / factor
+}
+
+/** The machine the figures were taken on. */
+export const machine = () => ({
+  cpus: os.availableParallelism(),
+  cpuModel: os.cpus()[0]?.model ?? "unknown",
+  memoryGiB: round(os.totalmem() / 1024 ** 3, 1),
+  node: process.version,
+  platform: `${os.platform()} ${os.release()}`
+})
+
+/** Times a synchronous function, in milliseconds. */
+export const time = <A>(f: () => A): { readonly value: A; readonly millis: number } => {
+  const start = performance.now()
+  const value = f()
+  return { value, millis: performance.now() - start }
+}

@@ -1,0 +1,88 @@
+/**
+ * The layers a benchmark run needs, wired as the CLI wires them (`packages/cli/src/Wiring.ts`): the real OpenAI
+ * model code per role, Tavily for search and extraction, both under the shared resilience policy, the summarizer over
+ * the summarization role, the file session store and the event stream. Every role's model sends an `x-bench-role`
+ * header so the server side can tell the roles apart.
+ */
+import {
+  ContentExtractor,
+  ModelRouter,
+  ResearchEvents,
+  Resilience,
+  SearchProvider,
+  SessionStore,
+  Summarizer,
+  Usage
+} from "@deep-research/core"
+import { MemorySessionStore } from "@deep-research/core/testing"
+import { FileSessionStore, OpenAiLanguageModel, Tavily } from "@deep-research/providers"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+
+/**
+ * The resilience policy: the design's defaults (search 1 request a second, burst 3), the defaults with the search
+ * rate limit lifted (what a paid search plan allows), or none at all.
+ */
+export type Policy = "default" | "searchUnlimited" | "none"
+
+/** Where the backends are and how the run is wired. */
+export interface Options {
+  readonly openaiBaseUrl: string
+  readonly tavilyBaseUrl: string
+  readonly policy: Policy
+  /** A folder for the file store, or the in-memory store. */
+  readonly storeDirectory: string | undefined
+  readonly model?: string | undefined
+}
+
+const settingsOf = (policy: Policy): Resilience.Settings | undefined => {
+  switch (policy) {
+    case "default":
+      return Resilience.defaultSettings
+    case "searchUnlimited":
+      return Schema.decodeUnknownSync(Resilience.Settings)({ search: { requestsPerSecond: null } })
+    case "none":
+      return undefined
+  }
+}
+
+/** Every service `Pipeline.research` needs, plus the event stream. */
+export const layer = (options: Options) =>
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const settings = settingsOf(options.policy)
+      const resilience = settings === undefined ? undefined : yield* Resilience.make(settings)
+      const roles: Partial<Record<Usage.Role, ReturnType<typeof ModelRouter.resolveModel>>> = {}
+      for (const role of Usage.roles) {
+        roles[role] = yield* OpenAiLanguageModel.make({
+          model: options.model ?? "gpt-4.1",
+          apiKey: "sk-bench",
+          baseUrl: options.openaiBaseUrl,
+          headers: { "x-bench-role": role }
+        })
+      }
+      const fallbackModel = roles.report ?? (yield* Effect.dieMessage("no report model"))
+      const models: ModelRouter.Models = { default: fallbackModel, roles }
+      const tavily = yield* Tavily.make({ apiKey: Redacted.make("tvly-bench"), baseUrl: options.tavilyBaseUrl })
+      const search = resilience === undefined ? tavily.search : resilience.wrapSearchProvider(tavily.search)
+      const extractor = resilience === undefined ? tavily.extractor : resilience.wrapContentExtractor(tavily.extractor)
+      const router = ModelRouter.make(
+        resilience === undefined ? models : ModelRouter.mapModels(models, resilience.wrapLanguageModel)
+      )
+      const store: Layer.Layer<SessionStore.SessionStore> =
+        options.storeDirectory === undefined
+          ? MemorySessionStore.layer
+          : FileSessionStore.layerNode({ directory: options.storeDirectory })
+      const base = Layer.mergeAll(
+        Layer.succeed(ModelRouter.ModelRouter, router),
+        Layer.succeed(SearchProvider.SearchProvider, search),
+        Layer.succeed(ContentExtractor.ContentExtractor, extractor),
+        store,
+        ResearchEvents.layer,
+        resilience === undefined ? Layer.empty : Layer.succeed(Resilience.Resilience, resilience)
+      )
+      return Layer.provideMerge(Summarizer.layer, base)
+    })
+  )

@@ -1,0 +1,171 @@
+/**
+ * Benchmarks 1-3, through the real pipeline, the real OpenAI and Tavily provider code and the emulator's simulated
+ * research world with injected latency (300 ms a model call, 150 ms a search):
+ *  1. idle fraction: the share of a run's wall time with no backend request in flight;
+ *  2. parallelism: research units (and researcher model calls) in flight per round against the cap;
+ *  3. calls and tokens by role, and the share of raw page text that reaches the report model.
+ * Usage: node bench/dist/pipeline.js [--runs N] [--only tokens]   (prints JSON; `run.js` keeps it in bench/results/)
+ */
+import * as Effect from "effect/Effect"
+import * as Measure from "./Measure.js"
+import * as Pages from "./Pages.js"
+import * as Scenario from "./Scenario.js"
+import type * as World from "./World.js"
+
+const runsArg = process.argv.indexOf("--runs")
+const runs = runsArg >= 0 ? Number(process.argv[runsArg + 1]) : 3
+
+const query = "How much solar power did Europe add in 2024, and what drove the change?"
+const latency = { modelLatencyMillis: 300, searchLatencyMillis: 150 }
+/** Round 1 delegates five directives (the default cap), round 2 two more; each researcher searches twice. */
+const scenario = { directives: 5, supervisorRounds: 2, searchRounds: 2, resultsPerQuery: 3 }
+
+const idleOf = (outcome: Scenario.Outcome) => {
+  const busy = Measure.unionLength(outcome.intervals, outcome.from, outcome.to)
+  const gaps = Measure.gaps(outcome.intervals, outcome.from, outcome.to)
+  const describe = (at: number, which: "end" | "start") =>
+    [
+      ...new Set(
+        outcome.intervals
+          .filter((i) => Math.abs((which === "end" ? i.end : i.start) - at) < 1)
+          .map((i) => i.role ?? i.path.replace(/\?.*$/, ""))
+      )
+    ].join("+") || (which === "end" ? "run start" : "run end")
+  return {
+    wallMillis: Measure.round(outcome.wallMillis, 0),
+    busyMillis: Measure.round(busy, 0),
+    idleMillis: Measure.round(outcome.wallMillis - busy, 0),
+    idleFraction: Measure.round(1 - busy / outcome.wallMillis, 4),
+    requests: outcome.intervals.length,
+    gapCount: gaps.filter((g) => g.length >= 1).length,
+    longestGaps: gaps.slice(0, 5).map((g) => ({
+      millis: Measure.round(g.length, 0),
+      after: describe(g.start, "end"),
+      before: describe(g.start + g.length, "start")
+    }))
+  }
+}
+
+const researcherCalls = (outcome: Scenario.Outcome) => {
+  const calls = outcome.intervals.filter((i) => i.role === "researcher")
+  const profile = Measure.concurrency(
+    calls,
+    Math.min(...calls.map((c) => c.start)),
+    Math.max(...calls.map((c) => c.end))
+  )
+  return {
+    calls: calls.length,
+    peakInFlight: profile.peak,
+    meanInFlightWhileAny: Measure.round(profile.meanWhileBusy, 2)
+  }
+}
+
+const idleBenchmark = (policy: World.Policy) =>
+  Effect.gen(function* () {
+    const options = { query, simulate: scenario, policy, ...latency }
+    // The first run in a process pays for loading and compiling the code; it is reported apart.
+    const cold = idleOf(yield* Scenario.run(options))
+    const warm: Array<ReturnType<typeof idleOf>> = []
+    const parallel: Array<ReturnType<typeof Scenario.unitConcurrency>> = []
+    const researcher: Array<ReturnType<typeof researcherCalls>> = []
+    for (let i = 0; i < runs; i++) {
+      const outcome = yield* Scenario.run(options)
+      warm.push(idleOf(outcome))
+      parallel.push(Scenario.unitConcurrency(outcome.units))
+      researcher.push(researcherCalls(outcome))
+    }
+    return {
+      policy,
+      coldRun: cold,
+      medianIdleFraction: Measure.median(warm.map((w) => w.idleFraction)),
+      medianWallMillis: Measure.median(warm.map((w) => w.wallMillis)),
+      medianIdleMillis: Measure.median(warm.map((w) => w.idleMillis)),
+      runs: warm,
+      unitsPerRound: parallel,
+      researcherCalls: researcher
+    }
+  })
+
+const capBenchmark = (cap: number, directives: number) =>
+  Effect.gen(function* () {
+    const results: Array<{ readonly rounds: ReturnType<typeof Scenario.unitConcurrency>; readonly deferred: number }> =
+      []
+    for (let i = 0; i < runs; i++) {
+      const outcome = yield* Scenario.run({
+        query,
+        config: { maxConcurrentResearchUnits: cap },
+        simulate: { directives, supervisorRounds: 1, searchRounds: 1, resultsPerQuery: 3 },
+        policy: "searchUnlimited",
+        ...latency
+      })
+      results.push({
+        rounds: Scenario.unitConcurrency(outcome.units),
+        deferred: outcome.session.rounds.reduce((n, r) => n + r.deferred.length, 0)
+      })
+    }
+    return { maxConcurrentResearchUnits: cap, directivesAsked: directives, runs: results }
+  })
+
+const tokensBenchmark = Effect.gen(function* () {
+  const served = new Map<string, number>()
+  const outcome = yield* Scenario.run({
+    query,
+    simulate: scenario,
+    policy: "searchUnlimited",
+    ...latency,
+    customize: (handle, simulator) => Pages.install(handle, simulator, served)
+  })
+  const report = outcome.requests.filter((r) => r.endpoint === "openai.chat" && r.headers["x-bench-role"] === "report")
+  const reportText = report.map((r) => Pages.messagesText(r.body)).join("\n")
+  const findings = Pages.untrustedBlocks(reportText, "research findings")
+  const raw = [...served.values()].reduce((n, chars) => n + chars, 0)
+  const byRole = outcome.session.usage.map((u) => ({
+    role: u.role,
+    calls: u.calls,
+    inputTokens: u.inputTokens,
+    outputTokens: u.outputTokens
+  }))
+  return {
+    status: outcome.session.status,
+    sources: outcome.session.sources.length,
+    distinctPagesServed: served.size,
+    rawPageCharacters: raw,
+    reportRequests: report.length,
+    reportPromptCharacters: reportText.length,
+    reportFindingsCharacters: findings,
+    findingsShareOfRaw: Measure.round(findings / raw, 4),
+    wholePromptShareOfRaw: Measure.round(reportText.length / raw, 4),
+    byRole,
+    total: {
+      calls: byRole.reduce((n, r) => n + r.calls, 0),
+      inputTokens: byRole.reduce((n, r) => n + r.inputTokens, 0),
+      outputTokens: byRole.reduce((n, r) => n + r.outputTokens, 0)
+    }
+  }
+})
+
+const onlyArg = process.argv.indexOf("--only")
+const only = onlyArg >= 0 ? process.argv[onlyArg + 1] : undefined
+
+const program = Effect.gen(function* () {
+  if (only === "tokens") return { benchmark: "pipeline", machine: Measure.machine(), tokens: yield* tokensBenchmark }
+  const idleSearchUnlimited = yield* idleBenchmark("searchUnlimited")
+  const idleDefault = yield* idleBenchmark("default")
+  const capFiveOfFive = yield* capBenchmark(5, 5)
+  const capThreeOfFive = yield* capBenchmark(3, 5)
+  const capFiveOfSeven = yield* capBenchmark(5, 7)
+  const tokens = yield* tokensBenchmark
+  return {
+    benchmark: "pipeline",
+    machine: Measure.machine(),
+    latency,
+    scenario,
+    runs,
+    idle: { searchUnlimited: idleSearchUnlimited, default: idleDefault },
+    parallelism: [capFiveOfFive, capThreeOfFive, capFiveOfSeven],
+    tokens
+  }
+})
+
+const result = await Effect.runPromise(program)
+process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
