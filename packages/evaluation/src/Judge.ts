@@ -257,7 +257,18 @@ const DimensionAnswer = Schema.Union(
     decode: (score) => ({ score, rationale: "" }),
     encode: (answer) => answer.score
   })
-)
+).annotations({
+  // Models are shown the intended shape; the decoder is more lenient than that.
+  jsonSchema: {
+    type: "object",
+    required: ["score", "rationale"],
+    properties: {
+      score: { type: "integer", minimum: 1, maximum: 5 },
+      rationale: { type: "string" }
+    },
+    additionalProperties: false
+  }
+})
 
 /** What the judge must answer: a score and a rationale per dimension. */
 export const Answer = Schema.Struct({

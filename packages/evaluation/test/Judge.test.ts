@@ -145,6 +145,8 @@ describe("Judge parsing", () => {
   it("keeps the answer's JSON schema usable by models", () => {
     const jsonSchema = JSON.stringify(Tool.jsonSchemaOf(Judge.Answer))
     for (const dimension of Judge.dimensions) assert.include(jsonSchema, `"${dimension}"`)
+    assert.include(jsonSchema, '"score":{"type":"integer","minimum":1,"maximum":5}')
+    assert.notInclude(jsonSchema, "a string to be decoded into a number")
   })
 
   it.effect("fails with MalformedOutput when no answer decodes", () =>
