@@ -470,6 +470,23 @@ describe("Emulator", () => {
       })
     )
 
+    it.scoped("scores in structured answers sit in the upper part of their range", () =>
+      Effect.gen(function* () {
+        const { model } = yield* simulated()
+        const Judgement = Schema.Struct({
+          scores: Schema.Struct({
+            depth: Schema.Struct({ score: Schema.Int.pipe(Schema.between(1, 5)), rationale: Schema.String }),
+            balance: Schema.NullOr(Schema.Struct({ score: Schema.Number, rationale: Schema.String }))
+          })
+        })
+        const result = yield* StructuredOutput.generateObject(model, Judgement, {
+          messages: [LanguageModel.user("Question: judge this report")]
+        })
+        assert.strictEqual(result.value.scores.depth.score, 4)
+        assert.strictEqual(result.value.scores.balance?.score, 4)
+      })
+    )
+
     it.scoped("an Anthropic model gets its forced structured-output tool answered", () =>
       Effect.gen(function* () {
         const emulator = yield* Emulator.start()

@@ -127,7 +127,15 @@ const fakeNode = (schema: unknown, context: FakeContext, root: unknown, key: str
       const minimum =
         typeof exclusive === "number" ? exclusive + (type === "integer" ? 1 : 0.1) : getNumber(node, "minimum", 1)
       const maximum = getNumber(node, "maximum", Number.POSITIVE_INFINITY)
-      return Math.min(Math.max(minimum, key.toLowerCase().includes("priority") ? 1 : minimum), maximum)
+      const k = key.toLowerCase()
+      // A judge's scores sit in the upper part of their range (4 of 5 when none is given), not at the floor.
+      const preferred =
+        k.includes("score") || k.includes("rating")
+          ? Number.isFinite(maximum)
+            ? Math.round(minimum + 0.75 * (maximum - minimum))
+            : 4
+          : minimum
+      return Math.min(Math.max(minimum, preferred), maximum)
     }
     case "boolean":
       return false
