@@ -92,13 +92,16 @@ describe("BenchmarkRunner.run", () => {
   it.live("writes the scorer's JSON lines and the per-task table", () =>
     Effect.gen(function* () {
       const { fs, outputDir, path, queryFile } = yield* setup
+      const reported = yield* Ref.make<ReadonlyArray<number>>([])
       const summary = yield* BenchmarkRunner.run({
         queryFile,
         outputDir,
         research: (task) => Effect.succeed(completedSession(task)),
-        filter: { ids: [1, 3] }
+        filter: { ids: [1, 3] },
+        onTaskFinished: (record) => Ref.update(reported, (ids) => [...ids, record.id])
       })
       assert.deepStrictEqual([...summary.ran].sort(), [1, 3])
+      assert.deepStrictEqual([...(yield* Ref.get(reported))].sort(), [1, 3])
       // Lines are appended as tasks finish, in any order.
       const articles = [...(yield* readArticles(fs, path.join(outputDir, "articles.jsonl")))].sort(
         (a, b) => a.id - b.id

@@ -149,6 +149,25 @@ describe("Judge parsing", () => {
     assert.notInclude(jsonSchema, "a string to be decoded into a number")
   })
 
+  it.effect("asks a model with native structured output for the answer's JSON schema", () =>
+    Effect.gen(function* () {
+      const judgement = yield* Judge.judge(input)
+      const request = (yield* ScriptedModel.calls)[0]?.request
+      assert.strictEqual(request?.responseFormat?.name, "evaluation")
+      assert.include(JSON.stringify(request?.responseFormat?.schema), '"groundedness"')
+      assert.strictEqual(judgement.composite, 0.25)
+    }).pipe(
+      Effect.provide(
+        ScriptedModel.layerRouter({
+          default: ["unused"],
+          roles: {
+            evaluation: { script: [JSON.stringify({ scores: allScores(2) })], capabilities: { structuredOutput: true } }
+          }
+        })
+      )
+    )
+  )
+
   it.effect("fails with MalformedOutput when no answer decodes", () =>
     Effect.gen(function* () {
       const result = yield* Effect.either(judgeWith(["I cannot grade this."], { retries: 2 }))
