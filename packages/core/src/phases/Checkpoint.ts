@@ -95,8 +95,12 @@ export const make = (initial: Session, ledger: UsageLedger.Service): Effect.Effe
 
     const update = (label: string, change: (session: Session) => Session) =>
       Effect.tap(
-        SynchronizedRef.updateAndGetEffect(state, (session) =>
-          Effect.flatMap(stamp(change(session)), (next) => Effect.as(store.save(next), next))
+        // Whole or not at all: interrupted between the store's write and the state's update, the state would lag
+        // behind the stored checkpoint, and the next save (the "cancelled" one) would write the older state over it.
+        Effect.uninterruptible(
+          SynchronizedRef.updateAndGetEffect(state, (session) =>
+            Effect.flatMap(stamp(change(session)), (next) => Effect.as(store.save(next), next))
+          )
         ),
         (session) => {
           const spent = totals(session.usage)
