@@ -187,7 +187,9 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         semaphore = Effect.unsafeMakeSemaphore(1)
         writers.set(id, semaphore)
       }
-      return semaphore.withPermits(1)(effect)
+      // A write that has begun is finished even when its caller is interrupted: a caller must never take for lost a
+      // checkpoint that is already on disk (it would then save an older state over it).
+      return semaphore.withPermits(1)(Effect.uninterruptible(effect))
     }
 
     const uniqueSuffix = Effect.map(Random.nextIntBetween(0, 0x7fffffff), (random) => {

@@ -19,8 +19,10 @@ import * as Path from "@effect/platform/Path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Queue from "effect/Queue"
@@ -779,6 +781,58 @@ describe("FileSessionStore", () => {
       }).pipe(Effect.provide(NodeLayer))
   )
 
+  it.scopedLive("a run interrupted mid-round resumes from its files through a fresh store, keeping every event", () =>
+    Effect.gen(function* () {
+      const { fs, path, directory } = yield* setup()
+      const observer = yield* FileSessionStore.make({ directory })
+      const release = yield* Deferred.make<void>()
+      const bravoStarted = yield* Deferred.make<void>()
+      const run = Effect.gen(function* () {
+        const fiber = yield* Effect.fork(
+          Pipeline.research("Measure ALPHA and BRAVO", { sessionId: "interrupted" }).pipe(
+            Effect.provide(FileSessionStore.layerNode({ directory }))
+          )
+        )
+        // ALPHA's unit is checkpointed while BRAVO's researcher is still at work: the run is stopped there.
+        yield* Deferred.await(bravoStarted)
+        yield* eventually(
+          Effect.map(observer.load("interrupted"), (s) => s.rounds.flatMap((r) => r.results).length === 1)
+        )
+        yield* Fiber.interrupt(fiber)
+        const stopped = yield* observer.load("interrupted")
+        assert.strictEqual(stopped.status, "cancelled")
+        assert.isFalse(yield* fs.exists(path.join(directory, "interrupted", "lock")))
+        const before = (yield* ScriptedModel.calls).length
+
+        yield* Deferred.succeed(release, undefined)
+        const resumed = yield* Pipeline.resume("interrupted").pipe(
+          Effect.provide(FileSessionStore.layerNode({ directory }))
+        )
+        const after = (yield* ScriptedModel.calls).slice(before)
+        assert.strictEqual(resumed.status, "completed")
+        assert.deepStrictEqual(
+          resumed.rounds[0]?.results.map((r) => r.status),
+          ["completed", "completed"]
+        )
+        const researched = after.filter((c) => c.role === "researcher").map((c) => topicOf(c.request))
+        assert.notInclude(researched, "ALPHA")
+        assert.include(researched, "BRAVO")
+        assert.deepStrictEqual(yield* observer.load("interrupted"), resumed)
+        const report = yield* fs.readFileString(path.join(directory, "interrupted", "report.md"))
+        assert.strictEqual(report, resumed.report?.markdown)
+        // Both runs' events are in the one log, every line readable.
+        const lines = (yield* fs.readFileString(path.join(directory, "interrupted", "events.jsonl"))).trim().split("\n")
+        const events = yield* observer.events("interrupted")
+        assert.strictEqual(events.length, lines.length)
+        const tags = events.map((e) => e._tag)
+        assert.strictEqual(tags[0], "SessionStarted")
+        assert.include(tags, "SessionCancelled")
+        assert.strictEqual(tags[tags.length - 1], "SessionCompleted")
+      })
+      yield* run.pipe(Effect.provide(interruptibleWorld(release, bravoStarted)))
+    }).pipe(Effect.provide(NodeLayer))
+  )
+
   // =============================================================================
   // Configuration
   // =============================================================================
@@ -836,6 +890,100 @@ const withEnvironment = (values: Record<string, string | undefined>) =>
         }
       })
   )
+
+/** Yields until `condition` holds, while the run under test makes progress on other fibers. */
+const eventually = <E, R>(condition: Effect.Effect<boolean, E, R>) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 100_000; i++) {
+      if (yield* Effect.orElseSucceed(condition, () => false)) return
+      yield* Effect.yieldNow()
+    }
+    return yield* Effect.dieMessage("the condition never held")
+  })
+
+const topics = ["ALPHA", "BRAVO"] as const
+
+/** The topic a researcher or compression request works on. */
+const topicOf = (request: LanguageModel.GenerateRequest): string => {
+  const text = [request.system ?? "", ...request.messages.map((m) => m.content)].join("\n")
+  const assignment = /## Your assignment\n(.+)/.exec(text)?.[1] ?? /The research assignment:\n(.+)/.exec(text)?.[1]
+  return topics.find((topic) => assignment?.includes(topic)) ?? "UNKNOWN"
+}
+
+/**
+ * A scripted world of two topics, where BRAVO's researcher tells `started` and then waits for `release`: ALPHA's
+ * unit finishes while BRAVO's is still running.
+ */
+const interruptibleWorld = (release: Deferred.Deferred<void>, started: Deferred.Deferred<void>) => {
+  const pageOf = (topic: string): StaticWeb.Page => ({
+    url: `https://${topic.toLowerCase()}.example.org/facts`,
+    title: `Facts about ${topic}`,
+    content: `${topic} was measured at 42 units in 2024 by the ${topic} institute.`
+  })
+  const directiveOf = (topic: string) => ({
+    name: "conductResearch",
+    arguments: {
+      topic: `Investigate ${topic}: the latest measurements and who made them.`,
+      perspective: "measurements",
+      evidenceNeeded: "primary measurements",
+      priority: 1
+    }
+  })
+  const researcher: ScriptedModel.Script = (request) =>
+    Effect.gen(function* () {
+      const topic = topicOf(request)
+      if (topic === "BRAVO") {
+        yield* Deferred.succeed(started, undefined)
+        yield* Deferred.await(release)
+      }
+      return request.messages.some((m) => m._tag === "assistant")
+        ? ScriptedModel.toolCalls({
+            name: "researchComplete",
+            arguments: { summary: `${topic} was measured at 42 units [1].` }
+          })
+        : ScriptedModel.toolCalls({ name: "webSearch", arguments: { queries: [`${topic} measured`] } })
+    })
+  const compression: ScriptedModel.Script = (request) => {
+    const topic = topicOf(request)
+    return [
+      "## Findings",
+      `${topic} was measured at 42 units in 2024 by the ${topic} institute [1], a primary measurement [1].`,
+      "",
+      "## Supervisor brief",
+      `Covered: ${topic}. Key findings: 42 units [1]. Confidence: medium. Gaps: none.`
+    ].join("\n")
+  }
+  const router = ScriptedModel.layerRouter({
+    default: ["unexpected call"],
+    roles: {
+      clarification: [ScriptedModel.json({ needClarification: false, question: "", verification: "Both topics." })],
+      brief: [
+        ScriptedModel.json({
+          brief: "The latest measurements of ALPHA and BRAVO, and who made them.",
+          scope: { include: ["measurements"], exclude: [] },
+          sourcePreferences: ["the institutes"],
+          language: "English"
+        })
+      ],
+      supervisor: [
+        ScriptedModel.toolCalls(directiveOf("ALPHA"), directiveOf("BRAVO")),
+        ScriptedModel.toolCalls({ name: "researchComplete", arguments: {} })
+      ],
+      researcher,
+      compression,
+      summarization: [ScriptedModel.json({ summary: "summary", excerpts: [] })],
+      report: ["# Measurements\n\nALPHA measured 42 units [1]. BRAVO too [2]."]
+    }
+  })
+  return Layer.mergeAll(
+    Layer.provideMerge(Summarizer.layer, router),
+    StaticWeb.layer({
+      pages: topics.map(pageOf),
+      route: (query) => topics.filter((topic) => query.includes(topic)).map((topic) => pageOf(topic).url)
+    }),
+    ResearchEvents.layer
+  )
+}
 
 /** A page the scripted researcher finds. */
 const heatPumpPage: StaticWeb.Page = {
