@@ -535,7 +535,7 @@ describe("Researcher", () => {
       )
       assert.deepStrictEqual(output.result.sourceIds, ["d0-s4", "d1-s1"])
       const [result] = toolResults(callsOf(calls, "researcher")[1]?.request ?? { messages: [] })
-      assert.include(result?.content, "[1] KNOWN (found in earlier research)")
+      assert.include(result?.content, "[1] DUPLICATE (known from earlier research)")
       assert.include(result?.content, "Known summary of the NREL chart")
       assert.strictEqual(callsOf(calls, "summarization").length, 1)
     })

@@ -369,7 +369,7 @@ export const run = Effect.fn("Researcher.run")(function* (input: Input) {
   const renderEntry = (entry: Entry, origin: "new" | "known" | "page"): string => {
     const heading =
       origin === "known"
-        ? `[${entry.number}] KNOWN (found in earlier research)`
+        ? `[${entry.number}] DUPLICATE (known from earlier research)`
         : origin === "page"
           ? `[${entry.number}] FULL PAGE`
           : `[${entry.number}] ${tagOf(entry)}`
