@@ -28,7 +28,7 @@ export const system = (context: Context): string =>
       "summarised, numbered [n] and tagged NEW, RELATED or DUPLICATE against the sources already found.",
     `- extractContent(urls): reads 1 to ${context.maxUrlsPerExtract} pages in full and returns their summaries. ` +
       "Use it when a result suggests the page holds the detail you need (figures, tables, specifications, " +
-      "methodology) that its summary lacks.",
+      "methodology) that its summary lacks. A page you already have comes back as FULL PAGE under its number.",
     "- think(reflection): a pause to reflect; it costs nothing and is always carried out before your other calls " +
       "of the same turn, so you can reflect and then act in one answer.",
     "- researchComplete(summary): ends your research. The summary states what you found, with [n] citations.",
