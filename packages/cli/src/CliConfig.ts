@@ -74,17 +74,17 @@ export type Environment = Readonly<Record<string, string | undefined>>
 
 /** Vendor credentials and endpoints, from the environment only. */
 export interface Credentials {
-  readonly openaiApiKey: Redacted.Redacted | undefined
+  readonly openaiApiKey: Redacted.Redacted<string> | undefined
   readonly openaiBaseUrl: string | undefined
-  readonly anthropicApiKey: Redacted.Redacted | undefined
+  readonly anthropicApiKey: Redacted.Redacted<string> | undefined
   readonly anthropicBaseUrl: string | undefined
-  readonly tavilyApiKey: Redacted.Redacted | undefined
+  readonly tavilyApiKey: Redacted.Redacted<string> | undefined
   readonly tavilyBaseUrl: string | undefined
-  readonly exaApiKey: Redacted.Redacted | undefined
+  readonly exaApiKey: Redacted.Redacted<string> | undefined
   readonly exaBaseUrl: string | undefined
-  readonly perplexityApiKey: Redacted.Redacted | undefined
+  readonly perplexityApiKey: Redacted.Redacted<string> | undefined
   readonly perplexityBaseUrl: string | undefined
-  readonly semanticScholarApiKey: Redacted.Redacted | undefined
+  readonly semanticScholarApiKey: Redacted.Redacted<string> | undefined
   readonly semanticScholarBaseUrl: string | undefined
 }
 
@@ -129,7 +129,7 @@ const envNumber = (
   return Either.right(value)
 }
 
-const redactedEnv = (env: Environment, name: string): Redacted.Redacted | undefined => {
+const redactedEnv = (env: Environment, name: string): Redacted.Redacted<string> | undefined => {
   const value = nonEmpty(env[name])
   return value === undefined ? undefined : Redacted.make(value)
 }
@@ -180,9 +180,6 @@ const checkModelCredentials = (spec: string, credentials: Credentials): ConfigEr
     return new ConfigError({
       message: `The model ${spec} needs OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server).`
     })
-  }
-  if (provider === "ollama" && credentials.openaiBaseUrl === undefined) {
-    return undefined
   }
   if (provider === "anthropic" && credentials.anthropicApiKey === undefined) {
     return new ConfigError({ message: `The model ${spec} needs ANTHROPIC_API_KEY.` })
@@ -238,7 +235,7 @@ const defaultModels = (
 }
 
 const defaultSearch = (credentials: Credentials): SearchBackend | undefined => {
-  if (credentials.tavilyApiKey !== undefined) return "tavily"
+  if (credentials.tavilyApiKey !== undefined || credentials.tavilyBaseUrl !== undefined) return "tavily"
   if (credentials.openaiApiKey !== undefined && credentials.openaiBaseUrl === undefined) return "openai-native"
   if (credentials.anthropicApiKey !== undefined) return "anthropic-native"
   return undefined
@@ -264,11 +261,15 @@ export const decodeFileConfig = (text: string, path: string): Either.Either<File
     )
   )
 
+/** What the configuration is for: research needs models and search; evaluation only models. */
+export type Purpose = "research" | "evaluation"
+
 /** Resolves flags, environment and the config file into what a run needs. */
 export const resolve = (
   flags: Flags,
   env: Environment,
-  file: FileConfig | undefined
+  file: FileConfig | undefined,
+  purpose: Purpose = "research"
 ): Either.Either<Resolved, ConfigError> =>
   Either.gen(function* () {
     const simulate = flags.simulate === true
@@ -319,7 +320,7 @@ export const resolve = (
         const problem = checkModelCredentials(spec, credentials)
         if (problem !== undefined) return yield* Either.left(problem)
       }
-      if (search.length === 0) {
+      if (search.length === 0 && purpose === "research") {
         const fallback = defaultSearch(credentials)
         if (fallback === undefined) {
           return yield* Either.left(
@@ -410,6 +411,7 @@ export const configFileCandidates = (cwd: string, env: Environment): ReadonlyArr
 export const resolveEffect = (
   flags: Flags,
   env: Environment,
-  file: FileConfig | undefined
+  file: FileConfig | undefined,
+  purpose: Purpose = "research"
 ): Effect.Effect<Resolved, ConfigError> =>
-  Either.match(resolve(flags, env, file), { onLeft: Effect.fail, onRight: Effect.succeed })
+  Either.match(resolve(flags, env, file, purpose), { onLeft: Effect.fail, onRight: Effect.succeed })

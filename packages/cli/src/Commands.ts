@@ -2,6 +2,7 @@
  * The `deep-research` commands: run (the default), resume, list, show, delete, evaluate and mcp.
  */
 import { Args, type CliApp, Command, Options } from "@effect/cli"
+import { Evaluation as EvaluationResult } from "@deep-research/evaluation"
 import { Pipeline, ResearchEvents, Session, SessionStore, Usage, UserInput } from "@deep-research/core"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
@@ -13,9 +14,13 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
 import * as CliConfig from "./CliConfig.js"
+import * as Evaluation from "./Evaluation.js"
+import * as Mcp from "./Mcp.js"
 import * as Progress from "./Progress.js"
 import * as Terminal from "./internal/terminal.js"
 import { version } from "./version.js"
@@ -73,6 +78,36 @@ const researchOptions = {
   )
 }
 
+/** The options each command accepts, by name, to name a mistyped one before parsing. */
+export const optionNames: Readonly<Record<string, ReadonlyArray<string>>> = (() => {
+  const research = [
+    "model",
+    ...Usage.roles.map((role) => `model-${role}`),
+    "search",
+    "corpus",
+    "max-rounds",
+    "concurrency",
+    "max-tool-calls",
+    "budget-tokens",
+    "budget-usd",
+    "no-clarify",
+    "out",
+    "store",
+    "json",
+    "simulate"
+  ]
+  const models = ["model", ...Usage.roles.map((role) => `model-${role}`)]
+  return {
+    run: research,
+    resume: [...research, "answer"],
+    mcp: research,
+    evaluate: [...models, "store", "json", "simulate"],
+    list: ["store", "json"],
+    show: ["store", "json"],
+    delete: ["store", "json"]
+  }
+})()
+
 type OptionValue<T> = T extends Options.Options<infer A> ? A : never
 
 type ResearchFlags = {
@@ -125,9 +160,9 @@ const loadConfigFile = Effect.gen(function* () {
 })
 
 /** Flags, environment and config file, resolved; a problem is a usage error (exit 2). */
-export const resolveConfig = (flags: CliConfig.Flags) =>
+export const resolveConfig = (flags: CliConfig.Flags, purpose: CliConfig.Purpose = "research") =>
   Effect.flatMap(loadConfigFile, (file) =>
-    Effect.mapError(CliConfig.resolveEffect(flags, process.env, file), (error) => usageError(error.message))
+    Effect.mapError(CliConfig.resolveEffect(flags, process.env, file, purpose), (error) => usageError(error.message))
   )
 
 // =============================================================================
@@ -149,24 +184,64 @@ const say = (resolved: CliConfig.Resolved, text: string): Effect.Effect<void> =>
 const reportPath = (resolved: CliConfig.Resolved, sessionId: string, path: Path.Path): string =>
   path.resolve(resolved.out ?? `deep-research-${sessionId}.md`)
 
-const markSimulated = (resolved: CliConfig.Resolved, markdown: string): string =>
-  resolved.simulate
-    ? `> **Simulated run.** Every model answer, search result and source below was produced offline by the\n> deep-research emulator, not by a real model or the web.\n\n${markdown}`
-    : markdown
+/** Log lines (warnings from the providers or the store) go to stderr, through the renderer so the view stays whole. */
+const loggerLayer = (write: (line: string) => void): Layer.Layer<never> =>
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ cause, logLevel, message }) => {
+      const parts = (Array.isArray(message) ? message : [message]).map((part) =>
+        typeof part === "string" ? part : JSON.stringify(part)
+      )
+      const reason = Cause.isEmpty(cause)
+        ? ""
+        : `: ${Cause.squash(cause) instanceof Error ? String(Cause.squash(cause)) : Cause.pretty(cause)}`
+      write(`${logLevel.label.toLowerCase()}: ${parts.join(" ")}${reason}`)
+    })
+  )
+
+/** Log lines on stderr, for commands without a progress view (stdout stays the command's answer or MCP's). */
+export const stderrLogger: Layer.Layer<never> = loggerLayer((line) => process.stderr.write(`${line}\n`))
+
+const quote = (arg: string): string => (/^[A-Za-z0-9_./:=,@%+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)
+
+/**
+ * The exact command that resumes a session: the flags that choose models, search and the store are given again,
+ * since the session keeps the research settings but never the wiring.
+ */
+export const resumeCommand = (sessionId: string, flags: CliConfig.Flags): string => {
+  const args = ["deep-research", "resume", sessionId]
+  const add = (name: string, value: string | number | undefined) => {
+    if (value !== undefined) args.push(`--${name}`, quote(String(value)))
+  }
+  add("model", flags.model)
+  for (const role of Usage.roles) add(`model-${role}`, flags.modelRoles?.[role])
+  add("search", flags.search)
+  add("corpus", flags.corpus)
+  add("store", flags.store)
+  if (flags.json === true) args.push("--json")
+  if (flags.simulate === true) args.push("--simulate")
+  return args.join(" ")
+}
 
 /** Runs or resumes a session with live progress, writes the report, and says where everything is. */
 const runSession = (
   resolved: CliConfig.Resolved,
+  flags: CliConfig.Flags,
   start: { readonly question: string } | { readonly resumeId: string; readonly answer?: string | undefined }
 ) =>
   Effect.gen(function* () {
     const path = yield* Path.Path
     const fs = yield* FileSystem.FileSystem
     const sessionId = "resumeId" in start ? start.resumeId : yield* Wiring.newSessionId
-    const mode = progressMode(resolved)
-    const renderer = Progress.makeRenderer(mode, sink)
-    const resumeCommand = `deep-research resume ${sessionId}${resolved.simulate ? " --simulate" : ""}`
+    const renderer = Progress.makeRenderer(progressMode(resolved), sink)
+    const resume = resumeCommand(sessionId, flags)
     const interactive = !resolved.json && process.stdin.isTTY === true && process.stderr.isTTY === true
+    const sessionDir = path.join(Wiring.sessionsDirectory(resolved), sessionId)
+    const interrupted = `Interrupted. The session is saved at ${sessionDir}\nResume it with: ${resume}`
+
+    if (resolved.simulate) {
+      renderer.log("[simulated] an offline run against the built-in emulator: no real model or web is used")
+    }
 
     const program = Effect.gen(function* () {
       const events = yield* ResearchEvents.ResearchEvents
@@ -184,7 +259,7 @@ const runSession = (
         ),
         Effect.zipRight(Fiber.interrupt(pump), Effect.sync(renderer.finish))
       )
-      const session = yield* (
+      return yield* (
         "question" in start
           ? Pipeline.research(start.question, {
               config: resolved.research,
@@ -193,48 +268,48 @@ const runSession = (
             })
           : Pipeline.resume(start.resumeId, { answer: start.answer })
       ).pipe(Effect.onExit(() => drain))
-      return session
     }).pipe(Effect.scoped)
 
-    const userInput = interactive ? Layer.succeed(UserInput.UserInput, Terminal.userInput) : Layer.empty
-    const sessionDir = path.join(Wiring.sessionsDirectory(resolved), sessionId)
+    // The question is asked with the live view off the screen, so the two do not draw over each other.
+    const userInput = interactive
+      ? Layer.succeed(UserInput.UserInput, {
+          ask: (question) =>
+            Effect.acquireUseRelease(
+              Effect.sync(renderer.pause),
+              () => Terminal.userInput.ask(question),
+              () => Effect.sync(renderer.resume)
+            )
+        })
+      : Layer.empty
     const exit = yield* program.pipe(
-      Effect.provide(Layer.merge(Wiring.layer(resolved), userInput)),
+      Effect.provide(Layer.mergeAll(Wiring.layer(resolved), userInput, loggerLayer(renderer.log))),
       Effect.onInterrupt(() =>
         Effect.sync(() => {
-          process.stderr.write(
-            `\nInterrupted. The session is saved at ${sessionDir}.\nResume it with: ${resumeCommand}\n`
-          )
+          process.stderr.write(`\n${interrupted}\n`)
           process.exitCode = 130
         })
       ),
       Effect.exit
     )
     if (Exit.isFailure(exit)) {
-      if (Cause.isInterruptedOnly(exit.cause)) {
-        return yield* new Exited({
-          code: 130,
-          message: `Interrupted. The session is saved at ${sessionDir}.\nResume it with: ${resumeCommand}`
-        })
-      }
+      if (Cause.isInterruptedOnly(exit.cause)) return yield* new Exited({ code: 130, message: interrupted })
       const failure = Cause.failureOption(exit.cause)
-      if (Option.isSome(failure)) {
-        const error = failure.value
-        const code = error._tag === "InvalidInput" || error._tag === "SessionNotFound" ? 2 : 1
-        return yield* new Exited({
-          code,
-          message: `Research failed: ${error.message}\nThe session is at ${sessionDir}${code === 1 ? `; once the cause is fixed, resume it with: ${resumeCommand}` : ""}`
-        })
+      if (Option.isNone(failure)) return yield* Effect.failCause(exit.cause)
+      const error = failure.value
+      if (error._tag === "InvalidInput" || error._tag === "SessionNotFound") {
+        return yield* new Exited({ code: 2, message: error.message })
       }
-      return yield* Effect.failCause(exit.cause)
+      return yield* new Exited({
+        code: 1,
+        message:
+          `Research failed: ${error.message}\nThe session is saved at ${sessionDir}\n` +
+          `Once the cause is fixed, resume it with: ${resume}`
+      })
     }
     const session = exit.value
     if (session.status === "awaiting_clarification") {
       const question = session.clarification?.decision.question ?? ""
-      yield* say(
-        resolved,
-        `The question needs clarification: ${question}\nAnswer it with: deep-research resume ${sessionId} --answer "..."`
-      )
+      yield* say(resolved, `The question needs clarification: ${question}\nAnswer it with: ${resume} --answer "..."`)
       return
     }
     const report = session.report
@@ -242,11 +317,16 @@ const runSession = (
       return yield* new Exited({ code: 1, message: `The session ${sessionId} ended without a report (${sessionDir}).` })
     }
     const out = reportPath(resolved, sessionId, path)
+    const markdown = resolved.simulate ? Wiring.markSimulated(report.markdown) : report.markdown
     yield* fs
-      .writeFileString(out, markSimulated(resolved, report.markdown))
+      .writeFileString(out, markdown)
       .pipe(
         Effect.mapError(
-          (error) => new Exited({ code: 1, message: `Cannot write the report to ${out}: ${error.message}` })
+          (error) =>
+            new Exited({
+              code: 1,
+              message: `Cannot write the report to ${out}: ${error.message}\nIt is also in ${sessionDir}/report.md`
+            })
         )
       )
     const cost = session.usage.reduce((n, r) => n + r.costUsd, 0)
@@ -256,7 +336,7 @@ const runSession = (
       [
         `${resolved.simulate ? "[simulated] " : ""}Report: ${out}`,
         `Session: ${sessionId} (${sessionDir})`,
-        `Sources: ${session.sources.length}, citations: ${report.citations.length}, tokens: ${tokens}, cost: $${cost.toFixed(4)}`
+        `Sources: ${session.sources.length}, citations: ${report.citations.length}, tokens: ${tokens}, cost: $${cost.toFixed(4)}${resolved.simulate ? " (simulated: no real model or web was used)" : ""}`
       ].join("\n")
     )
   })
@@ -268,11 +348,12 @@ const runSession = (
 const question = Args.text({ name: "question" }).pipe(Args.withDescription("What to research, in any language"))
 const sessionIdArg = Args.text({ name: "id" }).pipe(Args.withDescription("A session id (see `deep-research list`)"))
 
-const runCommand = Command.make("run", { question, ...researchOptions }, ({ question, ...flags }) =>
+const runCommand = Command.make("run", { question, ...researchOptions }, ({ question, ...options }) =>
   Effect.gen(function* () {
     if (question.trim() === "") return yield* usageError("The question is empty.")
-    const resolved = yield* resolveConfig(toFlags(flags))
-    yield* runSession(resolved, { question })
+    const flags = toFlags(options)
+    const resolved = yield* resolveConfig(flags)
+    yield* runSession(resolved, flags, { question })
   })
 ).pipe(Command.withDescription("Research a question and write a cited report (the default command)"))
 
@@ -283,12 +364,18 @@ const resume = Command.make(
     answer: optionalText("answer", "The answer to a pending clarification question"),
     ...researchOptions
   },
-  ({ answer, id, ...flags }) =>
+  ({ answer, id, ...options }) =>
     Effect.gen(function* () {
-      const resolved = yield* resolveConfig(toFlags(flags))
-      yield* runSession(resolved, { resumeId: id, answer: Option.getOrUndefined(answer) })
+      const flags = toFlags(options)
+      const resolved = yield* resolveConfig(flags)
+      yield* runSession(resolved, flags, { resumeId: id, answer: Option.getOrUndefined(answer) })
     })
-).pipe(Command.withDescription("Continue a session from its last checkpoint"))
+).pipe(
+  Command.withDescription(
+    "Continue a session from its last checkpoint; finished researchers are not redone. Give the model and search " +
+      "options again (the session keeps its research settings, never the wiring)."
+  )
+)
 
 const storeOption = { store: researchOptions.store, json: researchOptions.json }
 
@@ -299,7 +386,7 @@ const withStore = <A, E>(store: Option.Option<string>, f: (sessions: SessionStor
   })
 
 const storeError = (error: { readonly _tag: string; readonly message: string }) =>
-  new Exited({ code: error._tag === "SessionCorrupt" ? 1 : 2, message: error.message })
+  new Exited({ code: error._tag === "SessionCorrupt" || error._tag === "SessionBusy" ? 1 : 2, message: error.message })
 
 const formatDate = (millis: number) => new Date(millis).toISOString().replace("T", " ").slice(0, 16)
 
@@ -308,7 +395,9 @@ const list = Command.make("list", storeOption, ({ json, store }) =>
     Effect.gen(function* () {
       const summaries = yield* sessions.list
       if (json) {
-        for (const summary of summaries) yield* Console.log(JSON.stringify(summary))
+        for (const summary of summaries) {
+          yield* Console.log(JSON.stringify(Schema.encodeSync(Session.SessionSummary)(summary)))
+        }
         return
       }
       if (summaries.length === 0) return yield* Console.log("No sessions yet.")
@@ -325,15 +414,19 @@ const show = Command.make("show", { id: sessionIdArg, ...storeOption }, ({ id, j
   withStore(store, (sessions) =>
     Effect.gen(function* () {
       const session = yield* Effect.mapError(sessions.load(id), storeError)
-      if (json) return yield* Console.log(JSON.stringify(Session.summarize(session)))
+      if (json) return yield* Console.log(JSON.stringify(Schema.encodeSync(Session.Session)(session)))
       yield* Console.log(`Session ${session.id} · ${session.status} · ${formatDate(session.createdAt)}`)
       yield* Console.log(`Question: ${session.query}`)
       if (session.brief !== undefined) yield* Console.log(`Brief: ${session.brief.brief}`)
       yield* Console.log(`Rounds: ${session.rounds.length}, sources: ${session.sources.length}`)
+      if (session.error !== undefined) yield* Console.log(`Error: ${session.error.message}`)
+      if (session.status === "awaiting_clarification" && session.clarification !== undefined) {
+        yield* Console.log(`Waiting for an answer to: ${session.clarification.decision.question}`)
+      }
       if (session.report !== undefined) yield* Console.log(`\n${session.report.markdown}`)
     })
   )
-).pipe(Command.withDescription("Show a session and its report"))
+).pipe(Command.withDescription("Show a session and its report (--json: the whole session)"))
 
 const remove = Command.make("delete", { id: sessionIdArg, ...storeOption }, ({ id, store }) =>
   withStore(store, (sessions) =>
@@ -341,9 +434,75 @@ const remove = Command.make("delete", { id: sessionIdArg, ...storeOption }, ({ i
   )
 ).pipe(Command.withDescription("Delete a session and its files"))
 
+const evaluationOptions = {
+  model: researchOptions.model,
+  roleModels: researchOptions.roleModels,
+  store: researchOptions.store,
+  json: researchOptions.json,
+  simulate: researchOptions.simulate
+}
+
+const evaluate = Command.make("evaluate", { id: sessionIdArg, ...evaluationOptions }, ({ id, ...options }) =>
+  Effect.gen(function* () {
+    const resolved = yield* resolveConfig(
+      toFlags({
+        ...options,
+        search: Option.none(),
+        corpus: Option.none(),
+        maxRounds: Option.none(),
+        concurrency: Option.none(),
+        maxToolCalls: Option.none(),
+        budgetTokens: Option.none(),
+        budgetUsd: Option.none(),
+        noClarify: false,
+        out: Option.none()
+      }),
+      "evaluation"
+    )
+    const result = yield* Evaluation.evaluateStored(Wiring.sessionsDirectory(resolved), id).pipe(
+      Effect.provide(Wiring.evaluationLayer(resolved)),
+      Effect.mapError(
+        (error) =>
+          new Exited({
+            code:
+              error._tag === "InvalidInput" || error._tag === "SessionNotFound" || error._tag === "SessionCorrupt"
+                ? 2
+                : 1,
+            message: `Evaluation failed: ${error.message}`
+          })
+      )
+    )
+    if (options.json) {
+      return yield* Console.log(JSON.stringify(Schema.encodeSync(EvaluationResult.Evaluation)(result.evaluation)))
+    }
+    if (resolved.simulate) yield* Console.log("[simulated] judged by the built-in emulator, not by a real model")
+    yield* Console.log(Evaluation.format(result.evaluation))
+    yield* Console.log(`\nStored in ${result.file}`)
+  })
+).pipe(
+  Command.withDescription(
+    "Judge a session's report on eight dimensions (the evaluation role's model) and check its citations; the " +
+      "result is kept beside the session as evaluation.json (--json: printed as one JSON line)"
+  )
+)
+
+const mcp = Command.make("mcp", researchOptions, (options) =>
+  Effect.gen(function* () {
+    const resolved = yield* resolveConfig({ ...toFlags(options), json: false })
+    yield* Mcp.serveStdio(resolved).pipe(
+      Effect.mapError((error) => new Exited({ code: 2, message: `The MCP server cannot start: ${error.message}` }))
+    )
+  })
+).pipe(
+  Command.withDescription(
+    "Serve MCP on stdio: start_research, get_status, get_report, list_sessions, answer_clarification, " +
+      "cancel_research and evaluate_report, over the same session store as the CLI"
+  )
+)
+
 const root = Command.make("deep-research", {}).pipe(
   Command.withDescription("Turns a question into a cited research report."),
-  Command.withSubcommands([runCommand, resume, list, show, remove])
+  Command.withSubcommands([runCommand, resume, list, show, remove, evaluate, mcp])
 )
 
 /** Parses the arguments (with the program's name and script first, as in `process.argv`) and runs the command. */

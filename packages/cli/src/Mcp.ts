@@ -4,7 +4,7 @@
  * evaluate. It shares the session store with the CLI.
  */
 import { Pipeline, ResearchConfig, ResearchEvents, Session, SessionStore, Tool } from "@deep-research/core"
-import { NodeContext } from "@effect/platform-node"
+import { Evaluation as EvaluationResult } from "@deep-research/evaluation"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
@@ -60,13 +60,13 @@ const NoArgs = Schema.Struct({})
 interface ToolSpec {
   readonly name: string
   readonly description: string
-  readonly schema: Schema.Schema<unknown, unknown>
+  readonly inputSchema: ReturnType<typeof Tool.jsonSchemaOf>
 }
 
 const spec = <A, I>(name: string, description: string, schema: Schema.Schema<A, I>): ToolSpec => ({
   name,
   description,
-  schema: schema as unknown as Schema.Schema<unknown, unknown>
+  inputSchema: Tool.jsonSchemaOf(schema)
 })
 
 const tools: ReadonlyArray<ToolSpec> = [
@@ -105,7 +105,7 @@ const text = (value: string): Content => ({ content: [{ type: "text", text: valu
 const json = (value: unknown): Content => text(JSON.stringify(value, null, 2))
 const failure = (message: string): Content => ({ isError: true, content: [{ type: "text", text: message }] })
 
-const decodeArgs = <A>(schema: Schema.Schema<A, unknown>, args: unknown): Either.Either<A, string> =>
+const decodeArgs = <A, I>(schema: Schema.Schema<A, I>, args: unknown): Either.Either<A, string> =>
   Either.mapLeft(Schema.decodeUnknownEither(schema, { onExcessProperty: "error" })(args ?? {}), (error) =>
     ParseResult.TreeFormatter.formatErrorSync(error)
   )
@@ -115,28 +115,30 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
   Effect.gen(function* () {
     const runtime = ManagedRuntime.make(Wiring.layer(resolved))
     yield* Effect.addFinalizer(() => runtime.disposeEffect)
+    // Built before serving, so that a configuration the providers refuse fails the command instead of every call.
+    yield* runtime.runtimeEffect
     const runs = new Map<string, Fiber.RuntimeFiber<Session.Session, unknown>>()
     const progress = new Map<string, Progress.State>()
 
-    // Keep a progress view per session from the shared event stream.
-    yield* Effect.promise(() =>
-      runtime.runPromise(
+    // A progress view per session, kept from the shared event stream for as long as the server runs.
+    const watcher = runtime.runFork(
+      Effect.scoped(
         Effect.gen(function* () {
           const events = yield* ResearchEvents.ResearchEvents
           const queue = yield* events.subscribe
-          yield* Queue.take(queue).pipe(
+          return yield* Queue.take(queue).pipe(
             Effect.tap((event) =>
               Effect.sync(() => {
                 if (event.sessionId === undefined) return
                 progress.set(event.sessionId, Progress.reduce(progress.get(event.sessionId) ?? Progress.initial, event))
               })
             ),
-            Effect.forever,
-            Effect.forkDaemon
+            Effect.forever
           )
-        }).pipe(Effect.scoped)
+        })
       )
     )
+    yield* Effect.addFinalizer(() => Fiber.interrupt(watcher))
 
     const background = (sessionId: string, effect: Effect.Effect<Session.Session, unknown, Wiring.Services>) => {
       const fiber = runtime.runFork(effect)
@@ -160,7 +162,7 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
 
     const handlers: Record<string, (args: unknown) => Promise<Content>> = {
       start_research: async (args) => {
-        const decoded = decodeArgs(StartArgs as Schema.Schema<typeof StartArgs.Type, unknown>, args)
+        const decoded = decodeArgs(StartArgs, args)
         if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
         const a = decoded.right
         const config = Schema.decodeUnknownEither(ResearchConfig.ResearchConfig)({
@@ -184,7 +186,7 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         return json({ sessionId, status: "running" })
       },
       get_status: async (args) => {
-        const decoded = decodeArgs(SessionIdArgs as Schema.Schema<typeof SessionIdArgs.Type, unknown>, args)
+        const decoded = decodeArgs(SessionIdArgs, args)
         if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
         const { sessionId } = decoded.right
         const exit = await withStore((store) => Effect.option(store.load(sessionId)))
@@ -209,7 +211,7 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         })
       },
       get_report: async (args) => {
-        const decoded = decodeArgs(SessionIdArgs as Schema.Schema<typeof SessionIdArgs.Type, unknown>, args)
+        const decoded = decodeArgs(SessionIdArgs, args)
         if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
         const exit = await withStore((store) => store.load(decoded.right.sessionId))
         return fromExit(exit, (session) =>
@@ -220,7 +222,7 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
       },
       list_sessions: async () => fromExit(await withStore((store) => store.list), (list) => json(list)),
       answer_clarification: async (args) => {
-        const decoded = decodeArgs(AnswerArgs as Schema.Schema<typeof AnswerArgs.Type, unknown>, args)
+        const decoded = decodeArgs(AnswerArgs, args)
         if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
         const { answer, sessionId } = decoded.right
         if (runs.has(sessionId)) return failure(`The session ${sessionId} is still running.`)
@@ -233,7 +235,7 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         return json({ sessionId, status: "running" })
       },
       cancel_research: async (args) => {
-        const decoded = decodeArgs(SessionIdArgs as Schema.Schema<typeof SessionIdArgs.Type, unknown>, args)
+        const decoded = decodeArgs(SessionIdArgs, args)
         if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
         const { sessionId } = decoded.right
         const fiber = runs.get(sessionId)
@@ -247,23 +249,19 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         return fromExit(exit, () => json({ sessionId, status: "cancelled" }))
       },
       evaluate_report: async (args) => {
-        const decoded = decodeArgs(SessionIdArgs as Schema.Schema<typeof SessionIdArgs.Type, unknown>, args)
+        const decoded = decodeArgs(SessionIdArgs, args)
         if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
         const exit = await runtime.runPromiseExit(
-          Effect.gen(function* () {
-            const store = yield* SessionStore.SessionStore
-            const session = yield* store.load(decoded.right.sessionId)
-            const evaluation = yield* Evaluation.evaluate(session)
-            yield* Evaluation.store(Wiring.sessionsDirectory(resolved), evaluation)
-            return evaluation
-          }).pipe(Effect.provide(NodeContext.layer))
+          Evaluation.evaluateStored(Wiring.sessionsDirectory(resolved), decoded.right.sessionId)
         )
-        return fromExit(exit, (evaluation) =>
+        return fromExit(exit, ({ evaluation, file }) =>
           text(
             [
-              ...Evaluation.format(evaluation),
+              Evaluation.format(evaluation),
               "",
-              JSON.stringify(Schema.encodeSync(Evaluation.SessionEvaluation)(evaluation))
+              `Stored in ${file}`,
+              "",
+              JSON.stringify(Schema.encodeSync(EvaluationResult.Evaluation)(evaluation))
             ].join("\n")
           )
         )
@@ -275,7 +273,7 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
       tools: tools.map((t) => ({
         name: t.name,
         description: t.description,
-        inputSchema: { type: "object" as const, ...Tool.jsonSchemaOf(t.schema) }
+        inputSchema: { type: "object" as const, ...t.inputSchema }
       }))
     }))
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
@@ -295,5 +293,15 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
     for (const fiber of runs.values()) yield* Fiber.interrupt(fiber)
   }).pipe(Effect.scoped)
 
-/** The MCP server on this process's stdin and stdout. */
-export const serveStdio = (resolved: CliConfig.Resolved) => serve(resolved, new StdioServerTransport())
+/** The MCP server on this process's stdin and stdout, until the client closes stdin. */
+export const serveStdio = (resolved: CliConfig.Resolved) =>
+  Effect.suspend(() => {
+    const transport = new StdioServerTransport()
+    // The SDK's transport does not notice the end of its input; a client that goes away closes stdin.
+    const onEnd = () => void transport.close()
+    return Effect.acquireUseRelease(
+      Effect.sync(() => process.stdin.once("end", onEnd)),
+      () => serve(resolved, transport),
+      () => Effect.sync(() => process.stdin.off("end", onEnd))
+    )
+  })

@@ -199,13 +199,26 @@ export interface Sink {
 /** A renderer: feed it events, then finish it once. */
 export interface Renderer {
   readonly onEvent: (event: Event) => void
+  /** A line that is not an event (a warning): above the live view, on stderr in the other modes. */
+  readonly log: (line: string) => void
+  /** Takes the live view off the screen until `resume` (while a question is asked on the terminal). */
+  readonly pause: () => void
+  readonly resume: () => void
   readonly finish: () => void
 }
 
 /** Makes a renderer for a mode. The live view redraws in place on `err`, at most every `intervalMillis`. */
 export const makeRenderer = (mode: Mode, sink: Sink, intervalMillis = 100): Renderer => {
+  const noop = () => {}
+  const logLine = (line: string) => sink.err(`${line}\n`)
   if (mode === "json") {
-    return { onEvent: (event) => sink.out(`${ResearchEvents.encodeJson(event)}\n`), finish: () => {} }
+    return {
+      onEvent: (event) => sink.out(`${ResearchEvents.encodeJson(event)}\n`),
+      log: logLine,
+      pause: noop,
+      resume: noop,
+      finish: noop
+    }
   }
   if (mode === "plain") {
     return {
@@ -213,26 +226,54 @@ export const makeRenderer = (mode: Mode, sink: Sink, intervalMillis = 100): Rend
         const line = plainLine(event)
         if (line !== undefined) sink.err(`${line}\n`)
       },
-      finish: () => {}
+      log: logLine,
+      pause: noop,
+      resume: noop,
+      finish: noop
     }
   }
   let state = initial
   let drawn = 0
+  let paused = false
   let timer: ReturnType<typeof setTimeout> | undefined
+  const clear = () => {
+    if (drawn > 0) sink.err(`\x1b[${drawn}F\x1b[J`)
+    drawn = 0
+  }
   const draw = () => {
     timer = undefined
+    if (paused) return
     const lines = renderLive(state, Math.max(20, sink.width() - 1))
-    const clear = drawn > 0 ? `\x1b[${drawn}F\x1b[J` : ""
-    sink.err(`${clear}${lines.join("\n")}\n`)
+    clear()
+    sink.err(`${lines.join("\n")}\n`)
     drawn = lines.length
+  }
+  const schedule = () => {
+    if (timer === undefined && !paused) timer = setTimeout(draw, intervalMillis)
   }
   return {
     onEvent: (event) => {
       state = reduce(state, event)
-      if (timer === undefined) timer = setTimeout(draw, intervalMillis)
+      schedule()
+    },
+    log: (line) => {
+      clear()
+      logLine(line)
+      schedule()
+    },
+    pause: () => {
+      paused = true
+      if (timer !== undefined) clearTimeout(timer)
+      timer = undefined
+      clear()
+    },
+    resume: () => {
+      paused = false
+      schedule()
     },
     finish: () => {
       if (timer !== undefined) clearTimeout(timer)
+      paused = false
       draw()
     }
   }

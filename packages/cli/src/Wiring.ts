@@ -9,10 +9,12 @@ import {
   type Errors,
   type ModelRouter,
   Pipeline,
+  Research,
   ResearchEvents,
   Resilience,
   SearchProvider,
-  type SessionStore,
+  Session,
+  SessionStore,
   Summarizer
 } from "@deep-research/core"
 import {
@@ -68,7 +70,7 @@ const secretsOf = (credentials: CliConfig.Credentials): ReadonlyArray<Redacted.R
     credentials.exaApiKey,
     credentials.perplexityApiKey,
     credentials.semanticScholarApiKey
-  ].flatMap((key) => (key === undefined ? [] : [key as Redacted.Redacted<string>]))
+  ].flatMap((key) => (key === undefined ? [] : [key]))
 
 /** The file session store in a folder, keeping the environment's keys out of every file. */
 export const storeLayer = (
@@ -120,14 +122,70 @@ const searchProvider = (
   }
 }
 
+/** The banner that opens every simulated report. */
+export const simulatedBanner =
+  "> **Simulated run.** Every model answer, search result and source below was produced offline by the\n" +
+  "> deep-research emulator, not by a real model or the web.\n\n"
+
+/** Whether a report was written by a simulated run. */
+export const isSimulatedReport = (markdown: string): boolean => markdown.startsWith(simulatedBanner)
+
+/** The report with the simulated banner on top (once). */
+export const markSimulated = (markdown: string): string =>
+  isSimulatedReport(markdown) ? markdown : `${simulatedBanner}${markdown}`
+
+/**
+ * The store of a simulated run: reports are saved with the simulated banner, in `session.json` and `report.md` alike,
+ * so that `show`, the MCP server and the files on disk can never pass a simulated report off as a real one.
+ */
+const simulatedStore = (store: SessionStore.Service): SessionStore.Service => ({
+  ...store,
+  save: (session) =>
+    store.save(
+      session.report === undefined || isSimulatedReport(session.report.markdown)
+        ? session
+        : new Session.Session({
+            ...session,
+            report: new Research.Report({ ...session.report, markdown: markSimulated(session.report.markdown) })
+          })
+    ),
+  saveReport: (id, markdown) => store.saveReport(id, markSimulated(markdown))
+})
+
+const sessionStoreLayer = (resolved: CliConfig.Resolved): Layer.Layer<SessionStore.SessionStore> => {
+  const files = storeLayer(sessionsDirectory(resolved), resolved.credentials)
+  return resolved.simulate
+    ? Layer.effect(SessionStore.SessionStore, Effect.map(SessionStore.SessionStore, simulatedStore)).pipe(
+        Layer.provide(files)
+      )
+    : files
+}
+
+const routerLayer = (
+  resolved: CliConfig.Resolved,
+  resilience: Resilience.Service
+): Layer.Layer<ModelRouter.ModelRouter, Errors.InvalidInput> => {
+  const c = resolved.credentials
+  return ModelSpec.layer({
+    default: resolved.models.default,
+    roles: resolved.models.roles,
+    tiers: resolved.models.tiers,
+    providers: {
+      openai: { apiKey: c.openaiApiKey, baseUrl: c.openaiBaseUrl },
+      anthropic: { apiKey: c.anthropicApiKey, baseUrl: c.anthropicBaseUrl }
+    }
+  }).pipe(Layer.provide(Layer.succeed(Resilience.Resilience, resilience)))
+}
+
+const makeResilience = Resilience.make(Resilience.withProviderDefaults(Resilience.defaultSettings, providerPolicies))
+
 /** The services of a run, for the configuration as resolved (emulator URLs already in place when simulating). */
 const servicesLayer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Errors.InvalidInput> =>
   Layer.unwrapEffect(
     Effect.gen(function* () {
       const c = resolved.credentials
-      const resilience = yield* Resilience.make(
-        Resilience.withProviderDefaults(Resilience.defaultSettings, providerPolicies)
-      )
+      // One per process: every session of the process shares the breakers, rate limits and concurrency limits.
+      const resilience = yield* makeResilience
       const corpus = resolved.corpus === undefined ? undefined : yield* LocalCorpus.make({ root: resolved.corpus })
       const providers = yield* Effect.forEach(resolved.search, (backend) =>
         Effect.flatMap(searchProvider(backend, resolved, corpus), (provider) =>
@@ -144,35 +202,29 @@ const servicesLayer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Erro
       const extractor = yield* Resilience.wrapContentExtractor(
         corpus === undefined ? web : LocalCorpus.routingExtractor(corpus.extractor, web)
       ).pipe(Effect.provideService(Resilience.Resilience, resilience))
-      const router = ModelSpec.layer({
-        default: resolved.models.default,
-        roles: resolved.models.roles,
-        tiers: resolved.models.tiers,
-        providers: {
-          openai: { apiKey: c.openaiApiKey, baseUrl: c.openaiBaseUrl },
-          anthropic: { apiKey: c.anthropicApiKey, baseUrl: c.anthropicBaseUrl }
-        }
-      }).pipe(Layer.provide(Layer.succeed(Resilience.Resilience, resilience)))
       const base = Layer.mergeAll(
-        router,
+        routerLayer(resolved, resilience),
         Layer.succeed(Resilience.Resilience, resilience),
         Layer.succeed(SearchProvider.SearchProvider, search),
         Layer.succeed(ContentExtractor.ContentExtractor, extractor),
-        storeLayer(sessionsDirectory(resolved), c),
+        sessionStoreLayer(resolved),
         ResearchEvents.layer
       )
       return Layer.provideMerge(Summarizer.layer, base)
     })
   )
 
-/** The layers of a run. With `--simulate`, the emulator runs for the life of the layer. */
-export const layer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Errors.InvalidInput> => {
-  if (!resolved.simulate) return servicesLayer(resolved)
+/** With `--simulate`: starts the emulator for the life of the layer and points the vendors' code at it. */
+const simulated = <A, E>(
+  resolved: CliConfig.Resolved,
+  build: (resolved: CliConfig.Resolved) => Layer.Layer<A, E>
+): Layer.Layer<A, E> => {
+  if (!resolved.simulate) return build(resolved)
   return Layer.unwrapScoped(
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       yield* Emulator.simulate(emulator)
-      const simulated: CliConfig.Resolved = {
+      return build({
         ...resolved,
         credentials: {
           ...resolved.credentials,
@@ -181,8 +233,23 @@ export const layer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Error
           tavilyApiKey: Redacted.make("tvly-simulated"),
           tavilyBaseUrl: emulator.baseUrl("tavily")
         }
-      }
-      return servicesLayer(simulated)
+      })
     })
   )
 }
+
+/** The layers of a run. With `--simulate`, the emulator runs for the life of the layer. */
+export const layer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Errors.InvalidInput> =>
+  simulated(resolved, servicesLayer)
+
+/** What `evaluate` needs: the models (the judge is the `evaluation` role) and the session store. */
+export const evaluationLayer = (
+  resolved: CliConfig.Resolved
+): Layer.Layer<ModelRouter.ModelRouter | SessionStore.SessionStore, Errors.InvalidInput> =>
+  simulated(resolved, (resolved) =>
+    Layer.unwrapEffect(
+      Effect.map(makeResilience, (resilience) =>
+        Layer.merge(routerLayer(resolved, resilience), sessionStoreLayer(resolved))
+      )
+    )
+  )

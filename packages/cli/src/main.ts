@@ -1,13 +1,16 @@
 /**
  * The `deep-research` entry point: a question in first position means `run`; exit codes are 0 done, 1 research
- * failed, 2 usage or configuration error, 130 interrupted.
+ * failed, 2 usage or configuration error, 130 interrupted (Ctrl-C or SIGTERM: `NodeRuntime.runMain` interrupts the
+ * program on both, and the run saves a checkpoint before it stops).
  */
 import { ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { Exited, run, subcommands } from "./Commands.js"
+import { Exited, optionNames, run, stderrLogger, subcommands } from "./Commands.js"
+import { closest, rootHelp } from "./internal/help.js"
+import { version } from "./version.js"
 
 const builtIns = new Set(["-h", "--help", "--version", "--wizard", "--completions", "--log-level"])
 
@@ -18,26 +21,76 @@ export const normalizeArgs = (args: ReadonlyArray<string>): ReadonlyArray<string
   return ["run", ...args]
 }
 
-/** Runs the CLI on `process.argv` and exits with its code. */
-export const main = (): void => {
-  const [node = "node", script = "deep-research", ...args] = process.argv
-  const program = run([node, script, ...normalizeArgs(args)]).pipe(
+const builtInOptions = ["help", "version", "wizard", "completions", "log-level"]
+
+/**
+ * Names an unknown option before the parser sees it: the parser would blame the next argument instead, which
+ * confuses more than it helps.
+ */
+export const unknownOption = (args: ReadonlyArray<string>): string | undefined => {
+  const [command, ...rest] = args
+  const known = command === undefined ? undefined : optionNames[command]
+  if (known === undefined) return undefined
+  for (const arg of rest) {
+    if (arg === "--") return undefined
+    if (!arg.startsWith("--") || arg.length === 2) continue
+    const name = arg.slice(2).split("=")[0] ?? ""
+    if (known.includes(name) || builtInOptions.includes(name)) continue
+    const suggestion = closest(name, known)
+    return (
+      `Unknown option --${name} for deep-research ${command}.` +
+      (suggestion === undefined ? "" : ` Did you mean --${suggestion}?`) +
+      `\nSee: deep-research ${command} --help`
+    )
+  }
+  return undefined
+}
+
+const write = (stream: NodeJS.WriteStream, text: string) => Effect.sync(() => void stream.write(text))
+
+/** The command line, parsed and run; resolves to the exit code. */
+export const program = (args: ReadonlyArray<string>) => {
+  if (args.length === 0 || (args.length === 1 && (args[0] === "--help" || args[0] === "-h"))) {
+    return Effect.as(write(process.stdout, rootHelp), 0)
+  }
+  if (args.length === 1 && args[0] === "--version") return Effect.as(write(process.stdout, `${version}\n`), 0)
+  const normalized = normalizeArgs(args)
+  const unknown = unknownOption(normalized)
+  if (unknown !== undefined) return Effect.as(write(process.stderr, `${unknown}\n`), 2)
+  return run(["node", "deep-research", ...normalized]).pipe(
+    Effect.as(0),
     Effect.catchIf(
       (error): error is Exited => error instanceof Exited,
-      (error) =>
-        Effect.sync(() => {
-          process.stderr.write(`${error.message}\n`)
-          process.exitCode = error.code
-        })
+      (error) => Effect.as(write(process.stderr, `${error.message}\n`), error.code)
     ),
-    Effect.catchIf(ValidationError.isValidationError, () => Effect.sync(() => void (process.exitCode = 2))),
+    // The parser has printed what is wrong; this says where to look.
+    Effect.catchIf(ValidationError.isValidationError, (error) =>
+      ValidationError.isHelpRequested(error)
+        ? Effect.succeed(0)
+        : Effect.as(
+            write(
+              process.stderr,
+              `See: deep-research${normalized[0] !== undefined && subcommands.includes(normalized[0]) ? ` ${normalized[0]}` : ""} --help\n`
+            ),
+            2
+          )
+    ),
+    Effect.provide(stderrLogger),
     Effect.provide(NodeContext.layer)
   )
-  NodeRuntime.runMain(program, {
-    disableErrorReporting: false,
-    teardown: (exit, onExit) => {
-      if (Exit.isSuccess(exit)) return onExit(typeof process.exitCode === "number" ? process.exitCode : 0)
-      onExit(Cause.isInterruptedOnly(exit.cause) ? 130 : 1)
+}
+
+/** Runs the CLI on `process.argv` and exits with its code. */
+export const main = (): void => {
+  const args = process.argv.slice(2)
+  NodeRuntime.runMain(
+    Effect.flatMap(program(args), (code) => Effect.sync(() => void (process.exitCode = code))),
+    {
+      disableErrorReporting: false,
+      teardown: (exit, onExit) => {
+        if (Exit.isSuccess(exit)) return onExit(typeof process.exitCode === "number" ? process.exitCode : 0)
+        onExit(Cause.isInterruptedOnly(exit.cause) ? 130 : 1)
+      }
     }
-  })
+  )
 }
