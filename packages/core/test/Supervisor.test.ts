@@ -264,6 +264,32 @@ describe("Supervisor", () => {
     })
   )
 
+  it.effect("runs directives given together with researchComplete, then stops", () =>
+    Effect.gen(function* () {
+      const both = ScriptedModel.toolCalls(
+        { name: "conductResearch", arguments: directive("last one") },
+        { name: "researchComplete", arguments: {} }
+      )
+      const run = yield* supervise({ supervisor: [both], config: yield* config({}) })
+      assert.strictEqual(run.outcome.reason, "research_complete")
+      assert.deepStrictEqual(yield* Ref.get(run.probe.started), ["last one"])
+      assert.strictEqual(supervisorRequests(run).length, 1)
+    })
+  )
+
+  it.effect("a first answer in prose gets one reminder of the tools before research starts", () =>
+    Effect.gen(function* () {
+      const run = yield* supervise({
+        supervisor: ["Here is what I know about it...", conduct("after reminder"), complete],
+        config: yield* config({})
+      })
+      assert.strictEqual(run.outcome.reason, "research_complete")
+      assert.deepStrictEqual(yield* Ref.get(run.probe.started), ["after reminder"])
+      const second = supervisorRequests(run)[1]
+      assert.include(second ? lastUserText(second) : "", "conductResearch")
+    })
+  )
+
   it.effect("stops at the round limit", () =>
     Effect.gen(function* () {
       const run = yield* supervise({

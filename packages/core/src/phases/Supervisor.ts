@@ -2,8 +2,9 @@
  * Supervision: rounds of think -> delegate -> run -> assess. The supervisor model delegates directives with tools;
  * a round's directives run as parallel research units (at most `maxConcurrentResearchUnits` at once, at most
  * `maxDirectivesPerRound`, higher priority first); after each round the supervisor reads every topic's summary and an
- * evidence inventory. It stops on `researchComplete`, on a turn without tool calls, at the round limit, at the
- * wall-clock limit or when the budget runs low. A failing research unit is recorded and the others go on.
+ * evidence inventory. It stops on `researchComplete` (after running directives given in the same turn), on a turn
+ * without tool calls (a first turn in prose gets one reminder of the tools), at the round limit, at the wall-clock
+ * limit or when the budget runs low. A failing research unit is recorded and the others go on.
  *
  * The supervisor's conversation is rebuilt from the session's rounds before every call, so a resumed run continues
  * exactly where the checkpoint left it; a round interrupted midway re-runs only its unfinished directives.
@@ -363,8 +364,15 @@ export const run = <R>(options: Options<R>) =>
         return yield* stop("supervisor_failed", completion.left)
       }
       const calls = completion.right.toolCalls
-      if (calls.length === 0) return yield* stop("no_tool_call")
-      if (calls.some((c) => c.name === researchComplete.name)) return yield* stop("research_complete")
+      if (calls.length === 0) {
+        // A model that answers in prose before any research was delegated (weak tool callers do) is reminded once
+        // of its tools; after research has run, a turn without tools means it is done.
+        if (current.rounds.length > 0 || turnsWithoutDelegation > 0) return yield* stop("no_tool_call")
+        turnsWithoutDelegation++
+        live = [...live, LanguageModel.assistant(completion.right.text, []), LanguageModel.user(Prompt.nudge)]
+        continue
+      }
+      const completes = calls.some((c) => c.name === researchComplete.name)
 
       const results: Array<LanguageModel.ToolResultMessage> = []
       const directives: Array<Directive> = []
@@ -394,6 +402,7 @@ export const run = <R>(options: Options<R>) =>
       }
 
       if (directives.length === 0) {
+        if (completes) return yield* stop("research_complete")
         turnsWithoutDelegation++
         if (turnsWithoutDelegation >= maxTurnsWithoutDelegation) return yield* stop("no_directives")
         live = [...live, LanguageModel.assistant(completion.right.text, calls), ...results]
@@ -432,5 +441,7 @@ export const run = <R>(options: Options<R>) =>
       reflections = []
       turnsWithoutDelegation = 0
       yield* runRound(round)
+      // Directives given together with researchComplete are run first: the model asked for them.
+      if (completes) return yield* stop("research_complete")
     }
   }).pipe(Effect.withSpan("Supervisor.run"))
