@@ -103,26 +103,27 @@ export interface Index {
 const trackingParameter = /^(utm_[a-z_]+|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|ref_src|_hsenc|_hsmi|igshid)$/i
 
 /**
- * The comparable form of a URL: scheme, `www.`, default port, fragment, tracking parameters and trailing slash
- * dropped, host lowercased, remaining parameters sorted. Two URLs of the same page normalise alike.
+ * The comparable form of a URL: scheme, `www.`, default port, tracking parameters and trailing slash dropped, host
+ * lowercased, parameters sorted, the fragment dropped except on `file:` URLs (where it names a chunk of a document).
  */
 export const normalizeUrl = (url: string): string => {
   const trimmed = url.trim()
-  const match = /^(?:([a-z][a-z0-9+.-]*):)?\/\/([^/?#]*)([^?#]*)(?:\?([^#]*))?(?:#.*)?$/i.exec(trimmed)
+  const match = /^(?:([a-z][a-z0-9+.-]*):)?\/\/([^/?#]*)([^?#]*)(?:\?([^#]*))?(#.*)?$/i.exec(trimmed)
   if (match === null) return trimmed.toLowerCase()
+  const scheme = (match[1] ?? "").toLowerCase()
   const authority = (match[2] ?? "").replace(/^[^@]*@/, "").toLowerCase()
   const host = authority
     .replace(/:(80|443)$/, "")
     .replace(/^www\./, "")
     .replace(/\.$/, "")
-  let path = match[3] ?? ""
-  path = path.replace(/\/{2,}/g, "/").replace(/\/+$/, "")
+  const path = (match[3] ?? "").replace(/\/{2,}/g, "/").replace(/\/+$/, "")
   const query = (match[4] ?? "")
     .split("&")
     .filter((pair) => pair !== "" && !trackingParameter.test(pair.split("=")[0] ?? ""))
     .sort()
     .join("&")
-  return `${host}${path}${query === "" ? "" : `?${query}`}`
+  const fragment = scheme === "file" ? (match[5] ?? "") : ""
+  return `${scheme === "file" ? "file://" : ""}${host}${path}${query === "" ? "" : `?${query}`}${fragment}`
 }
 
 /** The comparable form of a title: lowercase letters and digits separated by single spaces. */

@@ -157,6 +157,17 @@ describe("Novelty", () => {
     assert.notStrictEqual(Novelty.normalizeUrl("https://example.com/Path/page?a=1&b=3"), base)
   })
 
+  it("keeps the fragment of file URLs, which names a chunk of a local document", () => {
+    assert.notStrictEqual(
+      Novelty.normalizeUrl("file:///docs/a.md#chunk-1"),
+      Novelty.normalizeUrl("file:///docs/a.md#chunk-2")
+    )
+    assert.strictEqual(
+      Novelty.normalizeUrl("file:///docs/a.md#chunk-1"),
+      Novelty.normalizeUrl("file:///docs/a.md/#chunk-1")
+    )
+  })
+
   it("finds the same page by URL before comparing anything else", () => {
     const index = Novelty.make()
     index.add(doc("s1", letters.slice(0, 500), "https://www.example.com/a/"))

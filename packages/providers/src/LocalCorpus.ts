@@ -448,6 +448,13 @@ const snippetOf = (text: string, terms: ReadonlyArray<string>, length = 300): st
   return `${start > 0 ? "…" : ""}${flat.slice(start, end).trim()}${end < flat.length ? "…" : ""}`
 }
 
+/**
+ * A chunk's title: the document's, its heading, and its number, so that chunks of one long section stay distinct
+ * sources (research deduplicates sources whose titles match).
+ */
+const chunkTitle = (chunk: { readonly title: string; readonly heading: string; readonly n: number }): string =>
+  `${chunk.heading !== "" && chunk.heading !== chunk.title ? `${chunk.title} › ${chunk.heading}` : chunk.title} (part ${chunk.n})`
+
 const makeSearch = (settings: Settings, state: Ref.Ref<State>): SearchProvider.Service => ({
   name: settings.name,
   search: Effect.fn("LocalCorpus.search")(function* (query: string, options: SearchProvider.SearchOptions) {
@@ -457,8 +464,7 @@ const makeSearch = (settings: Settings, state: Ref.Ref<State>): SearchProvider.S
     return hits.flatMap((hit) => {
       const chunk = current.chunks.get(String(hit.id))
       if (chunk === undefined) return []
-      const title =
-        chunk.heading !== "" && chunk.heading !== chunk.title ? `${chunk.title} › ${chunk.heading}` : chunk.title
+      const title = chunkTitle(chunk)
       return [
         new Source.SearchResult({
           url: chunk.url,
@@ -509,7 +515,7 @@ const extractOne = (settings: Settings, state: Ref.Ref<State>, url: string): Eff
       if (chunk === undefined) return fail(`no chunk ${fragment[1]} in ${relative}; the corpus may have changed`)
       return new Source.ExtractedPage({
         url,
-        title: chunk.heading !== "" ? `${chunk.title} › ${chunk.heading}` : chunk.title,
+        title: chunkTitle(chunk),
         content: chunk.text,
         contentType: "text/markdown"
       })

@@ -6,7 +6,7 @@
  * says, when the error says) and the others carry on. Only when every provider fails does the search fail, with an
  * error that names each provider's reason.
  */
-import { Errors, ResearchEvents, SearchProvider, Source } from "@deep-research/core"
+import { Errors, Novelty, ResearchEvents, SearchProvider, Source } from "@deep-research/core"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -206,33 +206,8 @@ export const layerOf = <E, R>(
 // Merging
 // =============================================================================
 
-const trackingParameter = /^(utm_[a-z_]+|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|ref_src|_hsenc|_hsmi|igshid)$/i
-
-/**
- * The comparable form of a URL: scheme, `www.`, default port, tracking parameters and trailing slash dropped, host
- * lowercased, parameters sorted, the fragment dropped except on `file:` URLs (where it names a chunk of a document).
- */
-export const normalizeUrl = (url: string): string => {
-  let parsed: URL
-  try {
-    parsed = new URL(url.trim())
-  } catch {
-    return url.trim().toLowerCase()
-  }
-  if (parsed.protocol === "file:") return `file://${parsed.pathname}${parsed.hash}`
-  const host = parsed.hostname
-    .toLowerCase()
-    .replace(/^www\./, "")
-    .replace(/\.$/, "")
-  const port = parsed.port !== "" && parsed.port !== "80" && parsed.port !== "443" ? `:${parsed.port}` : ""
-  const path = parsed.pathname.replace(/\/{2,}/g, "/").replace(/\/+$/, "")
-  const query = [...parsed.searchParams.entries()]
-    .filter(([key]) => !trackingParameter.test(key))
-    .map(([key, value]) => `${key}=${value}`)
-    .sort()
-    .join("&")
-  return `${host}${port}${path}${query === "" ? "" : `?${query}`}`
-}
+/** The comparable form of a URL (the fragment kept on `file:` URLs, where it names a chunk); core's, shared. */
+export const normalizeUrl: (url: string) => string = Novelty.normalizeUrl
 
 /** Reciprocal rank fusion's damping constant: the usual 60. */
 const fusionConstant = 60

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ContentExtractor, Source } from "@deep-research/core"
+import { ContentExtractor, Novelty, Source } from "@deep-research/core"
 import { Effect, Either } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
@@ -301,6 +301,35 @@ describe("LocalCorpus", () => {
       if (Either.isLeft(result)) {
         assert.strictEqual(result.left._tag, "InvalidInput")
         assert.include(result.left.message, "/no/such/corpus/folder does not exist")
+      }
+    })
+  )
+})
+
+describe("LocalCorpus and research dedup", () => {
+  it.scoped("chunks of one long section stay distinct sources for the researcher's dedup", () =>
+    Effect.gen(function* () {
+      const dir = yield* Effect.acquireRelease(
+        Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "corpus-parts-"))),
+        (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
+      )
+      const paragraphs = Array.from(
+        { length: 9 },
+        (_, i) => `Glacier survey ${i}: ${`measurement ${i} of ice thickness and flow `.repeat(12).trim()}.`
+      )
+      yield* Effect.promise(() =>
+        fs.writeFile(path.join(dir, "glaciers.md"), `# Glacier field notes\n\n${paragraphs.join("\n\n")}`)
+      )
+      const corpus = yield* LocalCorpus.make({ root: dir, cacheFile: false, chunkSize: 600, chunkOverlap: 50 })
+      const results = yield* corpus.search.search("glacier survey measurement ice thickness", { maxResults: 10 })
+      assert.isAbove(results.length, 2)
+      assert.strictEqual(new Set(results.map((r) => r.title)).size, results.length)
+      const index = Novelty.make()
+      for (const result of results) {
+        const verdict = index.check({ id: result.url, url: result.url, title: result.title, text: result.snippet })
+        assert.notStrictEqual(verdict._tag === "Duplicate" ? verdict.reason : "none", "url", result.url)
+        assert.notStrictEqual(verdict._tag === "Duplicate" ? verdict.reason : "none", "title", result.url)
+        index.add({ id: result.url, url: result.url, title: result.title, text: result.snippet })
       }
     })
   )
