@@ -620,6 +620,10 @@ export const secretsConfig: Config.Config<ReadonlyArray<Redacted.Redacted<string
   (values) => values.flatMap(Option.toArray)
 )
 
+/** A leading `~` is the user's home folder, as a shell would have it had the value not been quoted. */
+const expandHome = (folder: string): string =>
+  folder === "~" || folder.startsWith("~/") || folder.startsWith("~\\") ? os.homedir() + folder.slice(1) : folder
+
 /**
  * The sessions folder: `$DEEP_RESEARCH_HOME/sessions`, else `.deep-research/sessions` in the user's home folder.
  */
@@ -627,7 +631,7 @@ export const directoryConfig: Config.Config<string> = Config.map(
   Config.option(Config.nonEmptyString("DEEP_RESEARCH_HOME")),
   (home) =>
     nodePath.join(
-      Option.getOrElse(home, () => nodePath.join(os.homedir(), ".deep-research")),
+      Option.match(home, { onNone: () => nodePath.join(os.homedir(), ".deep-research"), onSome: expandHome }),
       "sessions"
     )
 )

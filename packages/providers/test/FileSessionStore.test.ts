@@ -851,6 +851,14 @@ describe("FileSessionStore", () => {
     }).pipe(Effect.provide(NodeLayer))
   )
 
+  it.effect("a DEEP_RESEARCH_HOME starting with ~ is under the user's home", () =>
+    Effect.gen(function* () {
+      yield* withEnvironment({ DEEP_RESEARCH_HOME: "~/research" })
+      const directory = yield* FileSessionStore.directoryConfig
+      assert.strictEqual(directory, nodePath.join(os.homedir(), "research", "sessions"))
+    }).pipe(Effect.scoped)
+  )
+
   it.effect("the default folder is .deep-research/sessions in the user's home", () =>
     Effect.gen(function* () {
       yield* withEnvironment({ DEEP_RESEARCH_HOME: undefined })
