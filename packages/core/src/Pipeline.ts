@@ -6,9 +6,10 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
-import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
 import * as Schema from "effect/Schema"
 import * as Budget from "./Budget.js"
@@ -93,22 +94,31 @@ const validateId = (id: string): Effect.Effect<string, InvalidInput> =>
     ? Effect.succeed(id)
     : Effect.fail(new InvalidInput({ reason: `"${id}" is not a session id (letters, digits, - and _ only)` }))
 
-/** Keeps the session's events in the store while the run lasts (when a `ResearchEvents` stream is in context). */
-const keepEvents = (sessionId: string) =>
+const decodeEvent = Schema.decodeUnknownEither(ResearchEvents.ResearchEvent)
+
+/**
+ * The run's progress stream: every event is appended to the session's log in the store as it is published (so the
+ * log holds every event even when nobody listens), then published to the `ResearchEvents` in context, if any.
+ */
+const recordingEvents = (sessionId: string) =>
   Effect.gen(function* () {
-    const events = yield* Effect.serviceOption(ResearchEvents.ResearchEvents)
-    if (Option.isNone(events)) return
     const store = yield* SessionStore
-    const queue = yield* events.value.subscribe
-    const append = (batch: Iterable<ResearchEvents.ResearchEvent>) => {
-      const mine = [...batch].filter((event) => event.sessionId === sessionId)
-      return mine.length === 0 ? Effect.void : Effect.ignore(store.appendEvents(sessionId, mine))
+    const outer = yield* Effect.serviceOption(ResearchEvents.ResearchEvents)
+    const stream = Option.isSome(outer) ? outer.value : yield* ResearchEvents.make
+    const service: ResearchEvents.Service = {
+      publish: (input) =>
+        Effect.gen(function* () {
+          const id = yield* FiberRef.get(ResearchEvents.currentSessionId)
+          const timestamp = yield* Clock.currentTimeMillis
+          const event = decodeEvent({ ...input, timestamp, ...(Option.isSome(id) ? { sessionId: id.value } : {}) })
+          if (Either.isRight(event) && event.right.sessionId === sessionId) {
+            yield* Effect.ignore(store.appendEvents(sessionId, [event.right]))
+          }
+          yield* stream.publish(input)
+        }),
+      subscribe: stream.subscribe
     }
-    // Added before the fiber is forked, so it runs after the fiber is stopped: the last events are kept too.
-    yield* Effect.addFinalizer(() => Effect.flatMap(Queue.takeAll(queue), append))
-    yield* Effect.forkScoped(
-      Effect.forever(Effect.flatMap(Queue.takeBetween(queue, 1, 256), (batch) => Effect.uninterruptible(append(batch))))
-    )
+    return service
   })
 
 // =============================================================================
@@ -254,9 +264,11 @@ export const make = <R>(runUnit: Supervisor.UnitRunner<R>) => {
             usage: []
           })
           yield* store.save(session)
-          yield* keepEvents(id)
-          yield* ResearchEvents.publish({ _tag: "SessionStarted", query: session.query })
-          return yield* drive(session, mode, runUnit)
+          const events = yield* recordingEvents(id)
+          return yield* Effect.zipRight(
+            ResearchEvents.publish({ _tag: "SessionStarted", query: session.query }),
+            drive(session, mode, runUnit)
+          ).pipe(Effect.provideService(ResearchEvents.ResearchEvents, events))
         })
       ).pipe(ResearchEvents.withSessionId(id))
     }).pipe(Effect.withSpan("Pipeline.research"))
@@ -279,9 +291,9 @@ export const make = <R>(runUnit: Supervisor.UnitRunner<R>) => {
                   )
                 })
               : stored
-          yield* keepEvents(id)
+          const events = yield* recordingEvents(id)
           const mode = yield* Clarify.defaultMode
-          return yield* drive(session, mode, runUnit)
+          return yield* drive(session, mode, runUnit).pipe(Effect.provideService(ResearchEvents.ResearchEvents, events))
         })
       ).pipe(ResearchEvents.withSessionId(id))
     }).pipe(Effect.withSpan("Pipeline.resume"))

@@ -62,6 +62,33 @@ describe("Pipeline", () => {
     }).pipe(Effect.provide(H.world({})))
   )
 
+  it.effect("checkpoints after every phase, every finished research unit and every round", () =>
+    Effect.gen(function* () {
+      yield* Pipeline.research("Measure the topics", { sessionId: "checkpoints" })
+      const events = yield* Effect.flatMap(SessionStore, (store) => store.events("checkpoints"))
+      const labels = events.flatMap((e) => (e._tag === "Checkpointed" ? [e.label] : []))
+
+      for (const label of [
+        "clarification completed",
+        "brief completed",
+        "round 1 delegated",
+        "research unit r1-d1 completed",
+        "research unit r1-d2 completed",
+        "research unit r1-d3 completed",
+        "research unit r1-d4 completed",
+        "round 1 completed",
+        "supervision completed",
+        "report",
+        "synthesis completed",
+        "completed"
+      ]) {
+        assert.include(labels, label)
+      }
+      // Units are saved as they finish, before the round is.
+      assert.isBelow(labels.indexOf("research unit r1-d1 completed"), labels.indexOf("round 1 completed"))
+    }).pipe(Effect.provide(H.world({})))
+  )
+
   it.effect("the number of research units in flight reaches the cap and never exceeds it", () =>
     Effect.gen(function* () {
       const { maxInFlight, script } = yield* H.countingResearcher(5)
