@@ -184,23 +184,24 @@ const say = (resolved: CliConfig.Resolved, text: string): Effect.Effect<void> =>
 const reportPath = (resolved: CliConfig.Resolved, sessionId: string, path: Path.Path): string =>
   path.resolve(resolved.out ?? `deep-research-${sessionId}.md`)
 
-/** Log lines (warnings from the providers or the store) go to stderr, through the renderer so the view stays whole. */
-const loggerLayer = (write: (line: string) => void): Layer.Layer<never> =>
-  Logger.replace(
-    Logger.defaultLogger,
-    Logger.make(({ cause, logLevel, message }) => {
-      const parts = (Array.isArray(message) ? message : [message]).map((part) =>
-        typeof part === "string" ? part : JSON.stringify(part)
-      )
-      const reason = Cause.isEmpty(cause)
-        ? ""
-        : `: ${Cause.squash(cause) instanceof Error ? String(Cause.squash(cause)) : Cause.pretty(cause)}`
-      write(`${logLevel.label.toLowerCase()}: ${parts.join(" ")}${reason}`)
-    })
-  )
+/** A logger writing one line per entry: `warn: message: cause`. */
+const lineLogger = (write: (line: string) => void): Logger.Logger<unknown, void> =>
+  Logger.make(({ cause, logLevel, message }) => {
+    const parts = (Array.isArray(message) ? message : [message]).map((part) =>
+      typeof part === "string" ? part : JSON.stringify(part)
+    )
+    const reason = Cause.isEmpty(cause) ? "" : `: ${String(Cause.squash(cause))}`
+    write(`${logLevel.label.toLowerCase()}: ${parts.join(" ")}${reason}`)
+  })
 
-/** Log lines on stderr, for commands without a progress view (stdout stays the command's answer or MCP's). */
-export const stderrLogger: Layer.Layer<never> = loggerLayer((line) => process.stderr.write(`${line}\n`))
+const stderrLines = lineLogger((line) => process.stderr.write(`${line}\n`))
+
+/** Log lines on stderr: stdout stays the command's answer (the report summary, JSON lines, MCP messages). */
+export const stderrLogger: Layer.Layer<never> = Logger.replace(Logger.defaultLogger, stderrLines)
+
+/** During a run, log lines (warnings from the providers or the store) go through the renderer, above the view. */
+const rendererLogger = (renderer: Progress.Renderer): Layer.Layer<never> =>
+  Logger.replace(stderrLines, lineLogger(renderer.log))
 
 const quote = (arg: string): string => (/^[A-Za-z0-9_./:=,@%+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)
 
@@ -282,7 +283,7 @@ const runSession = (
         })
       : Layer.empty
     const exit = yield* program.pipe(
-      Effect.provide(Layer.mergeAll(Wiring.layer(resolved), userInput, loggerLayer(renderer.log))),
+      Effect.provide(Layer.mergeAll(Wiring.layer(resolved), userInput, rendererLogger(renderer))),
       Effect.onInterrupt(() =>
         Effect.sync(() => {
           process.stderr.write(`\n${interrupted}\n`)
@@ -318,17 +319,15 @@ const runSession = (
     }
     const out = reportPath(resolved, sessionId, path)
     const markdown = resolved.simulate ? Wiring.markSimulated(report.markdown) : report.markdown
-    yield* fs
-      .writeFileString(out, markdown)
-      .pipe(
-        Effect.mapError(
-          (error) =>
-            new Exited({
-              code: 1,
-              message: `Cannot write the report to ${out}: ${error.message}\nIt is also in ${sessionDir}/report.md`
-            })
-        )
+    yield* fs.writeFileString(out, markdown).pipe(
+      Effect.mapError(
+        (error) =>
+          new Exited({
+            code: 1,
+            message: `Cannot write the report to ${out}: ${error.message}\nIt is also in ${sessionDir}/report.md`
+          })
       )
+    )
     const cost = session.usage.reduce((n, r) => n + r.costUsd, 0)
     const tokens = session.usage.reduce((n, r) => n + r.inputTokens + r.outputTokens, 0)
     yield* say(

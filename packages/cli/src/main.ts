@@ -87,6 +87,8 @@ export const main = (): void => {
     Effect.flatMap(program(args), (code) => Effect.sync(() => void (process.exitCode = code))),
     {
       disableErrorReporting: false,
+      // Log lines go to stderr (see `stderrLogger`), never to stdout.
+      disablePrettyLogger: true,
       teardown: (exit, onExit) => {
         if (Exit.isSuccess(exit)) return onExit(typeof process.exitCode === "number" ? process.exitCode : 0)
         onExit(Cause.isInterruptedOnly(exit.cause) ? 130 : 1)

@@ -1,0 +1,366 @@
+/**
+ * The built `deep-research` command, spawned as a user would run it, against the vendors' emulator: the emulator runs
+ * in this process (its simulated research world answers every request) and the CLI reaches it through
+ * `OPENAI_BASE_URL` and `TAVILY_BASE_URL`, so its request log is visible here. Every test has its own store, home and
+ * working folder.
+ */
+import { ResearchEvents, Session } from "@deep-research/core"
+import { Emulator } from "@deep-research/providers/testing"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as nodePath from "node:path"
+import { fileURLToPath } from "node:url"
+
+// =============================================================================
+// The built CLI
+// =============================================================================
+
+const root = fileURLToPath(new URL("../../..", import.meta.url))
+const bin = nodePath.join(root, "packages/cli/bin/deep-research.js")
+const packages = ["core", "providers", "evaluation", "cli"]
+
+const newestSource = (dir: string): number => {
+  let newest = 0
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = nodePath.join(dir, entry.name)
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(full) : fs.statSync(full).mtimeMs)
+  }
+  return newest
+}
+
+/** The CLI as built; rebuilt when a package's sources are newer than its last build. */
+const ensureBuilt = () => {
+  const built = (name: string) => nodePath.join(root, "packages", name, "dist/.tsbuildinfo")
+  const missing = packages.filter((name) => !fs.existsSync(built(name)))
+  const stale = packages.filter(
+    (name) =>
+      fs.existsSync(built(name)) &&
+      newestSource(nodePath.join(root, "packages", name, "src")) > fs.statSync(built(name)).mtimeMs
+  )
+  if (missing.length === 0 && stale.length === 0) return
+  try {
+    execFileSync(nodePath.join(root, "node_modules/.bin/tsc"), ["-b"], { cwd: root, stdio: "pipe" })
+  } catch (error) {
+    const output = error instanceof Error && "stdout" in error ? String(error.stdout) : String(error)
+    throw new Error(
+      `The end-to-end tests run the built CLI, and ${missing.length > 0 ? `${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} not built` : `${stale.join(", ")} changed since the last build`}; ` +
+        `\`npx tsc -b\` failed:\n${output}`
+    )
+  }
+  if (!fs.existsSync(nodePath.join(root, "packages/cli/dist/main.js"))) {
+    throw new Error("packages/cli/dist/main.js is missing after `npx tsc -b`: run `npm ci` (it builds everything)")
+  }
+}
+
+// =============================================================================
+// Spawning
+// =============================================================================
+
+interface Sandbox {
+  readonly dir: string
+  readonly store: string
+  readonly env: Record<string, string>
+}
+
+const sandboxes: Array<string> = []
+
+/** A temporary home, store and working folder, and an environment with nothing of the real one but `PATH`. */
+const sandbox = (env: Record<string, string> = {}): Sandbox => {
+  const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), "deep-research-cli-"))
+  sandboxes.push(dir)
+  const home = nodePath.join(dir, "home")
+  const store = nodePath.join(dir, "store")
+  fs.mkdirSync(home)
+  return {
+    dir,
+    store,
+    env: { PATH: process.env["PATH"] ?? "", HOME: home, DEEP_RESEARCH_HOME: store, NO_COLOR: "1", ...env }
+  }
+}
+
+interface Finished {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Spawns the CLI; `onLine` sees each stdout line as it comes and may act on the process (to kill it). */
+const cli = (
+  box: Sandbox,
+  args: ReadonlyArray<string>,
+  onLine?: (line: string, child: ChildProcess) => void
+): Promise<Finished> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd: box.dir, env: box.env, stdio: "pipe" })
+    let stdout = ""
+    let stderr = ""
+    let pending = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk
+      pending += chunk
+      const lines = pending.split("\n")
+      pending = lines.pop() ?? ""
+      if (onLine !== undefined) for (const line of lines) onLine(line, child)
+    })
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    child.on("error", reject)
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }))
+  })
+
+const decodeEvent = (line: string) => Effect.runSync(ResearchEvents.decodeJson(line))
+
+const eventsOf = (stdout: string) =>
+  stdout
+    .split("\n")
+    .filter((line) => line !== "")
+    .map(decodeEvent)
+
+const loadSession = (box: Sandbox, id: string): Session.Session =>
+  Schema.decodeUnknownSync(Schema.parseJson(Session.Session))(
+    fs.readFileSync(nodePath.join(box.store, "sessions", id, "session.json"), "utf8")
+  )
+
+const describeRun = (result: Finished) =>
+  `exit ${result.code} (signal ${result.signal})\n--- stdout\n${result.stdout.slice(-3000)}\n--- stderr\n${result.stderr.slice(-3000)}`
+
+// =============================================================================
+// The emulator
+// =============================================================================
+
+let scope: Scope.CloseableScope
+let emulator: Emulator.Handle
+
+/** Where the CLI finds the emulator, as an OpenAI-compatible server and a Tavily endpoint: no key at all. */
+const emulatorEnv = () => ({
+  OPENAI_BASE_URL: emulator.baseUrl("openai"),
+  TAVILY_BASE_URL: emulator.baseUrl("tavily")
+})
+
+const researchArgs = ["--model", "openai:emulated-model", "--search", "tavily", "--no-clarify"]
+
+beforeAll(async () => {
+  ensureBuilt()
+  scope = Effect.runSync(Scope.make())
+  emulator = await Effect.runPromise(Scope.extend(Emulator.start(), scope))
+  await Effect.runPromise(Emulator.simulate(emulator))
+}, 300_000)
+
+afterAll(async () => {
+  if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
+  for (const dir of sandboxes) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+const setLatency = (millis: number) => Effect.runPromise(emulator.setLatency("all", millis))
+
+// =============================================================================
+// Tests
+// =============================================================================
+
+describe("deep-research (built CLI)", () => {
+  describe("a run against the emulator with --json", () => {
+    let box: Sandbox
+    let result: Finished
+
+    beforeAll(async () => {
+      await setLatency(0)
+      box = sandbox(emulatorEnv())
+      result = await cli(box, [
+        "--json",
+        ...researchArgs,
+        "--out",
+        "report.md",
+        "How do heat pumps compare with boilers?"
+      ])
+    }, 120_000)
+
+    it("completes with only OPENAI_BASE_URL and TAVILY_BASE_URL set, sending no API key", async () => {
+      assert.strictEqual(result.code, 0, describeRun(result))
+      const chats = await Effect.runPromise(emulator.requests("openai.chat"))
+      assert.isAbove(chats.length, 0)
+      for (const request of chats) assert.isUndefined(request.headers["authorization"])
+    })
+
+    it("writes only valid JSON event lines on stdout", () => {
+      const lines = result.stdout.split("\n").filter((line) => line !== "")
+      assert.isAbove(lines.length, 10)
+      const tags = lines.map((line) => decodeEvent(line)._tag)
+      assert.include(tags, "SessionStarted")
+      assert.include(tags, "SessionCompleted")
+      assert.notInclude(result.stdout, "Report:")
+    })
+
+    it("writes a report whose every citation points at a page the emulator served in its search results", async () => {
+      const markdown = fs.readFileSync(nodePath.join(box.dir, "report.md"), "utf8")
+      const id = eventsOf(result.stdout)[0]?.sessionId ?? ""
+      const session = loadSession(box, id)
+      const listed = new Map<number, string>()
+      for (const match of markdown.matchAll(/^(\d+)\. \[[^\]]*\]\((\S+)\)/gm))
+        listed.set(Number(match[1]), match[2] ?? "")
+      const cited = new Set([...markdown.matchAll(/\[(\d+)\](?!\()/g)].map((match) => Number(match[1])))
+      assert.isAbove(cited.size, 0)
+      const retrieved = new Set(session.sources.map((source) => source.url))
+      for (const number of cited) {
+        const url = listed.get(number)
+        assert.isDefined(url, `[${number}] is not in the source list`)
+        assert.isTrue(url?.startsWith(`${emulator.url}/web/`), `${url} is not an emulator page`)
+        assert.isTrue(retrieved.has(url ?? ""), `${url} was never retrieved by the session`)
+        const page = await fetch(url ?? "")
+        assert.strictEqual(page.status, 200, url)
+      }
+    })
+  })
+
+  it("--simulate runs offline and marks the report, the stored report and the summary as simulated", async () => {
+    const box = sandbox()
+    const result = await cli(box, ["--simulate", "--out", "report.md", "What limits battery recycling?"])
+    assert.strictEqual(result.code, 0, describeRun(result))
+    assert.match(result.stdout, /^\[simulated\] Report: /)
+    assert.match(result.stderr, /\[simulated\]/)
+    assert.match(fs.readFileSync(nodePath.join(box.dir, "report.md"), "utf8"), /^> \*\*Simulated run\.\*\*/)
+    const [id = ""] = fs.readdirSync(nodePath.join(box.store, "sessions"))
+    assert.match(fs.readFileSync(nodePath.join(box.store, "sessions", id, "report.md"), "utf8"), /^> \*\*Simulated/)
+  })
+
+  it("a run killed with SIGKILL midway resumes without redoing the researchers it had finished", async () => {
+    await setLatency(120)
+    const box = sandbox(emulatorEnv())
+    const args = ["--json", ...researchArgs, "--concurrency", "1"]
+    let sessionId = ""
+    const killed = await cli(box, [...args, "Why did the Roman empire fall?"], (line, child) => {
+      const event = decodeEvent(line)
+      sessionId = event.sessionId ?? sessionId
+      if (event._tag === "Checkpointed" && /^research unit \S+ completed$/.test(event.label)) child.kill("SIGKILL")
+    })
+    await setLatency(0)
+    assert.strictEqual(killed.signal, "SIGKILL", describeRun(killed))
+    const before = loadSession(box, sessionId)
+    assert.strictEqual(before.status, "running")
+    const finished = before.rounds.flatMap((round) => round.results)
+    assert.isAbove(finished.length, 0)
+    assert.isBelow(finished.length, before.rounds.flatMap((round) => round.directives).length)
+
+    const resumed = await cli(box, ["resume", sessionId, ...args])
+    assert.strictEqual(resumed.code, 0, describeRun(resumed))
+    const redone = eventsOf(resumed.stdout).filter(
+      (event) =>
+        (event._tag === "ResearcherStarted" || event._tag === "ToolCalled") &&
+        finished.some((result) => result.directiveId === event.directiveId)
+    )
+    assert.deepStrictEqual(redone, [])
+    const after = loadSession(box, sessionId)
+    assert.strictEqual(after.status, "completed")
+    assert.isDefined(after.report)
+    for (const result of finished) {
+      const kept = after.rounds.flatMap((round) => round.results).find((r) => r.directiveId === result.directiveId)
+      assert.strictEqual(kept?.findings, result.findings)
+    }
+  })
+
+  it("without any model key or base URL it exits 2 with one message naming the environment variables", async () => {
+    const result = await cli(sandbox(), ["What is the capital of Australia?"])
+    assert.strictEqual(result.code, 2, describeRun(result))
+    assert.include(result.stderr, "OPENAI_API_KEY")
+    assert.include(result.stderr, "ANTHROPIC_API_KEY")
+    assert.include(result.stderr, "OPENAI_BASE_URL")
+    assert.notMatch(result.stderr, /^\s+at /m)
+    assert.strictEqual(result.stdout, "")
+  })
+
+  it("an unknown option exits 2 and names the option it resembles", async () => {
+    const result = await cli(sandbox(), ["--simulte", "What is X?"])
+    assert.strictEqual(result.code, 2, describeRun(result))
+    assert.include(result.stderr, "Did you mean --simulate?")
+  })
+
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    it(`${signal} stops a run with exit 130 after a checkpoint and prints the exact resume command`, async () => {
+      await setLatency(150)
+      const box = sandbox(emulatorEnv())
+      let sessionId = ""
+      let sent = false
+      const result = await cli(box, ["--json", ...researchArgs, "What drives coral bleaching?"], (line, child) => {
+        const event = decodeEvent(line)
+        sessionId = event.sessionId ?? sessionId
+        if (!sent && event._tag === "ResearcherStarted") {
+          sent = true
+          child.kill(signal)
+        }
+      })
+      await setLatency(0)
+      assert.strictEqual(result.code, 130, describeRun(result))
+      const command = `deep-research resume ${sessionId} --model openai:emulated-model --search tavily --json`
+      assert.include(result.stderr, `Resume it with: ${command}\n`)
+      assert.notMatch(result.stderr, /^\s+at /m)
+      assert.strictEqual(loadSession(box, sessionId).status, "cancelled")
+    })
+  }
+
+  it("an MCP client starts research, polls its status and reads its report", async () => {
+    const box = sandbox()
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [bin, "mcp", "--simulate"],
+      env: box.env,
+      cwd: box.dir,
+      stderr: "pipe"
+    })
+    const client = new Client({ name: "deep-research-test", version: "1.0.0" })
+    await client.connect(transport)
+    try {
+      const tools = await client.listTools()
+      assert.includeMembers(
+        tools.tools.map((tool) => tool.name),
+        ["start_research", "get_status", "get_report", "list_sessions", "answer_clarification", "cancel_research"]
+      )
+      const textOf = (result: Awaited<ReturnType<typeof client.callTool>>): string => {
+        const content = Schema.decodeUnknownSync(
+          Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.String }))
+        )(result.content)
+        return content.map((part) => part.text).join("")
+      }
+      const started = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ sessionId: Schema.String })))(
+        textOf(await client.callTool({ name: "start_research", arguments: { question: "How do tides work?" } }))
+      )
+      const Status = Schema.parseJson(Schema.Struct({ status: Schema.String, phase: Schema.String }))
+      const seen: Array<string> = []
+      for (let polls = 0; polls < 600; polls++) {
+        const status = Schema.decodeUnknownSync(Status)(
+          textOf(await client.callTool({ name: "get_status", arguments: { sessionId: started.sessionId } }))
+        )
+        seen.push(status.status)
+        if (status.status !== "running") break
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      assert.strictEqual(seen.at(-1), "completed", seen.join(", "))
+      const report = textOf(await client.callTool({ name: "get_report", arguments: { sessionId: started.sessionId } }))
+      assert.match(report, /^> \*\*Simulated run\.\*\*/)
+      assert.match(report, /\[1\]/)
+      const listed = textOf(await client.callTool({ name: "list_sessions", arguments: {} }))
+      assert.include(listed, started.sessionId)
+    } finally {
+      await client.close()
+    }
+    // The session is in the store the CLI reads.
+    const shown = await cli(box, [
+      "show",
+      "--json",
+      "--store",
+      box.store,
+      fs.readdirSync(nodePath.join(box.store, "sessions"))[0] ?? ""
+    ])
+    assert.strictEqual(shown.code, 0, describeRun(shown))
+    assert.strictEqual(
+      Schema.decodeUnknownSync(Schema.parseJson(Session.Session))(shown.stdout.trim()).status,
+      "completed"
+    )
+  })
+})
