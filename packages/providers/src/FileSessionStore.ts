@@ -47,6 +47,12 @@ export interface Options {
   readonly host?: Host | undefined
 }
 
+/**
+ * The locks this process holds, over all its stores. A lock naming this process's pid with none of these tokens was
+ * left by an earlier process that had the same pid (after a reboot, or in a restarted container), and is stale.
+ */
+const locksHeldHere = new Set<string>()
+
 /** This Node process: a pid is alive when signal 0 reaches it (EPERM means it exists under another user). */
 export const nodeHost: Host = {
   pid: process.pid,
@@ -514,7 +520,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
      * Takes a dead holder's lock away by renaming it, then checks that what was moved is the lock judged stale: if
      * another run replaced it in between, it is put back.
      */
-    const takeOver = (file: string, stale: LockHolder, token: string) =>
+    const takeOver = (file: string, stale: LockHolder, token: string, why: string) =>
       Effect.gen(function* () {
         const moved = `${file}.stale-${token}`
         const renamed = yield* fs.rename(file, moved).pipe(
@@ -523,13 +529,12 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
           orDieWith(`cannot move the stale ${file}`)
         )
         if (!renamed) return
-        const movedHolder = yield* readHolder(moved)
-        const isStale = Option.exists(Option.flatten(movedHolder), (holder) => holder.token === stale.token)
-        if (!isStale) yield* Effect.ignore(fs.link(moved, file))
-        else {
-          yield* Effect.logWarning(
-            `FileSessionStore: took over the lock of ${file} from pid ${stale.pid}, which is no longer running`
-          )
+        const movedHolder = Option.flatten(yield* readHolder(moved))
+        if (Option.exists(movedHolder, (holder) => holder.token === stale.token)) {
+          yield* Effect.logWarning(`FileSessionStore: took over the lock of ${file} from pid ${stale.pid}, ${why}`)
+        } else if (Option.isSome(movedHolder)) {
+          // Someone else's fresh lock was moved: it goes back unless yet another run has locked meanwhile.
+          yield* Effect.ignore(Effect.orElse(fs.link(moved, file), () => writeHolder(file, movedHolder.value)))
         }
         yield* Effect.ignore(fs.remove(moved))
       })
@@ -563,14 +568,24 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
             return yield* busy(`an unreadable lock file ${file}; remove it if no run is using this session`)
           }
           const other = current.value.value
-          if (other.hostname !== host.hostname || host.isAlive(other.pid)) {
-            return yield* busy(describeHolder(other, file))
+          if (other.hostname !== host.hostname) return yield* busy(describeHolder(other, file))
+          if (other.pid === host.pid) {
+            if (locksHeldHere.has(other.token)) return yield* busy(describeHolder(other, file))
+            yield* takeOver(file, other, holder.token, "an earlier process that had this process's pid")
+          } else {
+            if (host.isAlive(other.pid)) return yield* busy(describeHolder(other, file))
+            yield* takeOver(file, other, holder.token, "which is no longer running")
           }
-          yield* takeOver(file, other, holder.token)
         }
         return yield* busy(`several runs competing for ${file}`)
       })
-      yield* Effect.acquireRelease(acquire, () => release(file, holder.token))
+      // Registered before the lock exists, so that no fiber of this process ever sees it as an earlier process's.
+      const forget = Effect.sync(() => locksHeldHere.delete(holder.token))
+      yield* Effect.sync(() => locksHeldHere.add(holder.token))
+      yield* Effect.acquireRelease(
+        Effect.onError(acquire, () => forget),
+        () => Effect.ensuring(release(file, holder.token), forget)
+      )
     })
 
     const remove = Effect.fn("FileSessionStore.delete")(function* (id: string) {

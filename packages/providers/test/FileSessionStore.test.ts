@@ -604,6 +604,19 @@ describe("FileSessionStore", () => {
     }).pipe(Effect.provide(NodeLayer))
   )
 
+  it.scopedLive("a lock naming this process's pid but not held by it is an earlier process's, and is taken over", () =>
+    Effect.gen(function* () {
+      const { fs, path, directory, store } = yield* setup()
+      const file = path.join(directory, "reused-pid", "lock")
+      yield* fs.makeDirectory(path.join(directory, "reused-pid"))
+      const earlier = { pid: process.pid, hostname: os.hostname(), startedAt: "2026-01-01T00:00:00.000Z", token: "old" }
+      yield* fs.writeFileString(file, JSON.stringify(earlier))
+      const { lines } = yield* withLogs(store.lock("reused-pid"))
+      assert.isTrue(lines.some((line) => line.includes("took over") && line.includes("earlier process")))
+      assert.notInclude(yield* fs.readFileString(file), '"token":"old"')
+    }).pipe(Effect.provide(NodeLayer))
+  )
+
   it.scopedLive("an unreadable lock file is busy, not silently taken", () =>
     Effect.gen(function* () {
       const { fs, path, directory, store } = yield* setup()
