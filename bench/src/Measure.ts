@@ -163,7 +163,9 @@ export const machine = () => ({
   cpuModel: os.cpus()[0]?.model ?? "unknown",
   memoryGiB: round(os.totalmem() / 1024 ** 3, 1),
   node: process.version,
-  platform: `${os.platform()} ${os.release()}`
+  platform: `${os.platform()} ${os.release()}`,
+  // Other work on the machine competes for the same cores; figures taken under load are pessimistic.
+  loadAverage1m: round(os.loadavg()[0] ?? 0, 2)
 })
 
 /** Times a synchronous function, in milliseconds. */

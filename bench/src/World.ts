@@ -20,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import OpenAI from "openai"
 
 /**
  * The resilience policy: the design's defaults (search 1 request a second, burst 3), the defaults with the search
@@ -35,6 +36,10 @@ export interface Options {
   /** A folder for the file store, or the in-memory store. */
   readonly storeDirectory: string | undefined
   readonly model?: string | undefined
+  /** A `fetch` for the OpenAI SDK in place of the network (the in-process backend). */
+  readonly openaiFetch?: typeof fetch | undefined
+  /** A search provider in place of Tavily over HTTP (the in-process backend). */
+  readonly search?: SearchProvider.Service | undefined
 }
 
 const settingsOf = (policy: Policy): Resilience.Settings | undefined => {
@@ -56,17 +61,30 @@ export const layer = (options: Options) =>
       const resilience = settings === undefined ? undefined : yield* Resilience.make(settings)
       const roles: Partial<Record<Usage.Role, ReturnType<typeof ModelRouter.resolveModel>>> = {}
       for (const role of Usage.roles) {
+        const headers = { "x-bench-role": role }
         roles[role] = yield* OpenAiLanguageModel.make({
           model: options.model ?? "gpt-4.1",
           apiKey: "sk-bench",
           baseUrl: options.openaiBaseUrl,
-          headers: { "x-bench-role": role }
+          headers,
+          ...(options.openaiFetch === undefined
+            ? {}
+            : {
+                client: new OpenAI({
+                  apiKey: "sk-bench",
+                  baseURL: options.openaiBaseUrl,
+                  maxRetries: 0,
+                  fetch: options.openaiFetch,
+                  defaultHeaders: headers
+                })
+              })
         })
       }
       const fallbackModel = roles.report ?? (yield* Effect.dieMessage("no report model"))
       const models: ModelRouter.Models = { default: fallbackModel, roles }
       const tavily = yield* Tavily.make({ apiKey: Redacted.make("tvly-bench"), baseUrl: options.tavilyBaseUrl })
-      const search = resilience === undefined ? tavily.search : resilience.wrapSearchProvider(tavily.search)
+      const searchProvider = options.search ?? tavily.search
+      const search = resilience === undefined ? searchProvider : resilience.wrapSearchProvider(searchProvider)
       const extractor = resilience === undefined ? tavily.extractor : resilience.wrapContentExtractor(tavily.extractor)
       const router = ModelRouter.make(
         resilience === undefined ? models : ModelRouter.mapModels(models, resilience.wrapLanguageModel)

@@ -1,0 +1,43 @@
+/**
+ * Runs every benchmark, each in a process of its own (so one's memory and compiled code do not flatter the next),
+ * keeps each result as JSON in `bench/results/`, and prints a summary. Bounded to about ten minutes on a 2-core
+ * machine. Usage: npm run bench [-- --quick]   (quick: one pipeline run per figure and 10/100 sessions)
+ */
+import { spawnSync } from "node:child_process"
+import { mkdirSync, writeFileSync } from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const results = path.resolve(here, "..", "results")
+const quick = process.argv.includes("--quick")
+
+const steps: ReadonlyArray<{ readonly name: string; readonly script: string; readonly args: ReadonlyArray<string> }> = [
+  { name: "hotPaths", script: "hotPaths.js", args: [] },
+  { name: "pipeline", script: "pipeline.js", args: ["--runs", quick ? "1" : "3"] },
+  { name: "sessions-100", script: "sessions.js", args: ["--sessions", quick ? "10" : "100"] },
+  { name: "sessions-1000", script: "sessions.js", args: ["--sessions", quick ? "100" : "1000"] },
+  { name: "cliStart", script: "cliStart.js", args: [] }
+]
+
+mkdirSync(results, { recursive: true })
+let failed = 0
+for (const step of steps) {
+  const started = Date.now()
+  process.stderr.write(`bench: ${step.name} ... `)
+  const run = spawnSync(process.execPath, [path.join(here, step.script), ...step.args], {
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  const seconds = Math.round((Date.now() - started) / 100) / 10
+  if (run.status !== 0) {
+    failed++
+    process.stderr.write(`failed after ${seconds} s (exit ${String(run.status)})\n`)
+    continue
+  }
+  writeFileSync(path.join(results, `${step.name}.json`), run.stdout)
+  process.stderr.write(`${seconds} s -> bench/results/${step.name}.json\n`)
+  process.stdout.write(run.stdout)
+}
+process.exitCode = failed === 0 ? 0 : 1

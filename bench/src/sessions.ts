@@ -1,0 +1,178 @@
+/**
+ * Benchmark 4: many research sessions at once in one process, each a full `Pipeline.research` run through the real
+ * OpenAI and Tavily provider code over HTTP to the emulator's simulated world (in a separate process, 300 ms a model
+ * call, 150 ms a search), with the file session store and one shared event stream and resilience policy, as the CLI
+ * wires them (the search rate limit lifted: 1 request a second would serialise any such load). Reports completion
+ * time, event-loop delay percentiles and peak RSS.
+ * Usage: node bench/dist/sessions.js --sessions N [--backend http|inprocess] [--store file|memory] [--ticks-before-timer N]
+ */
+import { Pipeline } from "@deep-research/core"
+import { Emulator } from "@deep-research/providers/testing"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Scheduler from "effect/Scheduler"
+import { spawn } from "node:child_process"
+import { mkdtemp, rm } from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { monitorEventLoopDelay, performance } from "node:perf_hooks"
+import { createInterface } from "node:readline"
+import { fileURLToPath } from "node:url"
+import * as InProcess from "./InProcess.js"
+import * as Measure from "./Measure.js"
+import * as World from "./World.js"
+
+const argument = (name: string, fallback: number): number => {
+  const at = process.argv.indexOf(name)
+  return at >= 0 ? Number(process.argv[at + 1]) : fallback
+}
+const sessions = argument("--sessions", 100)
+/** Consecutive microtask turns the Effect scheduler takes before it lets timers and I/O run (Effect's default 2048). */
+const ticksBeforeTimer = argument("--ticks-before-timer", 2048)
+
+const storeArg = process.argv.indexOf("--store")
+/** `file` (the embedded default: atomic writes with fsync) or `memory`. */
+const storeKind = storeArg >= 0 && process.argv[storeArg + 1] === "memory" ? "memory" : "file"
+
+const backendArg = process.argv.indexOf("--backend")
+/** `http` (the emulator in its own process, over sockets) or `inprocess` (the simulator called without sockets). */
+const backend = backendArg >= 0 && process.argv[backendArg + 1] === "inprocess" ? "inprocess" : "http"
+
+const emulatorScript = path.join(path.dirname(fileURLToPath(import.meta.url)), "emulatorProcess.js")
+
+const startEmulator = Effect.acquireRelease(
+  Effect.promise(
+    () =>
+      new Promise<{ readonly url: string; readonly stop: () => Promise<number> }>((resolve, reject) => {
+        const child = spawn(process.execPath, [emulatorScript, "300", "150"], { stdio: ["pipe", "pipe", "inherit"] })
+        child.on("error", reject)
+        const lines = createInterface({ input: child.stdout })
+        const field = (line: string, key: string): unknown => {
+          const parsed: unknown = JSON.parse(line)
+          return typeof parsed === "object" && parsed !== null ? Reflect.get(parsed, key) : undefined
+        }
+        lines.once("line", (line) => {
+          const url = field(line, "url")
+          if (typeof url !== "string") return reject(new Error(`the emulator process said: ${line}`))
+          let stopped: Promise<number> | undefined
+          const stop = () =>
+            (stopped ??= new Promise<number>((done) => {
+              lines.once("line", (last) => {
+                const cpu = field(last, "cpuMillis")
+                done(typeof cpu === "number" ? cpu : Number.NaN)
+              })
+              child.stdin.end()
+            }))
+          resolve({ url, stop })
+        })
+      })
+  ),
+  (emulator) => Effect.promise(() => emulator.stop())
+)
+
+/** The simulator `Emulator.simulate` installs, kept to be called in process (the emulator itself gets no traffic). */
+const inProcessBackend = Effect.gen(function* () {
+  const handle = yield* Emulator.start()
+  let simulator: InProcess.Simulator | undefined
+  yield* Emulator.simulate({
+    ...handle,
+    setFallback: (fallback) => {
+      simulator = fallback
+      return handle.setFallback(fallback)
+    }
+  })
+  if (simulator === undefined) return yield* Effect.dieMessage("the emulator's simulation did not install")
+  return { url: handle.url, simulator }
+})
+
+const program = Effect.scoped(
+  Effect.gen(function* () {
+    const inProcess = backend === "inprocess" ? yield* inProcessBackend : undefined
+    const emulator =
+      inProcess === undefined ? yield* startEmulator : { url: inProcess.url, stop: () => Promise.resolve(0) }
+    const directory = yield* Effect.acquireRelease(
+      Effect.promise(() => mkdtemp(path.join(os.tmpdir(), "deep-research-bench-sessions-"))),
+      (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+    )
+    const context = yield* Layer.build(
+      World.layer({
+        openaiBaseUrl: `${emulator.url}/openai/v1`,
+        tavilyBaseUrl: `${emulator.url}/tavily`,
+        policy: "searchUnlimited",
+        storeDirectory: storeKind === "file" ? directory : undefined,
+        openaiFetch: inProcess === undefined ? undefined : InProcess.openaiFetch(inProcess.simulator, 300),
+        search: inProcess === undefined ? undefined : InProcess.search(inProcess.simulator, 150)
+      })
+    )
+    const rssBefore = process.memoryUsage().rss
+    let peakSampledRss = rssBefore
+    const sampler = setInterval(() => {
+      peakSampledRss = Math.max(peakSampledRss, process.memoryUsage().rss)
+    }, 50)
+    const delay = monitorEventLoopDelay({ resolution: 10 })
+    delay.enable()
+    const durations: Array<number> = []
+    const cpuBefore = process.cpuUsage()
+    const start = performance.now()
+    const results = yield* Effect.forEach(
+      Array.from({ length: sessions }, (_, i) => i),
+      (i) => {
+        const began = performance.now()
+        return Pipeline.research(`Question ${i}: how much solar power did region ${i} add in 2024, and why?`).pipe(
+          Effect.tap(() => Effect.sync(() => durations.push(performance.now() - began))),
+          Effect.either
+        )
+      },
+      { concurrency: "unbounded" }
+    ).pipe(
+      Effect.provide(context),
+      ticksBeforeTimer === 2048
+        ? (effect) => effect
+        : Effect.withScheduler(new Scheduler.MixedScheduler(ticksBeforeTimer))
+    )
+    const wall = performance.now() - start
+    const cpu = process.cpuUsage(cpuBefore)
+    delay.disable()
+    clearInterval(sampler)
+    const emulatorCpuMillis = yield* Effect.promise(() => emulator.stop())
+    const completed = results.filter((r) => r._tag === "Right" && r.right.status === "completed").length
+    const failures = results.flatMap((r) => (r._tag === "Left" ? [r.left.message] : []))
+    return {
+      benchmark: "sessions",
+      machine: Measure.machine(),
+      sessions,
+      ticksBeforeTimer,
+      store: storeKind,
+      backend:
+        backend === "http"
+          ? "emulator over HTTP in a separate process (real OpenAI and Tavily SDK code)"
+          : "simulator in process, no sockets (real OpenAI SDK with an in-process fetch; Tavily's decoding)",
+      completed,
+      failed: failures.length,
+      firstFailures: [...new Set(failures)].slice(0, 3),
+      wallMillis: Measure.round(wall, 0),
+      cpuMillis: Measure.round((cpu.user + cpu.system) / 1000, 0),
+      emulatorCpuMillis,
+      cpuMillisPerSession: Measure.round((cpu.user + cpu.system) / 1000 / sessions, 1),
+      sessionMillis: {
+        median: Measure.round(Measure.median(durations), 0),
+        max: Measure.round(Math.max(...durations), 0)
+      },
+      eventLoopDelayMillis: {
+        p50: Measure.round(delay.percentile(50) / 1e6, 1),
+        p99: Measure.round(delay.percentile(99) / 1e6, 1),
+        max: Measure.round(delay.max / 1e6, 1)
+      },
+      rssMiB: {
+        before: Measure.round(rssBefore / 1024 ** 2, 0),
+        peakSampled: Measure.round(peakSampledRss / 1024 ** 2, 0),
+        // The kernel's high-water mark of the whole process (its start included), in KiB.
+        peakMaxRss: Measure.round(process.resourceUsage().maxRSS / 1024, 0)
+      }
+    }
+  })
+)
+
+const result = await Effect.runPromise(program)
+process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+process.exit(0)
