@@ -29,6 +29,7 @@ import type { SearchProvider } from "./SearchProvider.js"
 import * as Session from "./Session.js"
 import { SessionStore } from "./SessionStore.js"
 import type { Summarizer } from "./Summarizer.js"
+import type * as Usage from "./Usage.js"
 import * as UsageLedger from "./UsageLedger.js"
 
 // =============================================================================
@@ -121,6 +122,24 @@ const recordingEvents = (sessionId: string) =>
     return service
   })
 
+/**
+ * Whether a phase has finished. Besides the completion mark, a phase's own result counts: a run killed between
+ * saving the result and marking the phase does not redo it.
+ */
+const isDone = (session: Session.Session, phase: Usage.Phase): boolean => {
+  if (session.phasesCompleted.includes(phase)) return true
+  switch (phase) {
+    case "clarification":
+      return session.clarification !== undefined
+    case "brief":
+      return session.brief !== undefined || session.briefFallback
+    case "supervision":
+      return false
+    case "synthesis":
+      return session.report !== undefined
+  }
+}
+
 // =============================================================================
 // The run
 // =============================================================================
@@ -133,8 +152,7 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Supervi
     const table = Option.getOrElse(yield* Effect.serviceOption(Pricing.Pricing), () => Pricing.defaultTable)
     const budget = yield* Budget.make(config.budget, ledger, table)
     const session = yield* Checkpoint.make(initial, ledger)
-    const done = (phase: Session.Session["phasesCompleted"][number]) =>
-      Effect.map(session.get, (s) => s.phasesCompleted.includes(phase))
+    const done = (phase: Usage.Phase) => Effect.map(session.get, (s) => isDone(s, phase))
 
     const steps = Effect.gen(function* () {
       yield* session.update("running", (s) => Checkpoint.patch(s, { status: "running" }))

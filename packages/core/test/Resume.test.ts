@@ -1,8 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Fiber, Ref } from "effect"
+import { Effect, Either, Fiber, Ref, Schema } from "effect"
 import { ProviderUnavailable } from "../src/Errors.js"
 import * as Pipeline from "../src/Pipeline.js"
-import type * as Session from "../src/Session.js"
+import * as Research from "../src/Research.js"
+import * as ResearchConfig from "../src/ResearchConfig.js"
+import * as Session from "../src/Session.js"
 import { SessionStore } from "../src/SessionStore.js"
 import { ScriptedModel } from "../src/testing/index.js"
 import { UserInput } from "../src/UserInput.js"
@@ -159,6 +161,36 @@ describe("Resume", () => {
         })
       )
     )
+  )
+
+  it.effect("a brief saved just before a crash is not written again", () =>
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      const decoded = yield* Schema.decodeUnknown(Research.Brief)(JSON.parse(String(H.brief)))
+      yield* store.save(
+        new Session.Session({
+          version: Session.currentVersion,
+          id: "crashed-after-brief",
+          query: "Measure ALPHA",
+          createdAt: 0,
+          updatedAt: 0,
+          config: ResearchConfig.defaults,
+          status: "running",
+          brief: decoded,
+          phasesCompleted: ["clarification"],
+          rounds: [],
+          sources: [],
+          metrics: [],
+          usage: []
+        })
+      )
+      const resumed = yield* Pipeline.resume("crashed-after-brief")
+      assert.strictEqual(resumed.status, "completed")
+      const roles = (yield* ScriptedModel.calls).map((c) => c.role)
+      assert.notInclude(roles, "brief")
+      assert.notInclude(roles, "clarification")
+      assert.include(roles, "report")
+    }).pipe(Effect.provide(H.world({})))
   )
 
   it.effect("a session cannot be resumed while another run holds it", () =>
