@@ -43,6 +43,9 @@ const shorten = (text: string, max: number): string => {
   return flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`
 }
 
+const cut = (line: string, max: number): string =>
+  line.length <= max ? line : `${line.slice(0, Math.max(0, max - 1))}…`
+
 const withResearcher = (state: State, id: string, f: (view: ResearcherView | undefined) => ResearcherView): State => {
   const researchers = new Map(state.researchers)
   researchers.set(id, f(state.researchers.get(id)))
@@ -109,6 +112,14 @@ export const reduce = (state: State, event: Event): State => {
       return note(base, `budget: ${event.spent} of ${event.limit} ${event.budget === "usd" ? "USD" : "tokens"} spent`)
     case "SupervisionStopped":
       return note(base, `research stopped: ${event.reason}`)
+    case "SessionCompleted":
+      return { ...base, phase: "completed" }
+    case "SessionFailed":
+      return note({ ...base, phase: "failed" }, event.error)
+    case "SessionCancelled":
+      return { ...base, phase: "cancelled" }
+    case "SessionAwaitingClarification":
+      return { ...base, phase: "waiting for an answer" }
     default:
       return base
   }
@@ -133,7 +144,9 @@ export const renderLive = (state: State, width: number): ReadonlyArray<string> =
     const mark = view.status === "running" ? "›" : view.status === "done" ? "✓" : "✗"
     return `  ${mark} ${shorten(view.topic, 48)} — ${shorten(view.action, 60)} (${view.sources})`
   })
-  return [...head, ...researchers, ...state.notes.map((n) => `  ! ${n}`)].map((line) => shorten(line, width))
+  return [...head, ...researchers, ...state.notes.map((n) => `  ! ${shorten(n, width)}`)].map((line) =>
+    cut(line, width)
+  )
 }
 
 /** A plain line for an event worth a line when not on a terminal. */
