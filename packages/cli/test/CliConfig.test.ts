@@ -148,4 +148,29 @@ describe("CliConfig", () => {
     assert.isTrue(resolved.simulate)
     assert.isTrue(resolved.search.length > 0)
   })
+
+  it("a Tavily base URL alone makes Tavily the default search (a self-hosted or emulated endpoint)", () => {
+    const resolved = resolveRight(
+      { model: "openai:qwen3" },
+      { OPENAI_BASE_URL: "http://127.0.0.1:1/v1", TAVILY_BASE_URL: "http://127.0.0.1:1/tavily" }
+    )
+    assert.deepStrictEqual(resolved.search, ["tavily"])
+  })
+
+  it("evaluation needs a model but no search backend", () => {
+    const env = { OPENAI_BASE_URL: "http://127.0.0.1:1/v1" }
+    assert.include(resolveLeft({ model: "openai:qwen3" }, env), "No search backend")
+    const result = CliConfig.resolve({ model: "openai:qwen3" }, env, undefined, "evaluation")
+    if (Either.isLeft(result)) return assert.fail(result.left.message)
+    assert.deepStrictEqual(result.right.search, [])
+    assert.include(
+      Either.flip(CliConfig.resolve({}, {}, undefined, "evaluation")).pipe(Either.getOrThrow).message,
+      "OPENAI_API_KEY"
+    )
+  })
+
+  it("an ollama: model needs no key or base URL", () => {
+    const resolved = resolveRight({ model: "ollama:qwen3:8b", corpus: "./notes" }, {})
+    assert.strictEqual(resolved.models.default, "ollama:qwen3:8b")
+  })
 })

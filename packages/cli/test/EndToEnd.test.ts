@@ -5,6 +5,7 @@
  * working folder.
  */
 import { ResearchEvents, Session } from "@deep-research/core"
+import { Evaluation } from "@deep-research/evaluation"
 import { Emulator } from "@deep-research/providers/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -219,15 +220,39 @@ describe("deep-research (built CLI)", () => {
     })
   })
 
-  it("--simulate runs offline and marks the report, the stored report and the summary as simulated", async () => {
-    const box = sandbox()
-    const result = await cli(box, ["--simulate", "--out", "report.md", "What limits battery recycling?"])
-    assert.strictEqual(result.code, 0, describeRun(result))
-    assert.match(result.stdout, /^\[simulated\] Report: /)
-    assert.match(result.stderr, /\[simulated\]/)
-    assert.match(fs.readFileSync(nodePath.join(box.dir, "report.md"), "utf8"), /^> \*\*Simulated run\.\*\*/)
-    const [id = ""] = fs.readdirSync(nodePath.join(box.store, "sessions"))
-    assert.match(fs.readFileSync(nodePath.join(box.store, "sessions", id, "report.md"), "utf8"), /^> \*\*Simulated/)
+  describe("a --simulate run", () => {
+    let box: Sandbox
+    let result: Finished
+    let sessionId: string
+
+    beforeAll(async () => {
+      box = sandbox()
+      result = await cli(box, ["--simulate", "--out", "report.md", "What limits battery recycling?"])
+      sessionId = fs.readdirSync(nodePath.join(box.store, "sessions"))[0] ?? ""
+    }, 120_000)
+
+    it("runs offline and marks the report, the stored report and the summary as simulated", () => {
+      assert.strictEqual(result.code, 0, describeRun(result))
+      assert.match(result.stdout, /^\[simulated\] Report: /)
+      assert.match(result.stderr, /\[simulated\]/)
+      assert.match(fs.readFileSync(nodePath.join(box.dir, "report.md"), "utf8"), /^> \*\*Simulated run\.\*\*/)
+      const stored = fs.readFileSync(nodePath.join(box.store, "sessions", sessionId, "report.md"), "utf8")
+      assert.match(stored, /^> \*\*Simulated run\.\*\*/)
+    })
+
+    it("evaluate prints the scores and the citation checks and stores them beside the session", async () => {
+      const evaluated = await cli(box, ["evaluate", sessionId, "--simulate"])
+      assert.strictEqual(evaluated.code, 0, describeRun(evaluated))
+      assert.match(evaluated.stdout, /^\[simulated\]/)
+      assert.match(evaluated.stdout, /Composite \d/)
+      assert.match(evaluated.stdout, /groundedness\s+\d\/5/)
+      assert.match(evaluated.stdout, /Citations: \d+ inline/)
+      const stored = Schema.decodeUnknownSync(Schema.parseJson(Evaluation.Evaluation))(
+        fs.readFileSync(nodePath.join(box.store, "sessions", sessionId, "evaluation.json"), "utf8")
+      )
+      assert.strictEqual(stored.sessionId, sessionId)
+      assert.strictEqual(stored.judgement.scores.length, 8)
+    })
   })
 
   it("a run killed with SIGKILL midway resumes without redoing the researchers it had finished", async () => {

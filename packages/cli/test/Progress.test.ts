@@ -1,4 +1,4 @@
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, vi } from "@effect/vitest"
 import type { ResearchEvents } from "@deep-research/core"
 import * as Progress from "../src/Progress.js"
 
@@ -82,5 +82,52 @@ describe("Progress", () => {
     assert.strictEqual(out.length, 0)
     assert.isTrue(err.some((l) => l.includes("r1-d1 webSearch: x history")))
     assert.isTrue(err.some((l) => l.includes("r1-d2 failed: openai is unavailable")))
+  })
+
+  it("the live view ends on the session's outcome", () => {
+    const state = Progress.reduce(events.reduce(Progress.reduce, Progress.initial), {
+      _tag: "SessionCompleted",
+      durationMillis: 1000,
+      tokens: 10,
+      costUsd: 0,
+      ...at
+    })
+    assert.include(Progress.renderLive(state, 200)[1], "phase completed")
+  })
+
+  it("in the live view a log line goes above the view, which is cleared first and drawn again after", () => {
+    const err: Array<string> = []
+    const renderer = Progress.makeRenderer("live", { out: () => {}, err: (t) => err.push(t), width: () => 200 }, 60_000)
+    for (const event of events) renderer.onEvent(event)
+    renderer.finish()
+    const drawn = err.join("").split("\n").length - 1
+    err.length = 0
+    renderer.log("warn: the store took over a stale lock")
+    renderer.finish()
+    assert.strictEqual(err[0], `\x1b[${drawn}F\x1b[J`)
+    assert.strictEqual(err[1], "warn: the store took over a stale lock\n")
+    assert.include(err[2], "phase supervision")
+  })
+
+  it("a paused live view is taken off the screen and not drawn until it resumes", () => {
+    vi.useFakeTimers()
+    try {
+      const err: Array<string> = []
+      const renderer = Progress.makeRenderer("live", { out: () => {}, err: (t) => err.push(t), width: () => 200 }, 100)
+      for (const event of events) renderer.onEvent(event)
+      vi.advanceTimersByTime(1_000)
+      assert.include(err.join(""), "phase supervision")
+      err.length = 0
+      renderer.pause()
+      renderer.onEvent({ _tag: "RoundStarted", round: 2, ...at })
+      vi.advanceTimersByTime(1_000)
+      assert.strictEqual(err.length, 1)
+      assert.match(err[0] ?? "", /^\x1b\[\d+F\x1b\[J$/)
+      renderer.resume()
+      vi.advanceTimersByTime(1_000)
+      assert.include(err.join(""), "round 2")
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })

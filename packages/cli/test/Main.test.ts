@@ -1,0 +1,51 @@
+import { assert, describe, it } from "@effect/vitest"
+import { resumeCommand } from "../src/Commands.js"
+import { normalizeArgs, unknownOption } from "../src/main.js"
+
+describe("main", () => {
+  it("a question in first position runs it", () => {
+    assert.deepStrictEqual(normalizeArgs(["What is X?", "--json"]), ["run", "What is X?", "--json"])
+    assert.deepStrictEqual(normalizeArgs(["--simulate", "What is X?"]), ["run", "--simulate", "What is X?"])
+  })
+
+  it("subcommands and built-in options are left as they are", () => {
+    assert.deepStrictEqual(normalizeArgs(["list", "--json"]), ["list", "--json"])
+    assert.deepStrictEqual(normalizeArgs(["--version"]), ["--version"])
+  })
+
+  it("an unknown option is named with the known option it resembles", () => {
+    const message = unknownOption(["run", "--max-round", "3", "What is X?"])
+    assert.include(message, "Unknown option --max-round for deep-research run")
+    assert.include(message, "Did you mean --max-rounds?")
+  })
+
+  it("an option of another command is unknown, and nothing is suggested when nothing is close", () => {
+    const message = unknownOption(["list", "--frobnicate"])
+    assert.include(message, "Unknown option --frobnicate for deep-research list")
+    assert.notInclude(message, "Did you mean")
+  })
+
+  it("known options, --name=value forms and arguments after -- pass", () => {
+    assert.isUndefined(unknownOption(["run", "--max-rounds=3", "--model-report", "openai:o3", "--help", "q"]))
+    assert.isUndefined(unknownOption(["run", "--", "--not-an-option"]))
+  })
+})
+
+describe("resumeCommand", () => {
+  it("repeats the flags that wire models, search, corpus and store, quoted for the shell", () => {
+    const command = resumeCommand("dr-1", {
+      model: "openai:gpt-4.1",
+      modelRoles: { summarization: "openai:gpt-4.1-mini" },
+      search: "tavily,exa",
+      corpus: "/tmp/my notes",
+      store: "/tmp/store",
+      simulate: true,
+      maxRounds: 3
+    })
+    assert.strictEqual(
+      command,
+      "deep-research resume dr-1 --model openai:gpt-4.1 --model-summarization openai:gpt-4.1-mini --search tavily,exa " +
+        "--corpus '/tmp/my notes' --store /tmp/store --simulate"
+    )
+  })
+})
