@@ -67,7 +67,7 @@ describe("BenchmarkRunner tasks", () => {
   })
 
   it("reads the shipped DeepResearch Bench query file", () => {
-    const file = new URL("../../../../shared/data/deep-research-bench/query.jsonl", import.meta.url)
+    const file = new URL("../data/deep-research-bench/query.jsonl", import.meta.url)
     const parsed = BenchmarkRunner.parseTasks(readFileSync(file, "utf8"))
     assert.isTrue(Either.isRight(parsed))
     if (Either.isRight(parsed)) {

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url"
 import Anthropic from "@anthropic-ai/sdk"
 import { LanguageModel, ModelRouter, Pipeline, Research, StructuredOutput, Summarizer, Tool } from "@deep-research/core"
 import { MemorySessionStore } from "@deep-research/core/testing"
@@ -8,7 +9,7 @@ import OpenAI from "openai"
 import { AnthropicLanguageModel, OpenAiLanguageModel, Tavily } from "../src/index.js"
 import { Emulator } from "../src/testing/index.js"
 
-const cassettes = "/work/shared/fixtures/vendor-cassettes"
+const cassettes = fileURLToPath(new URL("./fixtures/vendor-cassettes", import.meta.url))
 
 const fetchText = (url: string, init?: RequestInit) =>
   Effect.promise(async () => {

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url"
 /**
  * Every recorded OpenAI payload in the shared vendor cassettes, replayed through the emulator into the real SDK and
  * the providers: answers decode to the recorded values, and every error becomes the right tagged error.
@@ -9,7 +10,7 @@ import { readdirSync } from "node:fs"
 import { OpenAiLanguageModel, OpenAiWebSearch } from "../src/index.js"
 import { Emulator } from "../src/testing/index.js"
 
-const directory = "/work/shared/fixtures/vendor-cassettes/openai"
+const directory = fileURLToPath(new URL("./fixtures/vendor-cassettes/openai", import.meta.url))
 const cassette = (name: string) => `${directory}/${name}`
 
 const modelFor = (emulator: Emulator.Handle, options?: Partial<OpenAiLanguageModel.Options>) =>
