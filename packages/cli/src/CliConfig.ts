@@ -250,13 +250,40 @@ const homeOf = (env: Environment): string => nonEmpty(env["HOME"]) ?? nonEmpty(e
 export const expandHome = (path: string, env: Environment): string =>
   path === "~" ? homeOf(env) : path.startsWith("~/") ? `${homeOf(env)}${path.slice(1)}` : path
 
+/** A decoding error as one line per problem, each naming the field it is about. */
+const formatIssues = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    // An optional field's "or undefined" alternative adds nothing to what is wrong with the value given.
+    .filter((issue, _, all) => !issue.message.startsWith("Expected undefined") || all.length === 1)
+    .map((issue) => `  ${issue.path.length === 0 ? "" : `${issue.path.join(".")}: `}${issue.message}`)
+    .join("\n")
+
+const flagNames: ReadonlyArray<readonly [keyof Flags, string, boolean]> = [
+  ["maxRounds", "--max-rounds", true],
+  ["concurrency", "--concurrency", true],
+  ["maxToolCalls", "--max-tool-calls", true],
+  ["budgetTokens", "--budget-tokens", true],
+  ["budgetUsd", "--budget-usd", false]
+]
+
+/** Numbers given as flags must be positive (the parser only checks that they are numbers). */
+const checkFlagNumbers = (flags: Flags): ConfigError | undefined => {
+  for (const [key, name, integer] of flagNames) {
+    const value = flags[key]
+    if (typeof value === "number" && (value <= 0 || (integer && !Number.isInteger(value)))) {
+      return new ConfigError({ message: `${name} must be a positive ${integer ? "integer" : "number"}, got ${value}` })
+    }
+  }
+  return undefined
+}
+
 /** Decodes a config file's text; errors name the file. */
 export const decodeFileConfig = (text: string, path: string): Either.Either<FileConfig, ConfigError> =>
   Schema.decodeUnknownEither(Schema.parseJson(FileConfig), { onExcessProperty: "error" })(text).pipe(
     Either.mapLeft(
       (error) =>
         new ConfigError({
-          message: `${path} is not a valid config file:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`
+          message: `${path} is not a valid config file:\n${formatIssues(error)}`
         })
     )
   )
@@ -274,6 +301,8 @@ export const resolve = (
   Either.gen(function* () {
     const simulate = flags.simulate === true
     const credentials = credentialsFrom(env)
+    const badNumber = checkFlagNumbers(flags)
+    if (badNumber !== undefined) return yield* Either.left(badNumber)
 
     const corpus = first(flags.corpus, nonEmpty(env["DEEP_RESEARCH_CORPUS"]), file?.corpus)
 
@@ -378,7 +407,7 @@ export const resolve = (
       Either.mapLeft(
         (error) =>
           new ConfigError({
-            message: `Invalid research settings:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`
+            message: `Invalid research settings (flags, DEEP_RESEARCH_* or the config file's "research"):\n${formatIssues(error)}`
           })
       )
     )

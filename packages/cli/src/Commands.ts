@@ -267,7 +267,11 @@ const runSession = (
               sessionId,
               clarification: interactive ? "ask" : "proceed"
             })
-          : Pipeline.resume(start.resumeId, { answer: start.answer })
+          : // Loaded first, so that a mistyped id is refused before anything is written for it.
+            Effect.zipRight(
+              Effect.flatMap(SessionStore.SessionStore, (sessions) => sessions.load(start.resumeId)),
+              Pipeline.resume(start.resumeId, { answer: start.answer })
+            )
       ).pipe(Effect.onExit(() => drain))
     }).pipe(Effect.scoped)
 
