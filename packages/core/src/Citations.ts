@@ -24,6 +24,9 @@ const bracket = String.raw`[\[【]\s*\d+(?:\s*[-–—]\s*\d+)?(?:\s*[,，、;]\
 // link (`[text][1]`), and one followed by `(` or `:` is a link or a link definition, not a citation.
 const citationRun = new RegExp(String.raw`(?<!\])(?:${bracket})(?:[ \t]?${bracket})*(?![(:])`, "g")
 
+// Fenced code blocks (closed, or running to the end) and inline code spans, captured so that `split` keeps them.
+const codePattern = /(```[\s\S]*?(?:```|$)|~~~[\s\S]*?(?:~~~|$)|`[^`\n]+`)/
+
 /** Ranges longer than this are not expanded (a model writing `[1-400]` is not citing 400 sources). */
 const maxRange = 50
 
@@ -55,16 +58,22 @@ export interface Remapped {
  */
 export const remap = (markdown: string, map: (n: number) => number | undefined): Remapped => {
   let dropped = 0
-  const replaced = markdown.replace(citationRun, (run) => {
-    const kept = new Set<number>()
-    for (const n of numbersOf(run)) {
-      const next = map(n)
-      if (next === undefined) dropped++
-      else kept.add(next)
-    }
-    if (kept.size === 0) return "\u0000"
-    return `[${[...kept].sort((a, b) => a - b).join(", ")}]`
-  })
+  const rewrite = (text: string) =>
+    text.replace(citationRun, (run) => {
+      const kept = new Set<number>()
+      for (const n of numbersOf(run)) {
+        const next = map(n)
+        if (next === undefined) dropped++
+        else kept.add(next)
+      }
+      if (kept.size === 0) return "\u0000"
+      return `[${[...kept].sort((a, b) => a - b).join(", ")}]`
+    })
+  // Code is left as it is: `items[2]` in a snippet is an index, not a citation. Odd parts of the split are code.
+  const replaced = markdown
+    .split(codePattern)
+    .map((part, i) => (i % 2 === 1 ? part : rewrite(part)))
+    .join("")
   // A removed group takes the blank before it with it ("a claim [9]." becomes "a claim.").
   return { markdown: replaced.replace(/[ \t]*\u0000/g, ""), dropped }
 }

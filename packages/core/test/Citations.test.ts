@@ -45,6 +45,17 @@ describe("Citations", () => {
     assert.deepStrictEqual(result.order, [3])
   })
 
+  it("leaves code blocks and inline code alone", () => {
+    const text = "Use `items[2]` here [4].\n\n```python\nx = rows[1]\ny = rows[9]\n```\n\nThen [2]."
+    const result = Citations.renumber(text, known)
+    assert.strictEqual(
+      result.markdown,
+      "Use `items[2]` here [1].\n\n```python\nx = rows[1]\ny = rows[9]\n```\n\nThen [2]."
+    )
+    assert.deepStrictEqual(result.order, [4, 2])
+    assert.strictEqual(result.dropped, 0)
+  })
+
   it("accepts full-width brackets and CJK separators", () => {
     const result = Citations.renumber("研究表明【2】，另见[3，4]。", known)
     assert.strictEqual(result.markdown, "研究表明[1]，另见[2, 3]。")
