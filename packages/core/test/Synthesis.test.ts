@@ -199,6 +199,25 @@ describe("Synthesis", () => {
     assert.strictEqual(SynthesisPrompt.classify("Why is the sky blue?"), "explanation")
   })
 
+  it.effect("with no usable findings the writer is told no sources exist and nothing is cited", () =>
+    Effect.gen(function* () {
+      const base = session("q")
+      const onlyFailed = new Session.Session({
+        ...base,
+        rounds: base.rounds.map(
+          (r) => new SupervisionRound({ ...r, results: r.results.filter((x) => x.status === "failed") })
+        )
+      })
+      const report = yield* Synthesis.run({ query: "q", brief: undefined, constraints: undefined, session: onlyFailed })
+      const call = (yield* reportCalls)[0]
+      assert.include(call?.request.system ?? "", "No sources could be retrieved")
+      assert.notInclude(promptText(call), "SECRET-FAILURE-TEXT")
+      assert.deepStrictEqual(report.citations, [])
+      assert.strictEqual(report.droppedCitations, 1)
+      assert.notInclude(report.markdown, "## Sources")
+    }).pipe(Effect.provide(ScriptedModel.layerRouter({ default: [], roles: { report: ["# R\n\nA guess [1]."] } })))
+  )
+
   it.effect("recovers from a context overflow by shrinking the findings", () =>
     Effect.gen(function* () {
       const report = yield* Synthesis.run({

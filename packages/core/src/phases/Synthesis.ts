@@ -142,6 +142,11 @@ export const run = Effect.fn("Synthesis.run")(function* (input: Input) {
     system,
     messages: [LanguageModel.user(parts.map((part) => part.content).join("\n\n"))]
   }))
+  if (completion.finishReason === "length") {
+    yield* Effect.logWarning(
+      "the report reached the model's output limit and may end abruptly; raise the report role's output tokens"
+    )
+  }
   const text = StructuredOutput.stripThinking(completion.text)
   if (text === "") {
     return yield* Effect.fail(new MalformedOutput({ reason: "the report model returned no text", raw: "" }))
