@@ -4,6 +4,7 @@
  * and every supervision round, and locked for the run; `resume` continues a stored session from its last checkpoint
  * without redoing finished phases or finished research units.
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -238,6 +239,15 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Supervi
           Effect.ignore(session.update("failed", (s) => Checkpoint.patch(s, { status: "failed", error }))),
           ResearchEvents.publish({ _tag: "SessionFailed", error: error.message })
         )
+      ),
+      // A defect (a bug, not an error of the union) still leaves the session marked failed, resumable.
+      Effect.tapDefect((defect) =>
+        Cause.isInterruptedOnly(defect)
+          ? Effect.void
+          : Effect.zipRight(
+              Effect.ignore(session.update("failed", (s) => Checkpoint.patch(s, { status: "failed" }))),
+              ResearchEvents.publish({ _tag: "SessionFailed", error: Cause.pretty(defect).slice(0, 2_000) })
+            )
       ),
       Effect.onInterrupt(() =>
         Effect.zipRight(

@@ -193,6 +193,24 @@ describe("Resume", () => {
     }).pipe(Effect.provide(H.world({})))
   )
 
+  it.effect("a defect leaves the session marked failed and resumable", () =>
+    Effect.gen(function* () {
+      const broken = yield* Ref.make(true)
+      const report: ScriptedModel.Script = () =>
+        Effect.flatMap(Ref.get(broken), (isBroken) =>
+          isBroken ? Effect.dieMessage("bug in a provider") : Effect.succeed(H.report)
+        )
+      yield* Effect.gen(function* () {
+        const exit = yield* Effect.exit(Pipeline.research("Measure ALPHA", { sessionId: "defect" }))
+        assert.isTrue(exit._tag === "Failure")
+        assert.strictEqual((yield* stored("defect")).status, "failed")
+        yield* Ref.set(broken, false)
+        const resumed = yield* Pipeline.resume("defect")
+        assert.strictEqual(resumed.status, "completed")
+      }).pipe(Effect.provide(H.world({ scripts: H.scripts({ report }) })))
+    })
+  )
+
   it.effect("a session cannot be resumed while another run holds it", () =>
     Effect.gen(function* () {
       const { script, waiting } = yield* holdingResearcher
