@@ -22,6 +22,7 @@ import * as CliConfig from "./CliConfig.js"
 import * as Evaluation from "./Evaluation.js"
 import * as Mcp from "./Mcp.js"
 import * as Progress from "./Progress.js"
+import * as Logging from "./internal/logging.js"
 import * as Terminal from "./internal/terminal.js"
 import { version } from "./version.js"
 import * as Wiring from "./Wiring.js"
@@ -184,24 +185,9 @@ const say = (resolved: CliConfig.Resolved, text: string): Effect.Effect<void> =>
 const reportPath = (resolved: CliConfig.Resolved, sessionId: string, path: Path.Path): string =>
   path.resolve(resolved.out ?? `deep-research-${sessionId}.md`)
 
-/** A logger writing one line per entry: `warn: message: cause`. */
-const lineLogger = (write: (line: string) => void): Logger.Logger<unknown, void> =>
-  Logger.make(({ cause, logLevel, message }) => {
-    const parts = (Array.isArray(message) ? message : [message]).map((part) =>
-      typeof part === "string" ? part : JSON.stringify(part)
-    )
-    const reason = Cause.isEmpty(cause) ? "" : `: ${String(Cause.squash(cause))}`
-    write(`${logLevel.label.toLowerCase()}: ${parts.join(" ")}${reason}`)
-  })
-
-const stderrLines = lineLogger((line) => process.stderr.write(`${line}\n`))
-
-/** Log lines on stderr: stdout stays the command's answer (the report summary, JSON lines, MCP messages). */
-export const stderrLogger: Layer.Layer<never> = Logger.replace(Logger.defaultLogger, stderrLines)
-
 /** During a run, log lines (warnings from the providers or the store) go through the renderer, above the view. */
 const rendererLogger = (renderer: Progress.Renderer): Layer.Layer<never> =>
-  Logger.replace(stderrLines, lineLogger(renderer.log))
+  Logger.replace(Logging.stderrLines, Logging.lineLogger(renderer.log))
 
 const quote = (arg: string): string => (/^[A-Za-z0-9_./:=,@%+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)
 

@@ -14,12 +14,14 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import type * as CliConfig from "./CliConfig.js"
 import * as Evaluation from "./Evaluation.js"
+import * as Logging from "./internal/logging.js"
 import * as Progress from "./Progress.js"
 import { version } from "./version.js"
 import * as Wiring from "./Wiring.js"
@@ -113,7 +115,9 @@ const decodeArgs = <A, I>(schema: Schema.Schema<A, I>, args: unknown): Either.Ei
 /** Runs the MCP server over a transport until it closes. */
 export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
   Effect.gen(function* () {
-    const runtime = ManagedRuntime.make(Wiring.layer(resolved))
+    // One runtime for the server's life: every session shares the resilience state, the store and the event stream.
+    // Its log lines go to stderr, since stdout carries the protocol.
+    const runtime = ManagedRuntime.make(Layer.merge(Wiring.layer(resolved), Logging.stderrLogger))
     yield* Effect.addFinalizer(() => runtime.disposeEffect)
     // Built before serving, so that a configuration the providers refuse fails the command instead of every call.
     yield* runtime.runtimeEffect
@@ -196,7 +200,8 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         if (stored === undefined && live === undefined && !running) return failure(`No session with id ${sessionId}`)
         return json({
           sessionId,
-          status: stored?.status ?? "running",
+          // While the run's fiber lives the stored status may still be the previous one (an answered question).
+          status: running ? "running" : (stored?.status ?? "running"),
           running,
           phase: live?.phase ?? "starting",
           round: live?.round ?? stored?.rounds.length ?? 0,
@@ -205,7 +210,9 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
           tokens: live?.tokens ?? stored?.usage.reduce((n, r) => n + r.inputTokens + r.outputTokens, 0) ?? 0,
           costUsd: live?.costUsd ?? stored?.usage.reduce((n, r) => n + r.costUsd, 0) ?? 0,
           clarificationQuestion:
-            stored?.status === "awaiting_clarification" ? stored.clarification?.decision.question : undefined,
+            !running && stored?.status === "awaiting_clarification"
+              ? stored.clarification?.decision.question
+              : undefined,
           error: stored?.error?.message,
           reportReady: stored?.report !== undefined
         })
@@ -240,13 +247,10 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         const { sessionId } = decoded.right
         const fiber = runs.get(sessionId)
         if (fiber === undefined) return failure(`The session ${sessionId} is not running.`)
+        // The run saves itself as cancelled when interrupted; its work so far stays in the store, resumable.
         await runtime.runPromise(Fiber.interrupt(fiber))
-        const exit = await withStore((store) =>
-          Effect.flatMap(store.load(sessionId), (session) =>
-            store.save(new Session.Session({ ...session, status: "cancelled" }))
-          )
-        )
-        return fromExit(exit, () => json({ sessionId, status: "cancelled" }))
+        const exit = await withStore((store) => store.load(sessionId))
+        return fromExit(exit, (session) => json({ sessionId, status: session.status }))
       },
       evaluate_report: async (args) => {
         const decoded = decodeArgs(SessionIdArgs, args)

@@ -329,63 +329,89 @@ describe("deep-research (built CLI)", () => {
     })
   }
 
-  it("an MCP client starts research, polls its status and reads its report", async () => {
-    const box = sandbox()
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [bin, "mcp", "--simulate"],
-      env: box.env,
-      cwd: box.dir,
-      stderr: "pipe"
-    })
-    const client = new Client({ name: "deep-research-test", version: "1.0.0" })
-    await client.connect(transport)
-    try {
-      const tools = await client.listTools()
-      assert.includeMembers(
-        tools.tools.map((tool) => tool.name),
-        ["start_research", "get_status", "get_report", "list_sessions", "answer_clarification", "cancel_research"]
-      )
-      const textOf = (result: Awaited<ReturnType<typeof client.callTool>>): string => {
+  describe("the MCP server", () => {
+    const connect = async (box: Sandbox, args: ReadonlyArray<string>) => {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [bin, "mcp", ...args],
+        env: box.env,
+        cwd: box.dir,
+        stderr: "pipe"
+      })
+      const client = new Client({ name: "deep-research-test", version: "1.0.0" })
+      await client.connect(transport)
+      const call = async (name: string, args: Record<string, unknown>): Promise<string> => {
+        const result = await client.callTool({ name, arguments: args })
         const content = Schema.decodeUnknownSync(
           Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.String }))
         )(result.content)
         return content.map((part) => part.text).join("")
       }
-      const started = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ sessionId: Schema.String })))(
-        textOf(await client.callTool({ name: "start_research", arguments: { question: "How do tides work?" } }))
+      const Status = Schema.parseJson(
+        Schema.Struct({ status: Schema.String, clarificationQuestion: Schema.optional(Schema.String) })
       )
-      const Status = Schema.parseJson(Schema.Struct({ status: Schema.String, phase: Schema.String }))
-      const seen: Array<string> = []
-      for (let polls = 0; polls < 600; polls++) {
-        const status = Schema.decodeUnknownSync(Status)(
-          textOf(await client.callTool({ name: "get_status", arguments: { sessionId: started.sessionId } }))
-        )
-        seen.push(status.status)
-        if (status.status !== "running") break
-        await new Promise((resolve) => setTimeout(resolve, 100))
+      /** Polls get_status until the session is no longer running. */
+      const settle = async (sessionId: string) => {
+        for (let polls = 0; polls < 1_200; polls++) {
+          const status = Schema.decodeUnknownSync(Status)(await call("get_status", { sessionId }))
+          if (status.status !== "running") return status
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+        return assert.fail(`${sessionId} still running after 120 s`)
       }
-      assert.strictEqual(seen.at(-1), "completed", seen.join(", "))
-      const report = textOf(await client.callTool({ name: "get_report", arguments: { sessionId: started.sessionId } }))
-      assert.match(report, /^> \*\*Simulated run\.\*\*/)
-      assert.match(report, /\[1\]/)
-      const listed = textOf(await client.callTool({ name: "list_sessions", arguments: {} }))
-      assert.include(listed, started.sessionId)
-    } finally {
-      await client.close()
+      const start = async (question: string) =>
+        Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ sessionId: Schema.String })))(
+          await call("start_research", { question })
+        ).sessionId
+      return { client, call, settle, start }
     }
-    // The session is in the store the CLI reads.
-    const shown = await cli(box, [
-      "show",
-      "--json",
-      "--store",
-      box.store,
-      fs.readdirSync(nodePath.join(box.store, "sessions"))[0] ?? ""
-    ])
-    assert.strictEqual(shown.code, 0, describeRun(shown))
-    assert.strictEqual(
-      Schema.decodeUnknownSync(Schema.parseJson(Session.Session))(shown.stdout.trim()).status,
-      "completed"
-    )
+
+    it("an MCP client starts research, polls its status and reads its report from the CLI's store", async () => {
+      const box = sandbox()
+      const mcp = await connect(box, ["--simulate"])
+      let sessionId = ""
+      try {
+        const tools = await mcp.client.listTools()
+        assert.includeMembers(
+          tools.tools.map((tool) => tool.name),
+          ["start_research", "get_status", "get_report", "list_sessions", "answer_clarification", "cancel_research"]
+        )
+        sessionId = await mcp.start("How do tides work?")
+        assert.strictEqual((await mcp.settle(sessionId)).status, "completed")
+        const report = await mcp.call("get_report", { sessionId })
+        assert.match(report, /^> \*\*Simulated run\.\*\*/)
+        assert.match(report, /\[1\]/)
+        assert.include(await mcp.call("list_sessions", {}), sessionId)
+      } finally {
+        await mcp.client.close()
+      }
+      const shown = await cli(box, ["show", "--json", sessionId])
+      assert.strictEqual(shown.code, 0, describeRun(shown))
+      const session = Schema.decodeUnknownSync(Schema.parseJson(Session.Session))(shown.stdout.trim())
+      assert.strictEqual(session.status, "completed")
+    })
+
+    it("a clarification question waits for answer_clarification, and the answer reaches the research", async () => {
+      const box = sandbox(emulatorEnv())
+      await Effect.runPromise(
+        emulator.enqueue(
+          "openai.chat",
+          Emulator.openaiJson({ needClarification: true, question: "Which country do you mean?", verification: "" })
+        )
+      )
+      const mcp = await connect(box, ["--model", "openai:emulated-model", "--search", "tavily"])
+      try {
+        const sessionId = await mcp.start("What is the income tax rate?")
+        const waiting = await mcp.settle(sessionId)
+        assert.strictEqual(waiting.status, "awaiting_clarification")
+        assert.strictEqual(waiting.clarificationQuestion, "Which country do you mean?")
+        await mcp.call("answer_clarification", { sessionId, answer: "Norway, for residents" })
+        assert.strictEqual((await mcp.settle(sessionId)).status, "completed")
+        const requests = await Effect.runPromise(emulator.requests("openai.chat"))
+        assert.isTrue(requests.some((request) => JSON.stringify(request.body).includes("Norway, for residents")))
+      } finally {
+        await mcp.client.close()
+      }
+    })
   })
 })
