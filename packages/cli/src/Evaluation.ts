@@ -2,8 +2,7 @@
  * `deep-research evaluate <id>` and the MCP `evaluate_report` tool: the evaluation package judges the report and checks
  * its citations; this module keeps the result beside the session as `evaluation.json`.
  */
-import type { Errors, ModelRouter } from "@deep-research/core"
-import { SessionStore } from "@deep-research/core"
+import { Errors, type ModelRouter, SessionStore } from "@deep-research/core"
 import { Evaluation } from "@deep-research/evaluation"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -15,13 +14,19 @@ export const fileOf = (sessionsDirectory: string, sessionId: string): string =>
   nodePath.join(sessionsDirectory, sessionId, "evaluation.json")
 
 /** Writes the evaluation beside its session, atomically (written aside, then renamed). */
-export const store = (sessionsDirectory: string, evaluation: Evaluation.Evaluation): Effect.Effect<string> => {
+export const store = (
+  sessionsDirectory: string,
+  evaluation: Evaluation.Evaluation
+): Effect.Effect<string, Errors.InvalidInput> => {
   const file = fileOf(sessionsDirectory, evaluation.sessionId)
   const json = `${JSON.stringify(Schema.encodeSync(Evaluation.Evaluation)(evaluation), null, 2)}\n`
-  return Effect.promise(async () => {
-    await fs.writeFile(`${file}.tmp`, json)
-    await fs.rename(`${file}.tmp`, file)
-    return file
+  return Effect.tryPromise({
+    try: async () => {
+      await fs.writeFile(`${file}.tmp`, json)
+      await fs.rename(`${file}.tmp`, file)
+      return file
+    },
+    catch: (error) => new Errors.InvalidInput({ reason: `cannot write ${file}: ${String(error)}` })
   })
 }
 

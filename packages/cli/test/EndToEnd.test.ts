@@ -32,7 +32,8 @@ const newestSource = (dir: string): number => {
   let newest = 0
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const full = nodePath.join(dir, entry.name)
-    newest = Math.max(newest, entry.isDirectory() ? newestSource(full) : fs.statSync(full).mtimeMs)
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(full))
+    else if (entry.name.endsWith(".ts")) newest = Math.max(newest, fs.statSync(full).mtimeMs)
   }
   return newest
 }
