@@ -11,6 +11,7 @@ import { MalformedOutput } from "../Errors.js"
 import * as Language from "../internal/language.js"
 import * as LanguageModel from "../LanguageModel.js"
 import * as ModelRouter from "../ModelRouter.js"
+import * as Novelty from "../Novelty.js"
 import * as Prompt from "../prompts/synthesis.js"
 import { type Brief, Report, type TopicResult } from "../Research.js"
 import * as ResearchEvents from "../ResearchEvents.js"
@@ -40,15 +41,6 @@ export interface Material {
   readonly topics: ReadonlyArray<TopicFindings>
 }
 
-const normalizeUrl = (url: string): string =>
-  url
-    .trim()
-    .toLowerCase()
-    .replace(/^https?:\/\//, "")
-    .replace(/^www\./, "")
-    .replace(/#.*$/, "")
-    .replace(/\/+$/, "")
-
 /** The completed results of the session, in round and priority order. */
 export const completedResults = (session: Session): ReadonlyArray<{ topic: string; result: TopicResult }> =>
   session.rounds.flatMap((round) =>
@@ -72,7 +64,7 @@ export const material = (session: Session): Material => {
     const local = result.sourceIds.map((id) => {
       const source = byId.get(id)
       if (source === undefined) return undefined
-      const key = normalizeUrl(source.url)
+      const key = Novelty.normalizeUrl(source.url)
       let number = numberOfUrl.get(key)
       if (number === undefined) {
         sources.push(source)
