@@ -10,8 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { Exited, optionNames, run, subcommands } from "./Commands.js"
 import { stderrLogger } from "./internal/logging.js"
-import { closest, rootHelp } from "./internal/help.js"
-import { version } from "./version.js"
+import { closest, quickAnswer } from "./internal/help.js"
 
 const builtIns = new Set(["-h", "--help", "--version", "--wizard", "--completions", "--log-level"])
 
@@ -51,10 +50,8 @@ const write = (stream: NodeJS.WriteStream, text: string) => Effect.sync(() => vo
 
 /** The command line, parsed and run; resolves to the exit code. */
 export const program = (args: ReadonlyArray<string>) => {
-  if (args.length === 0 || (args.length === 1 && (args[0] === "--help" || args[0] === "-h"))) {
-    return Effect.as(write(process.stdout, rootHelp), 0)
-  }
-  if (args.length === 1 && args[0] === "--version") return Effect.as(write(process.stdout, `${version}\n`), 0)
+  const quick = quickAnswer(args)
+  if (quick !== undefined) return Effect.as(write(process.stdout, quick), 0)
   const normalized = normalizeArgs(args)
   const unknown = unknownOption(normalized)
   if (unknown !== undefined) return Effect.as(write(process.stderr, `${unknown}\n`), 2)

@@ -301,6 +301,19 @@ describe("deep-research (built CLI)", () => {
     assert.strictEqual(result.stdout, "")
   })
 
+  it("--help lists every command and --version prints the package's version", async () => {
+    const help = await cli(sandbox(), ["--help"])
+    assert.strictEqual(help.code, 0, describeRun(help))
+    for (const command of ["resume <id>", "list", "show <id>", "delete <id>", "evaluate <id>", "mcp"]) {
+      assert.include(help.stdout, `deep-research ${command}`)
+    }
+    const version = await cli(sandbox(), ["--version"])
+    const manifest = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ version: Schema.String })))(
+      fs.readFileSync(nodePath.join(root, "packages/cli/package.json"), "utf8")
+    )
+    assert.strictEqual(version.stdout, `${manifest.version}\n`)
+  })
+
   it("an unknown option exits 2 and names the option it resembles", async () => {
     const result = await cli(sandbox(), ["--simulte", "What is X?"])
     assert.strictEqual(result.code, 2, describeRun(result))

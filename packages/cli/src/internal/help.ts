@@ -39,6 +39,13 @@ Try it without any key:  deep-research --simulate "How do heat pumps compare wit
 Help on one command:     deep-research <command> --help
 `
 
+/** What `deep-research`, `--help` and `--version` print: answered without loading the rest of the CLI. */
+export const quickAnswer = (args: ReadonlyArray<string>): string | undefined => {
+  if (args.length === 0 || (args.length === 1 && (args[0] === "--help" || args[0] === "-h"))) return rootHelp
+  if (args.length === 1 && args[0] === "--version") return `${version}\n`
+  return undefined
+}
+
 const distance = (a: string, b: string): number => {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i)
   for (let i = 1; i <= a.length; i++) {
