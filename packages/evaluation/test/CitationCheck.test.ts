@@ -180,6 +180,37 @@ describe("CitationCheck", () => {
     assert.strictEqual(report.citedSources, 1)
   })
 
+  it("reads local corpus sources: each file: chunk is its own retrieved source", () => {
+    const chunk1 = source(
+      "d1-s1",
+      "file:///corpus/gold.md#chunk-1",
+      "gold.md (part 1)",
+      "Gold held its value through the inflation of the nineteen seventies."
+    )
+    const chunk2 = source(
+      "d1-s2",
+      "file:///corpus/gold.md#chunk-2",
+      "gold.md (part 2)",
+      "Central banks bought more gold in 2022 than in any year since records began."
+    )
+    // As core's synthesis writes the source list: markdown links to the sources' URLs.
+    const markdown = [
+      "Gold kept its value in the 1970s [1].",
+      'Banks said they "bought more gold in 2022 than in any year since records began" [2].',
+      "",
+      "## Sources",
+      "1. [gold.md (part 1)](file:///corpus/gold.md#chunk-1)",
+      "2. [gold.md (part 2)](file:///corpus/gold.md#chunk-2)"
+    ].join("\n")
+    const report = CitationCheck.check({ markdown, sources: [chunk1, chunk2] })
+    assert.deepStrictEqual(
+      [...report.unretrievedSources, ...report.duplicateSources, ...report.unsupportedQuotes].map((f) => f.detail),
+      []
+    )
+    assert.strictEqual(report.quotesChecked, 1)
+    assert.strictEqual(report.issueCount, 0)
+  })
+
   it("checks a session's report and encodes for storage", () => {
     const report = CitationCheck.checkSession(session({ markdown: clean.replace("[2].", "[7]."), sources }))
     assert.strictEqual(report.counts.danglingCitations, 1)

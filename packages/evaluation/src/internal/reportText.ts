@@ -45,9 +45,10 @@ const numberedEntry = /^\s*(?:[-*+]\s+)?(?:\[(\d+)\]|(\d+)[.)])(?::)?\s+(.+)$/
 
 const footnoteEntry = /^\s*\[(\d+)\]:?\s+(.*https?:\/\/.*)$/
 
-const markdownLink = /\[([^\]]*)\]\((https?:\/\/[^)\s]+)\)/
+// file: URLs are the citations of local corpus sources.
+const markdownLink = /\[([^\]]*)\]\(((?:https?|file):\/\/[^)\s]+)\)/
 
-const bareUrl = /https?:\/\/[^\s<>()\]]+/
+const bareUrl = /(?:https?|file):\/\/[^\s<>()\]]+/
 
 const citationGroup = /\[(\d{1,4}(?:\s*[-–,;]\s*\d{1,4})*)\](?!:)|【(\d{1,4}(?:\s*[-–,;，]\s*\d{1,4})*)】/g
 
@@ -79,7 +80,7 @@ const parseEntry = (line: number, text: string, number: number, rest: string): S
     .replace(/[<>]/g, "")
     .replace(/^[\s\-–—:|,.]+|[\s\-–—:|,.]+$/g, "")
   const title = stripEmphasis(
-    linkText !== undefined && linkText.trim() !== "" && !/^https?:\/\//.test(linkText)
+    linkText !== undefined && linkText.trim() !== "" && !/^(?:https?|file):\/\//.test(linkText)
       ? linkText
       : withoutUrl !== ""
         ? withoutUrl
