@@ -3,7 +3,7 @@
  * failed, 2 usage or configuration error, 130 interrupted (Ctrl-C or SIGTERM: `NodeRuntime.runMain` interrupts the
  * program on both, and the run saves a checkpoint before it stops).
  */
-import { ValidationError } from "@effect/cli"
+import { CliConfig, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -74,6 +74,8 @@ export const program = (args: ReadonlyArray<string>) => {
           )
     ),
     Effect.provide(stderrLogger),
+    // Each command's help lists its own options, without the parser's built-in ones and type names.
+    Effect.provide(CliConfig.layer({ showBuiltIns: false, showTypes: false })),
     Effect.provide(NodeContext.layer)
   )
 }

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { resumeCommand } from "../src/Commands.js"
+import { commandHelp, quickAnswer, rootHelp } from "../src/internal/help.js"
 import { normalizeArgs, unknownOption } from "../src/main.js"
 
 describe("main", () => {
@@ -47,5 +48,19 @@ describe("resumeCommand", () => {
       "deep-research resume dr-1 --model openai:gpt-4.1 --model-summarization openai:gpt-4.1-mini --search tavily,exa " +
         "--corpus '/tmp/my notes' --store /tmp/store --simulate"
     )
+  })
+})
+
+describe("quickAnswer", () => {
+  it("no arguments or --help give the overview; <command> --help that command's help", () => {
+    assert.strictEqual(quickAnswer([]), rootHelp)
+    assert.strictEqual(quickAnswer(["-h"]), rootHelp)
+    assert.strictEqual(quickAnswer(["resume", "--help"]), commandHelp["resume"])
+    assert.strictEqual(quickAnswer(["What is X?", "--simulate", "-h"]), commandHelp["run"])
+  })
+
+  it("anything else, and --help after --, is left to the parser", () => {
+    assert.isUndefined(quickAnswer(["What is X?"]))
+    assert.isUndefined(quickAnswer(["run", "--", "--help"]))
   })
 })

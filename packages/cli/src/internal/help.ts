@@ -1,18 +1,6 @@
 import { version } from "../version.js"
 
-/** The overview `deep-research --help` prints; each command's own `--help` lists its options in full. */
-export const rootHelp = `deep-research ${version}: turns a question into a cited research report.
-
-Usage
-  deep-research "<question>" [options]      research a question (the same as: deep-research run ...)
-  deep-research resume <id> [--answer TEXT] continue a session from its last checkpoint
-  deep-research list                        sessions: id, status, created, cost, question
-  deep-research show <id>                   a session and its report
-  deep-research delete <id>                 delete a session and its files
-  deep-research evaluate <id>               judge a report on eight dimensions and check its citations
-  deep-research mcp                         serve MCP on stdio (the research options apply)
-
-Research options
+const researchOptions = `Research options
   --model PROVIDER:NAME          the default model: openai:gpt-4.1, anthropic:claude-sonnet-4-5, ollama:qwen3, ...
   --model-<role> PROVIDER:NAME   the model of one role: clarification, brief, supervisor, researcher,
                                  summarization, compression, report, evaluation
@@ -27,11 +15,31 @@ Research options
   --out FILE                     where to write the report (./deep-research-<id>.md)
   --store DIR                    where sessions are kept (~/.deep-research, or DEEP_RESEARCH_HOME)
   --json                         progress as JSON lines on stdout, nothing else there
-  --simulate                     run offline against the built-in emulator; every output is marked simulated
+  --simulate                     run offline against the built-in emulator; every output is marked simulated`
 
-Keys come only from the environment: OPENAI_API_KEY or ANTHROPIC_API_KEY for the models, TAVILY_API_KEY (or
+const keys = `Keys come only from the environment: OPENAI_API_KEY or ANTHROPIC_API_KEY for the models, TAVILY_API_KEY (or
 EXA_API_KEY, PERPLEXITY_API_KEY) for search. With OPENAI_BASE_URL pointing at an OpenAI-compatible server (Ollama,
-vLLM) no key is needed. Settings can also come from DEEP_RESEARCH_* variables and deep-research.config.json.
+vLLM) no key is needed. Settings can also come from DEEP_RESEARCH_* variables and deep-research.config.json.`
+
+const storeOptions = `Options
+  --store DIR   where sessions are kept (~/.deep-research, or DEEP_RESEARCH_HOME)
+  --json        machine-readable output`
+
+/** The overview `deep-research --help` prints. */
+export const rootHelp = `deep-research ${version}: turns a question into a cited research report.
+
+Usage
+  deep-research "<question>" [options]      research a question (the same as: deep-research run ...)
+  deep-research resume <id> [--answer TEXT] continue a session from its last checkpoint
+  deep-research list                        sessions: id, status, created, cost, question
+  deep-research show <id>                   a session and its report
+  deep-research delete <id>                 delete a session and its files
+  deep-research evaluate <id>               judge a report on eight dimensions and check its citations
+  deep-research mcp                         serve MCP on stdio (the research options apply)
+
+${researchOptions}
+
+${keys}
 
 Exit codes: 0 done, 1 research failed, 2 usage or configuration error, 130 interrupted (resumable).
 
@@ -39,10 +47,89 @@ Try it without any key:  deep-research --simulate "How do heat pumps compare wit
 Help on one command:     deep-research <command> --help
 `
 
-/** What `deep-research`, `--help` and `--version` print: answered without loading the rest of the CLI. */
+/** The help of each command. */
+export const commandHelp: Readonly<Record<string, string>> = {
+  run: `Usage: deep-research [run] "<question>" [options]
+
+Researches a question: clarifies it when needed (on a terminal), writes a brief, lets a supervisor delegate to
+parallel researchers, and writes a report with numbered citations checked against the sources it retrieved. The
+report goes to --out and to the session folder; progress is a live view on a terminal, plain lines otherwise.
+
+${researchOptions}
+
+${keys}
+
+Exit codes: 0 done, 1 research failed, 2 usage or configuration error, 130 interrupted: the exact resume command is
+printed, and a resumed run does not redo the researchers that had finished.
+`,
+  resume: `Usage: deep-research resume <id> [--answer TEXT] [options]
+
+Continues a session from its last checkpoint (after Ctrl-C, a crash or a failure); finished researchers are not
+redone. --answer answers the clarifying question of a session that waits for one. The session keeps its research
+settings; give the model, search, corpus and store options again (the interrupted run printed them).
+
+  --answer TEXT                  the answer to a pending clarifying question
+
+${researchOptions}
+`,
+  list: `Usage: deep-research list [options]
+
+Lists the sessions, newest first: id, status, created, cost and question.
+
+${storeOptions}
+`,
+  show: `Usage: deep-research show <id> [options]
+
+Shows a session (question, brief, rounds, sources, status) and its report. With --json, the whole session.
+
+${storeOptions}
+`,
+  delete: `Usage: deep-research delete <id> [--store DIR]
+
+Deletes a session and its files. A session a run is using is refused.
+
+${storeOptions}
+`,
+  evaluate: `Usage: deep-research evaluate <id> [options]
+
+Judges a completed session's report on eight dimensions (depth, source quality, analytical rigour, completeness,
+groundedness, structure, practical value, balance) with the evaluation role's model, and checks its citations
+(pointing nowhere, never cited, duplicates, never retrieved, quotes not in their source). Prints the scores and the
+checks and keeps them beside the session as evaluation.json.
+
+Options
+  --model PROVIDER:NAME               the default model
+  --model-evaluation PROVIDER:NAME    the judge (and --model-<role> for the other roles)
+  --store DIR                         where sessions are kept (~/.deep-research, or DEEP_RESEARCH_HOME)
+  --json                              the evaluation as one JSON line
+  --simulate                          judge with the built-in emulator (for simulated sessions)
+`,
+  mcp: `Usage: deep-research mcp [options]
+
+Serves MCP on stdio: start_research (returns a session id at once; the research runs in the background),
+get_status, get_report, list_sessions, answer_clarification, cancel_research and evaluate_report. Sessions are kept
+in the same store as the CLI's, so list, show and resume see them. The research options configure every session it
+starts; stdout carries only the protocol, log lines go to stderr.
+
+${researchOptions}
+
+${keys}
+`
+}
+
+/**
+ * What `deep-research`, `--help`, `<command> --help` and `--version` print: answered without loading the rest of the
+ * CLI.
+ */
 export const quickAnswer = (args: ReadonlyArray<string>): string | undefined => {
   if (args.length === 0 || (args.length === 1 && (args[0] === "--help" || args[0] === "-h"))) return rootHelp
   if (args.length === 1 && args[0] === "--version") return `${version}\n`
+  const [first = ""] = args
+  if (args.includes("--help") || args.includes("-h")) {
+    const end = args.indexOf("--")
+    const before = end === -1 ? args : args.slice(0, end)
+    if (before.includes("--help") || before.includes("-h")) return commandHelp[first] ?? commandHelp["run"]
+  }
   return undefined
 }
 
