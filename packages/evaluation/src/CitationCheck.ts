@@ -6,6 +6,7 @@
 import * as Schema from "effect/Schema"
 import { Novelty, type Session, type Source } from "@deep-research/core"
 import * as ReportText from "./internal/reportText.js"
+import { urlKey } from "./internal/urls.js"
 
 // =============================================================================
 // Schemas
@@ -152,7 +153,7 @@ export const check = (input: Input, options?: Options): CitationReport => {
   for (const entry of report.sources) if (!byNumber.has(entry.number)) byNumber.set(entry.number, entry)
   const retrieved = new Map<string, Source.Source>()
   for (const source of input.sources) {
-    const key = Novelty.normalizeUrl(source.url)
+    const key = urlKey(source.url)
     if (!retrieved.has(key)) retrieved.set(key, source)
   }
   const finding = (line: ReportText.Line, detail: string) => new Finding({ line: line.line, text: line.text, detail })
@@ -169,7 +170,7 @@ export const check = (input: Input, options?: Options): CitationReport => {
   const seenUrls = new Map<string, number>()
   const seenTitles = new Map<string, number>()
   const duplicateSources = report.sources.flatMap((entry) => {
-    const url = entry.url === undefined ? undefined : Novelty.normalizeUrl(entry.url)
+    const url = entry.url === undefined ? undefined : urlKey(entry.url)
     const title = Novelty.normalizeTitle(entry.title)
     const sameUrl = url === undefined ? undefined : seenUrls.get(url)
     const sameTitle = title.length >= minTitleLength ? seenTitles.get(title) : undefined
@@ -184,13 +185,13 @@ export const check = (input: Input, options?: Options): CitationReport => {
 
   const listedUnretrieved = report.sources.flatMap((entry) => {
     if (entry.url === undefined) return [finding(entry, `source ${entry.number} has no URL`)]
-    if (retrieved.has(Novelty.normalizeUrl(entry.url))) return []
+    if (retrieved.has(urlKey(entry.url))) return []
     return [finding(entry, `${entry.url} was never retrieved in this session`)]
   })
   // Links in the body cite too, whether or not the list repeats them.
   const inlineUnretrieved = report.body.flatMap((line) =>
     [...new Set([...line.text.matchAll(/https?:\/\/[^\s<>()\]]+/g)].map((m) => m[0].replace(/[.,;:'"]+$/, "")))]
-      .filter((url) => !retrieved.has(Novelty.normalizeUrl(url)))
+      .filter((url) => !retrieved.has(urlKey(url)))
       .map((url) => finding(line, `inline link ${url} was never retrieved in this session`))
   )
   const unretrievedSources = [...listedUnretrieved, ...inlineUnretrieved]
@@ -202,7 +203,7 @@ export const check = (input: Input, options?: Options): CitationReport => {
       quotesChecked += 1
       const texts = numbers.flatMap((number) => {
         const url = byNumber.get(number)?.url
-        const source = url === undefined ? undefined : retrieved.get(Novelty.normalizeUrl(url))
+        const source = url === undefined ? undefined : retrieved.get(urlKey(url))
         return source === undefined ? [] : [sourceText(source)]
       })
       const cites = numbers.map((n) => `[${n}]`).join("")

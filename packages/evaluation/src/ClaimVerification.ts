@@ -10,7 +10,6 @@ import * as Schema from "effect/Schema"
 import {
   LanguageModel,
   ModelRouter,
-  Novelty,
   StructuredOutput,
   Usage,
   type Research,
@@ -22,6 +21,7 @@ import { cap, dataBlock, untrustedNotice } from "./internal/prompt.js"
 import { sample } from "./internal/random.js"
 import * as ReportText from "./internal/reportText.js"
 import { counting } from "./internal/spend.js"
+import { urlKey } from "./internal/urls.js"
 
 // =============================================================================
 // Schemas
@@ -139,14 +139,14 @@ export const sampleClaims = (claims: ReadonlyArray<Claim>, maxClaims: number, se
 /** Maps citation numbers to retrieved sources: the structured citations first, else the markdown's source list. */
 const resolver = (input: Input): ((number: number) => Source.Source | undefined) => {
   const byId = new Map(input.sources.map((source) => [source.id, source] as const))
-  const byUrl = new Map(input.sources.map((source) => [Novelty.normalizeUrl(source.url), source] as const))
+  const byUrl = new Map(input.sources.map((source) => [urlKey(source.url), source] as const))
   const structured = new Map((input.citations ?? []).map((citation) => [citation.number, citation] as const))
   const listed = new Map(ReportText.parse(input.markdown).sources.map((entry) => [entry.number, entry] as const))
   return (number) => {
     const citation = structured.get(number)
-    if (citation !== undefined) return byId.get(citation.sourceId) ?? byUrl.get(Novelty.normalizeUrl(citation.url))
+    if (citation !== undefined) return byId.get(citation.sourceId) ?? byUrl.get(urlKey(citation.url))
     const url = listed.get(number)?.url
-    return url === undefined ? undefined : byUrl.get(Novelty.normalizeUrl(url))
+    return url === undefined ? undefined : byUrl.get(urlKey(url))
   }
 }
 

@@ -211,6 +211,17 @@ describe("CitationCheck", () => {
     assert.strictEqual(report.issueCount, 0)
   })
 
+  it("matches a source whose URL has parentheses, which the source list escapes", () => {
+    const wiki = source("d1-s3", "https://en.wikipedia.org/wiki/Gold_(color)", "Gold (color)", "Gold is a yellow hue.")
+    // Core's source list writes ")" as "%29" so the markdown link does not end early.
+    const markdown = "Gold is a hue [1].\n\n## Sources\n1. [Gold (color)](https://en.wikipedia.org/wiki/Gold_(color%29)"
+    const report = CitationCheck.check({ markdown, sources: [wiki] })
+    assert.deepStrictEqual(
+      report.unretrievedSources.map((f) => f.detail),
+      []
+    )
+  })
+
   it("checks a session's report and encodes for storage", () => {
     const report = CitationCheck.checkSession(session({ markdown: clean.replace("[2].", "[7]."), sources }))
     assert.strictEqual(report.counts.danglingCitations, 1)
