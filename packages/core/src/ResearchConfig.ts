@@ -55,8 +55,6 @@ export class ResearchConfig extends Schema.Class<ResearchConfig>("@deep-research
   supervisorSummaryMaxChars: positiveInt(1_500),
   /** Wall-clock limit of the research phase; synthesis runs on what exists when it is reached. */
   maxResearchDuration: duration("30 minutes"),
-  /** Time limit of one model or search attempt. */
-  attemptTimeout: duration("180 seconds"),
   budget: Schema.optionalWith(Budget, { default: () => new Budget({ synthesisReserve: 0.15 }) })
 }) {}
 
