@@ -2,9 +2,13 @@
  * Tavily search and extraction (`@tavily/core`) as a `SearchProvider` and a `ContentExtractor`.
  *
  * The SDK takes a base URL (`apiBaseURL`), so tests point it at the emulator. Two limits of the SDK shape this
- * module: it throws plain `Error`s without the HTTP status (errors are classified by Tavily's documented texts, see
- * `internal/tavilyErrors.ts`), and it takes no AbortSignal, so interrupting a call ends the Effect at once while the
- * HTTP request itself runs on until the SDK's own timeout (`timeout`, by default 60 s for search, 30 s for extract).
+ * module: it throws plain `Error`s without the HTTP status or headers (errors are classified by Tavily's documented
+ * texts, see `internal/tavilyErrors.ts`; a 429's `retry-after` is lost, so core's computed backoff applies), and it
+ * takes no AbortSignal, so interrupting a call ends the Effect at once while the HTTP request itself runs on until
+ * the SDK's own timeout (`timeout`, by default 60 s for search, 30 s for extract). The SDK posts through the
+ * process-wide default axios instance and exposes no request config; reaching the signal or the response would mean
+ * an interceptor on that shared instance, which every other axios user in the process would go through, so it is
+ * not done.
  */
 import { tavily, type TavilyClient } from "@tavily/core"
 import { ContentExtractor, Errors, SearchProvider, Source } from "@deep-research/core"
