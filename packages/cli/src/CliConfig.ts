@@ -101,6 +101,8 @@ export interface Resolved {
   readonly storeDir: string
   readonly research: ResearchConfig.ResearchConfig
   readonly out: string | undefined
+  /** Whether a clarifying question may be asked (on a terminal, or through MCP); else research goes on without. */
+  readonly askClarification: boolean
   readonly json: boolean
   readonly simulate: boolean
   readonly credentials: Credentials
@@ -386,13 +388,14 @@ export const resolve = (
       file?.budgetTokens
     )
     const budgetUsd = first(flags.budgetUsd, yield* envNumber(env, "DEEP_RESEARCH_BUDGET_USD", false), file?.budgetUsd)
-    const clarify = flags.noClarify === true ? false : file?.clarify
+    // Not asking is not skipping: the clarification phase still runs and its understanding of the question is kept
+    // as constraints (`allowClarification: false` in the file's research settings skips the phase altogether).
+    const askClarification = flags.noClarify !== true && file?.clarify !== false
 
     const encoded: Record<string, unknown> = { ...(file?.research ?? {}) }
     if (maxRounds !== undefined) encoded["maxSupervisionRounds"] = maxRounds
     if (concurrency !== undefined) encoded["maxConcurrentResearchUnits"] = concurrency
     if (maxToolCalls !== undefined) encoded["researcherMaxToolCalls"] = maxToolCalls
-    if (clarify !== undefined) encoded["allowClarification"] = clarify
     if (budgetTokens !== undefined || budgetUsd !== undefined) {
       const budget: Record<string, unknown> = {}
       const fileBudget = file?.research?.["budget"]
@@ -424,6 +427,7 @@ export const resolve = (
       storeDir,
       research,
       out: flags.out,
+      askClarification,
       json: flags.json === true,
       simulate,
       credentials

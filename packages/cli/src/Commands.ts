@@ -68,7 +68,9 @@ const researchOptions = {
     Options.withDescription("Stop research at this cost in USD"),
     Options.optional
   ),
-  noClarify: Options.boolean("no-clarify").pipe(Options.withDescription("Never ask a clarifying question")),
+  noClarify: Options.boolean("no-clarify").pipe(
+    Options.withDescription("Never ask a clarifying question: research goes on with the model's understanding")
+  ),
   out: optionalText("out", "Where to write the report (default ./deep-research-<id>.md)"),
   store: optionalText("store", "The folder that keeps sessions (default ~/.deep-research; also DEEP_RESEARCH_HOME)"),
   json: Options.boolean("json").pipe(Options.withDescription("Progress as JSON lines on stdout, nothing else there")),
@@ -222,7 +224,8 @@ const runSession = (
     const sessionId = "resumeId" in start ? start.resumeId : yield* Wiring.newSessionId
     const renderer = Progress.makeRenderer(progressMode(resolved), sink)
     const resume = resumeCommand(sessionId, flags)
-    const interactive = !resolved.json && process.stdin.isTTY === true && process.stderr.isTTY === true
+    const interactive =
+      resolved.askClarification && !resolved.json && process.stdin.isTTY === true && process.stderr.isTTY === true
     const sessionDir = path.join(Wiring.sessionsDirectory(resolved), sessionId)
     const interrupted = `Interrupted. The session is saved at ${sessionDir}\nResume it with: ${resume}`
 

@@ -48,7 +48,8 @@ const StartArgs = Schema.Struct({
   budgetTokens: Schema.optional(Schema.Int.pipe(Schema.positive())),
   budgetUsd: Schema.optional(Schema.Number.pipe(Schema.positive())),
   allowClarification: Schema.optional(Schema.Boolean).annotations({
-    description: "Ask a clarifying question first when the question needs one (default true)"
+    description:
+      "Run the clarification phase first; when the question needs it, the session waits for answer_clarification (default true)"
   })
 })
 
@@ -185,7 +186,11 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         const sessionId = await runtime.runPromise(Wiring.newSessionId)
         background(
           sessionId,
-          Pipeline.research(a.question, { config: config.right, sessionId, clarification: "await" })
+          Pipeline.research(a.question, {
+            config: config.right,
+            sessionId,
+            clarification: resolved.askClarification ? "await" : "proceed"
+          })
         )
         return json({ sessionId, status: "running" })
       },

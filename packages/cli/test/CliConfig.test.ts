@@ -104,7 +104,7 @@ describe("CliConfig", () => {
     assert.strictEqual(resolved.models.roles.summarization, "openai:gpt-4.1-nano")
   })
 
-  it("budgets, --no-clarify and other research knobs land in the ResearchConfig", () => {
+  it("budgets and other research knobs land in the ResearchConfig", () => {
     const file = decodeFile({ research: { maxDirectivesPerRound: 3, summarizationTimeout: 30000 } })
     const resolved = resolveRight(
       { budgetTokens: 100000, budgetUsd: 2.5, noClarify: true },
@@ -113,7 +113,6 @@ describe("CliConfig", () => {
     )
     assert.strictEqual(resolved.research.budget.maxTokens, 100000)
     assert.strictEqual(resolved.research.budget.maxUsd, 2.5)
-    assert.isFalse(resolved.research.allowClarification)
     assert.strictEqual(resolved.research.maxDirectivesPerRound, 3)
     assert.isTrue(Duration.equals(resolved.research.summarizationTimeout, Duration.seconds(30)))
   })
@@ -172,5 +171,16 @@ describe("CliConfig", () => {
   it("an ollama: model needs no key or base URL", () => {
     const resolved = resolveRight({ model: "ollama:qwen3:8b", corpus: "./notes" }, {})
     assert.strictEqual(resolved.models.default, "ollama:qwen3:8b")
+  })
+
+  it("--no-clarify or clarify: false never asks, but keeps the clarification phase and its understanding", () => {
+    const env = { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "t" }
+    assert.isTrue(resolveRight({}, env).askClarification)
+    const flag = resolveRight({ noClarify: true }, env)
+    assert.isFalse(flag.askClarification)
+    assert.isTrue(flag.research.allowClarification)
+    assert.isFalse(resolveRight({}, env, decodeFile({ clarify: false })).askClarification)
+    const skipped = resolveRight({}, env, decodeFile({ research: { allowClarification: false } }))
+    assert.isFalse(skipped.research.allowClarification)
   })
 })
