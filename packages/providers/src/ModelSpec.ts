@@ -97,6 +97,9 @@ const defaultOllamaUrl = "http://localhost:11434/v1"
 const optionalString = (name: string): Config.Config<string | undefined> =>
   Config.option(Config.nonEmptyString(name)).pipe(Config.map(Option.getOrUndefined))
 
+const optionalRedacted = (name: string): Config.Config<Redacted.Redacted | undefined> =>
+  Config.option(Config.redacted(Config.nonEmptyString(name))).pipe(Config.map(Option.getOrUndefined))
+
 const needs = (spec: Spec, error: ConfigError.ConfigError): Errors.InvalidInput =>
   new Errors.InvalidInput({ reason: `the model ${format(spec)} cannot be configured: ${String(error)}` })
 
@@ -129,9 +132,13 @@ export const makeModel = (
       }).pipe(Effect.mapError((error) => needs(spec, error)))
     case "openai":
       return Effect.gen(function* () {
+        // Each field the settings leave out comes from the configuration, which needs a key or a base URL.
         const fromConfig =
           settings.apiKey !== undefined || settings.baseUrl !== undefined
-            ? { apiKey: settings.apiKey, baseUrl: settings.baseUrl }
+            ? {
+                apiKey: settings.apiKey ?? (yield* optionalRedacted("OPENAI_API_KEY")),
+                baseUrl: settings.baseUrl ?? (yield* optionalString("OPENAI_BASE_URL"))
+              }
             : yield* OpenAiLanguageModel.config
         return yield* OpenAiLanguageModel.make({
           ...common,

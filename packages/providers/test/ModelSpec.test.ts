@@ -163,6 +163,23 @@ describe("ModelSpec.layer against the emulator", () => {
     })
   )
 
+  it.scopedLive("takes the OpenAI base URL from the configuration when the settings give only the key", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond("openai.chat", Emulator.openaiText("configured"))
+      const model = yield* ModelSpec.makeModel(
+        { provider: "openai", model: "gpt-4.1" },
+        { apiKey: Redacted.make("sk-from-settings") }
+      ).pipe(
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["OPENAI_BASE_URL", emulator.baseUrl("openai")]])))
+      )
+      const completion = yield* model.generate({ messages: [LanguageModel.user("q")] })
+      assert.strictEqual(completion.text, "configured")
+      const [request] = yield* emulator.requests("openai.chat")
+      assert.strictEqual(request?.headers["authorization"], "Bearer sk-from-settings")
+    })
+  )
+
   it.scopedLive("gives a role its own output limit and leaves the other roles of the same model alone", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
