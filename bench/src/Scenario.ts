@@ -86,12 +86,16 @@ export const run = (options: Options): Effect.Effect<Outcome> =>
         (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
       )
       const context = yield* Layer.build(
-        World.layer({
-          openaiBaseUrl: handle.baseUrl("openai"),
-          tavilyBaseUrl: handle.baseUrl("tavily"),
-          policy: options.policy,
-          storeDirectory: options.memoryStore === true ? undefined : directory
-        })
+        Layer.merge(
+          ResearchEvents.layer,
+          World.layer({
+            openaiBaseUrl: handle.baseUrl("openai"),
+            tavilyBaseUrl: handle.baseUrl("tavily"),
+            policy: options.policy,
+            storeDirectory: options.memoryStore === true ? undefined : directory,
+            events: false
+          })
+        )
       )
 
       const units = new Map<string, UnitSpan>()

@@ -40,6 +40,8 @@ export interface Options {
   readonly openaiFetch?: typeof fetch | undefined
   /** A search provider in place of Tavily over HTTP (the in-process backend). */
   readonly search?: SearchProvider.Service | undefined
+  /** Leave the event stream out (the pipeline then keeps no event log). Default: in. */
+  readonly events?: boolean | undefined
 }
 
 const settingsOf = (policy: Policy): Resilience.Settings | undefined => {
@@ -98,7 +100,7 @@ export const layer = (options: Options) =>
         Layer.succeed(SearchProvider.SearchProvider, search),
         Layer.succeed(ContentExtractor.ContentExtractor, extractor),
         store,
-        ResearchEvents.layer,
+        options.events === false ? Layer.empty : ResearchEvents.layer,
         resilience === undefined ? Layer.empty : Layer.succeed(Resilience.Resilience, resilience)
       )
       return Layer.provideMerge(Summarizer.layer, base)

@@ -1,9 +1,12 @@
 /**
  * Benchmark 6: the CLI's cold start, `deep-research --help` in a new Node process each time (the files in the page
- * cache, as on any second run), next to a bare `node -e ""` for Node's own start-up. Median of 10 runs after one
+ * cache, as on any second run), next to `deep-research list` on an empty store (which loads the whole CLI, providers
+ * included) and a bare `node -e ""` for Node's own start-up. Median of 10 runs after one
  * unmeasured run. Usage: node bench/dist/cliStart.js
  */
 import { spawnSync } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
@@ -37,6 +40,10 @@ const timeCommand = (args: ReadonlyArray<string>) => {
 }
 
 const help = timeCommand([bin, "--help"])
+// `--help` is answered before the rest of the CLI loads; `list` over an empty store loads all of it.
+const emptyStore = mkdtempSync(path.join(os.tmpdir(), "deep-research-bench-cli-"))
+const list = timeCommand([bin, "list", "--store", emptyStore])
+rmSync(emptyStore, { recursive: true, force: true })
 const output = spawnSync(process.execPath, [bin, "--help"], { cwd: root, encoding: "utf8" }).stdout
 const result = {
   benchmark: "cliStart",
@@ -45,6 +52,8 @@ const result = {
   command: "node packages/cli/bin/deep-research.js --help",
   help,
   helpMentionsCommand: output.includes("deep-research"),
+  listCommand: "node packages/cli/bin/deep-research.js list --store <an empty folder>",
+  list,
   nodeBaseline: timeCommand(["-e", ""])
 }
 process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)

@@ -4,7 +4,7 @@
  * call, 150 ms a search), with the file session store and one shared event stream and resilience policy, as the CLI
  * wires them (the search rate limit lifted: 1 request a second would serialise any such load). Reports completion
  * time, event-loop delay percentiles and peak RSS.
- * Usage: node bench/dist/sessions.js --sessions N [--backend http|inprocess] [--store file|memory] [--ticks-before-timer N]
+ * Usage: node bench/dist/sessions.js --sessions N [--backend http|inprocess] [--events on|off] [--store file|memory] [--ticks-before-timer N]
  */
 import { Pipeline } from "@deep-research/core"
 import { Emulator } from "@deep-research/providers/testing"
@@ -37,6 +37,10 @@ const storeKind = storeArg >= 0 && process.argv[storeArg + 1] === "memory" ? "me
 const backendArg = process.argv.indexOf("--backend")
 /** `http` (the emulator in its own process, over sockets) or `inprocess` (the simulator called without sockets). */
 const backend = backendArg >= 0 && process.argv[backendArg + 1] === "inprocess" ? "inprocess" : "http"
+
+/** `--events off` leaves the shared event stream out, to show what it costs. */
+const eventsArg = process.argv.indexOf("--events")
+const events = !(eventsArg >= 0 && process.argv[eventsArg + 1] === "off")
 
 const emulatorScript = path.join(path.dirname(fileURLToPath(import.meta.url)), "emulatorProcess.js")
 
@@ -101,8 +105,14 @@ const program = Effect.scoped(
         policy: "searchUnlimited",
         storeDirectory: storeKind === "file" ? directory : undefined,
         openaiFetch: inProcess === undefined ? undefined : InProcess.openaiFetch(inProcess.simulator, 300),
+        events,
         search: inProcess === undefined ? undefined : InProcess.search(inProcess.simulator, 150)
       })
+    )
+    // One session first, unmeasured: a long-running server has its code loaded and compiled before the load comes.
+    yield* Pipeline.research("Warm-up: how much solar power did Europe add in 2024?").pipe(
+      Effect.provide(context),
+      Effect.orDie
     )
     const rssBefore = process.memoryUsage().rss
     let peakSampledRss = rssBefore
@@ -143,6 +153,7 @@ const program = Effect.scoped(
       sessions,
       ticksBeforeTimer,
       store: storeKind,
+      events,
       backend:
         backend === "http"
           ? "emulator over HTTP in a separate process (real OpenAI and Tavily SDK code)"
