@@ -6,7 +6,13 @@ import * as readline from "node:readline/promises"
 export const userInput: UserInput.Service = {
   ask: (question) =>
     Effect.acquireUseRelease(
-      Effect.sync(() => readline.createInterface({ input: process.stdin, output: process.stderr })),
+      Effect.sync(() => {
+        const rl = readline.createInterface({ input: process.stdin, output: process.stderr })
+        // The prompt reads the terminal raw, so Ctrl-C arrives as input: pass it on as the signal it means, so the
+        // run is interrupted (and resumable) as it would be at any other moment.
+        rl.on("SIGINT", () => process.kill(process.pid, "SIGINT"))
+        return rl
+      }),
       (rl) =>
         Effect.tryPromise({
           try: (signal) => rl.question(`\n${question}\n> `, { signal }),
