@@ -19,7 +19,7 @@ import { ModelRouter } from "../ModelRouter.js"
 import * as Novelty from "../Novelty.js"
 import * as Prompt from "../prompts/researcher.js"
 import * as Untrusted from "../prompts/untrusted.js"
-import type { Brief, IssuedDirective, StopReason } from "../Research.js"
+import type { StopReason } from "../Research.js"
 import type { ResearchConfig } from "../ResearchConfig.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import { SearchProvider } from "../SearchProvider.js"
@@ -29,6 +29,7 @@ import { Summarizer } from "../Summarizer.js"
 import * as Tool from "../Tool.js"
 import * as Usage from "../Usage.js"
 import * as ActionProtocol from "./ActionProtocol.js"
+import type { UnitInput } from "./Supervisor.js"
 
 // =============================================================================
 // Tools
@@ -90,17 +91,8 @@ export const makeTools = (config: ResearchConfig) => ({
 // Input and output
 // =============================================================================
 
-/** What a researcher works from. */
-export interface Input {
-  readonly directive: IssuedDirective
-  readonly query: string
-  readonly brief: Brief | undefined
-  readonly config: ResearchConfig
-  /** Sources of earlier rounds: compared against for dedup and novelty, never added again. */
-  readonly knownSources: ReadonlyArray<Source>
-  /** Checked before each model call; true stops the researcher cleanly. */
-  readonly shouldStop: Effect.Effect<boolean>
-}
+/** What a researcher works from: its unit's input. */
+export type Input = UnitInput
 
 /** A source as the researcher saw it, under its number. */
 export interface SeenSource {

@@ -37,11 +37,15 @@ import { today } from "./Clarify.js"
 
 /** What a research unit is given (the contract of `ResearchUnit.run`). */
 export interface UnitInput {
+  /** The directive, with its id and round. */
   readonly directive: IssuedDirective
+  /** The user's question. */
   readonly query: string
   readonly brief: Brief | undefined
   readonly config: ResearchConfig
+  /** Sources of earlier rounds: compared against for novelty and dedup, never added again. */
   readonly knownSources: ReadonlyArray<Source>
+  /** Checked before each model call; true stops the unit cleanly (stopReason "run_budget"). */
   readonly shouldStop: Effect.Effect<boolean>
 }
 
