@@ -484,12 +484,15 @@ export const judge = Effect.fn("Judge.judge")(function* (input: Input, options?:
   })
 })
 
-/** What the judge reads of a session: its question, brief, report, sources and compressed findings. */
+/**
+ * What the judge reads of a session: its question, brief, report, sources (those the report cites first, in citation
+ * order, so that the source cap keeps them) and compressed findings.
+ */
 export const inputOf = (session: Session.Session): Input => ({
   question: session.query,
   brief: session.brief?.brief,
   report: session.report?.markdown ?? "",
-  sources: session.sources.map((source: Source.Source) => ({
+  sources: citedFirst(session).map((source: Source.Source) => ({
     title: source.title,
     url: source.url,
     quality: source.quality,
@@ -499,6 +502,16 @@ export const inputOf = (session: Session.Session): Input => ({
     round.results.filter((result) => result.status === "completed").map((result) => result.findings)
   )
 })
+
+const citedFirst = (session: Session.Session): ReadonlyArray<Source.Source> => {
+  const rank = new Map<string, number>()
+  for (const citation of session.report?.citations ?? []) {
+    if (!rank.has(citation.sourceId)) rank.set(citation.sourceId, citation.number)
+  }
+  const order = (source: Source.Source) => rank.get(source.id) ?? Number.MAX_SAFE_INTEGER
+  // Array.prototype.sort is stable: uncited sources keep their retrieval order.
+  return [...session.sources].sort((a, b) => order(a) - order(b))
+}
 
 /** Judges a session's report; a session without a report is `InvalidInput`. */
 export const judgeSession = Effect.fn("Judge.judgeSession")(function* (session: Session.Session, options?: Options) {

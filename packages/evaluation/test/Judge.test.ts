@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Errors, Tool } from "@deep-research/core"
+import { Errors, Research, Tool } from "@deep-research/core"
 import { ScriptedModel } from "@deep-research/core/testing"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -360,6 +360,32 @@ describe("Judge sessions", () => {
       assert.include(prompt, "Compressed finding about rates.")
       assert.include(prompt, "https://example.com/rates")
       assert.strictEqual(judgement.composite, 0.5)
+    }).pipe(
+      Effect.provide(
+        ScriptedModel.layerRouter({
+          default: ["unused"],
+          roles: { evaluation: [JSON.stringify({ scores: allScores(3) })] }
+        })
+      )
+    )
+  )
+
+  it.effect("shows the sources the report cites first, so the source cap keeps them", () =>
+    Effect.gen(function* () {
+      const sources = Array.from({ length: 40 }, (_, i) =>
+        source(`d1-s${i + 1}`, `https://example.com/page-${i + 1}`, `Page ${i + 1}`, `Text of page ${i + 1}.`)
+      )
+      const cited = sources[34]
+      if (cited === undefined) return assert.fail("no source 35")
+      const judged = session({
+        markdown: "# Gold\n\nRates drive gold [1].",
+        sources,
+        citations: [new Research.Citation({ number: 1, sourceId: cited.id, url: cited.url, title: cited.title })]
+      })
+      yield* Judge.judgeSession(judged)
+      const prompt = (yield* ScriptedModel.calls)[0]?.request.messages[0]?.content ?? ""
+      assert.include(prompt, "https://example.com/page-35")
+      assert.include(prompt, "10 more not shown")
     }).pipe(
       Effect.provide(
         ScriptedModel.layerRouter({
