@@ -1,11 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Ref } from "effect"
+import { Effect, Either, Ref, Schema } from "effect"
 import { ProviderUnavailable } from "../src/Errors.js"
 import * as Language from "../src/internal/language.js"
 import * as Pipeline from "../src/Pipeline.js"
+import * as Resilience from "../src/Resilience.js"
 import { SessionStore } from "../src/SessionStore.js"
 import { ScriptedModel } from "../src/testing/index.js"
 import * as H from "./pipelineHarness.js"
+
+const down = new ProviderUnavailable({ provider: "scripted", status: 503 })
 
 const rolesCalled = Effect.map(ScriptedModel.calls, (calls) => new Set(calls.map((c) => c.role)))
 
@@ -60,6 +63,36 @@ describe("Pipeline", () => {
       }
       assert.isTrue(events.every((e) => e.sessionId === "events"))
     }).pipe(Effect.provide(H.world({})))
+  )
+
+  it.effect("retries and breaker changes during a run are kept in the session's event log", () =>
+    Effect.gen(function* () {
+      const session = yield* H.withClock(Pipeline.research("Measure ALPHA", { sessionId: "retried" }))
+      assert.strictEqual(session.status, "completed")
+      const events = yield* Effect.flatMap(SessionStore, (store) => store.events("retried"))
+      assert.deepStrictEqual(
+        events.flatMap((e) => (e._tag === "Retrying" ? [[e.sessionId, e.provider, e.attempt, e.delayMillis]] : [])),
+        [
+          ["retried", "scripted", 1, 1_000],
+          ["retried", "scripted", 2, 2_000]
+        ]
+      )
+      assert.deepStrictEqual(
+        events.flatMap((e) => (e._tag === "CircuitChanged" ? [`${e.sessionId}:${e.state}`] : [])),
+        ["retried:open", "retried:half_open", "retried:closed"]
+      )
+    }).pipe(
+      Effect.provide(
+        H.world({
+          // The report model fails twice: the breaker (threshold 2) opens, half-opens 1.5 s later, and the third
+          // attempt, 2 s after the second, closes it.
+          scripts: H.scripts({ report: [down, down, H.report] }),
+          resilience: Schema.decodeUnknownSync(Resilience.Settings)({
+            model: { jitter: false, failureThreshold: 2, resetTimeout: 1_500 }
+          })
+        })
+      )
+    )
   )
 
   it.effect("checkpoints after every phase, every finished research unit and every round", () =>

@@ -6,6 +6,7 @@
 import { Duration, Effect, Fiber, Layer, Option, Ref, TestClock } from "effect"
 import type * as LanguageModel from "../src/LanguageModel.js"
 import * as ResearchEvents from "../src/ResearchEvents.js"
+import * as Resilience from "../src/Resilience.js"
 import * as Summarizer from "../src/Summarizer.js"
 import { MemorySessionStore, ScriptedModel, StaticWeb } from "../src/testing/index.js"
 import type { Role } from "../src/Usage.js"
@@ -134,8 +135,12 @@ export const scripts = (overrides: Partial<Record<Role, ScriptedModel.Script>> =
 export const world = (options: {
   readonly scripts?: ScriptedModel.RouterScripts | undefined
   readonly web?: Partial<StaticWeb.Options> | undefined
+  /** Every model call goes through a resilience policy with these settings. */
+  readonly resilience?: Resilience.Settings | undefined
 }) => {
-  const router = ScriptedModel.layerRouter(options.scripts ?? scripts())
+  const scripted = ScriptedModel.layerRouter(options.scripts ?? scripts())
+  const router =
+    options.resilience === undefined ? scripted : scripted.pipe(Layer.provide(Resilience.layer(options.resilience)))
   return Layer.mergeAll(
     Layer.provideMerge(Summarizer.layer, router),
     // A query finds the page of the keyword it names, and only that one.
