@@ -3,11 +3,12 @@
  * and writes a short cited answer; results are the cited pages (from the `url_citation` annotations, each with the
  * sentence it supports as snippet) followed by the other pages the searches consulted (the call's `sources`).
  */
-import { Errors, SearchProvider, Source } from "@deep-research/core"
+import { Errors, Pricing, SearchProvider, Source, Usage, UsageLedger } from "@deep-research/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type OpenAI from "openai"
@@ -31,6 +32,10 @@ export interface Options extends OpenAiLanguageModel.ClientOptions {
   readonly stream?: boolean | undefined
   /** The name recorded on results and errors. Default `openai`. */
   readonly name?: string | undefined
+  /** The price of one web search call in USD, added to the tokens' cost. Default 0.01 (10 USD per 1,000 calls). */
+  readonly searchFeeUsd?: number | undefined
+  /** The role the call's tokens and cost are recorded under in the run's `UsageLedger`. Default `researcher`. */
+  readonly role?: Usage.Role | undefined
   /** An existing client, instead of one built from the client options. */
   readonly client?: OpenAI | undefined
 }
@@ -75,6 +80,7 @@ export const make = (options: Options): Effect.Effect<SearchProvider.Service> =>
             })
         )
       )
+      yield* recordUsage(response, model, options.searchFeeUsd ?? 0.01, options.role ?? "researcher")
       return yield* toSearchResults(response, searchOptions, name, model)
     })
     return { name, search }
@@ -199,9 +205,19 @@ const SearchCall = Schema.Struct({
 })
 const OtherItem = Schema.Struct({ type: Schema.String })
 
+const TokenCount = Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => 0 })
+
+const ResponseUsage = Schema.Struct({
+  input_tokens: TokenCount,
+  output_tokens: TokenCount,
+  input_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ cached_tokens: TokenCount }))),
+  output_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ reasoning_tokens: TokenCount })))
+})
+
 /** The fields of a web-search answer this provider reads. */
 export const SearchResponse = Schema.Struct({
   status: Schema.optional(Schema.NullOr(Schema.String)),
+  usage: Schema.optional(Schema.NullOr(ResponseUsage)),
   error: Schema.optional(
     Schema.NullOr(
       Schema.Struct({ code: Schema.optional(Schema.NullOr(Schema.String)), message: Schema.optional(Schema.String) })
@@ -210,6 +226,32 @@ export const SearchResponse = Schema.Struct({
   output: Schema.Array(Schema.Union(MessageItem, SearchCall, OtherItem))
 })
 export type SearchResponse = typeof SearchResponse.Type
+
+/**
+ * The call's tokens and cost (tokens at the model's price plus a fee per search the model ran) in the run's
+ * `UsageLedger`, when there is one, so that the budget and the metrics see what the searches spend.
+ */
+const recordUsage = (
+  response: SearchResponse,
+  model: string,
+  searchFeeUsd: number,
+  role: Usage.Role
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const ledger = yield* Effect.serviceOption(UsageLedger.UsageLedger)
+    if (Option.isNone(ledger) || response.usage === undefined || response.usage === null) return
+    const table = Option.getOrElse(yield* Effect.serviceOption(Pricing.Pricing), () => Pricing.defaultTable)
+    const usage = new Usage.Usage({
+      inputTokens: response.usage.input_tokens ?? 0,
+      outputTokens: response.usage.output_tokens ?? 0,
+      cachedInputTokens: response.usage.input_tokens_details?.cached_tokens ?? 0,
+      reasoningTokens: response.usage.output_tokens_details?.reasoning_tokens ?? 0
+    })
+    const searches = response.output.filter(
+      (item) => item.type === "web_search_call" && "action" in item && item.action?.type === "search"
+    ).length
+    yield* ledger.value.record(role, usage, Pricing.costOf(table, model, usage) + searches * searchFeeUsd)
+  })
 
 /** OpenAI tags every cited URL with `utm_source=openai`; the page is the same without it. */
 export const cleanUrl = (url: string): string => {

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url"
  * Every recorded OpenAI payload in the shared vendor cassettes, replayed through the emulator into the real SDK and
  * the providers: answers decode to the recorded values, and every error becomes the right tagged error.
  */
-import { Errors, LanguageModel, StructuredOutput, Tool } from "@deep-research/core"
+import { Errors, LanguageModel, Pricing, StructuredOutput, Tool, Usage, UsageLedger } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Predicate, Schema } from "effect"
 import { readdirSync } from "node:fs"
@@ -222,6 +222,30 @@ describe("OpenAI cassettes", () => {
       assert.isTrue(results[0]?.snippet.endsWith("a stabilization mission in Gaza."))
       assert.isTrue(results[2]?.snippet.startsWith("Israel–Yemen escalation:"))
       assert.isTrue(results.every((r) => r.provider === "openai" && !r.snippet.includes("](")))
+    })
+  )
+
+  it.scoped("responses-web-search-url-citation: the call's tokens and six searches are recorded in the ledger", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.replay(cassette("responses-web-search-url-citation.json"))
+      const ledger = yield* UsageLedger.make()
+      yield* (yield* searchFor(emulator))
+        .search("top 3 news in the world today", { maxResults: 5 })
+        .pipe(Effect.provideService(UsageLedger.UsageLedger, ledger))
+      const [account] = yield* ledger.snapshot
+      assert.strictEqual(account?.role, "researcher")
+      assert.deepStrictEqual(
+        [account?.inputTokens, account?.outputTokens, account?.cachedInputTokens, account?.reasoningTokens],
+        [115_886, 1_720, 92_160, 1_472]
+      )
+      const tokens = new Usage.Usage({
+        inputTokens: 115_886,
+        outputTokens: 1_720,
+        cachedInputTokens: 92_160,
+        reasoningTokens: 1_472
+      })
+      assert.closeTo(account?.costUsd ?? 0, Pricing.costOf(Pricing.defaultTable, "gpt-5", tokens) + 6 * 0.01, 1e-9)
     })
   )
 
