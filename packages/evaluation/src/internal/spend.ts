@@ -1,7 +1,7 @@
 /** Counting what a model spends across the calls of one evaluation (retries included). */
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
-import { Usage, type LanguageModel } from "@deep-research/core"
+import { Tokens, Usage, type LanguageModel } from "@deep-research/core"
 
 /** A model that adds the usage of every call to `spent`. */
 export const counting = (model: LanguageModel.Service, spent: Ref.Ref<Usage.Usage>): LanguageModel.Service => ({
@@ -12,6 +12,6 @@ export const counting = (model: LanguageModel.Service, spent: Ref.Ref<Usage.Usag
     )
 })
 
-/** Characters a prompt may take in a model's context window, leaving room for the answer (4 characters a token). */
+/** Characters a prompt may take in a model's context window, leaving room for the answer (core's estimate). */
 export const promptBudgetChars = (model: LanguageModel.Service, outputTokens: number): number =>
-  Math.max(4_000, Math.floor((model.contextWindow - outputTokens) * 4 * 0.9))
+  Math.max(4_000, Math.floor(Tokens.charactersFor(model.contextWindow - outputTokens) * 0.9))
