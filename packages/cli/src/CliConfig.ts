@@ -290,6 +290,10 @@ export const decodeFileConfig = (text: string, path: string): Either.Either<File
     )
   )
 
+/** The store folder: `--store`, else `DEEP_RESEARCH_HOME`, else the config file's `store`, else `~/.deep-research`. */
+export const storeDirOf = (flag: string | undefined, env: Environment, file: FileConfig | undefined): string =>
+  expandHome(first(flag, nonEmpty(env["DEEP_RESEARCH_HOME"]), file?.store) ?? "~/.deep-research", env)
+
 /** What the configuration is for: research needs models and search; evaluation only models. */
 export type Purpose = "research" | "evaluation"
 
@@ -415,10 +419,7 @@ export const resolve = (
       )
     )
 
-    const storeDir = expandHome(
-      first(flags.store, nonEmpty(env["DEEP_RESEARCH_HOME"]), file?.store) ?? "~/.deep-research",
-      env
-    )
+    const storeDir = storeDirOf(flags.store, env, file)
 
     return {
       models,

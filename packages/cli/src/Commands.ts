@@ -373,7 +373,10 @@ const storeOption = { store: researchOptions.store, json: researchOptions.json }
 
 const withStore = <A, E>(store: Option.Option<string>, f: (sessions: SessionStore.Service) => Effect.Effect<A, E>) =>
   Effect.gen(function* () {
-    const directory = Wiring.sessionsDirectoryFrom(Option.getOrUndefined(store))
+    const file = yield* loadConfigFile
+    const directory = Wiring.sessionsDirectory({
+      storeDir: CliConfig.storeDirOf(Option.getOrUndefined(store), process.env, file)
+    })
     return yield* Effect.flatMap(SessionStore.SessionStore, f).pipe(Effect.provide(Wiring.storeLayer(directory)))
   })
 

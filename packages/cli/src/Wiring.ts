@@ -34,10 +34,8 @@ import { Emulator } from "@deep-research/providers/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import * as os from "node:os"
 import * as nodePath from "node:path"
 import type * as CliConfig from "./CliConfig.js"
-import { expandHome } from "./CliConfig.js"
 
 /** What a run needs in context. */
 export type Services =
@@ -55,12 +53,6 @@ export const newSessionId: Effect.Effect<string> = Pipeline.newSessionId
 /** The sessions folder under a store folder. */
 export const sessionsDirectory = (resolved: Pick<CliConfig.Resolved, "storeDir">): string =>
   nodePath.join(resolved.storeDir, "sessions")
-
-/** The sessions folder from `--store`, else `DEEP_RESEARCH_HOME`, else `~/.deep-research`. */
-export const sessionsDirectoryFrom = (store: string | undefined): string => {
-  const home = store ?? process.env["DEEP_RESEARCH_HOME"] ?? nodePath.join(os.homedir(), ".deep-research")
-  return nodePath.join(expandHome(home, process.env), "sessions")
-}
 
 const secretsOf = (credentials: CliConfig.Credentials): ReadonlyArray<Redacted.Redacted<string>> =>
   [

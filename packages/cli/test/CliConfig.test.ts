@@ -183,4 +183,13 @@ describe("CliConfig", () => {
     const skipped = resolveRight({}, env, decodeFile({ research: { allowClarification: false } }))
     assert.isFalse(skipped.research.allowClarification)
   })
+
+  it("list, show and delete find the store as a run does: --store, DEEP_RESEARCH_HOME, the file, ~/.deep-research", () => {
+    const file = decodeFile({ store: "~/research" })
+    const home = { HOME: "/home/u" }
+    assert.strictEqual(CliConfig.storeDirOf("/s", { ...home, DEEP_RESEARCH_HOME: "/e" }, file), "/s")
+    assert.strictEqual(CliConfig.storeDirOf(undefined, { ...home, DEEP_RESEARCH_HOME: "/e" }, file), "/e")
+    assert.strictEqual(CliConfig.storeDirOf(undefined, home, file), "/home/u/research")
+    assert.strictEqual(CliConfig.storeDirOf(undefined, home, undefined), "/home/u/.deep-research")
+  })
 })
