@@ -222,6 +222,15 @@ describe("CitationCheck", () => {
     )
   })
 
+  it("finds the source list under the heading core writes in the report's language", () => {
+    const headings = ["Quellen", "Fuentes", "Fontes", "Fonti", "Bronnen", "Источники", "Джерела", "Πηγές", "מקורות"]
+    for (const heading of [...headings, "المصادر", "स्रोत", "แหล่งที่มา", "出典", "출처", "参考来源"]) {
+      const markdown = `Gold steigt [1].\n\n## ${heading}\n1. [Gold and real interest rates](https://example.com/gold)`
+      const report = CitationCheck.check({ markdown, sources })
+      assert.deepStrictEqual([heading, report.listedSources, report.issueCount], [heading, 1, 0])
+    }
+  })
+
   it("checks a session's report and encodes for storage", () => {
     const report = CitationCheck.checkSession(session({ markdown: clean.replace("[2].", "[7]."), sources }))
     assert.strictEqual(report.counts.danglingCitations, 1)
