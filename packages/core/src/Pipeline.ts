@@ -156,7 +156,11 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Supervi
     const done = (phase: Usage.Phase) => Effect.map(session.get, (s) => isDone(s, phase))
 
     const steps = Effect.gen(function* () {
-      yield* session.update("running", (s) => Checkpoint.patch(s, { status: "running" }))
+      // A resumed run starts afresh: the failure an earlier run stopped on is no longer the session's.
+      yield* session.update("running", (s) => {
+        const { error: _earlier, ...rest } = s
+        return new Session.Session({ ...rest, status: "running" })
+      })
 
       if (config.allowClarification && !(yield* done("clarification"))) {
         const outcome = yield* session.phase(

@@ -163,6 +163,23 @@ describe("Resume", () => {
     )
   )
 
+  it.effect("a resumed run that completes no longer carries the failure of the run before", () =>
+    Effect.gen(function* () {
+      yield* Effect.either(Pipeline.research("Measure ALPHA", { sessionId: "failed-once" }))
+      assert.isDefined((yield* stored("failed-once")).error)
+      const resumed = yield* Pipeline.resume("failed-once")
+      assert.strictEqual(resumed.status, "completed")
+      assert.isUndefined(resumed.error)
+      assert.isUndefined((yield* stored("failed-once")).error)
+    }).pipe(
+      Effect.provide(
+        H.world({
+          scripts: H.scripts({ report: [new ProviderUnavailable({ provider: "scripted", status: 503 }), H.report] })
+        })
+      )
+    )
+  )
+
   it.effect("a brief saved just before a crash is not written again", () =>
     Effect.gen(function* () {
       const store = yield* SessionStore
