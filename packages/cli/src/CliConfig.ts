@@ -86,6 +86,7 @@ export interface Credentials {
   readonly perplexityBaseUrl: string | undefined
   readonly semanticScholarApiKey: Redacted.Redacted<string> | undefined
   readonly semanticScholarBaseUrl: string | undefined
+  readonly ollamaBaseUrl: string | undefined
 }
 
 /** Everything a run needs to wire its layers. */
@@ -149,7 +150,8 @@ export const credentialsFrom = (env: Environment): Credentials => ({
   perplexityApiKey: redactedEnv(env, "PERPLEXITY_API_KEY"),
   perplexityBaseUrl: nonEmpty(env["PERPLEXITY_BASE_URL"]),
   semanticScholarApiKey: redactedEnv(env, "SEMANTIC_SCHOLAR_API_KEY"),
-  semanticScholarBaseUrl: nonEmpty(env["SEMANTIC_SCHOLAR_BASE_URL"])
+  semanticScholarBaseUrl: nonEmpty(env["SEMANTIC_SCHOLAR_BASE_URL"]),
+  ollamaBaseUrl: nonEmpty(env["OLLAMA_BASE_URL"])
 })
 
 const parseSearch = (
@@ -231,7 +233,7 @@ const defaultModels = (
     return { default: "openai:gpt-4.1", tiers: { efficient: "openai:gpt-4.1-mini" } }
   }
   if (credentials.anthropicApiKey !== undefined) {
-    return { default: "anthropic:claude-sonnet-4-5", tiers: { efficient: "anthropic:claude-haiku-4-5" } }
+    return { default: "anthropic:claude-sonnet-4-6", tiers: { efficient: "anthropic:claude-haiku-4-5" } }
   }
   return undefined
 }

@@ -52,7 +52,7 @@ const roleOptions = Object.fromEntries(
 const researchOptions = {
   model: optionalText(
     "model",
-    "The default model, as provider:name (e.g. openai:gpt-4.1, anthropic:claude-sonnet-4-5)"
+    "The default model, as provider:name (e.g. openai:gpt-4.1, anthropic:claude-sonnet-4-6)"
   ),
   roleModels: Options.all(roleOptions),
   search: optionalText(

@@ -164,7 +164,8 @@ const routerLayer = (
     tiers: resolved.models.tiers,
     providers: {
       openai: { apiKey: c.openaiApiKey, baseUrl: c.openaiBaseUrl },
-      anthropic: { apiKey: c.anthropicApiKey, baseUrl: c.anthropicBaseUrl }
+      anthropic: { apiKey: c.anthropicApiKey, baseUrl: c.anthropicBaseUrl },
+      ollama: { baseUrl: c.ollamaBaseUrl }
     }
   }).pipe(Layer.provide(Layer.succeed(Resilience.Resilience, resilience)))
 }
@@ -216,14 +217,25 @@ const simulated = <A, E>(
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       yield* Emulator.simulate(emulator)
+      // Every vendor the configuration may name is pointed at the emulator, so a simulated run never leaves the
+      // machine whatever models and search backends it was given.
+      const openai = emulator.baseUrl("openai")
       return build({
         ...resolved,
         credentials: {
-          ...resolved.credentials,
           openaiApiKey: Redacted.make("sk-simulated"),
-          openaiBaseUrl: emulator.baseUrl("openai"),
+          openaiBaseUrl: openai,
+          anthropicApiKey: Redacted.make("sk-ant-simulated"),
+          anthropicBaseUrl: emulator.baseUrl("anthropic"),
           tavilyApiKey: Redacted.make("tvly-simulated"),
-          tavilyBaseUrl: emulator.baseUrl("tavily")
+          tavilyBaseUrl: emulator.baseUrl("tavily"),
+          exaApiKey: Redacted.make("exa-simulated"),
+          exaBaseUrl: emulator.baseUrl("exa"),
+          perplexityApiKey: Redacted.make("pplx-simulated"),
+          perplexityBaseUrl: emulator.baseUrl("perplexity"),
+          semanticScholarApiKey: undefined,
+          semanticScholarBaseUrl: emulator.baseUrl("semanticScholar"),
+          ollamaBaseUrl: openai
         }
       })
     })

@@ -47,7 +47,7 @@ describe("CliConfig", () => {
     assert.strictEqual(openai.models.tiers.efficient, "openai:gpt-4.1-mini")
     assert.deepStrictEqual(openai.search, ["tavily"])
     const anthropic = resolveRight({}, { ANTHROPIC_API_KEY: "sk-ant-x" })
-    assert.strictEqual(anthropic.models.default, "anthropic:claude-sonnet-4-5")
+    assert.strictEqual(anthropic.models.default, "anthropic:claude-sonnet-4-6")
     assert.deepStrictEqual(anthropic.search, ["anthropic-native"])
     const openaiNative = resolveRight({}, { OPENAI_API_KEY: "sk-x" })
     assert.deepStrictEqual(openaiNative.search, ["openai-native"])
@@ -90,7 +90,7 @@ describe("CliConfig", () => {
     assert.include(resolveLeft({ model: "gpt-4.1" }, env), "provider:model")
     assert.include(resolveLeft({ search: "exa" }, env), "EXA_API_KEY")
     assert.include(
-      resolveLeft({ model: "anthropic:claude-sonnet-4-5", search: "tavily" }, { TAVILY_API_KEY: "t" }),
+      resolveLeft({ model: "anthropic:claude-sonnet-4-6", search: "tavily" }, { TAVILY_API_KEY: "t" }),
       "ANTHROPIC_API_KEY"
     )
   })

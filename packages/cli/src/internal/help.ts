@@ -1,7 +1,7 @@
 import { version } from "../version.js"
 
 const researchOptions = `Research options
-  --model PROVIDER:NAME          the default model: openai:gpt-4.1, anthropic:claude-sonnet-4-5, ollama:qwen3, ...
+  --model PROVIDER:NAME          the default model: openai:gpt-4.1, anthropic:claude-sonnet-4-6, ollama:qwen3, ...
   --model-<role> PROVIDER:NAME   the model of one role: clarification, brief, supervisor, researcher,
                                  summarization, compression, report, evaluation
   --search A,B                   tavily, exa, perplexity, semantic-scholar, openai-native, anthropic-native, local
