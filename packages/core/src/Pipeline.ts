@@ -89,13 +89,6 @@ const decodeConfig = (config: ResearchOptions["config"]): Effect.Effect<Research
         )
       )
 
-const isSessionId = Schema.is(Session.SessionId)
-
-const validateId = (id: string): Effect.Effect<string, InvalidInput> =>
-  isSessionId(id)
-    ? Effect.succeed(id)
-    : Effect.fail(new InvalidInput({ reason: `"${id}" is not a session id (letters, digits, - and _ only)` }))
-
 const decodeEvent = Schema.decodeUnknownEither(ResearchEvents.ResearchEvent)
 
 /**
@@ -268,7 +261,7 @@ export const make = <R>(runUnit: Supervisor.UnitRunner<R>) => {
     Effect.gen(function* () {
       if (query.trim() === "") return yield* Effect.fail(new InvalidInput({ reason: "the question is empty" }))
       const config = yield* decodeConfig(options?.config)
-      const id = yield* validateId(options?.sessionId ?? (yield* newSessionId))
+      const id = yield* Session.validateId(options?.sessionId ?? (yield* newSessionId))
       const store = yield* SessionStore
       const mode = options?.clarification ?? (yield* Clarify.defaultMode)
       return yield* Effect.scoped(
@@ -307,7 +300,7 @@ export const make = <R>(runUnit: Supervisor.UnitRunner<R>) => {
 
   const resume = (sessionId: string, options?: ResumeOptions) =>
     Effect.gen(function* () {
-      const id = yield* validateId(sessionId)
+      const id = yield* Session.validateId(sessionId)
       const store = yield* SessionStore
       return yield* Effect.scoped(
         Effect.gen(function* () {

@@ -2,8 +2,9 @@
  * A research session: everything a run has done, checkpointed after every phase, researcher and round, so that a
  * killed run resumes where it stopped. The Schema is versioned; stores migrate older versions on load.
  */
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { ResearchError } from "./Errors.js"
+import { InvalidInput, ResearchError } from "./Errors.js"
 import { Brief, ClarificationRecord, Report, SupervisionRound } from "./Research.js"
 import { ResearchConfig } from "./ResearchConfig.js"
 import { Source } from "./Source.js"
@@ -21,6 +22,18 @@ export const SessionId = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/),
   Schema.annotations({ identifier: "SessionId", description: "letters, digits, - and _ (at most 128)" })
 )
+
+const isSessionId = Schema.is(SessionId)
+
+/** The id when it is a valid session id, else `InvalidInput` saying what an id may hold. */
+export const validateId = (id: string): Effect.Effect<string, InvalidInput> =>
+  isSessionId(id)
+    ? Effect.succeed(id)
+    : Effect.fail(
+        new InvalidInput({
+          reason: `${JSON.stringify(id)} is not a session id (letters, digits, - and _, at most 128, not starting with - or _)`
+        })
+      )
 
 /** A research session. */
 export class Session extends Schema.Class<Session>("@deep-research/core/Session")({

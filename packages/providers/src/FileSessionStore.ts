@@ -142,16 +142,10 @@ const orDieWith =
   <A, R>(effect: Effect.Effect<A, PlatformError, R>): Effect.Effect<A, never, R> =>
     Effect.orDieWith(effect, (error) => new Error(`FileSessionStore: ${what}: ${error.message}`, { cause: error }))
 
-const invalidId = (id: string) =>
-  new Errors.InvalidInput({
-    reason: `${JSON.stringify(id)} is not a session id (letters, digits, - and _, at most 128, not starting with - or _)`
-  })
-
 const isSessionId = Schema.is(Session.SessionId)
 
 /** Refuses anything that could name another path before the disk is touched. */
-const validate = (id: string): Effect.Effect<string, Errors.InvalidInput> =>
-  isSessionId(id) ? Effect.succeed(id) : Effect.fail(invalidId(id))
+const validate = Session.validateId
 
 const timestampForFileName = (millis: number): string => new Date(millis).toISOString().replace(/[:.]/g, "-")
 

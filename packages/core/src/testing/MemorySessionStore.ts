@@ -4,8 +4,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import * as Schema from "effect/Schema"
-import { InvalidInput, SessionBusy, SessionNotFound } from "../Errors.js"
+import { SessionBusy, SessionNotFound } from "../Errors.js"
 import type { ResearchEvent } from "../ResearchEvents.js"
 import * as Session from "../Session.js"
 import * as SessionStore from "../SessionStore.js"
@@ -15,13 +14,6 @@ interface Entry {
   readonly events: ReadonlyArray<ResearchEvent>
   readonly report: string | undefined
 }
-
-const isSessionId = Schema.is(Session.SessionId)
-
-const validate = (id: string): Effect.Effect<string, InvalidInput> =>
-  isSessionId(id)
-    ? Effect.succeed(id)
-    : Effect.fail(new InvalidInput({ reason: `"${id}" is not a session id (letters, digits, - and _ only)` }))
 
 /** What the memory store holds, for assertions. */
 export interface Inspect {
@@ -51,29 +43,29 @@ export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(fu
   return {
     save: (session) =>
       Effect.zipRight(
-        validate(session.id),
+        Session.validateId(session.id),
         Effect.zipRight(
           update(session.id, (entry) => ({ session, events: entry?.events ?? [], report: entry?.report })),
           Ref.update(saveCounts, (m) => new Map(m).set(session.id, (m.get(session.id) ?? 0) + 1))
         )
       ),
-    load: (id) => Effect.flatMap(validate(id), (id) => Effect.map(get(id), (entry) => entry.session)),
+    load: (id) => Effect.flatMap(Session.validateId(id), (id) => Effect.map(get(id), (entry) => entry.session)),
     appendEvents: (id, events) =>
       Effect.zipRight(
-        validate(id),
+        Session.validateId(id),
         update(id, (entry) => (entry === undefined ? undefined : { ...entry, events: [...entry.events, ...events] }))
       ),
-    events: (id) => Effect.flatMap(validate(id), (id) => Effect.map(get(id), (entry) => entry.events)),
+    events: (id) => Effect.flatMap(Session.validateId(id), (id) => Effect.map(get(id), (entry) => entry.events)),
     saveReport: (id, markdown) =>
       Effect.zipRight(
-        validate(id),
+        Session.validateId(id),
         update(id, (entry) => (entry === undefined ? undefined : { ...entry, report: markdown }))
       ),
     list: Effect.map(Ref.get(entries), (map) =>
       [...map.values()].map((entry) => Session.summarize(entry.session)).sort((a, b) => b.createdAt - a.createdAt)
     ),
     delete: (id) =>
-      Effect.flatMap(validate(id), (id) =>
+      Effect.flatMap(Session.validateId(id), (id) =>
         Effect.zipRight(
           get(id),
           Effect.flatMap(Ref.get(locks), (held) =>
@@ -84,7 +76,7 @@ export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(fu
         )
       ),
     lock: (id) =>
-      Effect.flatMap(validate(id), (id) =>
+      Effect.flatMap(Session.validateId(id), (id) =>
         Effect.acquireRelease(
           Effect.flatMap(
             Ref.modify(locks, (held) => (held.has(id) ? [false, held] : [true, new Set(held).add(id)])),
