@@ -4,7 +4,7 @@
  *  1. idle fraction: the share of a run's wall time with no backend request in flight;
  *  2. parallelism: research units (and researcher model calls) in flight per round against the cap;
  *  3. calls and tokens by role, and the share of raw page text that reaches the report model.
- * Usage: node bench/dist/pipeline.js [--runs N] [--only tokens]   (prints JSON; `run.js` keeps it in bench/results/)
+ * Usage: node bench/dist/pipeline.js [--runs N] [--only idle|tokens] [--store memory]   (prints JSON; `run.js` keeps it in bench/results/)
  */
 import * as Effect from "effect/Effect"
 import * as Measure from "./Measure.js"
@@ -62,7 +62,7 @@ const researcherCalls = (outcome: Scenario.Outcome) => {
 
 const idleBenchmark = (policy: World.Policy) =>
   Effect.gen(function* () {
-    const options = { query, simulate: scenario, policy, ...latency }
+    const options = { query, simulate: scenario, policy, memoryStore, ...latency }
     // The first run in a process pays for loading and compiling the code; it is reported apart.
     const cold = idleOf(yield* Scenario.run(options))
     const warm: Array<ReturnType<typeof idleOf>> = []
@@ -144,11 +144,22 @@ const tokensBenchmark = Effect.gen(function* () {
   }
 })
 
+/** `--store memory`: the in-memory session store instead of the file store, to show what checkpoints cost. */
+const memoryStore = process.argv.includes("memory")
+
 const onlyArg = process.argv.indexOf("--only")
 const only = onlyArg >= 0 ? process.argv[onlyArg + 1] : undefined
 
 const program = Effect.gen(function* () {
   if (only === "tokens") return { benchmark: "pipeline", machine: Measure.machine(), tokens: yield* tokensBenchmark }
+  if (only === "idle") {
+    return {
+      benchmark: "pipeline",
+      machine: Measure.machine(),
+      memoryStore,
+      idle: { searchUnlimited: yield* idleBenchmark("searchUnlimited") }
+    }
+  }
   const idleSearchUnlimited = yield* idleBenchmark("searchUnlimited")
   const idleDefault = yield* idleBenchmark("default")
   const capFiveOfFive = yield* capBenchmark(5, 5)
