@@ -16,6 +16,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Budget from "../Budget.js"
 import * as ContextRecovery from "../ContextRecovery.js"
+import { domainOf } from "../internal/sourceQuality.js"
 import type { ProviderError } from "../Errors.js"
 import * as LanguageModel from "../LanguageModel.js"
 import * as ModelRouter from "../ModelRouter.js"
@@ -127,11 +128,6 @@ export const overrunGrace = Duration.minutes(1)
 // =============================================================================
 // Evidence inventory and history
 // =============================================================================
-
-const domainOf = (url: string): string => {
-  const match = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?([^/:?#]+)/i.exec(url)
-  return (match?.[1] ?? url).toLowerCase().replace(/^www\./, "")
-}
 
 const qualityCounts = (sources: ReadonlyArray<Source>): string => {
   const count = (q: Source["quality"]) => sources.filter((s) => s.quality === q).length
