@@ -81,6 +81,39 @@ describe("Perplexity against the emulator", () => {
     })
   )
 
+  it.scopedLive("takes the results from citations when the answer has no search_results", () =>
+    Effect.gen(function* () {
+      // the shape of models that return only the cited URLs: no search_results field at all
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond(
+        "perplexity.chat",
+        Emulator.json({
+          id: "pplx-citations-only",
+          object: "chat.completion",
+          created: 1_760_000_000,
+          model: "sonar",
+          choices: [
+            {
+              index: 0,
+              message: { role: "assistant", content: "Corals bleach when water warms [1]. Reefs recover slowly [2]." },
+              finish_reason: "stop"
+            }
+          ],
+          citations: ["https://a.org/heat", "https://b.org/recovery"],
+          usage: { prompt_tokens: 12, completion_tokens: 14, total_tokens: 26 }
+        })
+      )
+      const results = yield* perplexityAt(emulator).search("coral bleaching", { maxResults: 5 })
+      assert.deepStrictEqual(
+        results.map((r) => [r.url, r.title, r.snippet, r.provider]),
+        [
+          ["https://a.org/heat", "a.org", "Corals bleach when water warms.", "perplexity"],
+          ["https://b.org/recovery", "b.org", "Reefs recover slowly.", "perplexity"]
+        ]
+      )
+    })
+  )
+
   it.scopedLive("maps 401 to AuthenticationFailed", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
