@@ -291,6 +291,20 @@ describe("deep-research (built CLI)", () => {
     }
   })
 
+  it("a research failure exits 1 and says why, where the session is and how to resume it", async () => {
+    const failing = await Effect.runPromise(Scope.extend(Emulator.start(), scope))
+    await Effect.runPromise(failing.respond("openai.chat", Emulator.fault({ type: "auth" })))
+    const box = sandbox({ OPENAI_BASE_URL: failing.baseUrl("openai"), TAVILY_BASE_URL: failing.baseUrl("tavily") })
+    const result = await cli(box, [...researchArgs, "Why is the sky blue?"])
+    assert.strictEqual(result.code, 1, describeRun(result))
+    const [sessionId = ""] = fs.readdirSync(nodePath.join(box.store, "sessions"))
+    assert.match(result.stderr, /Research failed: .*openai/i)
+    assert.include(result.stderr, nodePath.join(box.store, "sessions", sessionId))
+    assert.include(result.stderr, `resume it with: deep-research resume ${sessionId} --model openai:emulated-model`)
+    assert.notMatch(result.stderr, /^\s+at /m)
+    assert.strictEqual(loadSession(box, sessionId).status, "failed")
+  })
+
   it("without any model key or base URL it exits 2 with one message naming the environment variables", async () => {
     const result = await cli(sandbox(), ["What is the capital of Australia?"])
     assert.strictEqual(result.code, 2, describeRun(result))
