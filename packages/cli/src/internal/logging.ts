@@ -6,10 +6,10 @@ import * as Logger from "effect/Logger"
 export const lineLogger = (write: (line: string) => void): Logger.Logger<unknown, void> =>
   Logger.make(({ cause, logLevel, message }) => {
     const parts = (Array.isArray(message) ? message : [message]).map((part) =>
-      typeof part === "string" ? part : JSON.stringify(part)
+      typeof part === "string" ? part : part instanceof Error ? part.message : JSON.stringify(part)
     )
     const reason = Cause.isEmpty(cause) ? "" : `: ${String(Cause.squash(cause))}`
-    write(`${logLevel.label.toLowerCase()}: ${parts.join(" ")}${reason}`)
+    write(`${logLevel.label.toLowerCase()}: ${parts.join(": ")}${reason}`)
   })
 
 /** Log lines on stderr, one each. */
