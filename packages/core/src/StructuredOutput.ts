@@ -18,10 +18,8 @@ export const stripThinking = (text: string): string =>
     .replace(/^\s*<(think|thinking|reasoning)>[\s\S]*$/i, "")
     .trim()
 
-/** The outermost balanced `{…}` or `[…]` of a text, honouring strings and escapes. */
-const outermostBalanced = (text: string): string | undefined => {
-  const start = text.search(/[{[]/)
-  if (start < 0) return undefined
+/** The balanced `{…}` or `[…]` that opens at `start`, honouring strings and escapes. */
+const balancedAt = (text: string, start: number): string | undefined => {
   const stack: Array<string> = []
   let inString = false
   let escaped = false
@@ -44,20 +42,6 @@ const outermostBalanced = (text: string): string | undefined => {
   return undefined
 }
 
-/**
- * The JSON text inside a model's answer: the content of a ```json fence if there is one that parses, else the
- * outermost balanced braces, else the whole text.
- */
-export const extractJson = (text: string): string => {
-  const cleaned = stripThinking(text)
-  for (const match of cleaned.matchAll(/```(?:json|JSON)?\s*\n?([\s\S]*?)```/g)) {
-    const body = match[1]?.trim() ?? ""
-    const inner = outermostBalanced(body) ?? body
-    if (Either.isRight(parseJson(inner))) return inner
-  }
-  return outermostBalanced(cleaned) ?? cleaned
-}
-
 const parseJson = (text: string): Either.Either<unknown, string> => {
   try {
     return Either.right(JSON.parse(text))
@@ -66,16 +50,79 @@ const parseJson = (text: string): Either.Either<unknown, string> => {
   }
 }
 
-/** Parses and decodes a model's answer; the left side is a message fit to show the model. */
+const parses = (text: string): boolean => Either.isRight(parseJson(text))
+
+/**
+ * The balanced spans of a text that parse as JSON, outermost ones only. Prose may hold brackets of its own ("see
+ * [1]", "{sic}"), so every opening bracket outside a span already found is tried.
+ */
+const jsonSpans = (text: string): ReadonlyArray<string> => {
+  const spans: Array<string> = []
+  let from = 0
+  while (from < text.length) {
+    const offset = text.slice(from).search(/[{[]/)
+    if (offset < 0) break
+    const start = from + offset
+    const span = balancedAt(text, start)
+    if (span !== undefined && parses(span)) {
+      spans.push(span)
+      from = start + span.length
+    } else {
+      from = start + 1
+    }
+  }
+  return spans
+}
+
+const byLengthDescending = (a: string, b: string) => b.length - a.length
+
+/**
+ * The texts of a model's answer that may be its JSON, best first: the JSON of each ```json fence, then the balanced
+ * spans outside fences that parse, longest first. Thinking blocks are removed first.
+ */
+export const jsonCandidates = (text: string): ReadonlyArray<string> => {
+  const cleaned = stripThinking(text)
+  const fence = /```(?:json|JSON)?\s*\n?([\s\S]*?)```/g
+  const fenced = [...cleaned.matchAll(fence)].flatMap((match) => {
+    const body = match[1]?.trim() ?? ""
+    const best = [...jsonSpans(body)].sort(byLengthDescending)[0]
+    return best !== undefined ? [best] : parses(body) ? [body] : []
+  })
+  const loose = [...jsonSpans(cleaned)].sort(byLengthDescending)
+  return [...new Set([...fenced, ...loose])]
+}
+
+/**
+ * The JSON text inside a model's answer: the content of a ```json fence if there is one that parses, else the
+ * longest balanced braces that parse, else the first balanced braces, else the whole text.
+ */
+export const extractJson = (text: string): string => {
+  const best = jsonCandidates(text)[0]
+  if (best !== undefined) return best
+  const cleaned = stripThinking(text)
+  const start = cleaned.search(/[{[]/)
+  return (start < 0 ? undefined : balancedAt(cleaned, start)) ?? cleaned
+}
+
+const decodeWith = <A, I>(schema: Schema.Schema<A, I>, value: unknown): Either.Either<A, string> =>
+  Either.mapLeft(
+    Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })(value),
+    (error) => `The JSON does not match the schema:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`
+  )
+
+/**
+ * Parses and decodes a model's answer: the first candidate that decodes wins. The left side, a message fit to show
+ * the model, is about the best candidate.
+ */
 export const parseAnswer = <A, I>(schema: Schema.Schema<A, I>, text: string): Either.Either<A, string> => {
+  for (const candidate of jsonCandidates(text)) {
+    const decoded = Either.flatMap(parseJson(candidate), (value) => decodeWith(schema, value))
+    if (Either.isRight(decoded)) return decoded
+  }
   const json = extractJson(text)
   return Either.flatMap(
     Either.mapLeft(parseJson(json), (error) => `The answer is not valid JSON (${error}).`),
-    (value) =>
-      Either.mapLeft(
-        Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })(value),
-        (error) => `The JSON does not match the schema:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`
-      )
+    (value) => decodeWith(schema, value)
   )
 }
 

@@ -33,6 +33,17 @@ describe("StructuredOutput", () => {
     })
   )
 
+  it.effect("decodes JSON that follows bracketed prose, without asking again", () =>
+    Effect.gen(function* () {
+      const { model } = yield* withModel([
+        'From the page [1] (and its appendix {see p. 4}): {"title": "On Growth", "year": 1917}'
+      ])
+      const result = yield* StructuredOutput.generateObject(model, Answer, ask)
+      assert.deepStrictEqual(result.value, { title: "On Growth", year: 1917 })
+      assert.strictEqual(result.attempts, 1)
+    })
+  )
+
   it.effect("decodes an answer in a fence after a think block", () =>
     Effect.gen(function* () {
       const { model } = yield* withModel([
