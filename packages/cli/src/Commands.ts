@@ -18,6 +18,7 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
+import * as nodeFs from "node:fs"
 import * as CliConfig from "./CliConfig.js"
 import * as Evaluation from "./Evaluation.js"
 import * as Mcp from "./Mcp.js"
@@ -227,7 +228,10 @@ const runSession = (
     const interactive =
       resolved.askClarification && !resolved.json && process.stdin.isTTY === true && process.stderr.isTTY === true
     const sessionDir = path.join(Wiring.sessionsDirectory(resolved), sessionId)
-    const interrupted = `Interrupted. The session is saved at ${sessionDir}\nResume it with: ${resume}`
+    const interrupted = () =>
+      nodeFs.existsSync(path.join(sessionDir, "session.json"))
+        ? `Interrupted. The session is saved at ${sessionDir}\nResume it with: ${resume}`
+        : "Interrupted before the session started; nothing was saved."
 
     if (resolved.simulate) {
       renderer.log("[simulated] an offline run against the built-in emulator: no real model or web is used")
@@ -279,14 +283,14 @@ const runSession = (
       Effect.provide(Layer.mergeAll(Wiring.layer(resolved), userInput, rendererLogger(renderer))),
       Effect.onInterrupt(() =>
         Effect.sync(() => {
-          process.stderr.write(`\n${interrupted}\n`)
+          process.stderr.write(`\n${interrupted()}\n`)
           process.exitCode = 130
         })
       ),
       Effect.exit
     )
     if (Exit.isFailure(exit)) {
-      if (Cause.isInterruptedOnly(exit.cause)) return yield* new Exited({ code: 130, message: interrupted })
+      if (Cause.isInterruptedOnly(exit.cause)) return yield* new Exited({ code: 130, message: interrupted() })
       const failure = Cause.failureOption(exit.cause)
       if (Option.isNone(failure)) return yield* Effect.failCause(exit.cause)
       const error = failure.value
