@@ -1,8 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Ref, Schema } from "effect"
+import { Effect, Either, Layer, Ref, Schema } from "effect"
 import { ProviderUnavailable } from "../src/Errors.js"
 import * as Language from "../src/internal/language.js"
 import * as Pipeline from "../src/Pipeline.js"
+import * as Pricing from "../src/Pricing.js"
 import * as Resilience from "../src/Resilience.js"
 import { SessionStore } from "../src/SessionStore.js"
 import { ScriptedModel } from "../src/testing/index.js"
@@ -132,6 +133,55 @@ describe("Pipeline", () => {
       )
       assert.strictEqual(session.rounds[0]?.results.length, 4)
       assert.strictEqual(yield* Ref.get(maxInFlight), 2)
+    })
+  )
+
+  it.effect("each phase records its duration on the clock and, per role, the calls, tokens and cost spent in it", () =>
+    Effect.gen(function* () {
+      // Every researcher call takes 5 s; the four units run at once, two calls each.
+      const { script } = yield* H.countingResearcher(5)
+      const prices = new Pricing.PriceTable({ prices: [new Pricing.Price({ match: "scripted", input: 2, output: 8 })] })
+      const world = H.world({ scripts: H.scripts({ researcher: script }) }).pipe(
+        Layer.provideMerge(Pricing.layer(prices))
+      )
+      const { calls, session } = yield* H.withClock(
+        Effect.all({ session: Pipeline.research("Measure the topics"), calls: ScriptedModel.calls })
+      ).pipe(Effect.provide(world))
+      const phase = (name: string) => session.metrics.find((m) => m.phase === name)
+      assert.strictEqual(phase("supervision")?.durationMillis, 10_000)
+      assert.strictEqual(phase("brief")?.durationMillis, 0)
+      assert.deepStrictEqual(
+        phase("supervision")?.roles.map((r) => [r.role, r.calls]),
+        [
+          ["supervisor", 2],
+          ["researcher", 8],
+          ["compression", 4]
+        ]
+      )
+      assert.deepStrictEqual(
+        phase("synthesis")?.roles.map((r) => r.role),
+        ["report"]
+      )
+      // Every call is counted in exactly one phase, and the phases' costs add up to the session's.
+      assert.strictEqual(
+        session.metrics.reduce((n, m) => n + m.calls, 0),
+        calls.length
+      )
+      const researcher = phase("supervision")?.roles.find((r) => r.role === "researcher")
+      assert.closeTo(
+        researcher?.costUsd ?? 0,
+        ((researcher?.inputTokens ?? 0) * 2 + (researcher?.outputTokens ?? 0) * 8) / 1e6,
+        1e-12
+      )
+      assert.closeTo(
+        session.metrics.reduce((n, m) => n + m.costUsd, 0),
+        session.usage.reduce((n, r) => n + r.costUsd, 0),
+        1e-12
+      )
+      assert.isAbove(
+        session.usage.reduce((n, r) => n + r.costUsd, 0),
+        0
+      )
     })
   )
 
