@@ -240,18 +240,19 @@ const runSession = (
     const program = Effect.gen(function* () {
       const events = yield* ResearchEvents.ResearchEvents
       const queue = yield* events.subscribe
-      const pump = yield* Queue.take(queue).pipe(
-        Effect.tap((event) => Effect.sync(() => renderer.onEvent(event))),
-        Effect.forever,
-        Effect.forkScoped
-      )
+      // Waiting for an event can be interrupted; an event once taken is always rendered, so none is lost when the
+      // pump stops. The rest of the queue is drained after it has stopped, in order.
+      const pump = yield* Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(restore(Queue.take(queue)), (event) => Effect.sync(() => renderer.onEvent(event)))
+      ).pipe(Effect.forever, Effect.forkScoped)
       const drain = Effect.zipRight(
+        Fiber.interrupt(pump),
         Effect.flatMap(Queue.takeAll(queue), (rest) =>
           Effect.sync(() => {
             for (const event of rest) renderer.onEvent(event)
+            renderer.finish()
           })
-        ),
-        Effect.zipRight(Fiber.interrupt(pump), Effect.sync(renderer.finish))
+        )
       )
       return yield* (
         "question" in start
