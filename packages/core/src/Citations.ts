@@ -146,11 +146,12 @@ const headingText = (line: string): string | undefined => {
 export const stripSourceList = (markdown: string): string => {
   const lines = markdown.split("\n")
   for (let i = lines.length - 1; i >= 0; i--) {
-    const text = headingText(lines[i]!)
+    const line = lines[i] ?? ""
+    const text = headingText(line)
     if (text === undefined) continue
     if (sourceHeadings.includes(text)) return lines.slice(0, i).join("\n").trimEnd()
     // Only the last section can be the model's source list.
-    if (/^\s{0,3}#{1,6}\s/.test(lines[i]!)) return markdown
+    if (/^\s{0,3}#{1,6}\s/.test(line)) return markdown
   }
   return markdown
 }
