@@ -94,11 +94,6 @@ export const directiveFailed = (directive: Directive): string =>
 export const directiveUnfinished = (directive: Directive): string =>
   `The researcher on "${directive.topic.slice(0, 200)}" did not finish.`
 
-/** The tool result of a directive over the per-round limit. */
-export const directiveDeferred = (limit: number): string =>
-  `Not run: at most ${limit} directives run per round and higher priorities came first. ` +
-  "Delegate it again next round if it is still needed."
-
 /** The tool result of a conductResearch call whose arguments did not decode. */
 export const directiveInvalid = (error: string): string =>
   `This directive was not run because its arguments are invalid:\n${error}\nCall conductResearch again with ` +
