@@ -1,6 +1,6 @@
 /**
- * The search port. Several providers can be active; `merge` (see the providers package for fallback policies) turns
- * them into one.
+ * The search port. Several providers can be active: `SearchFanout` in the providers package makes them
+ * one search provider, merging and deduplicating their results.
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
