@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Fiber, TestClock } from "effect"
+import { Deferred, Duration, Effect, Fiber, Ref, TestClock } from "effect"
 import * as Errors from "../src/Errors.js"
 import * as ResearchUnit from "../src/phases/ResearchUnit.js"
 import { Brief, Scope } from "../src/Research.js"
@@ -447,6 +447,39 @@ describe("Researcher", () => {
       const output = yield* Fiber.join(fiber)
       assert.strictEqual(output.sources[0]?.content, pages[0]?.content)
       assert.isUndefined(output.sources[0]?.summary)
+    })
+  )
+
+  it.effect("summarises the sources of a turn in parallel", () =>
+    Effect.gen(function* () {
+      const inFlight = yield* Ref.make(0)
+      const peak = yield* Ref.make(0)
+      const options = {
+        researcher: [
+          ScriptedModel.toolCalls(search(`a -> ${nrel}, ${fraunhofer}`)),
+          ScriptedModel.toolCalls(complete("done"))
+        ],
+        web: { route },
+        summarization: () =>
+          Effect.gen(function* () {
+            const now = yield* Ref.updateAndGet(inFlight, (n) => n + 1)
+            yield* Ref.update(peak, (p) => Math.max(p, now))
+            yield* Effect.sleep("40 seconds")
+            yield* Ref.update(inFlight, (n) => n - 1)
+            return summaryReply("summarised")
+          })
+      }
+      const fiber = yield* Effect.fork(
+        Effect.flatMap(input(options), ResearchUnit.run).pipe(Effect.provide(layers(options)))
+      )
+      // Each summary takes 40 s: one after the other they would need 80 s and the second would start late.
+      for (let i = 0; i < 12; i++) yield* TestClock.adjust("10 seconds")
+      const output = yield* Fiber.join(fiber)
+      assert.strictEqual(yield* Ref.get(peak), 2)
+      assert.deepStrictEqual(
+        output.sources.map((source) => source.summary?.summary),
+        ["summarised", "summarised"]
+      )
     })
   )
 
