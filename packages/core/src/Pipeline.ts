@@ -302,6 +302,8 @@ export const make = <R>(runUnit: Supervisor.UnitRunner<R>) => {
     Effect.gen(function* () {
       const id = yield* Session.validateId(sessionId)
       const store = yield* SessionStore
+      // An unknown id fails here, before the lock writes anything for it (the file store makes a folder to lock).
+      yield* store.load(id)
       return yield* Effect.scoped(
         Effect.gen(function* () {
           yield* store.lock(id)

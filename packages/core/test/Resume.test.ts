@@ -241,10 +241,24 @@ describe("Resume", () => {
     })
   )
 
-  it.effect("resuming an unknown session fails with SessionNotFound", () =>
+  it.effect("resuming an unknown session fails with SessionNotFound before the store locks anything for it", () =>
     Effect.gen(function* () {
-      const missing = yield* Effect.either(Pipeline.resume("no-such-session"))
+      const store = yield* SessionStore
+      const locked = yield* Ref.make<ReadonlyArray<string>>([])
+      // A lock is a write (the file store makes the session's folder for it): an unknown id must not get one.
+      const watched = {
+        ...store,
+        lock: (id: string) =>
+          Effect.zipRight(
+            Ref.update(locked, (ids) => [...ids, id]),
+            store.lock(id)
+          )
+      }
+      const missing = yield* Effect.either(
+        Pipeline.resume("no-such-session").pipe(Effect.provideService(SessionStore, watched))
+      )
       assert.isTrue(Either.isLeft(missing) && missing.left._tag === "SessionNotFound")
+      assert.deepStrictEqual(yield* Ref.get(locked), [])
     }).pipe(Effect.provide(H.world({})))
   )
 })
