@@ -73,6 +73,18 @@ describe("ActionProtocol", () => {
     assert.deepStrictEqual(ActionProtocol.parse('{"actions": []}', 1), [])
   })
 
+  it.effect("keeps closing prose with [n] citations as text, with no action", () =>
+    Effect.gen(function* () {
+      const log = yield* ScriptedModel.makeLog
+      const findings = "ALPHA was measured at 42 units [1], confirmed by a second lab [2]."
+      const model = ActionProtocol.wrap(
+        yield* ScriptedModel.make({ script: [findings], capabilities: { toolCalling: false } }, log)
+      )
+      const answer = yield* model.generate({ messages: [LanguageModel.user("Task")], tools: [search.definition] })
+      assert.deepStrictEqual([answer.text, answer.toolCalls.length], [findings, 0])
+    })
+  )
+
   it("turns an unreadable answer into one invalid_actions call carrying the reason", () => {
     const [call, ...rest] = ActionProtocol.parse('{"actions": [{"arguments": {}}]}', 2)
     assert.strictEqual(rest.length, 0)

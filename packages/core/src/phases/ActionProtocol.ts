@@ -107,13 +107,17 @@ export const render = (request: LanguageModel.GenerateRequest): LanguageModel.Ge
   return { ...rest, system, messages }
 }
 
+// Every answer of the protocol is an object; brackets alone are prose ("measured at 42 units [1]").
+const hasObject = (text: string): boolean => text.includes("{")
+
 /**
- * The tool calls an answer names. No JSON at all, or an empty action list, is no call (the model is done); JSON that
- * cannot be read is one `invalid_actions` call carrying the reason. Ids are `action_<turn>_<index>`.
+ * The tool calls an answer names. No JSON object at all (prose, even prose citing `[1]`), or an empty action list,
+ * is no call (the model is done); an object that cannot be read is one `invalid_actions` call carrying the reason.
+ * Ids are `action_<turn>_<index>`.
  */
 export const parse = (text: string, turn: number): ReadonlyArray<LanguageModel.ToolCall> => {
   const cleaned = StructuredOutput.stripThinking(text)
-  if (!/[{[]/.test(cleaned)) return []
+  if (!hasObject(cleaned)) return []
   const call = (index: number, name: string, args: unknown) =>
     new LanguageModel.ToolCall({ id: `action_${turn}_${index}`, name, arguments: args })
   const answer = StructuredOutput.parseAnswer(Answer, cleaned)
@@ -143,7 +147,7 @@ export const wrap = (model: LanguageModel.Service): LanguageModel.Service => {
         const toolCalls = parse(completion.text, turn)
         const readable =
           toolCalls.length === 0
-            ? /[{[]/.test(StructuredOutput.stripThinking(completion.text))
+            ? hasObject(StructuredOutput.stripThinking(completion.text))
             : toolCalls.every((call) => call.name !== invalidActionsTool)
         // Read actions are the message (an empty list included); prose, or an answer that could not be read, stays
         // as text so that it can close the research or be shown back to the model.
