@@ -16,7 +16,7 @@ import * as Schema from "effect/Schema"
 import * as Budget from "./Budget.js"
 import type { ContentExtractor } from "./ContentExtractor.js"
 import { InvalidInput, type ResearchError } from "./Errors.js"
-import type { ModelRouter } from "./ModelRouter.js"
+import * as ModelRouter from "./ModelRouter.js"
 import * as ResearchUnit from "./phases/ResearchUnit.js"
 import * as Brief from "./phases/Brief.js"
 import * as Checkpoint from "./phases/Checkpoint.js"
@@ -30,6 +30,7 @@ import type { SearchProvider } from "./SearchProvider.js"
 import * as Session from "./Session.js"
 import { SessionStore } from "./SessionStore.js"
 import type { Summarizer } from "./Summarizer.js"
+import * as Tokens from "./Tokens.js"
 import type * as Usage from "./Usage.js"
 import * as UsageLedger from "./UsageLedger.js"
 
@@ -60,7 +61,7 @@ export interface ResumeOptions {
 }
 
 /** What the pipeline needs in context. `ResearchEvents`, `UserInput` and `Pricing` are used when present. */
-export type Requirements = ModelRouter | SearchProvider | ContentExtractor | Summarizer | SessionStore
+export type Requirements = ModelRouter.ModelRouter | SearchProvider | ContentExtractor | Summarizer | SessionStore
 
 // =============================================================================
 // Helpers
@@ -155,7 +156,17 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Supervi
         return new Session.Session({ ...rest, status: "running" })
       })
 
-      if (config.allowClarification && !(yield* done("clarification"))) {
+      // Each phase's first call is checked against the budget like every research call: a budget too small for it
+      // skips the phase (no question asked, the original question as the brief) and keeps the reserve for the report.
+      const affordable = (role: Usage.Role) =>
+        Effect.flatMap(ModelRouter.forRole(role), (model) =>
+          Effect.map(
+            budget.researchExhausted({ model: model.model, inputTokens: Tokens.estimateTokens(initial.query) + 1_000 }),
+            (exhausted) => !exhausted
+          )
+        )
+
+      if (config.allowClarification && !(yield* done("clarification")) && (yield* affordable("clarification"))) {
         const outcome = yield* session.phase(
           "clarification",
           Effect.tap(Clarify.run(initial.query, mode), (outcome) =>
@@ -175,10 +186,14 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Supervi
       if (!(yield* done("brief"))) {
         yield* session.phase(
           "brief",
-          Effect.tap(Brief.run(initial.query, (yield* session.get).clarification), (outcome) =>
-            session.update("brief", (s) =>
-              Checkpoint.patch(s, { brief: outcome.brief, briefFallback: outcome.fallback })
-            )
+          Effect.tap(
+            (yield* affordable("brief"))
+              ? Brief.run(initial.query, (yield* session.get).clarification)
+              : Brief.fallback(initial.query),
+            (outcome) =>
+              session.update("brief", (s) =>
+                Checkpoint.patch(s, { brief: outcome.brief, briefFallback: outcome.fallback })
+              )
           )
         )
       }

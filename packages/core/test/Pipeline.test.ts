@@ -242,6 +242,21 @@ describe("Pipeline", () => {
     })
   )
 
+  it.effect("a budget too small for the clarification and brief calls skips them and still writes the report", () =>
+    Effect.gen(function* () {
+      const session = yield* Pipeline.research("What is ALPHA measured at?", {
+        config: { budget: { maxTokens: 400, synthesisReserve: 0.5 } }
+      })
+      const roles = (yield* ScriptedModel.calls).map((c) => c.role)
+      assert.notInclude(roles, "clarification")
+      assert.notInclude(roles, "brief")
+      assert.include(roles, "report")
+      assert.isTrue(session.briefFallback)
+      assert.strictEqual(session.status, "completed")
+      assert.isDefined(session.report)
+    }).pipe(Effect.provide(H.world({ scripts: H.scripts({}) })))
+  )
+
   it.effect("when the brief fails the original question stands in", () =>
     Effect.gen(function* () {
       const session = yield* Pipeline.research("What is ALPHA measured at?")

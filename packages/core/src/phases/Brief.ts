@@ -46,3 +46,10 @@ export const run = Effect.fn("Brief.run")(function* (query: string, clarificatio
   })
   return { brief, fallback: brief === undefined } satisfies Outcome
 })
+
+/** No brief is written (the budget cannot pay for one): the original question stands in. */
+export const fallback = (query: string): Effect.Effect<Outcome> =>
+  Effect.as(ResearchEvents.publish({ _tag: "BriefWritten", brief: query, fallback: true }), {
+    brief: undefined,
+    fallback: true
+  })
