@@ -323,6 +323,11 @@ export const make = <R>(runUnit: Supervisor.UnitRunner<R>) => {
         Effect.gen(function* () {
           yield* store.lock(id)
           const stored = yield* store.load(id)
+          if (options?.answer !== undefined && stored.status !== "awaiting_clarification") {
+            return yield* new InvalidInput({
+              reason: `session ${id} is not waiting for an answer (its status is ${stored.status})`
+            })
+          }
           if (stored.status === "completed") return stored
           const session =
             stored.status === "awaiting_clarification" && stored.clarification !== undefined

@@ -125,6 +125,15 @@ describe("Resume", () => {
     }).pipe(Effect.provide(H.world({ scripts: H.scripts({ clarification: [H.clarificationNeeded] }) })))
   )
 
+  it.effect("an answer for a session that is not waiting for one is refused, not dropped", () =>
+    Effect.gen(function* () {
+      yield* Pipeline.research("Measure ALPHA", { sessionId: "answered-twice" })
+      const error = yield* Effect.flip(Pipeline.resume("answered-twice", { answer: "2024 only" }))
+      assert.strictEqual(error._tag, "InvalidInput")
+      assert.include(error.message, "not waiting for an answer")
+    }).pipe(Effect.provide(H.world({ scripts: H.scripts({}) })))
+  )
+
   it.effect("a completed session is returned as it is, without any model call", () =>
     Effect.gen(function* () {
       const first = yield* Pipeline.research("Measure ALPHA", { sessionId: "finished" })
