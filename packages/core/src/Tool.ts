@@ -33,10 +33,19 @@ export const make = <A, I>(
   definition: { name, description: options.description, parameters: jsonSchemaOf(options.schema) }
 })
 
-/** The JSON schema of a Schema, with definitions inlined where possible, as model APIs expect. */
+// Schemas are immutable, and the same few are turned into JSON schemas on every structured call: once each is enough.
+const jsonSchemas = new WeakMap<Schema.Schema.Any, JSONSchema.JsonSchema7Root>()
+
+/**
+ * The JSON schema of a Schema, with definitions inlined where possible, as model APIs expect. Made once per Schema
+ * and shared: treat it as read-only.
+ */
 export const jsonSchemaOf = <A, I>(schema: Schema.Schema<A, I>): JSONSchema.JsonSchema7Root => {
+  const known = jsonSchemas.get(schema)
+  if (known !== undefined) return known
   const root = JSONSchema.make(schema, { target: "jsonSchema7" })
   const { $schema: _schema, ...rest } = root
+  jsonSchemas.set(schema, rest)
   return rest
 }
 
