@@ -12,6 +12,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -149,6 +150,12 @@ const validate = Session.validateId
 
 const timestampForFileName = (millis: number): string => new Date(millis).toISOString().replace(/[:.]/g, "-")
 
+/** Event lines waiting to be appended, and the caller waiting for them to be synced. */
+interface PendingAppend {
+  readonly text: string
+  readonly done: Deferred.Deferred<void>
+}
+
 /** How the store last saw a session file: enough to notice that something else replaced it. */
 interface Stamp {
   readonly identity: string
@@ -177,6 +184,8 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     // Writes to one session are serialised inside this process; the lock file keeps other processes out.
     const writers = new Map<string, Effect.Semaphore>()
     let uniqueCounter = 0
+    // Event lines waiting for their session's writer, in the order they were published.
+    const pendingAppends = new Map<string, Array<PendingAppend>>()
 
     const sessionDirectory = (id: string) => path.join(directory, id)
     const fileOf = (id: string, name: string) => path.join(directory, id, name)
@@ -311,6 +320,29 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         }
       })
 
+    /** Appends `text` to a session's event log, on a line of its own, and syncs it. */
+    const writeEvents = (id: string, file: string, text: string) =>
+      Effect.gen(function* () {
+        yield* ensureDirectory(id)
+        yield* orDieWith(`cannot append to ${file}`)(
+          Effect.scoped(
+            Effect.gen(function* () {
+              const handle = yield* fs.open(file, { flag: "a+" })
+              const size = (yield* handle.stat).size
+              // A crash can leave a torn last line; the new events start on a line of their own.
+              let prefix = ""
+              if (size > 0) {
+                yield* handle.seek(Number(size) - 1, "start")
+                const last = yield* handle.readAlloc(1)
+                if (Option.isSome(last) && last.value[0] !== 0x0a) prefix = "\n"
+              }
+              yield* handle.writeAll(new TextEncoder().encode(prefix + text))
+              yield* handle.sync
+            })
+          )
+        )
+      })
+
     // -------------------------------------------------------------------------
     // Service
     // -------------------------------------------------------------------------
@@ -365,29 +397,40 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       })
       const file = fileOf(valid, eventsFileName)
       const text = yield* scrubbed(file, lines)
-      yield* serially(
-        valid,
-        Effect.gen(function* () {
-          yield* ensureDirectory(valid)
-          yield* orDieWith(`cannot append to ${file}`)(
-            Effect.scoped(
-              Effect.gen(function* () {
-                const handle = yield* fs.open(file, { flag: "a+" })
-                const size = (yield* handle.stat).size
-                // A crash can leave a torn last line; the new events start on a line of their own.
-                let prefix = ""
-                if (size > 0) {
-                  yield* handle.seek(Number(size) - 1, "start")
-                  const last = yield* handle.readAlloc(1)
-                  if (Option.isSome(last) && last.value[0] !== 0x0a) prefix = "\n"
-                }
-                yield* handle.writeAll(new TextEncoder().encode(prefix + text))
-                yield* handle.sync
-              })
+      const append: PendingAppend = { text, done: yield* Deferred.make<void>() }
+      const enqueue = Effect.sync(() => {
+        const queue = pendingAppends.get(valid) ?? []
+        pendingAppends.set(valid, queue)
+        queue.push(append)
+      })
+      // Group commit: whoever holds the session's writer next appends every queued batch in one write and one sync,
+      // in the order they were queued; each caller still returns only once its own events are synced. Events
+      // published at once (parallel researchers, many sessions on a busy disk) cost one write instead of one each.
+      yield* Effect.zipRight(
+        enqueue,
+        serially(
+          valid,
+          Effect.suspend(() => {
+            const batch = pendingAppends.get(valid) ?? []
+            pendingAppends.delete(valid)
+            if (batch.length === 0) return Effect.void
+            return Effect.flatMap(Effect.exit(writeEvents(valid, file, batch.map((a) => a.text).join(""))), (exit) =>
+              Effect.forEach(batch, (a) => Deferred.done(a.done, exit), { discard: true })
             )
-          )
-        })
+          })
+        )
+      ).pipe(
+        // Interrupted before its batch was taken, a caller's events are not written, as before.
+        Effect.onInterrupt(() =>
+          Effect.sync(() => {
+            const left = pendingAppends.get(valid)
+            const at = left?.indexOf(append) ?? -1
+            if (left !== undefined && at >= 0) left.splice(at, 1)
+            if (left !== undefined && left.length === 0) pendingAppends.delete(valid)
+          })
+        )
       )
+      yield* Deferred.await(append.done)
     })
 
     const readEvents = Effect.fn("FileSessionStore.events")(function* (id: string) {

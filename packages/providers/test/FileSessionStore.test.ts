@@ -194,6 +194,47 @@ describe("FileSessionStore", () => {
     }).pipe(Effect.provide(NodeLayer))
   )
 
+  it.scopedLive("concurrent appends to one session all read back once, each caller's in order, in fewer writes", () =>
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      let appendOpens = 0
+      const counting = FileSystem.FileSystem.of({
+        ...fs,
+        open: (file, options) => {
+          if (options?.flag === "a+") appendOpens++
+          return fs.open(file, options)
+        }
+      })
+      const { store } = yield* setup().pipe(Effect.provideService(FileSystem.FileSystem, counting))
+      const callers = 20
+      const perCaller = 3
+      yield* Effect.forEach(
+        Array.from({ length: callers }, (_, caller) => caller),
+        (caller) =>
+          Effect.forEach(
+            Array.from({ length: perCaller }, (_, step) => step),
+            (step) =>
+              store.appendEvents("busy", [
+                event({ _tag: "Checkpointed", label: `caller ${caller} step ${step}` }, "busy", caller * 10 + step)
+              ]),
+            { discard: true }
+          ),
+        { concurrency: "unbounded", discard: true }
+      )
+      const labels = (yield* store.events("busy")).flatMap((e) => (e._tag === "Checkpointed" ? [e.label] : []))
+      assert.strictEqual(labels.length, callers * perCaller)
+      assert.strictEqual(new Set(labels).size, callers * perCaller)
+      for (let caller = 0; caller < callers; caller++) {
+        const own = labels.filter((label) => label.startsWith(`caller ${caller} `))
+        assert.deepStrictEqual(
+          own,
+          Array.from({ length: perCaller }, (_, step) => `caller ${caller} step ${step}`)
+        )
+      }
+      assert.isBelow(appendOpens, callers * perCaller)
+    }).pipe(Effect.provide(NodeLayer))
+  )
+
   it.scopedLive("a torn last line from a crash is skipped on read, and later appends stay readable", () =>
     Effect.gen(function* () {
       const { fs, path, directory, store } = yield* setup()
