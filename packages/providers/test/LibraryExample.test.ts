@@ -1,0 +1,61 @@
+// The README's library example, run here against the emulator: the same layers, with the emulator's URLs and keys.
+import { Pipeline, ResearchEvents, Resilience, Summarizer } from "@deep-research/core"
+import { FileSessionStore, ModelSpec, Tavily } from "@deep-research/providers"
+import { Emulator } from "@deep-research/providers/testing"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Redacted } from "effect"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+
+interface Endpoints {
+  readonly openai: { readonly apiKey: Redacted.Redacted; readonly baseUrl?: string | undefined }
+  readonly tavily: { readonly apiKey: Redacted.Redacted; readonly baseUrl?: string | undefined }
+  readonly sessions: string
+}
+
+// As in the README, with the endpoints given instead of read from the environment.
+const researchLayer = (endpoints: Endpoints) =>
+  Layer.mergeAll(
+    Summarizer.layer,
+    Tavily.layer(endpoints.tavily),
+    FileSessionStore.layerNode({ directory: endpoints.sessions }),
+    ResearchEvents.layer
+  ).pipe(
+    Layer.provideMerge(
+      ModelSpec.layer({
+        default: "openai:gpt-4.1",
+        tiers: { efficient: "openai:gpt-4.1-mini" },
+        providers: { openai: endpoints.openai }
+      })
+    ),
+    Layer.provide(Resilience.layerDefault)
+  )
+
+describe("the README's library example", () => {
+  it.live("researches a question through the real providers and keeps the session", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* Emulator.simulate(emulator)
+      const sessions = yield* Effect.acquireRelease(
+        Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "library-example-"))),
+        (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
+      )
+      const session = yield* Pipeline.research("How did the 2008 crisis change bank capital rules?", {
+        config: { maxSupervisionRounds: 3, budget: { maxUsd: 2 } }
+      }).pipe(
+        Effect.provide(
+          researchLayer({
+            openai: { apiKey: Redacted.make("sk-example"), baseUrl: emulator.baseUrl("openai") },
+            tavily: { apiKey: Redacted.make("tvly-example"), baseUrl: emulator.baseUrl("tavily") },
+            sessions
+          })
+        )
+      )
+      assert.strictEqual(session.status, "completed")
+      assert.isAbove(session.report?.citations.length ?? 0, 0)
+      const saved = yield* Effect.promise(() => fs.readFile(path.join(sessions, session.id, "session.json"), "utf8"))
+      assert.include(saved, session.id)
+    }).pipe(Effect.scoped)
+  )
+})
