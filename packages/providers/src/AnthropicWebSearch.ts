@@ -4,15 +4,15 @@
  * citations (`web_search_result_location`, whose `cited_text` is the source's own words).
  */
 import type Anthropic from "@anthropic-ai/sdk"
-import { Errors, Pricing, SearchProvider, Source, type Usage, UsageLedger } from "@deep-research/core"
+import { Errors, SearchProvider, Source, type Usage } from "@deep-research/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as AnthropicLanguageModel from "./AnthropicLanguageModel.js"
 import { type ClientOptions, makeClient, send } from "./internal/anthropicClient.js"
+import { recordSearchSpend, timeRangeText } from "./internal/webSearch.js"
 
 // =============================================================================
 // Options
@@ -86,8 +86,6 @@ export const layerConfig = (
 // =============================================================================
 // Requests
 // =============================================================================
-
-const timeRangeText = { day: "the past day", week: "the past week", month: "the past month", year: "the past year" }
 
 /** The Messages API body of one search. */
 export const toSearchRequest = (
@@ -179,14 +177,15 @@ const recordUsage = (
   searchFeeUsd: number,
   role: Usage.Role
 ): Effect.Effect<void> =>
-  Effect.gen(function* () {
-    const ledger = yield* Effect.serviceOption(UsageLedger.UsageLedger)
-    if (Option.isNone(ledger) || response.usage === undefined) return
-    const table = Option.getOrElse(yield* Effect.serviceOption(Pricing.Pricing), () => Pricing.defaultTable)
-    const usage = AnthropicLanguageModel.usageOf(response.usage)
-    const searches = response.usage.server_tool_use?.web_search_requests ?? 0
-    yield* ledger.value.record(role, usage, Pricing.costOf(table, model, usage) + searches * searchFeeUsd)
-  })
+  response.usage === undefined
+    ? Effect.void
+    : recordSearchSpend({
+        role,
+        model,
+        usage: AnthropicLanguageModel.usageOf(response.usage),
+        searches: response.usage.server_tool_use?.web_search_requests ?? 0,
+        searchFeeUsd
+      })
 
 const namedEntities: Readonly<Record<string, string>> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " }
 

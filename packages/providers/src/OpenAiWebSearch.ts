@@ -3,17 +3,17 @@
  * and writes a short cited answer; results are the cited pages (from the `url_citation` annotations, each with the
  * sentence it supports as snippet) followed by the other pages the searches consulted (the call's `sources`).
  */
-import { Errors, Pricing, SearchProvider, Source, Usage, UsageLedger } from "@deep-research/core"
+import { Errors, SearchProvider, Source, Usage } from "@deep-research/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type OpenAI from "openai"
 import type { ResponseCreateParamsBase, ResponseStreamEvent } from "openai/resources/responses/responses"
 import { toProviderError } from "./internal/openaiErrors.js"
+import { recordSearchSpend, timeRangeText } from "./internal/webSearch.js"
 import * as OpenAiLanguageModel from "./OpenAiLanguageModel.js"
 
 // =============================================================================
@@ -104,8 +104,6 @@ export const layerConfig = (
 // =============================================================================
 
 type SearchBody = Omit<ResponseCreateParamsBase, "stream">
-
-const timeRangeText = { day: "the past day", week: "the past week", month: "the past month", year: "the past year" }
 
 /** The Responses API body of one search. */
 export const toSearchRequest = (
@@ -237,21 +235,22 @@ const recordUsage = (
   searchFeeUsd: number,
   role: Usage.Role
 ): Effect.Effect<void> =>
-  Effect.gen(function* () {
-    const ledger = yield* Effect.serviceOption(UsageLedger.UsageLedger)
-    if (Option.isNone(ledger) || response.usage === undefined || response.usage === null) return
-    const table = Option.getOrElse(yield* Effect.serviceOption(Pricing.Pricing), () => Pricing.defaultTable)
-    const usage = new Usage.Usage({
-      inputTokens: response.usage.input_tokens ?? 0,
-      outputTokens: response.usage.output_tokens ?? 0,
-      cachedInputTokens: response.usage.input_tokens_details?.cached_tokens ?? 0,
-      reasoningTokens: response.usage.output_tokens_details?.reasoning_tokens ?? 0
-    })
-    const searches = response.output.filter(
-      (item) => item.type === "web_search_call" && "action" in item && item.action?.type === "search"
-    ).length
-    yield* ledger.value.record(role, usage, Pricing.costOf(table, model, usage) + searches * searchFeeUsd)
-  })
+  response.usage === undefined || response.usage === null
+    ? Effect.void
+    : recordSearchSpend({
+        role,
+        model,
+        usage: new Usage.Usage({
+          inputTokens: response.usage.input_tokens ?? 0,
+          outputTokens: response.usage.output_tokens ?? 0,
+          cachedInputTokens: response.usage.input_tokens_details?.cached_tokens ?? 0,
+          reasoningTokens: response.usage.output_tokens_details?.reasoning_tokens ?? 0
+        }),
+        searches: response.output.filter(
+          (item) => item.type === "web_search_call" && "action" in item && item.action?.type === "search"
+        ).length,
+        searchFeeUsd
+      })
 
 /** OpenAI tags every cited URL with `utm_source=openai`; the page is the same without it. */
 export const cleanUrl = (url: string): string => {
