@@ -6,7 +6,8 @@
 import { Emulator } from "@deep-research/providers/testing"
 import * as Effect from "effect/Effect"
 
-const seeded = (seed: number) => {
+/** A small deterministic random source (mulberry32), so generated pages are the same on every run. */
+export const seeded = (seed: number) => {
   let state = seed >>> 0
   return (): number => {
     state = (state + 0x6d2b79f5) >>> 0

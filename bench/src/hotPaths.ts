@@ -14,19 +14,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import * as Measure from "./Measure.js"
+import { seeded } from "./Pages.js"
 
 const repeats = 5
-
-const seeded = (seed: number) => {
-  let state = seed >>> 0
-  return (): number => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 // A vocabulary large enough that unrelated texts share few 5-character shingles, as real pages on one topic do.
 const vocabulary = Array.from({ length: 4_000 }, (_, i) => {
