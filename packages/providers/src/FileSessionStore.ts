@@ -1,7 +1,12 @@
 /**
  * The embedded default `SessionStore`: plain files. One folder per session under a directory
- * (`~/.deep-research/sessions` unless configured) holding `session.json` (replaced atomically, so a crash leaves the
- * previous checkpoint), `events.jsonl` (appended, one event a line), `report.md`, and `lock` while a run holds it.
+ * (`~/.deep-research/sessions` unless configured) holding `session.json` (replaced atomically and synced, so a crash
+ * leaves the previous checkpoint), `events.jsonl` (appended, one event a line), `report.md`, and `lock` while a run
+ * holds it.
+ *
+ * Each event is written to the log before `appendEvents` returns, so a crash of the process loses none; the log is
+ * synced to the disk with each checkpoint of its session and when a run lets the session go, so a power loss loses
+ * at most the events since the last checkpoint (a resumed run works from the checkpoint, never from the log).
  */
 import { Errors, ResearchEvents, Session, SessionStore } from "@deep-research/core"
 import type { PlatformError } from "@effect/platform/Error"
@@ -186,6 +191,12 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     let uniqueCounter = 0
     // Event lines waiting for their session's writer, in the order they were published.
     const pendingAppends = new Map<string, Array<PendingAppend>>()
+    // Session folders this store has made: made once, not before every write.
+    const knownDirectories = new Set<string>()
+    // Event logs this store last wrote, whose last line it therefore knows to be whole.
+    const wholeTails = new Set<string>()
+    // Event logs written since they were last synced.
+    const unsyncedLogs = new Set<string>()
 
     const sessionDirectory = (id: string) => path.join(directory, id)
     const fileOf = (id: string, name: string) => path.join(directory, id, name)
@@ -206,8 +217,20 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       return `${host.pid}-${uniqueCounter}-${random.toString(36)}`
     })
 
-    const ensureDirectory = (id: string) =>
-      orDieWith(`cannot create ${sessionDirectory(id)}`)(fs.makeDirectory(sessionDirectory(id), { recursive: true }))
+    const ensureDirectory = (id: string): Effect.Effect<void> =>
+      knownDirectories.has(id)
+        ? Effect.void
+        : orDieWith(`cannot create ${sessionDirectory(id)}`)(
+            fs.makeDirectory(sessionDirectory(id), { recursive: true })
+          ).pipe(Effect.zipRight(Effect.sync(() => knownDirectories.add(id))))
+
+    /** Forgets what the store knew of a session's files (its folder was removed). */
+    const forgetFiles = (id: string) =>
+      Effect.sync(() => {
+        knownDirectories.delete(id)
+        wholeTails.delete(id)
+        unsyncedLogs.delete(id)
+      })
 
     const scrubbed = (file: string, text: string): Effect.Effect<string> => {
       const result = scrub(text)
@@ -320,26 +343,47 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         }
       })
 
-    /** Appends `text` to a session's event log, on a line of its own, and syncs it. */
+    /**
+     * What must come before new lines in a log this store did not write last: a crash can leave a torn last line,
+     * and the new events start on a line of their own.
+     */
+    const separatorBefore = (file: string) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const handle = yield* fs.open(file, { flag: "r" })
+          const size = (yield* handle.stat).size
+          if (size === BigInt(0)) return ""
+          yield* handle.seek(Number(size) - 1, "start")
+          const last = yield* handle.readAlloc(1)
+          return Option.isSome(last) && last.value[0] !== 0x0a ? "\n" : ""
+        })
+      ).pipe(Effect.catchIf(isNotFound, () => Effect.succeed("")))
+
+    /**
+     * Appends `text` to a session's event log, on a line of its own. The lines are written (a crash of the process
+     * loses none of them) but not synced: `syncEvents` does that at the next checkpoint.
+     */
     const writeEvents = (id: string, file: string, text: string) =>
       Effect.gen(function* () {
         yield* ensureDirectory(id)
+        const prefix = wholeTails.has(id) ? "" : yield* orDieWith(`cannot read ${file}`)(separatorBefore(file))
+        // Until the write is known to be whole, the tail is checked again before the next one.
+        wholeTails.delete(id)
+        unsyncedLogs.add(id)
         yield* orDieWith(`cannot append to ${file}`)(
-          Effect.scoped(
-            Effect.gen(function* () {
-              const handle = yield* fs.open(file, { flag: "a+" })
-              const size = (yield* handle.stat).size
-              // A crash can leave a torn last line; the new events start on a line of their own.
-              let prefix = ""
-              if (size > 0) {
-                yield* handle.seek(Number(size) - 1, "start")
-                const last = yield* handle.readAlloc(1)
-                if (Option.isSome(last) && last.value[0] !== 0x0a) prefix = "\n"
-              }
-              yield* handle.writeAll(new TextEncoder().encode(prefix + text))
-              yield* handle.sync
-            })
-          )
+          fs.writeFile(file, new TextEncoder().encode(prefix + text), { flag: "a" })
+        )
+        wholeTails.add(id)
+      })
+
+    /** Syncs a session's event log to the disk if anything was written to it since its last sync. */
+    const syncEvents = (id: string): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (!unsyncedLogs.has(id)) return Effect.void
+        unsyncedLogs.delete(id)
+        const file = fileOf(id, eventsFileName)
+        return orDieWith(`cannot sync ${file}`)(
+          Effect.scoped(Effect.flatMap(fs.open(file, { flag: "a" }), (handle) => handle.sync))
         )
       })
 
@@ -364,6 +408,8 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         id,
         Effect.gen(function* () {
           yield* ensureDirectory(id)
+          // The log is durable up to every checkpoint.
+          yield* syncEvents(id)
           yield* protectExisting(id)
           yield* writeAtomically(file, text)
           const info = yield* statOption(file)
@@ -619,9 +665,11 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       // Registered before the lock exists, so that no fiber of this process ever sees it as an earlier process's.
       const forget = Effect.sync(() => locksHeldHere.delete(holder.token))
       yield* Effect.sync(() => locksHeldHere.add(holder.token))
+      // A run letting the session go leaves its whole event log on the disk.
+      const syncLog = serially(valid, syncEvents(valid))
       yield* Effect.acquireRelease(
         Effect.onError(acquire, () => forget),
-        () => Effect.ensuring(release(file, holder.token), forget)
+        () => Effect.ensuring(Effect.zipRight(syncLog, release(file, holder.token)), forget)
       )
     })
 
@@ -637,7 +685,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
             valid,
             Effect.zipRight(
               orDieWith(`cannot delete ${folder}`)(fs.remove(folder, { recursive: true })),
-              remember(valid, undefined)
+              Effect.zipRight(remember(valid, undefined), forgetFiles(valid))
             )
           )
         )
