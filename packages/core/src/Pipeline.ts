@@ -8,9 +8,11 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
+import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
 import * as Schema from "effect/Schema"
 import * as Budget from "./Budget.js"
@@ -28,6 +30,7 @@ import * as ResearchConfig from "./ResearchConfig.js"
 import * as ResearchEvents from "./ResearchEvents.js"
 import type { SearchProvider } from "./SearchProvider.js"
 import * as Session from "./Session.js"
+import * as SessionLimit from "./SessionLimit.js"
 import { SessionStore } from "./SessionStore.js"
 import type { Summarizer } from "./Summarizer.js"
 import * as Tokens from "./Tokens.js"
@@ -60,7 +63,10 @@ export interface ResumeOptions {
   readonly answer?: string | undefined
 }
 
-/** What the pipeline needs in context. `ResearchEvents`, `UserInput` and `Pricing` are used when present. */
+/**
+ * What the pipeline needs in context. `ResearchEvents`, `UserInput`, `Pricing` and `SessionLimit` are used when
+ * present.
+ */
 export type Requirements = ModelRouter.ModelRouter | SearchProvider | ContentExtractor | Summarizer | SessionStore
 
 // =============================================================================
@@ -92,24 +98,45 @@ const decodeConfig = (config: ResearchOptions["config"]): Effect.Effect<Research
 
 const decodeEvent = Schema.decodeUnknownEither(ResearchEvents.ResearchEvent)
 
+/** Queued after a run's last event: its log writer stops there. */
+const endOfLog: unique symbol = Symbol("endOfLog")
+
 /**
- * The run's progress stream: every event is appended to the session's log in the store as it is published (so the
- * log holds every event even when nobody listens), then published to the `ResearchEvents` in context, if any.
+ * The run's progress stream: every event is published to the `ResearchEvents` in context, if any, and appended to the
+ * session's log in the store (so the log holds every event even when nobody listens). The log is written by a fiber
+ * of the run's own, in the order the events were published and in batches, so that no step of the run waits for the
+ * disk to publish its progress; when the run's scope closes (before its lock is let go) the rest is written.
  */
 const recordingEvents = (sessionId: string) =>
   Effect.gen(function* () {
     const store = yield* SessionStore
     const outer = yield* Effect.serviceOption(ResearchEvents.ResearchEvents)
     const stream = Option.isSome(outer) ? outer.value : yield* ResearchEvents.make
+    const pending = yield* Queue.unbounded<unknown>()
+    const append = (batch: ReadonlyArray<unknown>) => {
+      const events: Array<ResearchEvents.ResearchEvent> = []
+      for (const input of batch) {
+        const event = decodeEvent(input)
+        if (Either.isRight(event) && event.right.sessionId === sessionId) events.push(event.right)
+      }
+      return Effect.ignore(store.appendEvents(sessionId, events))
+    }
+    // Writes what is queued, a batch at a time, until it meets the end mark the run's scope queues when it closes.
+    const write: Effect.Effect<void> = Effect.flatMap(Queue.take(pending), (first) =>
+      Effect.flatMap(Queue.takeAll(pending), (rest) => {
+        const batch = [first, ...rest]
+        const end = batch.indexOf(endOfLog)
+        return end < 0 ? Effect.zipRight(append(batch), write) : append(batch.slice(0, end))
+      })
+    )
+    const writer = yield* Effect.forkDaemon(write)
+    yield* Effect.addFinalizer(() => Effect.zipRight(Queue.offer(pending, endOfLog), Fiber.join(writer)))
     const service: ResearchEvents.Service = {
       publish: (input) =>
         Effect.gen(function* () {
           const id = yield* FiberRef.get(ResearchEvents.currentSessionId)
           const timestamp = yield* Clock.currentTimeMillis
-          const event = decodeEvent({ ...input, timestamp, ...(Option.isSome(id) ? { sessionId: id.value } : {}) })
-          if (Either.isRight(event) && event.right.sessionId === sessionId) {
-            yield* Effect.ignore(store.appendEvents(sessionId, [event.right]))
-          }
+          yield* Queue.offer(pending, { ...input, timestamp, ...(Option.isSome(id) ? { sessionId: id.value } : {}) })
           yield* stream.publish(input)
         }),
       subscribe: stream.subscribe
@@ -279,37 +306,40 @@ export const make = <R>(runUnit: Supervisor.UnitRunner<R>) => {
       const id = yield* Session.validateId(options?.sessionId ?? (yield* newSessionId))
       const store = yield* SessionStore
       const mode = options?.clarification ?? (yield* Clarify.defaultMode)
-      return yield* Effect.scoped(
-        Effect.gen(function* () {
-          yield* store.lock(id)
-          const existing = yield* Effect.either(store.load(id))
-          if (existing._tag === "Right") {
-            return yield* Effect.fail(
-              new InvalidInput({ reason: `a session with id ${id} already exists; resume it instead` })
-            )
-          }
-          if (existing.left._tag !== "SessionNotFound") return yield* Effect.fail(existing.left)
-          const now = yield* Clock.currentTimeMillis
-          const session = new Session.Session({
-            version: Session.currentVersion,
-            id,
-            query: query.trim(),
-            createdAt: now,
-            updatedAt: now,
-            config,
-            status: "running",
-            rounds: [],
-            sources: [],
-            metrics: [],
-            usage: []
+      // With a `SessionLimit` in context, the run waits for a slot before it locks or creates its session.
+      return yield* SessionLimit.withSlot(
+        Effect.scoped(
+          Effect.gen(function* () {
+            yield* store.lock(id)
+            const existing = yield* Effect.either(store.load(id))
+            if (existing._tag === "Right") {
+              return yield* Effect.fail(
+                new InvalidInput({ reason: `a session with id ${id} already exists; resume it instead` })
+              )
+            }
+            if (existing.left._tag !== "SessionNotFound") return yield* Effect.fail(existing.left)
+            const now = yield* Clock.currentTimeMillis
+            const session = new Session.Session({
+              version: Session.currentVersion,
+              id,
+              query: query.trim(),
+              createdAt: now,
+              updatedAt: now,
+              config,
+              status: "running",
+              rounds: [],
+              sources: [],
+              metrics: [],
+              usage: []
+            })
+            yield* store.save(session)
+            const events = yield* recordingEvents(id)
+            return yield* Effect.zipRight(
+              ResearchEvents.publish({ _tag: "SessionStarted", query: session.query }),
+              drive(session, mode, runUnit)
+            ).pipe(Effect.provideService(ResearchEvents.ResearchEvents, events))
           })
-          yield* store.save(session)
-          const events = yield* recordingEvents(id)
-          return yield* Effect.zipRight(
-            ResearchEvents.publish({ _tag: "SessionStarted", query: session.query }),
-            drive(session, mode, runUnit)
-          ).pipe(Effect.provideService(ResearchEvents.ResearchEvents, events))
-        })
+        )
       ).pipe(ResearchEvents.withSessionId(id))
     }).pipe(Effect.withSpan("Pipeline.research"))
 
@@ -319,29 +349,33 @@ export const make = <R>(runUnit: Supervisor.UnitRunner<R>) => {
       const store = yield* SessionStore
       // An unknown id fails here, before the lock writes anything for it (the file store makes a folder to lock).
       yield* store.load(id)
-      return yield* Effect.scoped(
-        Effect.gen(function* () {
-          yield* store.lock(id)
-          const stored = yield* store.load(id)
-          if (options?.answer !== undefined && stored.status !== "awaiting_clarification") {
-            return yield* new InvalidInput({
-              reason: `session ${id} is not waiting for an answer (its status is ${stored.status})`
-            })
-          }
-          if (stored.status === "completed") return stored
-          const session =
-            stored.status === "awaiting_clarification" && stored.clarification !== undefined
-              ? Checkpoint.patch(stored, {
-                  clarification: Clarify.answered(
-                    stored.clarification,
-                    options?.answer ?? (yield* Clarify.askNow(stored.clarification.decision.question))
-                  )
-                })
-              : stored
-          const events = yield* recordingEvents(id)
-          const mode = yield* Clarify.defaultMode
-          return yield* drive(session, mode, runUnit).pipe(Effect.provideService(ResearchEvents.ResearchEvents, events))
-        })
+      return yield* SessionLimit.withSlot(
+        Effect.scoped(
+          Effect.gen(function* () {
+            yield* store.lock(id)
+            const stored = yield* store.load(id)
+            if (options?.answer !== undefined && stored.status !== "awaiting_clarification") {
+              return yield* new InvalidInput({
+                reason: `session ${id} is not waiting for an answer (its status is ${stored.status})`
+              })
+            }
+            if (stored.status === "completed") return stored
+            const session =
+              stored.status === "awaiting_clarification" && stored.clarification !== undefined
+                ? Checkpoint.patch(stored, {
+                    clarification: Clarify.answered(
+                      stored.clarification,
+                      options?.answer ?? (yield* Clarify.askNow(stored.clarification.decision.question))
+                    )
+                  })
+                : stored
+            const events = yield* recordingEvents(id)
+            const mode = yield* Clarify.defaultMode
+            return yield* drive(session, mode, runUnit).pipe(
+              Effect.provideService(ResearchEvents.ResearchEvents, events)
+            )
+          })
+        )
       ).pipe(ResearchEvents.withSessionId(id))
     }).pipe(Effect.withSpan("Pipeline.resume"))
 

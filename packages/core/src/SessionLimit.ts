@@ -1,0 +1,84 @@
+/**
+ * How many research runs one process runs at once. A process hosting many sessions (a server, the MCP server, a
+ * benchmark) puts a `SessionLimit` in context: `Pipeline.research` and `Pipeline.resume` then wait for a free slot
+ * before they lock, create or load their session, first come first served, and give the slot back when the run ends
+ * however it ends. Without one in context every run starts at once.
+ *
+ * One event loop runs only so many sessions at full speed: past that point every run slows down, the process's
+ * timers and sockets wait their turn behind the others' CPU work, and memory grows with the runs in flight. Queuing
+ * the runs beyond the limit keeps each admitted run as fast as alone and the process responsive (BENCHMARKS.md, §4,
+ * measures where that point lies).
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { InvalidInput } from "./Errors.js"
+
+/** The limit's handle. */
+export interface Service {
+  /** At most this many runs at once. */
+  readonly maxConcurrentSessions: number
+  /** Runs `run` once a slot is free; the slot is given back when it ends, interrupted or not. */
+  readonly withSlot: <A, E, R>(run: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** Runs holding a slot now. */
+  readonly running: Effect.Effect<number>
+  /** Runs waiting for a slot now. */
+  readonly waiting: Effect.Effect<number>
+}
+
+/** The limit in context, used by `Pipeline.research` and `Pipeline.resume` when present. */
+export class SessionLimit extends Context.Tag("@deep-research/core/SessionLimit")<SessionLimit, Service>() {}
+
+/** A limit of `maxConcurrentSessions` runs at once; anything but a positive integer is `InvalidInput`. */
+export const make = (maxConcurrentSessions: number): Effect.Effect<Service, InvalidInput> =>
+  Effect.gen(function* () {
+    if (!Number.isInteger(maxConcurrentSessions) || maxConcurrentSessions < 1) {
+      return yield* new InvalidInput({
+        reason: `maxConcurrentSessions must be a positive integer, not ${maxConcurrentSessions}`
+      })
+    }
+    const semaphore = yield* Effect.makeSemaphore(maxConcurrentSessions)
+    let running = 0
+    let waiting = 0
+    const withSlot = <A, E, R>(run: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.suspend(() => {
+        let admitted = false
+        waiting++
+        const admittedRun = Effect.suspend(() => {
+          admitted = true
+          waiting--
+          running++
+          return Effect.ensuring(
+            run,
+            Effect.sync(() => running--)
+          )
+        })
+        // The wait for a slot can be interrupted (a cancelled run that never started); the slot is then not taken.
+        return semaphore
+          .withPermits(1)(admittedRun)
+          .pipe(
+            Effect.ensuring(
+              Effect.sync(() => {
+                if (!admitted) waiting--
+              })
+            )
+          )
+      })
+    return {
+      maxConcurrentSessions,
+      withSlot,
+      running: Effect.sync(() => running),
+      waiting: Effect.sync(() => waiting)
+    }
+  })
+
+/** A limit of `maxConcurrentSessions` runs at once, as the `SessionLimit` in context. */
+export const layer = (maxConcurrentSessions: number): Layer.Layer<SessionLimit, InvalidInput> =>
+  Layer.effect(SessionLimit, make(maxConcurrentSessions))
+
+/** Runs `run` in a slot of the `SessionLimit` in context, or at once when there is none. */
+export const withSlot = <A, E, R>(run: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.serviceOption(SessionLimit), (limit) =>
+    Option.isSome(limit) ? limit.value.withSlot(run) : run
+  )

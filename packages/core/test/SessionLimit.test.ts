@@ -1,0 +1,106 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Layer, Queue } from "effect"
+import * as Pipeline from "../src/Pipeline.js"
+import * as ResearchEvents from "../src/ResearchEvents.js"
+import * as SessionLimit from "../src/SessionLimit.js"
+import { SessionStore } from "../src/SessionStore.js"
+import * as H from "./pipelineHarness.js"
+
+/** A run that marks its start (and signals it, when given a signal), then waits until it is let go. */
+const gatedRun = (
+  started: Array<number>,
+  index: number,
+  gate: Deferred.Deferred<void>,
+  signal?: Deferred.Deferred<void>
+) =>
+  Effect.zipRight(
+    Effect.sync(() => started.push(index)),
+    Effect.zipRight(signal === undefined ? Effect.void : Deferred.succeed(signal, undefined), Deferred.await(gate))
+  )
+
+const at = <A>(items: ReadonlyArray<A>, index: number): A => {
+  const item = items[index]
+  if (item === undefined) throw new Error(`no item at ${index}`)
+  return item
+}
+
+describe("SessionLimit", () => {
+  it.effect("anything but a positive integer is InvalidInput", () =>
+    Effect.gen(function* () {
+      for (const bad of [0, -1, 1.5, Number.NaN]) {
+        const error = yield* Effect.flip(SessionLimit.make(bad))
+        assert.strictEqual(error._tag, "InvalidInput")
+        assert.include(error.message, "maxConcurrentSessions")
+      }
+    })
+  )
+
+  it.effect("runs beyond the limit wait, and start in the order they came as slots free up", () =>
+    Effect.gen(function* () {
+      const limit = yield* SessionLimit.make(2)
+      const started: Array<number> = []
+      const gates = yield* Effect.forEach([0, 1, 2, 3, 4], () => Deferred.make<void>())
+      const signals = yield* Effect.forEach([0, 1, 2, 3, 4], () => Deferred.make<void>())
+      const fibers: Array<Fiber.RuntimeFiber<void>> = []
+      for (const [index, gate] of gates.entries()) {
+        fibers.push(yield* Effect.fork(limit.withSlot(gatedRun(started, index, gate, at(signals, index)))))
+        yield* Effect.yieldNow()
+      }
+      assert.deepStrictEqual(started, [0, 1])
+      assert.strictEqual(yield* limit.running, 2)
+      assert.strictEqual(yield* limit.waiting, 3)
+      yield* Deferred.succeed(at(gates, 1), undefined)
+      yield* Fiber.join(at(fibers, 1))
+      yield* Deferred.await(at(signals, 2))
+      assert.deepStrictEqual(started, [0, 1, 2])
+      assert.strictEqual(yield* limit.running, 2)
+      assert.strictEqual(yield* limit.waiting, 2)
+      for (const gate of gates) yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.joinAll(fibers)
+      assert.deepStrictEqual(started, [0, 1, 2, 3, 4])
+      assert.strictEqual(yield* limit.running, 0)
+      assert.strictEqual(yield* limit.waiting, 0)
+    })
+  )
+
+  it.effect("a failed or interrupted run gives its slot back, and a waiting run can be interrupted", () =>
+    Effect.gen(function* () {
+      const limit = yield* SessionLimit.make(1)
+      const failed = yield* Effect.either(limit.withSlot(Effect.fail("boom")))
+      assert.isTrue(failed._tag === "Left")
+      const started: Array<number> = []
+      const gate = yield* Deferred.make<void>()
+      const holder = yield* Effect.fork(limit.withSlot(gatedRun(started, 0, gate)))
+      yield* Effect.yieldNow()
+      const waiter = yield* Effect.fork(limit.withSlot(gatedRun(started, 1, gate)))
+      yield* Effect.yieldNow()
+      assert.strictEqual(yield* limit.waiting, 1)
+      yield* Fiber.interrupt(waiter)
+      assert.strictEqual(yield* limit.waiting, 0)
+      yield* Fiber.interrupt(holder)
+      assert.strictEqual(yield* limit.running, 0)
+      const after = yield* limit.withSlot(Effect.succeed("ran"))
+      assert.strictEqual(after, "ran")
+      assert.deepStrictEqual(started, [0])
+    })
+  )
+
+  it.effect("Pipeline.research waits for a slot before it creates its session", () =>
+    Effect.gen(function* () {
+      const events = yield* ResearchEvents.ResearchEvents
+      const queue = yield* events.subscribe
+      const store = yield* SessionStore
+      const first = yield* Effect.fork(Pipeline.research("What are the latest measurements?", { sessionId: "first" }))
+      const second = yield* Effect.fork(Pipeline.research("What are the latest measurements?", { sessionId: "second" }))
+      const [a, b] = yield* Fiber.joinAll([first, second])
+      assert.strictEqual(a.status, "completed")
+      assert.strictEqual(b.status, "completed")
+      const order = (yield* Queue.takeAll(queue)).pipe((chunk) => [...chunk])
+      const firstDone = order.findIndex((e) => e.sessionId === "first" && e._tag === "SessionCompleted")
+      const secondStarted = order.findIndex((e) => e.sessionId === "second" && e._tag === "SessionStarted")
+      assert.isAbove(firstDone, -1)
+      assert.isAbove(secondStarted, firstDone, "the second run started only after the first had completed")
+      assert.strictEqual((yield* store.load("second")).status, "completed")
+    }).pipe(Effect.scoped, Effect.provide(Layer.merge(H.world({}), Layer.orDie(SessionLimit.layer(1)))))
+  )
+})
