@@ -1,7 +1,9 @@
 /**
  * The scripted scenario of benchmark 3: the search backend returns article-length pages (8,000 to 16,000
- * characters, as news and reports are), and the summarization model does what its prompt asks (a summary of about a
- * quarter of the page and five verbatim excerpts). Every other call is answered by the emulator's simulated world.
+ * characters, as news and reports are), the summarization model does what its prompt asks (a summary of about a
+ * quarter of the page and five verbatim excerpts), and so does the compression model (every sentence of the
+ * researcher's sources kept, with its citation, except those repeated word for word, then a supervisor brief). Every
+ * other call is answered by the emulator's simulated world.
  */
 import { Emulator } from "@deep-research/providers/testing"
 import * as Effect from "effect/Effect"
@@ -113,6 +115,50 @@ const summaryReply = (request: Emulator.RecordedRequest): Emulator.Reply => {
 }
 
 /**
+ * What the compression prompt asks: the findings, every sentence of every source kept with the source's citation
+ * number, except sentences repeated word for word (a source's excerpts quote its summary); then the supervisor brief.
+ */
+const compressionReply = (request: Emulator.RecordedRequest): Emulator.Reply => {
+  const prompt = messagesText(request.body)
+  const emitted = new Set<string>()
+  const paragraphs: Array<string> = []
+  const cited: Array<string> = []
+  const pattern = /<untrusted_data[^>]*kind="source"[^>]*label="\[(\d+)\]"[^>]*>\n?([\s\S]*?)<\/untrusted_data>/g
+  for (const match of prompt.matchAll(pattern)) {
+    const label = `[${match[1] ?? "1"}]`
+    // Line by line (the excerpts are a list of quotations), sentence by sentence, without list marks and quotes.
+    const kept = (match[2] ?? "")
+      .split("\n")
+      .flatMap((line) => line.match(/[^.!?]+[.!?]+/g) ?? [])
+      .map((sentence) =>
+        sentence
+          .trim()
+          .replace(/^[-*"\s]+/, "")
+          .replace(/"$/, "")
+      )
+      .filter((sentence) => {
+        if (sentence.length === 0 || emitted.has(sentence)) return false
+        emitted.add(sentence)
+        return true
+      })
+    if (kept.length === 0) continue
+    cited.push(label)
+    paragraphs.push(`${kept.join(" ")} ${label}`)
+  }
+  const brief = [
+    "## Supervisor brief",
+    `Covered: ${cited.length} sources on the assignment.`,
+    `Key findings: installations and prices changed year on year ${cited.slice(0, 3).join("")}.`,
+    "Confidence: medium, several sources of different kinds that mostly agree.",
+    "Gaps: no figures for the most recent quarter."
+  ].join("\n")
+  const text = `## Findings\n\n${paragraphs.join("\n\n")}\n\n${brief}`
+  return Emulator.openaiText(text, {
+    usage: { input: Math.ceil(JSON.stringify(request.body).length / 4), output: Math.ceil(text.length / 4) }
+  })
+}
+
+/**
  * Installs the scenario over a simulated emulator; `served` collects the raw characters of every distinct page the
  * search backend returned.
  */
@@ -130,8 +176,10 @@ export const install = (
       const query = stringField(request.body, "query") ?? "topic"
       const count = Math.min(numberField(request.body, "max_results") ?? 3, 3)
       const results = Array.from({ length: count }, (_, i) => {
-        const url = `${handle.url}/web/articles/${slug(query)}-c${call}-${i + 1}`
-        const text = pageText(url, 8_000 + (hash(url) % 8_000))
+        // Generated from the path alone, so the pages are the same whatever port the emulator listens on.
+        const page = `/web/articles/${slug(query)}-c${call}-${i + 1}`
+        const url = `${handle.url}${page}`
+        const text = pageText(page, 8_000 + (hash(page) % 8_000))
         served.set(url, text.length)
         return {
           url,
@@ -142,9 +190,15 @@ export const install = (
       })
       return Emulator.tavilyResults(results, { query })
     })
-    yield* handle.setFallback((request) =>
-      request.endpoint === "openai.chat" && request.headers["x-bench-role"] === "summarization"
-        ? summaryReply(request)
-        : simulator(request)
-    )
+    yield* handle.setFallback((request) => {
+      if (request.endpoint !== "openai.chat") return simulator(request)
+      switch (request.headers["x-bench-role"]) {
+        case "summarization":
+          return summaryReply(request)
+        case "compression":
+          return compressionReply(request)
+        default:
+          return simulator(request)
+      }
+    })
   })
