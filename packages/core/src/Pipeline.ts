@@ -8,11 +8,9 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
-import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
 import * as Schema from "effect/Schema"
 import * as Budget from "./Budget.js"
@@ -98,45 +96,24 @@ const decodeConfig = (config: ResearchOptions["config"]): Effect.Effect<Research
 
 const decodeEvent = Schema.decodeUnknownEither(ResearchEvents.ResearchEvent)
 
-/** Queued after a run's last event: its log writer stops there. */
-const endOfLog: unique symbol = Symbol("endOfLog")
-
 /**
- * The run's progress stream: every event is published to the `ResearchEvents` in context, if any, and appended to the
- * session's log in the store (so the log holds every event even when nobody listens). The log is written by a fiber
- * of the run's own, in the order the events were published and in batches, so that no step of the run waits for the
- * disk to publish its progress; when the run's scope closes (before its lock is let go) the rest is written.
+ * The run's progress stream: every event is appended to the session's log in the store as it is published (so the
+ * log holds every event even when nobody listens), then published to the `ResearchEvents` in context, if any.
  */
 const recordingEvents = (sessionId: string) =>
   Effect.gen(function* () {
     const store = yield* SessionStore
     const outer = yield* Effect.serviceOption(ResearchEvents.ResearchEvents)
     const stream = Option.isSome(outer) ? outer.value : yield* ResearchEvents.make
-    const pending = yield* Queue.unbounded<unknown>()
-    const append = (batch: ReadonlyArray<unknown>) => {
-      const events: Array<ResearchEvents.ResearchEvent> = []
-      for (const input of batch) {
-        const event = decodeEvent(input)
-        if (Either.isRight(event) && event.right.sessionId === sessionId) events.push(event.right)
-      }
-      return Effect.ignore(store.appendEvents(sessionId, events))
-    }
-    // Writes what is queued, a batch at a time, until it meets the end mark the run's scope queues when it closes.
-    const write: Effect.Effect<void> = Effect.flatMap(Queue.take(pending), (first) =>
-      Effect.flatMap(Queue.takeAll(pending), (rest) => {
-        const batch = [first, ...rest]
-        const end = batch.indexOf(endOfLog)
-        return end < 0 ? Effect.zipRight(append(batch), write) : append(batch.slice(0, end))
-      })
-    )
-    const writer = yield* Effect.forkDaemon(write)
-    yield* Effect.addFinalizer(() => Effect.zipRight(Queue.offer(pending, endOfLog), Fiber.join(writer)))
     const service: ResearchEvents.Service = {
       publish: (input) =>
         Effect.gen(function* () {
           const id = yield* FiberRef.get(ResearchEvents.currentSessionId)
           const timestamp = yield* Clock.currentTimeMillis
-          yield* Queue.offer(pending, { ...input, timestamp, ...(Option.isSome(id) ? { sessionId: id.value } : {}) })
+          const event = decodeEvent({ ...input, timestamp, ...(Option.isSome(id) ? { sessionId: id.value } : {}) })
+          if (Either.isRight(event) && event.right.sessionId === sessionId) {
+            yield* Effect.ignore(store.appendEvents(sessionId, [event.right]))
+          }
           yield* stream.publish(input)
         }),
       subscribe: stream.subscribe
