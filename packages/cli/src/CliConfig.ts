@@ -43,6 +43,8 @@ export interface Flags {
   readonly store?: string | undefined
   readonly json?: boolean | undefined
   readonly simulate?: boolean | undefined
+  /** Research runs at once at most in one process (the MCP server's sessions); others wait their turn. */
+  readonly maxSessions?: number | undefined
 }
 
 /** The config file's shape. Every field is optional. */
@@ -58,6 +60,7 @@ export class FileConfig extends Schema.Class<FileConfig>("@deep-research/cli/Fil
   budgetTokens: Schema.optional(Schema.Int.pipe(Schema.positive())),
   budgetUsd: Schema.optional(Schema.Number.pipe(Schema.positive())),
   clarify: Schema.optional(Schema.Boolean),
+  maxSessions: Schema.optional(Schema.Int.pipe(Schema.positive())),
   /** Any other knob of `ResearchConfig`, by its name. */
   research: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 }) {}
@@ -106,6 +109,8 @@ export interface Resolved {
   readonly askClarification: boolean
   readonly json: boolean
   readonly simulate: boolean
+  /** Research runs at once at most in this process (a `SessionLimit`); undefined: no limit. */
+  readonly maxSessions: number | undefined
   readonly credentials: Credentials
 }
 
@@ -267,7 +272,8 @@ const flagNames: ReadonlyArray<readonly [keyof Flags, string, boolean]> = [
   ["concurrency", "--concurrency", true],
   ["maxToolCalls", "--max-tool-calls", true],
   ["budgetTokens", "--budget-tokens", true],
-  ["budgetUsd", "--budget-usd", false]
+  ["budgetUsd", "--budget-usd", false],
+  ["maxSessions", "--max-sessions", true]
 ]
 
 /** Numbers given as flags must be positive (the parser only checks that they are numbers). */
@@ -394,6 +400,11 @@ export const resolve = (
       file?.budgetTokens
     )
     const budgetUsd = first(flags.budgetUsd, yield* envNumber(env, "DEEP_RESEARCH_BUDGET_USD", false), file?.budgetUsd)
+    const maxSessions = first(
+      flags.maxSessions,
+      yield* envNumber(env, "DEEP_RESEARCH_MAX_SESSIONS", true),
+      file?.maxSessions
+    )
     // Not asking is not skipping: the clarification phase still runs and its understanding of the question is kept
     // as constraints (`allowClarification: false` in the file's research settings skips the phase altogether).
     const askClarification = flags.noClarify !== true && file?.clarify !== false
@@ -433,6 +444,7 @@ export const resolve = (
       askClarification,
       json: flags.json === true,
       simulate,
+      maxSessions,
       credentials
     }
   })

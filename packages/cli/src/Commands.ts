@@ -104,7 +104,7 @@ export const optionNames: Readonly<Record<string, ReadonlyArray<string>>> = (() 
   return {
     run: research,
     resume: [...research, "answer"],
-    mcp: research,
+    mcp: [...research, "max-sessions"],
     evaluate: [...models, "store", "json", "simulate"],
     list: ["store", "json"],
     show: ["store", "json"],
@@ -486,9 +486,21 @@ const evaluate = Command.make("evaluate", { id: sessionIdArg, ...evaluationOptio
   )
 )
 
-const mcp = Command.make("mcp", researchOptions, (options) =>
+const mcpOptions = {
+  ...researchOptions,
+  maxSessions: optionalInteger(
+    "max-sessions",
+    "Research runs at once at most; further ones wait their turn (status queued). Default: no limit"
+  )
+}
+
+const mcp = Command.make("mcp", mcpOptions, (options) =>
   Effect.gen(function* () {
-    const resolved = yield* resolveConfig({ ...toFlags(options), json: false })
+    const resolved = yield* resolveConfig({
+      ...toFlags(options),
+      json: false,
+      maxSessions: Option.getOrUndefined(options.maxSessions)
+    })
     yield* Mcp.serveStdio(resolved).pipe(
       Effect.mapError((error) => new Exited({ code: 2, message: `The MCP server cannot start: ${error.message}` }))
     )

@@ -3,7 +3,15 @@
  * clients poll its status and progress, read the report, answer a clarification question, cancel, list and
  * evaluate. It shares the session store with the CLI.
  */
-import { Pipeline, ResearchConfig, ResearchEvents, Session, SessionStore, Tool } from "@deep-research/core"
+import {
+  Pipeline,
+  ResearchConfig,
+  ResearchEvents,
+  Session,
+  SessionLimit,
+  SessionStore,
+  Tool
+} from "@deep-research/core"
 import { Evaluation as EvaluationResult } from "@deep-research/evaluation"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
@@ -16,6 +24,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
@@ -80,7 +89,7 @@ const tools: ReadonlyArray<ToolSpec> = [
   ),
   spec(
     "get_status",
-    "The status of a session with its progress: phase, round, researchers, sources, tokens and cost, and the clarification question when one is pending.",
+    "The status of a session (queued while it waits for a free slot, running, awaiting_clarification, completed, failed, cancelled) with its progress: phase, round, researchers, sources, tokens and cost, and the clarification question when one is pending.",
     SessionIdArgs
   ),
   spec("get_report", "The report of a completed session, as markdown with numbered citations.", SessionIdArgs),
@@ -118,11 +127,23 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
   Effect.gen(function* () {
     // One runtime for the server's life: every session shares the resilience state, the store and the event stream.
     // Its log lines go to stderr, since stdout carries the protocol.
-    const runtime = ManagedRuntime.make(Layer.merge(Wiring.layer(resolved), Logging.stderrLogger))
+    // With --max-sessions, runs beyond the limit wait for a slot (get_status says queued until theirs starts).
+    const limit =
+      resolved.maxSessions === undefined ? Layer.empty : Layer.orDie(SessionLimit.layer(resolved.maxSessions))
+    const runtime = ManagedRuntime.make(Layer.mergeAll(Wiring.layer(resolved), Logging.stderrLogger, limit))
     yield* Effect.addFinalizer(() => runtime.disposeEffect)
     // Built before serving, so that a configuration the providers refuse fails the command instead of every call.
     yield* runtime.runtimeEffect
     const runs = new Map<string, Fiber.RuntimeFiber<Session.Session, unknown>>()
+    // Whether a run started now would wait: every slot of the session limit is taken, or others wait already.
+    const slotsTaken = Effect.flatMap(Effect.serviceOption(SessionLimit.SessionLimit), (limit) =>
+      Option.isNone(limit)
+        ? Effect.succeed(false)
+        : Effect.map(
+            Effect.all([limit.value.running, limit.value.waiting]),
+            ([running, waiting]) => running >= limit.value.maxConcurrentSessions || waiting > 0
+          )
+    )
     const progress = new Map<string, Progress.State>()
 
     // A progress view per session, kept from the shared event stream for as long as the server runs.
@@ -184,6 +205,7 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         })
         if (Either.isLeft(config)) return failure(ParseResult.TreeFormatter.formatErrorSync(config.left))
         const sessionId = await runtime.runPromise(Wiring.newSessionId)
+        const queued = await runtime.runPromise(slotsTaken)
         background(
           sessionId,
           Pipeline.research(a.question, {
@@ -192,7 +214,7 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
             clarification: resolved.askClarification ? "await" : "proceed"
           })
         )
-        return json({ sessionId, status: "running" })
+        return json({ sessionId, status: queued ? "queued" : "running" })
       },
       get_status: async (args) => {
         const decoded = decodeArgs(SessionIdArgs, args)
@@ -206,7 +228,11 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         return json({
           sessionId,
           // While the run's fiber lives the stored status may still be the previous one (an answered question).
-          status: running ? "running" : (stored?.status ?? "running"),
+          status: running
+            ? resolved.maxSessions !== undefined && live === undefined && stored === undefined
+              ? "queued"
+              : "running"
+            : (stored?.status ?? "running"),
           running,
           phase: live?.phase ?? "starting",
           round: live?.round ?? stored?.rounds.length ?? 0,

@@ -112,6 +112,8 @@ in the same store as the CLI's, so list, show and resume see them. The research 
 starts; stdout carries only the protocol, log lines go to stderr.
 
 ${researchOptions}
+  --max-sessions N                    research runs at once at most; further ones wait their turn and get_status
+                                      says queued (also DEEP_RESEARCH_MAX_SESSIONS; default no limit)
 
 ${keys}
 `

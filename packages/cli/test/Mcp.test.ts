@@ -1,0 +1,84 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as nodePath from "node:path"
+import * as CliConfig from "../src/CliConfig.js"
+import * as Mcp from "../src/Mcp.js"
+
+const Text = Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.String }))
+const Started = Schema.parseJson(Schema.Struct({ sessionId: Schema.String, status: Schema.String }))
+const Status = Schema.parseJson(Schema.Struct({ status: Schema.String, running: Schema.Boolean }))
+
+/** An MCP client talking to `Mcp.serve` in this process, over a simulated configuration. */
+const connected = (flags: CliConfig.Flags) =>
+  Effect.gen(function* () {
+    const store = yield* Effect.acquireRelease(
+      Effect.sync(() => fs.mkdtempSync(nodePath.join(os.tmpdir(), "deep-research-mcp-"))),
+      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+    )
+    const resolved = CliConfig.resolve({ ...flags, simulate: true, store, noClarify: true }, {}, undefined)
+    if (Either.isLeft(resolved)) return yield* Effect.dieMessage(resolved.left.message)
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    yield* Effect.forkScoped(Mcp.serve(resolved.right, serverSide))
+    const client = new Client({ name: "deep-research-test", version: "1.0.0" })
+    yield* Effect.acquireRelease(
+      Effect.promise(() => client.connect(clientSide)),
+      () => Effect.promise(() => client.close())
+    )
+    const call = (name: string, args: Record<string, unknown>) =>
+      Effect.promise(() => client.callTool({ name, arguments: args })).pipe(
+        Effect.map((result) =>
+          Schema.decodeUnknownSync(Text)(result.content)
+            .map((part) => part.text)
+            .join("")
+        )
+      )
+    const status = (sessionId: string) =>
+      Effect.map(call("get_status", { sessionId }), Schema.decodeUnknownSync(Status))
+    return { call, status }
+  })
+
+describe("the MCP server", () => {
+  it.scopedLive("with --max-sessions 1 a second run is queued until the first ends, then completes", () =>
+    Effect.gen(function* () {
+      const mcp = yield* connected({ maxSessions: 1 })
+      const start = (question: string) =>
+        Effect.map(mcp.call("start_research", { question }), Schema.decodeUnknownSync(Started))
+      const first = yield* start("How do tides work?")
+      const second = yield* start("Why is the sky blue?")
+      assert.strictEqual(first.status, "running")
+      assert.strictEqual(second.status, "queued")
+      const seen: Array<string> = []
+      for (let polls = 0; polls < 600; polls++) {
+        const [a, b] = yield* Effect.all([mcp.status(first.sessionId), mcp.status(second.sessionId)])
+        seen.push(`${a.status}/${b.status}`)
+        if (a.status === "completed" && b.status === "completed") break
+        // The limit holds: the second never runs while the first does.
+        assert.isFalse(a.status === "running" && b.status === "running", seen.join(" "))
+        yield* Effect.sleep("50 millis")
+      }
+      assert.strictEqual(seen[seen.length - 1], "completed/completed", seen.join(" "))
+      assert.include(seen, "running/queued")
+    })
+  )
+
+  it.effect("--max-sessions must be a positive integer, from the flag, the environment or the config file", () =>
+    Effect.sync(() => {
+      const flag = CliConfig.resolve({ simulate: true, maxSessions: 0 }, {}, undefined)
+      assert.isTrue(Either.isLeft(flag) && flag.left.message.includes("--max-sessions"))
+      const env = CliConfig.resolve({ simulate: true }, { DEEP_RESEARCH_MAX_SESSIONS: "two" }, undefined)
+      assert.isTrue(Either.isLeft(env) && env.left.message.includes("DEEP_RESEARCH_MAX_SESSIONS"))
+      const file = Schema.decodeUnknownSync(CliConfig.FileConfig)({ maxSessions: 3 })
+      const fromFile = CliConfig.resolve({ simulate: true }, { DEEP_RESEARCH_MAX_SESSIONS: "4" }, file)
+      assert.strictEqual(Either.getOrThrow(fromFile).maxSessions, 4, "the environment wins over the file")
+      const fromFlag = CliConfig.resolve({ simulate: true, maxSessions: 2 }, { DEEP_RESEARCH_MAX_SESSIONS: "4" }, file)
+      assert.strictEqual(Either.getOrThrow(fromFlag).maxSessions, 2, "the flag wins")
+      assert.strictEqual(Either.getOrThrow(CliConfig.resolve({ simulate: true }, {}, undefined)).maxSessions, undefined)
+    })
+  )
+})
