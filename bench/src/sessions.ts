@@ -5,11 +5,13 @@
  * wires them (the search rate limit lifted: 1 request a second would serialise any such load). Reports completion
  * time, event-loop delay percentiles and peak RSS.
  * Usage: node bench/dist/sessions.js --sessions N [--backend http|inprocess] [--events on|off] [--store file|memory] [--ticks-before-timer N]
+ *   [--max-sessions N]
  */
-import { Pipeline } from "@deep-research/core"
+import { Pipeline, SessionLimit } from "@deep-research/core"
 import { Emulator } from "@deep-research/providers/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Scheduler from "effect/Scheduler"
 import { spawn } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
@@ -29,6 +31,8 @@ const argument = (name: string, fallback: number): number => {
 const sessions = argument("--sessions", 100)
 /** Consecutive microtask turns the Effect scheduler takes before it lets timers and I/O run (Effect's default 2048). */
 const ticksBeforeTimer = argument("--ticks-before-timer", 2048)
+/** Sessions running at once through the library's `SessionLimit` (the others wait their turn); 0 for no limit. */
+const maxSessions = argument("--max-sessions", 0)
 
 const storeArg = process.argv.indexOf("--store")
 /** `file` (the embedded default: atomic writes with fsync) or `memory`. */
@@ -130,12 +134,15 @@ const program = Effect.scoped(
         const began = performance.now()
         return Pipeline.research(`Question ${i}: how much solar power did region ${i} add in 2024, and why?`).pipe(
           Effect.tap(() => Effect.sync(() => durations.push(performance.now() - began))),
+          // Only the status is kept: a server keeps finished sessions in its store, not in memory.
+          Effect.map((session) => session.status),
           Effect.either
         )
       },
       { concurrency: "unbounded" }
     ).pipe(
       Effect.provide(context),
+      maxSessions > 0 ? Effect.provide(Layer.orDie(SessionLimit.layer(maxSessions))) : (effect) => effect,
       ticksBeforeTimer === 2048
         ? (effect) => effect
         : Effect.withScheduler(new Scheduler.MixedScheduler(ticksBeforeTimer))
@@ -145,13 +152,14 @@ const program = Effect.scoped(
     delay.disable()
     clearInterval(sampler)
     const emulatorCpuMillis = yield* Effect.promise(() => emulator.stop())
-    const completed = results.filter((r) => r._tag === "Right" && r.right.status === "completed").length
+    const completed = results.filter((r) => r._tag === "Right" && r.right === "completed").length
     const failures = results.flatMap((r) => (r._tag === "Left" ? [r.left.message] : []))
     return {
       benchmark: "sessions",
       machine: Measure.machine(),
       sessions,
       ticksBeforeTimer,
+      maxConcurrentSessions: maxSessions > 0 ? maxSessions : null,
       store: storeKind,
       events,
       backend:
@@ -165,6 +173,7 @@ const program = Effect.scoped(
       cpuMillis: Measure.round((cpu.user + cpu.system) / 1000, 0),
       emulatorCpuMillis,
       cpuMillisPerSession: Measure.round((cpu.user + cpu.system) / 1000 / sessions, 1),
+      // From the call to its result, the wait for a slot of the session limit included.
       sessionMillis: {
         median: Measure.round(Measure.median(durations), 0),
         max: Measure.round(Math.max(...durations), 0)
@@ -184,6 +193,8 @@ const program = Effect.scoped(
   })
 )
 
-const result = await Effect.runPromise(program)
+// Warnings (a summary that timed out, a retry) go to stderr: stdout is the result's JSON alone.
+const stderrLogger = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
+const result = await Effect.runPromise(Effect.provide(program, stderrLogger))
 process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
 process.exit(0)
