@@ -135,6 +135,8 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
     // Built before serving, so that a configuration the providers refuse fails the command instead of every call.
     yield* runtime.runtimeEffect
     const runs = new Map<string, Fiber.RuntimeFiber<Session.Session, unknown>>()
+    // The question of each run this server started, until the run ends (a queued run has no stored session yet).
+    const questions = new Map<string, { readonly query: string; readonly at: number }>()
     // Whether a run started now would wait: every slot of the session limit is taken, or others wait already.
     const slotsTaken = Effect.flatMap(Effect.serviceOption(SessionLimit.SessionLimit), (limit) =>
       Option.isNone(limit)
@@ -170,7 +172,10 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
       const fiber = runtime.runFork(effect)
       runs.set(sessionId, fiber)
       fiber.addObserver(() => {
-        if (runs.get(sessionId) === fiber) runs.delete(sessionId)
+        if (runs.get(sessionId) === fiber) {
+          runs.delete(sessionId)
+          questions.delete(sessionId)
+        }
       })
     }
 
@@ -206,6 +211,7 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         if (Either.isLeft(config)) return failure(ParseResult.TreeFormatter.formatErrorSync(config.left))
         const sessionId = await runtime.runPromise(Wiring.newSessionId)
         const queued = await runtime.runPromise(slotsTaken)
+        questions.set(sessionId, { query: a.question, at: Date.now() })
         background(
           sessionId,
           Pipeline.research(a.question, {
@@ -258,7 +264,15 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
             : text(session.report.markdown)
         )
       },
-      list_sessions: async () => fromExit(await withStore((store) => store.list), (list) => json(list)),
+      list_sessions: async () =>
+        fromExit(await withStore((store) => store.list), (list) => {
+          // Runs still waiting for a slot have no stored session yet; they are listed as queued.
+          const stored = new Set(list.map((summary) => summary.id))
+          const queued = [...questions.entries()]
+            .filter(([id]) => runs.has(id) && !stored.has(id))
+            .map(([id, asked]) => ({ id, status: "queued", query: asked.query, createdAt: asked.at, costUsd: 0 }))
+          return json([...queued, ...list])
+        }),
       answer_clarification: async (args) => {
         const decoded = decodeArgs(AnswerArgs, args)
         if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
@@ -269,8 +283,9 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         if (exit.value.status !== "awaiting_clarification") {
           return failure(`The session ${sessionId} is not waiting for an answer (status ${exit.value.status}).`)
         }
+        const queued = await runtime.runPromise(slotsTaken)
         background(sessionId, Pipeline.resume(sessionId, { answer }))
-        return json({ sessionId, status: "running" })
+        return json({ sessionId, status: queued ? "queued" : "running" })
       },
       cancel_research: async (args) => {
         const decoded = decodeArgs(SessionIdArgs, args)

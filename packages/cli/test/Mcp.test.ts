@@ -12,6 +12,9 @@ import * as Mcp from "../src/Mcp.js"
 
 const Text = Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.String }))
 const Started = Schema.parseJson(Schema.Struct({ sessionId: Schema.String, status: Schema.String }))
+const Listed = Schema.parseJson(
+  Schema.Array(Schema.Struct({ id: Schema.String, status: Schema.String, query: Schema.String }))
+)
 const Status = Schema.parseJson(Schema.Struct({ status: Schema.String, running: Schema.Boolean }))
 
 /** An MCP client talking to `Mcp.serve` in this process, over a simulated configuration. */
@@ -53,6 +56,12 @@ describe("the MCP server", () => {
       const second = yield* start("Why is the sky blue?")
       assert.strictEqual(first.status, "running")
       assert.strictEqual(second.status, "queued")
+      const listed = Schema.decodeUnknownSync(Listed)(yield* mcp.call("list_sessions", {}))
+      assert.deepStrictEqual(
+        listed.find((summary) => summary.id === second.sessionId),
+        { id: second.sessionId, status: "queued", query: "Why is the sky blue?" },
+        "a queued run is listed before it has a stored session"
+      )
       const seen: Array<string> = []
       for (let polls = 0; polls < 600; polls++) {
         const [a, b] = yield* Effect.all([mcp.status(first.sessionId), mcp.status(second.sessionId)])
