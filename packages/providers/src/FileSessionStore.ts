@@ -187,7 +187,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     const scrub = makeScrubber((options.secrets ?? []).map(Redacted.value))
     const stamps = yield* Ref.make(new Map<string, Stamp>())
     // Writes to one session are serialised inside this process; the lock file keeps other processes out.
-    const writers = new Map<string, Effect.Semaphore>()
+    const writers = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>()
     let uniqueCounter = 0
     // Event lines waiting for their session's writer, in the order they were published.
     const pendingAppends = new Map<string, Array<PendingAppend>>()
@@ -201,16 +201,29 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     const sessionDirectory = (id: string) => path.join(directory, id)
     const fileOf = (id: string, name: string) => path.join(directory, id, name)
 
-    const serially = <A, E, R>(id: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
-      let semaphore = writers.get(id)
-      if (semaphore === undefined) {
-        semaphore = Effect.unsafeMakeSemaphore(1)
-        writers.set(id, semaphore)
-      }
-      // A write that has begun is finished even when its caller is interrupted: a caller must never take for lost a
-      // checkpoint that is already on disk (it would then save an older state over it).
-      return semaphore.withPermits(1)(Effect.uninterruptible(effect))
-    }
+    const serially = <A, E, R>(id: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.suspend(() => {
+        let writer = writers.get(id)
+        if (writer === undefined) {
+          writer = { semaphore: Effect.unsafeMakeSemaphore(1), users: 0 }
+          writers.set(id, writer)
+        }
+        const current = writer
+        current.users++
+        // A write that has begun is finished even when its caller is interrupted: a caller must never take for lost a
+        // checkpoint that is already on disk (it would then save an older state over it).
+        return current.semaphore
+          .withPermits(1)(Effect.uninterruptible(effect))
+          .pipe(
+            // The last user lets the writer go, so that a long-lived process keeps none for sessions it no longer writes.
+            Effect.ensuring(
+              Effect.sync(() => {
+                current.users--
+                if (current.users === 0 && writers.get(id) === current) writers.delete(id)
+              })
+            )
+          )
+      })
 
     const uniqueSuffix = Effect.map(Random.nextIntBetween(0, 0x7fffffff), (random) => {
       uniqueCounter++
@@ -665,8 +678,9 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       // Registered before the lock exists, so that no fiber of this process ever sees it as an earlier process's.
       const forget = Effect.sync(() => locksHeldHere.delete(holder.token))
       yield* Effect.sync(() => locksHeldHere.add(holder.token))
-      // A run letting the session go leaves its whole event log on the disk.
-      const syncLog = serially(valid, syncEvents(valid))
+      // A run letting the session go leaves its whole event log on the disk, and the store forgets what it knew of the
+      // session's files: another process may write them next.
+      const syncLog = serially(valid, Effect.zipRight(syncEvents(valid), forgetFiles(valid)))
       yield* Effect.acquireRelease(
         Effect.onError(acquire, () => forget),
         () => Effect.ensuring(Effect.zipRight(syncLog, release(file, holder.token)), forget)

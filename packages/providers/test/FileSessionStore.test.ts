@@ -302,6 +302,22 @@ describe("FileSessionStore", () => {
     }).pipe(Effect.provide(NodeLayer))
   )
 
+  it.scopedLive("a log another process appended to after this store let the session go is checked again", () =>
+    Effect.gen(function* () {
+      const { fs, path, directory, store } = yield* setup()
+      const file = path.join(directory, "shared", "events.jsonl")
+      const mine = event({ _tag: "SessionStarted", query: "q" }, "shared", 1)
+      yield* Effect.scoped(Effect.zipRight(store.lock("shared"), store.appendEvents("shared", [mine])))
+      // Another process resumed the session and was killed in the middle of a line.
+      const torn = ResearchEvents.encodeJson(event({ _tag: "PhaseStarted", phase: "brief" }, "shared", 2)).slice(0, 25)
+      yield* fs.writeFileString(file, torn, { flag: "a" })
+      const later = event({ _tag: "Checkpointed", label: "resumed here again" }, "shared", 3)
+      yield* Effect.scoped(Effect.zipRight(store.lock("shared"), store.appendEvents("shared", [later])))
+      const { result } = yield* withLogs(store.events("shared"))
+      assert.deepStrictEqual(result, [mine, later])
+    }).pipe(Effect.provide(NodeLayer))
+  )
+
   it.scopedLive("events of a session that was never stored fail with SessionNotFound", () =>
     Effect.gen(function* () {
       const { store } = yield* setup()
