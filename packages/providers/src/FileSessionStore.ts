@@ -237,7 +237,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
             fs.makeDirectory(sessionDirectory(id), { recursive: true })
           ).pipe(Effect.zipRight(Effect.sync(() => knownDirectories.add(id))))
 
-    /** Forgets what the store knew of a session's files (its folder was removed). */
+    /** Forgets what the store knew of a session's files: the folder was removed, or another process may write next. */
     const forgetFiles = (id: string) =>
       Effect.sync(() => {
         knownDirectories.delete(id)
