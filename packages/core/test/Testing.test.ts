@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect, Either, Schema } from "effect"
 import * as ContentExtractor from "../src/ContentExtractor.js"
 import * as Errors from "../src/Errors.js"
 import * as LanguageModel from "../src/LanguageModel.js"
@@ -8,6 +8,7 @@ import * as SearchProvider from "../src/SearchProvider.js"
 import * as Session from "../src/Session.js"
 import { SessionStore } from "../src/SessionStore.js"
 import * as ResearchConfig from "../src/ResearchConfig.js"
+import * as ResearchEvents from "../src/ResearchEvents.js"
 import { MemorySessionStore, ScriptedModel, StaticWeb } from "../src/testing/index.js"
 
 const ask = (text: string): LanguageModel.GenerateRequest => ({ messages: [LanguageModel.user(text)] })
@@ -181,6 +182,30 @@ describe("MemorySessionStore", () => {
       )
       yield* store.delete("held")
       assert.isTrue(Either.isLeft(yield* Effect.either(store.load("held"))))
+    }).pipe(Effect.provide(MemorySessionStore.layer))
+  )
+
+  it.effect("keeps the events and report of a session it has not saved yet, as the file store does", () =>
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      const started = Schema.decodeUnknownSync(ResearchEvents.ResearchEvent)({
+        _tag: "SessionStarted",
+        query: "q",
+        sessionId: "early",
+        timestamp: 1
+      })
+      yield* store.appendEvents("early", [started])
+      yield* store.saveReport("early", "# Report")
+      assert.deepStrictEqual(yield* store.events("early"), [started])
+      assert.strictEqual((yield* Effect.flip(store.load("early")))._tag, "SessionNotFound")
+      assert.deepStrictEqual(yield* store.list, [])
+      yield* store.save(session("early"))
+      assert.strictEqual((yield* store.load("early")).id, "early")
+      assert.deepStrictEqual(yield* store.events("early"), [started], "saving keeps what came before")
+      assert.deepStrictEqual(
+        (yield* store.list).map((summary) => summary.id),
+        ["early"]
+      )
     }).pipe(Effect.provide(MemorySessionStore.layer))
   )
 })

@@ -10,10 +10,13 @@ import * as Session from "../Session.js"
 import * as SessionStore from "../SessionStore.js"
 
 interface Entry {
-  readonly session: Session.Session
+  /** Undefined until the session is saved: events and a report can come first, as with the file store. */
+  readonly session: Session.Session | undefined
   readonly events: ReadonlyArray<ResearchEvent>
   readonly report: string | undefined
 }
+
+const empty: Entry = { session: undefined, events: [], report: undefined }
 
 /** What the memory store holds, for assertions. */
 export interface Inspect {
@@ -49,20 +52,29 @@ export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(fu
           Ref.update(saveCounts, (m) => new Map(m).set(session.id, (m.get(session.id) ?? 0) + 1))
         )
       ),
-    load: (id) => Effect.flatMap(Session.validateId(id), (id) => Effect.map(get(id), (entry) => entry.session)),
+    load: (id) =>
+      Effect.flatMap(Session.validateId(id), (id) =>
+        Effect.flatMap(get(id), (entry) =>
+          entry.session === undefined
+            ? Effect.fail(new SessionNotFound({ sessionId: id }))
+            : Effect.succeed(entry.session)
+        )
+      ),
     appendEvents: (id, events) =>
       Effect.zipRight(
         Session.validateId(id),
-        update(id, (entry) => (entry === undefined ? undefined : { ...entry, events: [...entry.events, ...events] }))
+        update(id, (entry = empty) => ({ ...entry, events: [...entry.events, ...events] }))
       ),
     events: (id) => Effect.flatMap(Session.validateId(id), (id) => Effect.map(get(id), (entry) => entry.events)),
     saveReport: (id, markdown) =>
       Effect.zipRight(
         Session.validateId(id),
-        update(id, (entry) => (entry === undefined ? undefined : { ...entry, report: markdown }))
+        update(id, (entry = empty) => ({ ...entry, report: markdown }))
       ),
     list: Effect.map(Ref.get(entries), (map) =>
-      [...map.values()].map((entry) => Session.summarize(entry.session)).sort((a, b) => b.createdAt - a.createdAt)
+      [...map.values()]
+        .flatMap((entry) => (entry.session === undefined ? [] : [Session.summarize(entry.session)]))
+        .sort((a, b) => b.createdAt - a.createdAt)
     ),
     delete: (id) =>
       Effect.flatMap(Session.validateId(id), (id) =>
