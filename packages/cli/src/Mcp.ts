@@ -134,17 +134,16 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
     yield* Effect.addFinalizer(() => runtime.disposeEffect)
     // Built before serving, so that a configuration the providers refuse fails the command instead of every call.
     yield* runtime.runtimeEffect
-    const runs = new Map<string, Fiber.RuntimeFiber<Session.Session, unknown>>()
-    // The question of each run this server started, until the run ends (a queued run has no stored session yet).
-    const questions = new Map<string, { readonly query: string; readonly at: number }>()
-    // Whether a run started now would wait: every slot of the session limit is taken, or others wait already.
-    const slotsTaken = Effect.flatMap(Effect.serviceOption(SessionLimit.SessionLimit), (limit) =>
-      Option.isNone(limit)
-        ? Effect.succeed(false)
-        : Effect.map(
-            Effect.all([limit.value.running, limit.value.waiting]),
-            ([running, waiting]) => running >= limit.value.maxConcurrentSessions || waiting > 0
-          )
+    // The runs of this server still going, with the question of each it started (a queued run has no stored session).
+    const runs = new Map<
+      string,
+      {
+        readonly fiber: Fiber.RuntimeFiber<Session.Session, unknown>
+        readonly question: { readonly query: string; readonly at: number } | undefined
+      }
+    >()
+    const wouldWait = Effect.flatMap(Effect.serviceOption(SessionLimit.SessionLimit), (limit) =>
+      Option.isNone(limit) ? Effect.succeed(false) : limit.value.wouldWait
     )
     const progress = new Map<string, Progress.State>()
 
@@ -168,14 +167,15 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
     )
     yield* Effect.addFinalizer(() => Fiber.interrupt(watcher))
 
-    const background = (sessionId: string, effect: Effect.Effect<Session.Session, unknown, Wiring.Services>) => {
+    const background = (
+      sessionId: string,
+      effect: Effect.Effect<Session.Session, unknown, Wiring.Services>,
+      question?: string
+    ) => {
       const fiber = runtime.runFork(effect)
-      runs.set(sessionId, fiber)
+      runs.set(sessionId, { fiber, question: question === undefined ? undefined : { query: question, at: Date.now() } })
       fiber.addObserver(() => {
-        if (runs.get(sessionId) === fiber) {
-          runs.delete(sessionId)
-          questions.delete(sessionId)
-        }
+        if (runs.get(sessionId)?.fiber === fiber) runs.delete(sessionId)
       })
     }
 
@@ -210,15 +210,15 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         })
         if (Either.isLeft(config)) return failure(ParseResult.TreeFormatter.formatErrorSync(config.left))
         const sessionId = await runtime.runPromise(Wiring.newSessionId)
-        const queued = await runtime.runPromise(slotsTaken)
-        questions.set(sessionId, { query: a.question, at: Date.now() })
+        const queued = await runtime.runPromise(wouldWait)
         background(
           sessionId,
           Pipeline.research(a.question, {
             config: config.right,
             sessionId,
             clarification: resolved.askClarification ? "await" : "proceed"
-          })
+          }),
+          a.question
         )
         return json({ sessionId, status: queued ? "queued" : "running" })
       },
@@ -268,9 +268,11 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         fromExit(await withStore((store) => store.list), (list) => {
           // Runs still waiting for a slot have no stored session yet; they are listed as queued.
           const stored = new Set(list.map((summary) => summary.id))
-          const queued = [...questions.entries()]
-            .filter(([id]) => runs.has(id) && !stored.has(id))
-            .map(([id, asked]) => ({ id, status: "queued", query: asked.query, createdAt: asked.at, costUsd: 0 }))
+          const queued = [...runs.entries()].flatMap(([id, run]) =>
+            run.question === undefined || stored.has(id)
+              ? []
+              : [{ id, status: "queued", query: run.question.query, createdAt: run.question.at, costUsd: 0 }]
+          )
           return json([...queued, ...list])
         }),
       answer_clarification: async (args) => {
@@ -283,7 +285,7 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         if (exit.value.status !== "awaiting_clarification") {
           return failure(`The session ${sessionId} is not waiting for an answer (status ${exit.value.status}).`)
         }
-        const queued = await runtime.runPromise(slotsTaken)
+        const queued = await runtime.runPromise(wouldWait)
         background(sessionId, Pipeline.resume(sessionId, { answer }))
         return json({ sessionId, status: queued ? "queued" : "running" })
       },
@@ -291,10 +293,10 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         const decoded = decodeArgs(SessionIdArgs, args)
         if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
         const { sessionId } = decoded.right
-        const fiber = runs.get(sessionId)
-        if (fiber === undefined) return failure(`The session ${sessionId} is not running.`)
+        const run = runs.get(sessionId)
+        if (run === undefined) return failure(`The session ${sessionId} is not running.`)
         // The run saves itself as cancelled when interrupted; its work so far stays in the store, resumable.
-        await runtime.runPromise(Fiber.interrupt(fiber))
+        await runtime.runPromise(Fiber.interrupt(run.fiber))
         const exit = await withStore((store) => store.load(sessionId))
         return fromExit(exit, (session) => json({ sessionId, status: session.status }))
       },
@@ -340,7 +342,7 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
     }).pipe(Effect.fork)
     yield* Effect.promise(() => server.connect(transport))
     yield* Fiber.join(closed)
-    for (const fiber of runs.values()) yield* Fiber.interrupt(fiber)
+    for (const run of runs.values()) yield* Fiber.interrupt(run.fiber)
   }).pipe(Effect.scoped)
 
 /** The MCP server on this process's stdin and stdout, until the client closes stdin. */

@@ -25,6 +25,8 @@ export interface Service {
   readonly running: Effect.Effect<number>
   /** Runs waiting for a slot now. */
   readonly waiting: Effect.Effect<number>
+  /** Whether a run started now would wait: every slot is taken, or others wait already. */
+  readonly wouldWait: Effect.Effect<boolean>
 }
 
 /** The limit in context, used by `Pipeline.research` and `Pipeline.resume` when present. */
@@ -69,7 +71,8 @@ export const make = (maxConcurrentSessions: number): Effect.Effect<Service, Inva
       maxConcurrentSessions,
       withSlot,
       running: Effect.sync(() => running),
-      waiting: Effect.sync(() => waiting)
+      waiting: Effect.sync(() => waiting),
+      wouldWait: Effect.sync(() => running >= maxConcurrentSessions || waiting > 0)
     }
   })
 

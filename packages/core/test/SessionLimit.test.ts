@@ -49,6 +49,7 @@ describe("SessionLimit", () => {
       assert.deepStrictEqual(started, [0, 1])
       assert.strictEqual(yield* limit.running, 2)
       assert.strictEqual(yield* limit.waiting, 3)
+      assert.isTrue(yield* limit.wouldWait)
       yield* Deferred.succeed(at(gates, 1), undefined)
       yield* Fiber.join(at(fibers, 1))
       yield* Deferred.await(at(signals, 2))
@@ -60,6 +61,7 @@ describe("SessionLimit", () => {
       assert.deepStrictEqual(started, [0, 1, 2, 3, 4])
       assert.strictEqual(yield* limit.running, 0)
       assert.strictEqual(yield* limit.waiting, 0)
+      assert.isFalse(yield* limit.wouldWait)
     })
   )
 

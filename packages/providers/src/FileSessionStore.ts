@@ -26,7 +26,6 @@ import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
-import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as os from "node:os"
 import * as nodePath from "node:path"
@@ -185,7 +184,8 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     const host = options.host ?? nodeHost
     const directory = path.resolve(options.directory)
     const scrub = makeScrubber((options.secrets ?? []).map(Redacted.value))
-    const stamps = yield* Ref.make(new Map<string, Stamp>())
+    // How the store last saw each session's file; forgotten when a run lets the session go.
+    const stamps = new Map<string, Stamp>()
     // Writes to one session are serialised inside this process; the lock file keeps other processes out.
     const writers = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>()
     let uniqueCounter = 0
@@ -240,6 +240,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     /** Forgets what the store knew of a session's files: the folder was removed, or another process may write next. */
     const forgetFiles = (id: string) =>
       Effect.sync(() => {
+        stamps.delete(id)
         knownDirectories.delete(id)
         wholeTails.delete(id)
         unsyncedLogs.delete(id)
@@ -315,11 +316,9 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       })
 
     const remember = (id: string, stamp: Stamp | undefined) =>
-      Ref.update(stamps, (map) => {
-        const next = new Map(map)
-        if (stamp === undefined) next.delete(id)
-        else next.set(id, stamp)
-        return next
+      Effect.sync(() => {
+        if (stamp === undefined) stamps.delete(id)
+        else stamps.set(id, stamp)
       })
 
     /**
@@ -331,7 +330,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         const file = fileOf(id, sessionFileName)
         const info = yield* statOption(file)
         if (Option.isNone(info)) return
-        const known = (yield* Ref.get(stamps)).get(id)
+        const known = stamps.get(id)
         let version: number
         if (known !== undefined && known.identity === identityOf(info.value)) {
           version = known.version
@@ -699,7 +698,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
             valid,
             Effect.zipRight(
               orDieWith(`cannot delete ${folder}`)(fs.remove(folder, { recursive: true })),
-              Effect.zipRight(remember(valid, undefined), forgetFiles(valid))
+              forgetFiles(valid)
             )
           )
         )
