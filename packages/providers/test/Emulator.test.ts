@@ -5,6 +5,7 @@ import { MemorySessionStore } from "@deep-research/core/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Exit, Layer, Predicate, Redacted, Schema, Scope } from "effect"
 import { readFileSync } from "node:fs"
+import * as Http from "node:http"
 import OpenAI from "openai"
 import { AnthropicLanguageModel, OpenAiLanguageModel, Tavily } from "../src/index.js"
 import { Emulator } from "../src/testing/index.js"
@@ -347,6 +348,33 @@ describe("Emulator", () => {
       yield* emulator.respond("web.page", Emulator.page("from the layer"))
       assert.strictEqual((yield* fetchText(`${emulator.baseUrl("web")}/x`)).text, "from the layer")
     }).pipe(Effect.provide(Emulator.layer()))
+  )
+
+  it.scoped("keeps connections alive between calls, as vendors do", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond("web.page", Emulator.page("again"))
+      // Node's agent reuses a kept-alive socket; a keep-alive hint of a second or less makes clients drop it.
+      const agent = yield* Effect.acquireRelease(
+        Effect.sync(() => new Http.Agent({ keepAlive: true, maxSockets: 1 })),
+        (agent) => Effect.sync(() => agent.destroy())
+      )
+      const get = () =>
+        Effect.async<{ readonly reused: boolean; readonly keepAlive: string | undefined }>((resume) => {
+          const request = Http.get(`${emulator.baseUrl("web")}/x`, { agent }, (response) => {
+            response.resume()
+            response.on("end", () =>
+              resume(Effect.succeed({ reused: request.reusedSocket, keepAlive: response.headers["keep-alive"] }))
+            )
+          })
+        })
+      const first = yield* get()
+      const second = yield* get()
+      assert.isFalse(first.reused)
+      assert.isTrue(second.reused)
+      const hint = Number(/timeout=(\d+)/.exec(first.keepAlive ?? "")?.[1])
+      assert.isAtLeast(hint, 5)
+    })
   )
 
   it.effect("stops listening when its scope closes", () =>

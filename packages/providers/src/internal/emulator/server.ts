@@ -257,7 +257,9 @@ export const listen = (port: number): Promise<Running> =>
         send(res, 500, {}, "application/json", JSON.stringify({ error: { message, type: "emulator_error" } }), false)
       })
     })
-    server.keepAliveTimeout = 1_000
+    // Vendors keep connections alive between calls; so does the emulator. (A hint of a second or less makes the
+    // fetch client drop each connection after its answer, and every call then pays for a new one.)
+    server.keepAliveTimeout = 30_000
     server.once("error", reject)
     server.listen(port, "127.0.0.1", () => {
       const address: AddressInfo | string | null = server.address()
