@@ -122,8 +122,8 @@ const recordingEvents = (sessionId: string) =>
   })
 
 /**
- * Whether a phase has finished. Besides the completion mark, a phase's own result counts: a run killed between
- * saving the result and marking the phase does not redo it.
+ * Whether a phase has finished. A phase's result is saved with its completion mark, in one checkpoint; a result
+ * without the mark (a session saved by an earlier version, which saved them one after the other) counts too.
  */
 const isDone = (session: Session.Session, phase: Usage.Phase): boolean => {
   if (session.phasesCompleted.includes(phase)) return true
@@ -154,11 +154,14 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Supervi
     const done = (phase: Usage.Phase) => Effect.map(session.get, (s) => isDone(s, phase))
 
     const steps = Effect.gen(function* () {
-      // A resumed run starts afresh: the failure an earlier run stopped on is no longer the session's.
-      yield* session.update("running", (s) => {
-        const { error: _earlier, ...rest } = s
-        return new Session.Session({ ...rest, status: "running" })
-      })
+      // A resumed run starts afresh: the failure an earlier run stopped on is no longer the session's. (A new
+      // session was saved running, and needs no second save.)
+      if (initial.status !== "running" || initial.error !== undefined) {
+        yield* session.update("running", (s) => {
+          const { error: _earlier, ...rest } = s
+          return new Session.Session({ ...rest, status: "running" })
+        })
+      }
 
       // Each phase's first call is checked against the budget like every research call: a budget too small for it
       // skips the phase (no question asked, the original question as the brief) and keeps the reserve for the report.
@@ -171,16 +174,11 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Supervi
         )
 
       if (config.allowClarification && !(yield* done("clarification")) && (yield* affordable("clarification"))) {
-        const outcome = yield* session.phase(
-          "clarification",
-          Effect.tap(Clarify.run(initial.query, mode), (outcome) =>
-            session.update("clarification", (s) =>
-              Checkpoint.patch(s, {
-                clarification: outcome.record,
-                status: outcome.awaiting ? "awaiting_clarification" : "running"
-              })
-            )
-          )
+        const outcome = yield* session.phase("clarification", Clarify.run(initial.query, mode), (outcome, s) =>
+          Checkpoint.patch(s, {
+            clarification: outcome.record,
+            status: outcome.awaiting ? "awaiting_clarification" : "running"
+          })
         )
         if (outcome.awaiting) return yield* session.get
       }
@@ -190,15 +188,10 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Supervi
       if (!(yield* done("brief"))) {
         yield* session.phase(
           "brief",
-          Effect.tap(
-            (yield* affordable("brief"))
-              ? Brief.run(initial.query, (yield* session.get).clarification)
-              : Brief.fallback(initial.query),
-            (outcome) =>
-              session.update("brief", (s) =>
-                Checkpoint.patch(s, { brief: outcome.brief, briefFallback: outcome.fallback })
-              )
-          )
+          (yield* affordable("brief"))
+            ? Brief.run(initial.query, (yield* session.get).clarification)
+            : Brief.fallback(initial.query),
+          (outcome, s) => Checkpoint.patch(s, { brief: outcome.brief, briefFallback: outcome.fallback })
         )
       }
       const brief = (yield* session.get).brief
@@ -221,23 +214,30 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Supervi
             if (outcome.error !== undefined && Synthesis.completedResults(yield* session.get).length === 0) {
               return yield* Effect.fail(outcome.error)
             }
-          })
+            return outcome
+          }),
+          (outcome, s) => Checkpoint.patch(s, { supervisionStopReason: outcome.reason })
         )
       }
 
       if (!(yield* done("synthesis"))) {
         const current = yield* session.get
+        // The report file first, then one checkpoint with the report, the completion mark and the status: a
+        // completed session always has its report file.
         yield* session.phase(
           "synthesis",
-          Effect.gen(function* () {
-            const report = yield* Synthesis.run({ query: initial.query, brief, constraints, session: current })
-            yield* session.update("report", (s) => Checkpoint.patch(s, { report }))
-            yield* store.saveReport(current.id, report.markdown)
-          })
+          Effect.tap(Synthesis.run({ query: initial.query, brief, constraints, session: current }), (report) =>
+            store.saveReport(current.id, report.markdown)
+          ),
+          (report, s) => Checkpoint.patch(s, { report, status: "completed" })
         )
       }
 
-      const completed = yield* session.update("completed", (s) => Checkpoint.patch(s, { status: "completed" }))
+      const finished = yield* session.get
+      const completed =
+        finished.status === "completed"
+          ? finished
+          : yield* session.update("completed", (s) => Checkpoint.patch(s, { status: "completed" }))
       const spent = UsageLedger.totals(completed.usage)
       yield* ResearchEvents.publish({
         _tag: "SessionCompleted",

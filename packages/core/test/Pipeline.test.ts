@@ -96,30 +96,39 @@ describe("Pipeline", () => {
     )
   )
 
-  it.effect("checkpoints after every phase, every finished research unit and every round", () =>
+  it.effect("checkpoints once after every phase, every finished research unit and every round", () =>
     Effect.gen(function* () {
       yield* Pipeline.research("Measure the topics", { sessionId: "checkpoints" })
       const events = yield* Effect.flatMap(SessionStore, (store) => store.events("checkpoints"))
       const labels = events.flatMap((e) => (e._tag === "Checkpointed" ? [e.label] : []))
 
-      for (const label of [
-        "clarification completed",
-        "brief completed",
-        "round 1 delegated",
-        "research unit r1-d1 completed",
-        "research unit r1-d2 completed",
-        "research unit r1-d3 completed",
-        "research unit r1-d4 completed",
-        "round 1 completed",
-        "supervision completed",
-        "report",
-        "synthesis completed",
-        "completed"
-      ]) {
-        assert.include(labels, label)
-      }
-      // Units are saved as they finish, before the round is.
-      assert.isBelow(labels.indexOf("research unit r1-d1 completed"), labels.indexOf("round 1 completed"))
+      // A phase's result and its completion mark are one checkpoint; so are the round's last unit and the round.
+      const units = labels.filter((label) => label.startsWith("research unit "))
+      assert.deepStrictEqual(
+        labels.filter((label) => !label.startsWith("research unit ")),
+        [
+          "clarification completed",
+          "brief completed",
+          "round 1 delegated",
+          "supervision completed",
+          "synthesis completed"
+        ]
+      )
+      assert.deepStrictEqual(
+        units.map((label) => label.replace(", round 1 completed", "")).sort(),
+        ["r1-d1", "r1-d2", "r1-d3", "r1-d4"].map((id) => `research unit ${id} completed`)
+      )
+      // Units are saved as they finish; the last of them completes the round.
+      assert.deepStrictEqual(
+        units.map((label) => label.endsWith(", round 1 completed")),
+        [false, false, false, true]
+      )
+      assert.isBelow(labels.indexOf("round 1 delegated"), labels.indexOf(units[0] ?? ""))
+      const stored = yield* Effect.flatMap(SessionStore, (store) => store.load("checkpoints"))
+      assert.strictEqual(stored.status, "completed")
+      assert.strictEqual(stored.supervisionStopReason, "research_complete")
+      assert.isDefined(stored.report)
+      assert.deepStrictEqual(stored.phasesCompleted, ["clarification", "brief", "supervision", "synthesis"])
     }).pipe(Effect.provide(H.world({})))
   )
 

@@ -251,7 +251,6 @@ describe("Supervisor", () => {
     Effect.gen(function* () {
       const run = yield* supervise({ supervisor: [conduct("a"), complete], config: yield* config({}) })
       assert.strictEqual(run.outcome.reason, "research_complete")
-      assert.strictEqual(run.session.supervisionStopReason, "research_complete")
       assert.strictEqual(run.session.rounds.length, 1)
     })
   )

@@ -21,13 +21,24 @@ import { difference, totals } from "../UsageLedger.js"
 /** The running session. */
 export interface Handle {
   readonly get: Effect.Effect<Session>
-  /** Changes the session and saves it; changes are applied one at a time, in order. */
-  readonly update: (label: string, change: (session: Session) => Session) => Effect.Effect<Session, InvalidInput>
+  /**
+   * Changes the session and saves it; changes are applied one at a time, in order. The `Checkpointed` event says
+   * `label` (or what it gives for the saved session) once the save is done.
+   */
+  readonly update: (
+    label: string | ((saved: Session) => string),
+    change: (session: Session) => Session
+  ) => Effect.Effect<Session, InvalidInput>
   /**
    * Runs a phase: publishes its start and end, keeps its metrics (added to those of an earlier, interrupted run of
-   * the same phase) and marks it completed when the body succeeds.
+   * the same phase) and marks it completed when the body succeeds. `record` writes the phase's result into the
+   * session in the same checkpoint as the completion mark (one save where the result and the mark would be two).
    */
-  readonly phase: <A, E, R>(phase: Usage.Phase, body: Effect.Effect<A, E, R>) => Effect.Effect<A, E | InvalidInput, R>
+  readonly phase: <A, E, R>(
+    phase: Usage.Phase,
+    body: Effect.Effect<A, E, R>,
+    record?: (result: A, session: Session) => Session
+  ) => Effect.Effect<A, E | InvalidInput, R>
   /** Wall-clock milliseconds spent in `phase`, over all runs of the session, up to now. */
   readonly elapsedIn: (phase: Usage.Phase) => Effect.Effect<number>
 }
@@ -121,7 +132,7 @@ export const make = (initial: Session, ledger: UsageLedger.Service): Effect.Effe
         return patch(session, { updatedAt: now, usage, metrics })
       })
 
-    const update = (label: string, change: (session: Session) => Session) =>
+    const update = (label: string | ((saved: Session) => string), change: (session: Session) => Session) =>
       Effect.tap(
         // Whole or not at all: interrupted between the store's write and the state's update, the state would lag
         // behind the stored checkpoint, and the next save (the "cancelled" one) would write the older state over it.
@@ -133,13 +144,17 @@ export const make = (initial: Session, ledger: UsageLedger.Service): Effect.Effe
         (session) => {
           const spent = totals(session.usage)
           return Effect.zipRight(
-            ResearchEvents.publish({ _tag: "Checkpointed", label }),
+            ResearchEvents.publish({ _tag: "Checkpointed", label: typeof label === "string" ? label : label(session) }),
             ResearchEvents.publish({ _tag: "UsageUpdated", tokens: spent.tokens, costUsd: spent.costUsd })
           )
         }
       )
 
-    const phase = <A, E, R>(name: Usage.Phase, body: Effect.Effect<A, E, R>) =>
+    const phase = <A, E, R>(
+      name: Usage.Phase,
+      body: Effect.Effect<A, E, R>,
+      record?: (result: A, session: Session) => Session
+    ) =>
       Effect.gen(function* () {
         const session = yield* SynchronizedRef.get(state)
         const startedAt = yield* Clock.currentTimeMillis
@@ -152,9 +167,10 @@ export const make = (initial: Session, ledger: UsageLedger.Service): Effect.Effe
         })
         yield* ResearchEvents.publish({ _tag: "PhaseStarted", phase: name })
         const result = yield* body
-        const done = yield* update(`${name} completed`, (s) =>
-          patch(s, { phasesCompleted: [...s.phasesCompleted.filter((p) => p !== name), name] })
-        )
+        const done = yield* update(`${name} completed`, (s) => {
+          const recorded = record === undefined ? s : record(result, s)
+          return patch(recorded, { phasesCompleted: [...recorded.phasesCompleted.filter((p) => p !== name), name] })
+        })
         yield* Ref.set(running, undefined)
         const metrics = done.metrics.find((m) => m.phase === name)
         yield* ResearchEvents.publish({

@@ -101,7 +101,7 @@ const invalidActions = Tool.make(ActionProtocol.invalidActionsTool, {
 export type StopReason =
   "research_complete" | "no_tool_call" | "no_directives" | "max_rounds" | "time_limit" | "budget" | "supervisor_failed"
 
-/** How supervision ended. */
+/** How supervision ended (the pipeline records the reason with the phase's completion). */
 export interface Outcome {
   readonly reason: StopReason
   /** The supervisor model's error, when it failed. */
@@ -260,21 +260,26 @@ export const run = <R>(options: Options<R>) =>
       exhausted ? Effect.succeed(true) : timeUp
     )
 
-    const recordResult = (round: number, output: UnitOutput) =>
-      session.update(`research unit ${output.result.directiveId} ${output.result.status}`, (s) => {
-        const known = new Set(s.sources.map((source) => source.id))
-        return patch(s, {
-          rounds: s.rounds.map((r) =>
-            r.round === round
-              ? new SupervisionRound({
-                  ...r,
-                  results: [...r.results.filter((x) => x.directiveId !== output.result.directiveId), output.result]
-                })
-              : r
-          ),
-          sources: [...s.sources, ...output.sources.filter((source) => !known.has(source.id))]
-        })
-      })
+    // A unit's result is saved as it arrives; the round's last result completes the round in the same checkpoint.
+    const recordResult = (round: number, output: UnitOutput) => {
+      const label = `research unit ${output.result.directiveId} ${output.result.status}`
+      return session.update(
+        (saved) =>
+          saved.rounds.some((r) => r.round === round && r.completed) ? `${label}, round ${round} completed` : label,
+        (s) => {
+          const known = new Set(s.sources.map((source) => source.id))
+          return patch(s, {
+            rounds: s.rounds.map((r) => {
+              if (r.round !== round) return r
+              const results = [...r.results.filter((x) => x.directiveId !== output.result.directiveId), output.result]
+              const completed = r.directives.every((d) => results.some((x) => x.directiveId === d.id))
+              return new SupervisionRound({ ...r, results, completed })
+            }),
+            sources: [...s.sources, ...output.sources.filter((source) => !known.has(source.id))]
+          })
+        }
+      )
+    }
 
     const runRound = (round: SupervisionRound) =>
       Effect.gen(function* () {
@@ -313,11 +318,17 @@ export const run = <R>(options: Options<R>) =>
               : Effect.void
           )
         )
-        const done = yield* session.update(`round ${round.round} completed`, (s) =>
-          patch(s, {
-            rounds: s.rounds.map((r) => (r.round === round.round ? new SupervisionRound({ ...r, completed: true }) : r))
-          })
-        )
+        // Units stopped at the time limit leave the round without all its results: it is completed here.
+        const saved = yield* session.get
+        const done = saved.rounds.some((r) => r.round === round.round && r.completed)
+          ? saved
+          : yield* session.update(`round ${round.round} completed`, (s) =>
+              patch(s, {
+                rounds: s.rounds.map((r) =>
+                  r.round === round.round ? new SupervisionRound({ ...r, completed: true }) : r
+                )
+              })
+            )
         const results = done.rounds.find((r) => r.round === round.round)?.results ?? []
         yield* ResearchEvents.publish({
           _tag: "RoundCompleted",
@@ -330,7 +341,6 @@ export const run = <R>(options: Options<R>) =>
     const stop = (reason: StopReason, error?: ProviderError) =>
       Effect.gen(function* () {
         const rounds = (yield* session.get).rounds.length
-        yield* session.update(`supervision stopped: ${reason}`, (s) => patch(s, { supervisionStopReason: reason }))
         yield* ResearchEvents.publish({ _tag: "SupervisionStopped", reason, rounds })
         return { reason, error } satisfies Outcome
       })
