@@ -41,8 +41,23 @@ const Url = Schema.String.pipe(Schema.pattern(/^https?:\/\/\S+$/i, { message: ()
 
 const Query = Schema.String.pipe(Schema.minLength(1, { message: () => "a non-empty search query" }))
 
-/** The researcher's tools, sized by the configuration. */
-export const makeTools = (config: ResearchConfig) => ({
+/** The researcher's tools, sized by the configuration (made once per size: their JSON schemas and decoders with them). */
+export const makeTools = (config: ResearchConfig): Tools => {
+  const key = `${config.maxQueriesPerSearch}/${config.maxUrlsPerExtract}`
+  let tools = toolsBySize.get(key)
+  if (tools === undefined) {
+    tools = buildTools(config)
+    toolsBySize.set(key, tools)
+  }
+  return tools
+}
+
+/** The researcher's tools. */
+export type Tools = ReturnType<typeof buildTools>
+
+const toolsBySize = new Map<string, Tools>()
+
+const buildTools = (config: Pick<ResearchConfig, "maxQueriesPerSearch" | "maxUrlsPerExtract">) => ({
   webSearch: Tool.make("webSearch", {
     description:
       `Searches the web for 1 to ${config.maxQueriesPerSearch} queries at once. Results come back summarised, ` +
