@@ -15,6 +15,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import * as Measure from "./Measure.js"
+import type * as RemoteEmulator from "./RemoteEmulator.js"
 import * as World from "./World.js"
 
 /** How a run is set up. */
@@ -27,6 +28,11 @@ export interface Options {
   readonly searchLatencyMillis: number
   /** The in-memory session store instead of the file store. */
   readonly memoryStore?: boolean | undefined
+  /**
+   * The emulator in a process of its own, started with the same simulation and latencies, instead of one in this
+   * process (`customize` then does not apply, and the outcome has no recorded requests).
+   */
+  readonly remote?: RemoteEmulator.RemoteEmulator | undefined
   /** Changes to the simulated world (extra responders, a wrapped fallback), given the emulator and the simulator. */
   readonly customize?:
     | ((
@@ -59,6 +65,9 @@ export interface Outcome {
 
 /** Runs the pipeline once. */
 export const run = (options: Options): Effect.Effect<Outcome> =>
+  options.remote === undefined ? runInProcess(options) : runRemote(options, options.remote)
+
+const runInProcess = (options: Options): Effect.Effect<Outcome> =>
   Effect.scoped(
     Effect.gen(function* () {
       const handle = yield* Emulator.start()
@@ -81,6 +90,36 @@ export const run = (options: Options): Effect.Effect<Outcome> =>
       yield* handle.setLatency("tavily.search", options.searchLatencyMillis)
       yield* handle.setLatency("tavily.extract", options.searchLatencyMillis)
 
+      const recorder = Measure.makeRecorder()
+      const outcome = yield* measured(options, {
+        openaiBaseUrl: handle.baseUrl("openai"),
+        tavilyBaseUrl: handle.baseUrl("tavily"),
+        record: Effect.sync(() => recorder.start()),
+        intervals: Effect.sync(() => recorder.stop())
+      })
+      return { ...outcome, requests: yield* handle.requests() }
+    })
+  )
+
+const runRemote = (options: Options, remote: RemoteEmulator.RemoteEmulator): Effect.Effect<Outcome> =>
+  measured(options, {
+    openaiBaseUrl: `${remote.url}/openai/v1`,
+    tavilyBaseUrl: `${remote.url}/tavily`,
+    record: remote.record,
+    intervals: remote.intervals
+  }).pipe(Effect.map((outcome) => ({ ...outcome, requests: [] })))
+
+interface Backend {
+  readonly openaiBaseUrl: string
+  readonly tavilyBaseUrl: string
+  readonly record: Effect.Effect<void>
+  readonly intervals: Effect.Effect<ReadonlyArray<Measure.Interval>>
+}
+
+/** One run against a backend, timed and watched. */
+const measured = (options: Options, backend: Backend): Effect.Effect<Omit<Outcome, "requests">> =>
+  Effect.scoped(
+    Effect.gen(function* () {
       const directory = yield* Effect.acquireRelease(
         Effect.promise(() => mkdtemp(path.join(os.tmpdir(), "deep-research-bench-"))),
         (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
@@ -89,8 +128,8 @@ export const run = (options: Options): Effect.Effect<Outcome> =>
         Layer.merge(
           ResearchEvents.layer,
           World.layer({
-            openaiBaseUrl: handle.baseUrl("openai"),
-            tavilyBaseUrl: handle.baseUrl("tavily"),
+            openaiBaseUrl: backend.openaiBaseUrl,
+            tavilyBaseUrl: backend.tavilyBaseUrl,
             policy: options.policy,
             storeDirectory: options.memoryStore === true ? undefined : directory,
             events: false
@@ -127,20 +166,18 @@ export const run = (options: Options): Effect.Effect<Outcome> =>
         )
       )
 
-      const recorder = Measure.makeRecorder()
-      recorder.start()
+      yield* backend.record
       const from = performance.now()
       const session = yield* Pipeline.research(options.query, { config: options.config }).pipe(
         Effect.provide(context),
         Effect.orDieWith((error) => new Error(`the benchmark run failed: ${error.message}`))
       )
       const to = performance.now()
-      const intervals = recorder.stop()
+      const intervals = yield* backend.intervals
       // Let the watcher drain what was published before the run returned.
       yield* Effect.sleep(20)
       yield* Fiber.interrupt(watcher)
-      const requests = yield* handle.requests()
-      return { session, wallMillis: to - from, from, to, intervals, units: [...units.values()], requests }
+      return { session, wallMillis: to - from, from, to, intervals, units: [...units.values()] }
     })
   )
 

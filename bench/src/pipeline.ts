@@ -4,11 +4,12 @@
  *  1. idle fraction: the share of a run's wall time with no backend request in flight;
  *  2. parallelism: research units (and researcher model calls) in flight per round against the cap;
  *  3. calls and tokens by role, and the share of raw page text that reaches the report model.
- * Usage: node bench/dist/pipeline.js [--runs N] [--only idle|tokens] [--store memory]   (prints JSON; `run.js` keeps it in bench/results/)
+ * Usage: node bench/dist/pipeline.js [--runs N] [--only idle|tokens] [--store memory] [--emulator process|inprocess]   (prints JSON; `run.js` keeps it in bench/results/)
  */
 import * as Effect from "effect/Effect"
 import * as Measure from "./Measure.js"
 import * as Pages from "./Pages.js"
+import * as RemoteEmulator from "./RemoteEmulator.js"
 import * as Scenario from "./Scenario.js"
 import type * as World from "./World.js"
 
@@ -60,31 +61,41 @@ const researcherCalls = (outcome: Scenario.Outcome) => {
   }
 }
 
-const idleBenchmark = (policy: World.Policy) =>
-  Effect.gen(function* () {
-    const options = { query, simulate: scenario, policy, memoryStore, ...latency }
-    // The first run in a process pays for loading and compiling the code; it is reported apart.
-    const cold = idleOf(yield* Scenario.run(options))
-    const warm: Array<ReturnType<typeof idleOf>> = []
-    const parallel: Array<ReturnType<typeof Scenario.unitConcurrency>> = []
-    const researcher: Array<ReturnType<typeof researcherCalls>> = []
-    for (let i = 0; i < runs; i++) {
-      const outcome = yield* Scenario.run(options)
-      warm.push(idleOf(outcome))
-      parallel.push(Scenario.unitConcurrency(outcome.units))
-      researcher.push(researcherCalls(outcome))
-    }
-    return {
-      policy,
-      coldRun: cold,
-      medianIdleFraction: Measure.median(warm.map((w) => w.idleFraction)),
-      medianWallMillis: Measure.median(warm.map((w) => w.wallMillis)),
-      medianIdleMillis: Measure.median(warm.map((w) => w.idleMillis)),
-      runs: warm,
-      unitsPerRound: parallel,
-      researcherCalls: researcher
-    }
-  })
+/**
+ * The idle fraction under a policy, against the emulator in a process of its own (as against real vendors, the
+ * backend's CPU is not the library's) or in this process (its work then competes with the library's for the core).
+ */
+const idleBenchmark = (policy: World.Policy, emulator: "process" | "inprocess") =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const remote =
+        emulator === "process" ? yield* RemoteEmulator.start({ ...latency, simulate: scenario }) : undefined
+      const options = { query, simulate: scenario, policy, memoryStore, remote, ...latency }
+      // The first run in a process pays for loading and compiling the code; it is reported apart.
+      const cold = idleOf(yield* Scenario.run(options))
+      const warm: Array<ReturnType<typeof idleOf>> = []
+      const parallel: Array<ReturnType<typeof Scenario.unitConcurrency>> = []
+      const researcher: Array<ReturnType<typeof researcherCalls>> = []
+      for (let i = 0; i < runs; i++) {
+        const outcome = yield* Scenario.run(options)
+        warm.push(idleOf(outcome))
+        parallel.push(Scenario.unitConcurrency(outcome.units))
+        researcher.push(researcherCalls(outcome))
+      }
+      return {
+        policy,
+        emulator,
+        emulatorCpuMillis: remote === undefined ? undefined : yield* remote.stop,
+        coldRun: cold,
+        medianIdleFraction: Measure.median(warm.map((w) => w.idleFraction)),
+        medianWallMillis: Measure.median(warm.map((w) => w.wallMillis)),
+        medianIdleMillis: Measure.median(warm.map((w) => w.idleMillis)),
+        runs: warm,
+        unitsPerRound: parallel,
+        researcherCalls: researcher
+      }
+    })
+  )
 
 const capBenchmark = (cap: number, directives: number) =>
   Effect.gen(function* () {
@@ -147,6 +158,13 @@ const tokensBenchmark = Effect.gen(function* () {
 /** `--store memory`: the in-memory session store instead of the file store, to show what checkpoints cost. */
 const memoryStore = process.argv.includes("memory")
 
+/** `--emulator process|inprocess`: only that one of the idle benchmark's two backends (default both). */
+const emulatorArg = process.argv.indexOf("--emulator")
+const emulators: ReadonlyArray<"process" | "inprocess"> =
+  emulatorArg >= 0
+    ? [process.argv[emulatorArg + 1] === "inprocess" ? "inprocess" : "process"]
+    : ["process", "inprocess"]
+
 const onlyArg = process.argv.indexOf("--only")
 const only = onlyArg >= 0 ? process.argv[onlyArg + 1] : undefined
 
@@ -157,11 +175,11 @@ const program = Effect.gen(function* () {
       benchmark: "pipeline",
       machine: Measure.machine(),
       memoryStore,
-      idle: { searchUnlimited: yield* idleBenchmark("searchUnlimited") }
+      idle: { searchUnlimited: yield* Effect.forEach(emulators, (e) => idleBenchmark("searchUnlimited", e)) }
     }
   }
-  const idleSearchUnlimited = yield* idleBenchmark("searchUnlimited")
-  const idleDefault = yield* idleBenchmark("default")
+  const idleSearchUnlimited = yield* Effect.forEach(emulators, (e) => idleBenchmark("searchUnlimited", e))
+  const idleDefault = yield* idleBenchmark("default", "process")
   const capFiveOfFive = yield* capBenchmark(5, 5)
   const capThreeOfFive = yield* capBenchmark(3, 5)
   const capFiveOfSeven = yield* capBenchmark(5, 7)

@@ -13,15 +13,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Scheduler from "effect/Scheduler"
-import { spawn } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { monitorEventLoopDelay, performance } from "node:perf_hooks"
-import { createInterface } from "node:readline"
-import { fileURLToPath } from "node:url"
 import * as InProcess from "./InProcess.js"
 import * as Measure from "./Measure.js"
+import * as RemoteEmulator from "./RemoteEmulator.js"
 import * as World from "./World.js"
 
 const argument = (name: string, fallback: number): number => {
@@ -46,38 +44,6 @@ const backend = backendArg >= 0 && process.argv[backendArg + 1] === "inprocess" 
 const eventsArg = process.argv.indexOf("--events")
 const events = !(eventsArg >= 0 && process.argv[eventsArg + 1] === "off")
 
-const emulatorScript = path.join(path.dirname(fileURLToPath(import.meta.url)), "emulatorProcess.js")
-
-const startEmulator = Effect.acquireRelease(
-  Effect.promise(
-    () =>
-      new Promise<{ readonly url: string; readonly stop: () => Promise<number> }>((resolve, reject) => {
-        const child = spawn(process.execPath, [emulatorScript, "300", "150"], { stdio: ["pipe", "pipe", "inherit"] })
-        child.on("error", reject)
-        const lines = createInterface({ input: child.stdout })
-        const field = (line: string, key: string): unknown => {
-          const parsed: unknown = JSON.parse(line)
-          return typeof parsed === "object" && parsed !== null ? Reflect.get(parsed, key) : undefined
-        }
-        lines.once("line", (line) => {
-          const url = field(line, "url")
-          if (typeof url !== "string") return reject(new Error(`the emulator process said: ${line}`))
-          let stopped: Promise<number> | undefined
-          const stop = () =>
-            (stopped ??= new Promise<number>((done) => {
-              lines.once("line", (last) => {
-                const cpu = field(last, "cpuMillis")
-                done(typeof cpu === "number" ? cpu : Number.NaN)
-              })
-              child.stdin.end()
-            }))
-          resolve({ url, stop })
-        })
-      })
-  ),
-  (emulator) => Effect.promise(() => emulator.stop())
-)
-
 /** The simulator `Emulator.simulate` installs, kept to be called in process (the emulator itself gets no traffic). */
 const inProcessBackend = Effect.gen(function* () {
   const handle = yield* Emulator.start()
@@ -97,7 +63,9 @@ const program = Effect.scoped(
   Effect.gen(function* () {
     const inProcess = backend === "inprocess" ? yield* inProcessBackend : undefined
     const emulator =
-      inProcess === undefined ? yield* startEmulator : { url: inProcess.url, stop: () => Promise.resolve(0) }
+      inProcess === undefined
+        ? yield* RemoteEmulator.start({ modelLatencyMillis: 300, searchLatencyMillis: 150 })
+        : { url: inProcess.url, stop: Effect.succeed(0) }
     const directory = yield* Effect.acquireRelease(
       Effect.promise(() => mkdtemp(path.join(os.tmpdir(), "deep-research-bench-sessions-"))),
       (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
@@ -151,7 +119,7 @@ const program = Effect.scoped(
     const cpu = process.cpuUsage(cpuBefore)
     delay.disable()
     clearInterval(sampler)
-    const emulatorCpuMillis = yield* Effect.promise(() => emulator.stop())
+    const emulatorCpuMillis = yield* emulator.stop
     const completed = results.filter((r) => r._tag === "Right" && r.right === "completed").length
     const failures = results.flatMap((r) => (r._tag === "Left" ? [r.left.message] : []))
     return {
