@@ -29,7 +29,11 @@ const sessionLimit = ["--max-sessions", "20"]
 
 const steps: ReadonlyArray<Step> = [
   { name: "hotPaths", script: "hotPaths.js", args: [] },
-  { name: "pipeline", script: "pipeline.js", args: ["--runs", quick ? "1" : "3"] },
+  {
+    name: "pipeline",
+    script: "pipeline.js",
+    args: ["--runs", quick ? "1" : "3", "--idle-runs", quick ? "1" : "9"]
+  },
   { name: "sessions-100", script: "sessions.js", args: ["--sessions", quick ? "10" : "100", ...sessionLimit] },
   {
     name: "sessions-1000",
