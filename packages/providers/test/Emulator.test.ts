@@ -360,11 +360,13 @@ describe("Emulator", () => {
         (agent) => Effect.sync(() => agent.destroy())
       )
       const get = () =>
-        Effect.async<{ readonly reused: boolean; readonly keepAlive: string | undefined }>((resume) => {
+        Effect.async<{ readonly reused: boolean; readonly keepAlive: string }>((resume) => {
           const request = Http.get(`${emulator.baseUrl("web")}/x`, { agent }, (response) => {
             response.resume()
             response.on("end", () =>
-              resume(Effect.succeed({ reused: request.reusedSocket, keepAlive: response.headers["keep-alive"] }))
+              resume(
+                Effect.succeed({ reused: request.reusedSocket, keepAlive: String(response.headers["keep-alive"]) })
+              )
             )
           })
         })
@@ -372,7 +374,7 @@ describe("Emulator", () => {
       const second = yield* get()
       assert.isFalse(first.reused)
       assert.isTrue(second.reused)
-      const hint = Number(/timeout=(\d+)/.exec(first.keepAlive ?? "")?.[1])
+      const hint = Number(/timeout=(\d+)/.exec(first.keepAlive)?.[1])
       assert.isAtLeast(hint, 5)
     })
   )
