@@ -95,9 +95,14 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@deep-re
   "InvalidRequest",
   {
     provider: Schema.String,
-    message: Schema.String
+    /** What the provider said. Stored under `message`, as sessions and MCP answers have always had it. */
+    detail: Schema.propertySignature(Schema.String).pipe(Schema.fromKey("message"))
   }
-) {}
+) {
+  override get message(): string {
+    return `${this.provider} rejected the request: ${this.detail}`
+  }
+}
 
 /** A model's answer could not be decoded into the expected shape, even after the retries. */
 export class MalformedOutput extends Schema.TaggedError<MalformedOutput>("@deep-research/core/MalformedOutput")(

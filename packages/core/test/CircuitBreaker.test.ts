@@ -139,7 +139,7 @@ describe("CircuitBreaker", () => {
     Effect.gen(function* () {
       const breaker = yield* CircuitBreaker.make({ provider: "acme" })
       const { call } = yield* makeCall
-      yield* failTimes(breaker, 5, call(new Errors.InvalidRequest({ provider: "acme", message: "bad" })))
+      yield* failTimes(breaker, 5, call(new Errors.InvalidRequest({ provider: "acme", detail: "bad" })))
       yield* failTimes(breaker, 5, call(new Errors.ContextWindowExceeded({ model: "m" })))
       yield* failTimes(breaker, 5, call(new Errors.QuotaExhausted({ provider: "acme" })))
       assert.strictEqual(yield* breaker.state, "closed")

@@ -12,7 +12,7 @@ describe("Errors", () => {
         new Errors.ProviderUnavailable({ provider: "anthropic", status: 529 }),
         new Errors.Timeout({ provider: "tavily", after: Duration.seconds(30) }),
         new Errors.AuthenticationFailed({ provider: "openai" }),
-        new Errors.InvalidRequest({ provider: "openai", message: "bad role" }),
+        new Errors.InvalidRequest({ provider: "openai", detail: "bad role" }),
         new Errors.CircuitOpen({ provider: "openai", retryAt: 1_000 }),
         new Errors.MalformedOutput({ reason: "not JSON", raw: "hello" }),
         new Errors.BudgetExhausted({ budget: "usd", limit: 1, spent: 1.2 }),
@@ -42,7 +42,18 @@ describe("Errors", () => {
       new Errors.RateLimited({ provider: "openai", retryAfter: Duration.seconds(20) }).message,
       "openai rate limit reached; retry after 20s"
     )
-    assert.strictEqual(new Errors.InvalidRequest({ provider: "x", message: "bad" }).message, "bad")
+    assert.strictEqual(
+      new Errors.InvalidRequest({ provider: "openai", detail: "bad role" }).message,
+      "openai rejected the request: bad role"
+    )
+  })
+
+  it("an InvalidRequest is stored with the provider's words under message, as sessions always had it", () => {
+    const stored = { _tag: "InvalidRequest" as const, provider: "tavily", message: "422 bad field" }
+    const decoded = Schema.decodeUnknownSync(Errors.ResearchError)(stored)
+    assert.strictEqual(decoded._tag, "InvalidRequest")
+    assert.strictEqual(decoded.message, "tavily rejected the request: 422 bad field")
+    assert.deepStrictEqual(Schema.encodeSync(Errors.ResearchError)(decoded), stored)
   })
 
   it("classifies what is retried and what trips the breaker as the design says", () => {

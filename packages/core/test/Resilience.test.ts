@@ -146,7 +146,7 @@ describe("Resilience retries", () => {
       const resilience = yield* Resilience.make()
       const errors: ReadonlyArray<Errors.ProviderError> = [
         new Errors.AuthenticationFailed({ provider: "acme" }),
-        new Errors.InvalidRequest({ provider: "acme", message: "unknown field" }),
+        new Errors.InvalidRequest({ provider: "acme", detail: "unknown field" }),
         new Errors.QuotaExhausted({ provider: "acme" }),
         new Errors.ContextWindowExceeded({ model: "m" })
       ]

@@ -223,7 +223,7 @@ const toolError = (code: string, provider: string): Errors.ProviderError | undef
     case "unavailable":
       return new Errors.ProviderUnavailable({ provider, detail: "web search is unavailable" })
     default:
-      return new Errors.InvalidRequest({ provider, message: `web search refused the query: ${code}` })
+      return new Errors.InvalidRequest({ provider, detail: `web search refused the query: ${code}` })
   }
 }
 

@@ -321,7 +321,7 @@ const failureOf = (response: SearchResponse, provider: string, model: string): E
   if (code === "server_error" || code === "server_is_overloaded" || code === "") {
     return new Errors.ProviderUnavailable({ provider, detail: message })
   }
-  return new Errors.InvalidRequest({ provider, message: `${code}: ${message}` })
+  return new Errors.InvalidRequest({ provider, detail: `${code}: ${message}` })
 }
 
 /** The results of an answer: cited pages first (in citation order), then the other consulted sources. */

@@ -261,7 +261,8 @@ describe("Anthropic error mapping", () => {
   it("maps any other 400 to InvalidRequest with the API's message", () => {
     const error = fromError(apiError(400, "invalid_request_error", "messages.0.role: bad"), context)
     assert.strictEqual(error._tag, "InvalidRequest")
-    assert.strictEqual(error.message, "messages.0.role: bad")
+    assert.strictEqual(error._tag === "InvalidRequest" ? error.detail : "", "messages.0.role: bad")
+    assert.strictEqual(error.message, `${context.provider} rejected the request: messages.0.role: bad`)
   })
 
   it("maps 401 to AuthenticationFailed", () => {

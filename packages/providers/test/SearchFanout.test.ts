@@ -230,7 +230,7 @@ describe("SearchFanout", () => {
   it.effect("does not pause a provider for a request it rejected as invalid", () =>
     Effect.gen(function* () {
       const good = yield* fine("tavily", ["https://a.org"])
-      const picky = yield* failing("exa", new Errors.InvalidRequest({ provider: "exa", message: "query too long" }))
+      const picky = yield* failing("exa", new Errors.InvalidRequest({ provider: "exa", detail: "query too long" }))
       const fanout = yield* SearchFanout.make({ providers: [good.provider, picky.provider] })
       yield* fanout.search("q", options)
       yield* fanout.search("q", options)

@@ -57,7 +57,9 @@ describe("Tavily error mapping", () => {
   it("maps any other refusal text to InvalidRequest with the text", () => {
     const error = fromError(new Error("Invalid topic. Must be 'general', 'news' or 'finance'."), context)
     assert.strictEqual(error._tag, "InvalidRequest")
-    assert.strictEqual(error.message, "Invalid topic. Must be 'general', 'news' or 'finance'.")
+    const text = "Invalid topic. Must be 'general', 'news' or 'finance'."
+    assert.strictEqual(error._tag === "InvalidRequest" ? error.detail : "", text)
+    assert.strictEqual(error.message, `${context.provider} rejected the request: ${text}`)
   })
 })
 

@@ -97,7 +97,7 @@ const fromErrorType = (error: APIError, context: ErrorContext): Errors.ProviderE
       if (/credit balance is too low/i.test(message)) return new Errors.QuotaExhausted({ provider: context.provider })
       const numbers = parseContextWindowMessage(message)
       if (numbers !== undefined) return contextWindowExceeded(context.model, numbers)
-      return new Errors.InvalidRequest({ provider: context.provider, message })
+      return new Errors.InvalidRequest({ provider: context.provider, detail: message })
     }
     default:
       return new Errors.ProviderUnavailable({ provider: context.provider, detail: message })
@@ -113,7 +113,7 @@ const fromStatus = (error: APIError, status: number, context: ErrorContext): Err
     if (numbers !== undefined) return contextWindowExceeded(context.model, numbers)
     // A body over the request size limit can only be fixed by sending less, like an overflowing prompt.
     if (status === 413) return contextWindowExceeded(context.model, {})
-    return new Errors.InvalidRequest({ provider: context.provider, message })
+    return new Errors.InvalidRequest({ provider: context.provider, detail: message })
   }
   if (status === 401 || status === 403)
     return new Errors.AuthenticationFailed({ provider: context.provider, detail: message })
@@ -126,7 +126,7 @@ const fromStatus = (error: APIError, status: number, context: ErrorContext): Err
   if (status >= 500 || status === 408 || status === 409) {
     return new Errors.ProviderUnavailable({ provider: context.provider, status, detail: message })
   }
-  return new Errors.InvalidRequest({ provider: context.provider, message: `${status}: ${message}` })
+  return new Errors.InvalidRequest({ provider: context.provider, detail: `${status}: ${message}` })
 }
 
 const causeText = (error: unknown): string => {

@@ -197,7 +197,7 @@ const fromApiError = (error: APIError, context: ErrorContext, now: number): Erro
   if (status === undefined) {
     // A mid-stream error event carries no status: judge by its code.
     if (code === "invalid_api_key") return new Errors.AuthenticationFailed({ provider, detail: apiMessage })
-    if (type === "invalid_request_error") return new Errors.InvalidRequest({ provider, message: apiMessage })
+    if (type === "invalid_request_error") return new Errors.InvalidRequest({ provider, detail: apiMessage })
     return new Errors.ProviderUnavailable({ provider, detail: apiMessage })
   }
   if (status === 401 || status === 403) return new Errors.AuthenticationFailed({ provider, detail: apiMessage })
@@ -205,7 +205,7 @@ const fromApiError = (error: APIError, context: ErrorContext, now: number): Erro
   if (status === 408 || status === 409 || status >= 500) {
     return new Errors.ProviderUnavailable({ provider, status, detail: apiMessage })
   }
-  return new Errors.InvalidRequest({ provider, message: `${status} ${apiMessage}` })
+  return new Errors.InvalidRequest({ provider, detail: `${status} ${apiMessage}` })
 }
 
 /** Maps anything the SDK (or the stream reading around it) threw to a provider error. */

@@ -86,7 +86,7 @@ export const statusError = (
   if (status === 408 || status === 409 || status === 425 || status >= 500) {
     return new Errors.ProviderUnavailable({ provider, status, ...(detail !== "" ? { detail } : {}) })
   }
-  return new Errors.InvalidRequest({ provider, message: `${status} ${detail !== "" ? detail : "request refused"}` })
+  return new Errors.InvalidRequest({ provider, detail: `${status} ${detail !== "" ? detail : "request refused"}` })
 }
 
 const describe = (error: unknown): string => {

@@ -27,7 +27,7 @@ const fromStatus = (status: number, message: string, context: ErrorContext): Err
   // 432: the plan's usage limit; 433: the pay-as-you-go spending limit. Waiting does not help either.
   if (status === 432 || status === 433) return new Errors.QuotaExhausted({ provider })
   if (status >= 500 || status === 408) return new Errors.ProviderUnavailable({ provider, status, detail: message })
-  return new Errors.InvalidRequest({ provider, message })
+  return new Errors.InvalidRequest({ provider, detail: message })
 }
 
 /** The tagged error for anything a Tavily SDK call threw. */
@@ -59,5 +59,5 @@ export const fromError = (error: unknown, context: ErrorContext): Errors.Provide
   const named = statusNames.find(([name]) => text.startsWith(name))
   if (named !== undefined) return new Errors.ProviderUnavailable({ provider, status: named[1], detail: message })
   // Any other `detail.error` is Tavily refusing the request itself (an unsupported topic, too many URLs).
-  return new Errors.InvalidRequest({ provider, message })
+  return new Errors.InvalidRequest({ provider, detail: message })
 }
