@@ -2,7 +2,6 @@
  * The `deep-research` commands: run (the default), resume, list, show, delete, evaluate and mcp.
  */
 import { Args, type CliApp, Command, Options } from "@effect/cli"
-import { Evaluation as EvaluationResult } from "@deep-research/evaluation"
 import { Pipeline, ResearchEvents, Session, SessionStore, Usage, UserInput } from "@deep-research/core"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
@@ -20,13 +19,19 @@ import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as nodeFs from "node:fs"
 import * as CliConfig from "./CliConfig.js"
-import * as Evaluation from "./Evaluation.js"
-import * as Mcp from "./Mcp.js"
 import * as Progress from "./Progress.js"
 import * as Logging from "./internal/logging.js"
 import * as Terminal from "./internal/terminal.js"
 import { version } from "./version.js"
-import * as Wiring from "./Wiring.js"
+import * as Store from "./Store.js"
+
+// The research wiring (every provider's SDK), evaluation and the MCP server are loaded by the commands that use
+// them: listing, showing or deleting sessions needs none of them, and starts in about half the time.
+const loadWiring = Effect.promise(() => import("./Wiring.js"))
+const loadEvaluation = Effect.promise(() =>
+  Promise.all([import("./Evaluation.js"), import("@deep-research/evaluation")])
+)
+const loadMcp = Effect.promise(() => import("./Mcp.js"))
 
 // =============================================================================
 // Outcomes
@@ -222,12 +227,13 @@ const runSession = (
   Effect.gen(function* () {
     const path = yield* Path.Path
     const fs = yield* FileSystem.FileSystem
-    const sessionId = "resumeId" in start ? start.resumeId : yield* Wiring.newSessionId
+    const Wiring = yield* loadWiring
+    const sessionId = "resumeId" in start ? start.resumeId : yield* Pipeline.newSessionId
     const renderer = Progress.makeRenderer(progressMode(resolved), sink)
     const resume = resumeCommand(sessionId, flags)
     const interactive =
       resolved.askClarification && !resolved.json && process.stdin.isTTY === true && process.stderr.isTTY === true
-    const sessionDir = path.join(Wiring.sessionsDirectory(resolved), sessionId)
+    const sessionDir = path.join(Store.sessionsDirectory(resolved), sessionId)
     const interrupted = () =>
       nodeFs.existsSync(path.join(sessionDir, "session.json"))
         ? `Interrupted. The session is saved at ${sessionDir}\nResume it with: ${resume}`
@@ -316,7 +322,7 @@ const runSession = (
       return yield* new Exited({ code: 1, message: `The session ${sessionId} ended without a report (${sessionDir}).` })
     }
     const out = reportPath(resolved, sessionId, path)
-    const markdown = resolved.simulate ? Wiring.markSimulated(report.markdown) : report.markdown
+    const markdown = resolved.simulate ? Store.markSimulated(report.markdown) : report.markdown
     yield* fs.writeFileString(out, markdown).pipe(
       Effect.mapError(
         (error) =>
@@ -379,10 +385,10 @@ const storeOption = { store: researchOptions.store, json: researchOptions.json }
 const withStore = <A, E>(store: Option.Option<string>, f: (sessions: SessionStore.Service) => Effect.Effect<A, E>) =>
   Effect.gen(function* () {
     const file = yield* loadConfigFile
-    const directory = Wiring.sessionsDirectory({
+    const directory = Store.sessionsDirectory({
       storeDir: CliConfig.storeDirOf(Option.getOrUndefined(store), process.env, file)
     })
-    return yield* Effect.flatMap(SessionStore.SessionStore, f).pipe(Effect.provide(Wiring.storeLayer(directory)))
+    return yield* Effect.flatMap(SessionStore.SessionStore, f).pipe(Effect.provide(Store.storeLayer(directory)))
   })
 
 const storeError = (error: { readonly _tag: string; readonly message: string }) =>
@@ -459,7 +465,9 @@ const evaluate = Command.make("evaluate", { id: sessionIdArg, ...evaluationOptio
       }),
       "evaluation"
     )
-    const result = yield* Evaluation.evaluateStored(Wiring.sessionsDirectory(resolved), id).pipe(
+    const [Evaluation, { Evaluation: EvaluationResult }] = yield* loadEvaluation
+    const Wiring = yield* loadWiring
+    const result = yield* Evaluation.evaluateStored(Store.sessionsDirectory(resolved), id).pipe(
       Effect.provide(Wiring.evaluationLayer(resolved)),
       Effect.mapError(
         (error) =>
@@ -501,6 +509,7 @@ const mcp = Command.make("mcp", mcpOptions, (options) =>
       json: false,
       maxSessions: Option.getOrUndefined(options.maxSessions)
     })
+    const Mcp = yield* loadMcp
     yield* Mcp.serveStdio(resolved).pipe(
       Effect.mapError((error) => new Exited({ code: 2, message: `The MCP server cannot start: ${error.message}` }))
     )

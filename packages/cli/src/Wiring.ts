@@ -20,7 +20,6 @@ import {
 import {
   AnthropicWebSearch,
   Exa,
-  FileSessionStore,
   HttpExtractor,
   LocalCorpus,
   ModelSpec,
@@ -34,8 +33,8 @@ import { Emulator } from "@deep-research/providers/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import * as nodePath from "node:path"
 import type * as CliConfig from "./CliConfig.js"
+import { isSimulatedReport, markSimulated, sessionsDirectory, storeLayer } from "./Store.js"
 
 /** What a run needs in context. */
 export type Services =
@@ -50,26 +49,7 @@ export type Services =
 /** A new session id. */
 export const newSessionId: Effect.Effect<string> = Pipeline.newSessionId
 
-/** The sessions folder under a store folder. */
-export const sessionsDirectory = (resolved: Pick<CliConfig.Resolved, "storeDir">): string =>
-  nodePath.join(resolved.storeDir, "sessions")
-
-const secretsOf = (credentials: CliConfig.Credentials): ReadonlyArray<Redacted.Redacted<string>> =>
-  [
-    credentials.openaiApiKey,
-    credentials.anthropicApiKey,
-    credentials.tavilyApiKey,
-    credentials.exaApiKey,
-    credentials.perplexityApiKey,
-    credentials.semanticScholarApiKey
-  ].flatMap((key) => (key === undefined ? [] : [key]))
-
-/** The file session store in a folder, keeping the environment's keys out of every file. */
-export const storeLayer = (
-  directory: string,
-  credentials?: CliConfig.Credentials
-): Layer.Layer<SessionStore.SessionStore> =>
-  FileSessionStore.layerNode({ directory, secrets: credentials === undefined ? [] : secretsOf(credentials) })
+export { isSimulatedReport, markSimulated, sessionsDirectory, simulatedBanner, storeLayer } from "./Store.js"
 
 const providerPolicies = {
   local: LocalCorpus.policy,
@@ -113,18 +93,6 @@ const searchProvider = (
         : Effect.succeed(corpus.search)
   }
 }
-
-/** The banner that opens every simulated report. */
-export const simulatedBanner =
-  "> **Simulated run.** Every model answer, search result and source below was produced offline by the\n" +
-  "> deep-research emulator, not by a real model or the web.\n\n"
-
-/** Whether a report was written by a simulated run. */
-export const isSimulatedReport = (markdown: string): boolean => markdown.startsWith(simulatedBanner)
-
-/** The report with the simulated banner on top (once). */
-export const markSimulated = (markdown: string): string =>
-  isSimulatedReport(markdown) ? markdown : `${simulatedBanner}${markdown}`
 
 /**
  * The store of a simulated run: reports are saved with the simulated banner, in `session.json` and `report.md` alike,
