@@ -30,7 +30,7 @@ export interface Options {
   readonly memoryStore?: boolean | undefined
   /**
    * The emulator in a process of its own, started with the same simulation and latencies, instead of one in this
-   * process (`customize` then does not apply, and the outcome has no recorded requests).
+   * process (`customize` needs the emulator in this process; the outcome then has no recorded requests).
    */
   readonly remote?: RemoteEmulator.RemoteEmulator | undefined
   /** Changes to the simulated world (extra responders, a wrapped fallback), given the emulator and the simulator. */
@@ -65,7 +65,11 @@ export interface Outcome {
 
 /** Runs the pipeline once. */
 export const run = (options: Options): Effect.Effect<Outcome> =>
-  options.remote === undefined ? runInProcess(options) : runRemote(options, options.remote)
+  options.remote === undefined
+    ? runInProcess(options)
+    : options.customize === undefined
+      ? runRemote(options, options.remote)
+      : Effect.dieMessage("a scenario's customize needs the emulator in this process, not a remote one")
 
 const runInProcess = (options: Options): Effect.Effect<Outcome> =>
   Effect.scoped(

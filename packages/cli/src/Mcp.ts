@@ -32,6 +32,7 @@ import type * as CliConfig from "./CliConfig.js"
 import * as Evaluation from "./Evaluation.js"
 import * as Logging from "./internal/logging.js"
 import * as Progress from "./Progress.js"
+import * as Store from "./Store.js"
 import { version } from "./version.js"
 import * as Wiring from "./Wiring.js"
 
@@ -209,7 +210,7 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
           }
         })
         if (Either.isLeft(config)) return failure(ParseResult.TreeFormatter.formatErrorSync(config.left))
-        const sessionId = await runtime.runPromise(Wiring.newSessionId)
+        const sessionId = await runtime.runPromise(Pipeline.newSessionId)
         const queued = await runtime.runPromise(wouldWait)
         background(
           sessionId,
@@ -304,7 +305,7 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         const decoded = decodeArgs(SessionIdArgs, args)
         if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
         const exit = await runtime.runPromiseExit(
-          Evaluation.evaluateStored(Wiring.sessionsDirectory(resolved), decoded.right.sessionId)
+          Evaluation.evaluateStored(Store.sessionsDirectory(resolved), decoded.right.sessionId)
         )
         return fromExit(exit, ({ evaluation, file }) =>
           text(

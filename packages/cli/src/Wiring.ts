@@ -8,7 +8,6 @@ import {
   ContentExtractor,
   type Errors,
   type ModelRouter,
-  Pipeline,
   Research,
   ResearchEvents,
   Resilience,
@@ -45,11 +44,6 @@ export type Services =
   | SessionStore.SessionStore
   | ResearchEvents.ResearchEvents
   | Resilience.Resilience
-
-/** A new session id. */
-export const newSessionId: Effect.Effect<string> = Pipeline.newSessionId
-
-export { isSimulatedReport, markSimulated, sessionsDirectory, simulatedBanner, storeLayer } from "./Store.js"
 
 const providerPolicies = {
   local: LocalCorpus.policy,

@@ -6,6 +6,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import * as CliConfig from "../src/CliConfig.js"
+import * as Store from "../src/Store.js"
 import * as Wiring from "../src/Wiring.js"
 
 const simulated = (flags: CliConfig.Flags, store: string): CliConfig.Resolved => {
@@ -54,9 +55,9 @@ describe("Wiring", () => {
           })
           return yield* Effect.flatMap(SessionStore.SessionStore, (sessions) => sessions.load(session.id))
         }).pipe(Effect.provide(Wiring.layer(resolved)))
-        assert.isTrue(Wiring.isSimulatedReport(stored.report?.markdown ?? ""))
-        const file = nodePath.join(Wiring.sessionsDirectory(resolved), stored.id, "report.md")
-        assert.isTrue(Wiring.isSimulatedReport(fs.readFileSync(file, "utf8")))
+        assert.isTrue(Store.isSimulatedReport(stored.report?.markdown ?? ""))
+        const file = nodePath.join(Store.sessionsDirectory(resolved), stored.id, "report.md")
+        assert.isTrue(Store.isSimulatedReport(fs.readFileSync(file, "utf8")))
       }).pipe(Effect.scoped),
     60_000
   )

@@ -260,12 +260,14 @@ export const run = <R>(options: Options<R>) =>
       exhausted ? Effect.succeed(true) : timeUp
     )
 
+    const roundCompleted = (saved: Session, round: number): boolean =>
+      saved.rounds.some((r) => r.round === round && r.completed)
+
     // A unit's result is saved as it arrives; the round's last result completes the round in the same checkpoint.
     const recordResult = (round: number, output: UnitOutput) => {
       const label = `research unit ${output.result.directiveId} ${output.result.status}`
       return session.update(
-        (saved) =>
-          saved.rounds.some((r) => r.round === round && r.completed) ? `${label}, round ${round} completed` : label,
+        (saved) => (roundCompleted(saved, round) ? `${label}, round ${round} completed` : label),
         (s) => {
           const known = new Set(s.sources.map((source) => source.id))
           return patch(s, {
@@ -320,7 +322,7 @@ export const run = <R>(options: Options<R>) =>
         )
         // Units stopped at the time limit leave the round without all its results: it is completed here.
         const saved = yield* session.get
-        const done = saved.rounds.some((r) => r.round === round.round && r.completed)
+        const done = roundCompleted(saved, round.round)
           ? saved
           : yield* session.update(`round ${round.round} completed`, (s) =>
               patch(s, {
