@@ -5,6 +5,7 @@ import { ProviderUnavailable } from "../src/Errors.js"
 import * as LanguageModel from "../src/LanguageModel.js"
 import * as ModelRouter from "../src/ModelRouter.js"
 import * as Checkpoint from "../src/phases/Checkpoint.js"
+import type * as ResearchUnit from "../src/phases/ResearchUnit.js"
 import * as Supervisor from "../src/phases/Supervisor.js"
 import { IssuedDirective, SupervisionRound, TopicResult, Directive } from "../src/Research.js"
 import * as ResearchConfig from "../src/ResearchConfig.js"
@@ -12,6 +13,7 @@ import * as Session from "../src/Session.js"
 import { Source } from "../src/Source.js"
 import { MemorySessionStore, ScriptedModel } from "../src/testing/index.js"
 import * as UsageLedger from "../src/UsageLedger.js"
+import * as ResearchEvents from "../src/ResearchEvents.js"
 import * as H from "./pipelineHarness.js"
 
 // =============================================================================
@@ -81,7 +83,7 @@ const researcherScript =
 
 /** A research unit over the scripted researcher: one call, one source, findings citing it. Topics with FAIL fail. */
 const unit =
-  (probe: Probe): Supervisor.UnitRunner<ModelRouter.ModelRouter> =>
+  (probe: Probe): ResearchUnit.Runner<ModelRouter.ModelRouter> =>
   (input) =>
     Effect.gen(function* () {
       const id = input.directive.id
@@ -133,6 +135,8 @@ const supervise = (options: {
   /** Seconds the test clock moves per step. */
   readonly clockStep?: number | undefined
   readonly rounds?: ReadonlyArray<SupervisionRound> | undefined
+  /** Receives the events supervision publishes. */
+  readonly events?: Ref.Ref<ReadonlyArray<ResearchEvents.EventInput>> | undefined
 }) =>
   Effect.gen(function* () {
     const probe = yield* makeProbe
@@ -163,7 +167,15 @@ const supervise = (options: {
         })
       )
       return { outcome, session: yield* handle.get, calls: yield* ScriptedModel.calls }
-    }).pipe(Effect.provide(layer), Effect.provideService(UsageLedger.UsageLedger, ledger))
+    }).pipe(
+      Effect.provide(layer),
+      Effect.provideService(UsageLedger.UsageLedger, ledger),
+      Effect.provideService(ResearchEvents.ResearchEvents, {
+        publish: (event) =>
+          options.events === undefined ? Effect.void : Ref.update(options.events, (all) => [...all, event]),
+        subscribe: Effect.die("not used")
+      })
+    )
     const fiber = yield* Effect.fork(program)
     for (let i = 0; i < 10_000; i++) {
       if (Option.isSome(yield* Fiber.poll(fiber))) break
@@ -352,6 +364,41 @@ describe("Supervisor", () => {
     })
   )
 
+  it.effect("a rejected directive is reported as an event naming the tool, the unit and the decode error", () =>
+    Effect.gen(function* () {
+      const events = yield* Ref.make<ReadonlyArray<ResearchEvents.EventInput>>([])
+      const bad = ScriptedModel.toolCalls({ name: "conductResearch", arguments: { value: directive("wrapped") } })
+      yield* supervise({ supervisor: [bad, conduct("fixed"), complete], config: yield* config({}), events })
+      const rejected = (yield* Ref.get(events)).filter((e) => e._tag === "ToolCallRejected")
+      assert.strictEqual(rejected.length, 1)
+      const [event] = rejected
+      assert.strictEqual(event?._tag === "ToolCallRejected" ? event.unit : undefined, "supervisor")
+      assert.strictEqual(event?._tag === "ToolCallRejected" ? event.tool : undefined, "conductResearch")
+      assert.include(event?._tag === "ToolCallRejected" ? event.error : "", "topic")
+    })
+  )
+
+  it.effect(
+    "every directive rejected in the first two turns fails supervision instead of completing with nothing",
+    () =>
+      Effect.gen(function* () {
+        const bad = ScriptedModel.toolCalls(
+          { name: "conductResearch", arguments: { value: directive("a") } },
+          { name: "conductResearch", arguments: { value: directive("b") } },
+          { name: "researchComplete", arguments: {} }
+        )
+        const run = yield* supervise({ supervisor: [bad, bad, complete], config: yield* config({}) })
+        assert.strictEqual(run.outcome.reason, "supervisor_failed")
+        assert.strictEqual(run.outcome.error?._tag, "MalformedOutput")
+        assert.include(run.outcome.error?.message ?? "", "conductResearch")
+        assert.strictEqual(supervisorRequests(run).length, Supervisor.maxRejectedTurns)
+        assert.deepStrictEqual(yield* Ref.get(run.probe.started), [])
+        // The second turn saw every call of the first answered, researchComplete included.
+        const second = supervisorRequests(run)[1]
+        assert.strictEqual(second?.messages.filter((m) => m._tag === "tool").length, 3)
+      })
+  )
+
   it.effect("a failing supervisor model ends supervision with its error", () =>
     Effect.gen(function* () {
       const run = yield* supervise({
@@ -414,4 +461,54 @@ describe("Supervisor", () => {
       assert.isTrue(run.session.rounds[0]?.completed)
     })
   )
+})
+
+describe("Supervisor steps", () => {
+  const call = (name: string, args: unknown, id = name) => new LanguageModel.ToolCall({ id, name, arguments: args })
+
+  it("read answers every call but the directives that run, and reports what it rejects", () => {
+    const reading = Supervisor.read([
+      call("think", { reflection: "plan" }),
+      call("conductResearch", directive("a"), "d1"),
+      call("conductResearch", { topic: "missing fields" }, "d2"),
+      call("researchComplete", {}),
+      call("browse", {})
+    ])
+    assert.deepStrictEqual(
+      reading.directives.map((d) => d.topic),
+      ["a"]
+    )
+    assert.strictEqual(reading.rejectedDirectives.length, 1)
+    assert.deepStrictEqual(
+      reading.rejected.map((r) => r.tool),
+      ["conductResearch", "browse"]
+    )
+    assert.deepStrictEqual(
+      reading.results.map((r) => r.toolCallId),
+      ["think", "d2", "researchComplete", "browse"]
+    )
+    assert.isTrue(reading.completes)
+    assert.deepStrictEqual(reading.reflections, ["plan"])
+  })
+
+  it("newRound issues the highest priorities up to the cap and defers the rest", () => {
+    const directives = [
+      new Directive(directive("low", 3)),
+      new Directive(directive("high", 1)),
+      new Directive(directive("mid", 2))
+    ]
+    const round = Supervisor.newRound(4, directives, ["first thought", "second"], 2)
+    assert.deepStrictEqual(
+      round.directives.map((d) => [d.id, d.directive.topic]),
+      [
+        ["r4-d1", "high"],
+        ["r4-d2", "mid"]
+      ]
+    )
+    assert.deepStrictEqual(
+      round.deferred.map((d) => d.topic),
+      ["low"]
+    )
+    assert.strictEqual(round.reflection, "first thought\n\nsecond")
+  })
 })

@@ -14,6 +14,7 @@ import type { InvalidInput } from "../Errors.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import { Session } from "../Session.js"
 import { SessionStore } from "../SessionStore.js"
+import * as Telemetry from "../Telemetry.js"
 import * as Usage from "../Usage.js"
 import type * as UsageLedger from "../UsageLedger.js"
 import { difference, totals } from "../UsageLedger.js"
@@ -182,7 +183,7 @@ export const make = (initial: Session, ledger: UsageLedger.Service): Effect.Effe
           costUsd: metrics?.costUsd ?? 0
         })
         return result
-      })
+      }).pipe(Effect.withSpan(`phase ${name}`, { attributes: { [Telemetry.attributes.phase]: name } }))
 
     const elapsedIn = (name: Usage.Phase) =>
       Effect.gen(function* () {

@@ -3,7 +3,7 @@
  * ("ask"), go on with the model's understanding as constraints ("proceed"), or stop and wait for an answer ("await").
  * It never blocks where nobody can answer, and a failing model never stops the run.
  */
-import * as Clock from "effect/Clock"
+import { today } from "../internal/calendar.js"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ModelRouter from "../ModelRouter.js"
@@ -24,11 +24,6 @@ export interface Outcome {
   /** True when the run must stop and wait for the user's answer. */
   readonly awaiting: boolean
 }
-
-/** Today's date (from the `Clock`, so tests are stable), as YYYY-MM-DD. */
-export const today: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, (now) =>
-  new Date(now).toISOString().slice(0, 10)
-)
 
 /** The mode to use when the caller did not say: ask when someone can answer, otherwise go on. */
 export const defaultMode: Effect.Effect<Mode> = Effect.map(Effect.serviceOption(UserInput), (input) =>

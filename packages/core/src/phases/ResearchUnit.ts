@@ -12,20 +12,39 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type { ContentExtractor } from "../ContentExtractor.js"
 import type { ModelRouter } from "../ModelRouter.js"
-import { TopicResult } from "../Research.js"
+import { type Brief, type IssuedDirective, TopicResult } from "../Research.js"
+import type { ResearchConfig } from "../ResearchConfig.js"
+import type { Source } from "../Source.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import type { SearchProvider } from "../SearchProvider.js"
 import type { Summarizer } from "../Summarizer.js"
 import * as Usage from "../Usage.js"
 import * as Compression from "./Compression.js"
 import * as Researcher from "./Researcher.js"
-import type { UnitInput, UnitOutput } from "./Supervisor.js"
+import * as Telemetry from "../Telemetry.js"
 
-/** What a unit works from: the contract of the supervisor's unit runner. */
-export type Input = UnitInput
+/** What a research unit is given: the contract between the supervisor and whatever runs its units. */
+export interface Input {
+  /** The directive, with its id and round. */
+  readonly directive: IssuedDirective
+  /** The user's question. */
+  readonly query: string
+  readonly brief: Brief | undefined
+  readonly config: ResearchConfig
+  /** Sources of earlier rounds: compared against for novelty and dedup, never added again. */
+  readonly knownSources: ReadonlyArray<Source>
+  /** Checked before each model call; true stops the unit cleanly (stopReason "run_budget"). */
+  readonly shouldStop: Effect.Effect<boolean>
+}
 
 /** What a unit produced: its topic result and the sources it found for the first time in the session. */
-export type Output = UnitOutput
+export interface Output {
+  readonly result: TopicResult
+  readonly sources: ReadonlyArray<Source>
+}
+
+/** Runs one research unit; never fails (a failure is a `TopicResult` with status "failed"). */
+export type Runner<R> = (input: Input) => Effect.Effect<Output, never, R>
 
 const describe = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.squash(cause)
@@ -100,6 +119,9 @@ export const run = (
         return output
       })
     }),
-    Effect.withSpan("ResearchUnit.run", { attributes: { directiveId } })
+    Telemetry.inFlight,
+    Effect.withSpan("ResearchUnit.run", {
+      attributes: { directiveId, [Telemetry.attributes.directiveId]: directiveId }
+    })
   )
 }

@@ -19,7 +19,7 @@ import type { Session } from "../Session.js"
 import type { Source } from "../Source.js"
 import * as StructuredOutput from "../StructuredOutput.js"
 import type { Section } from "../Truncation.js"
-import { today } from "./Clarify.js"
+import { today } from "../internal/calendar.js"
 
 /** What synthesis works from. */
 export interface Input {

@@ -99,6 +99,10 @@ export const directiveInvalid = (error: string): string =>
   `This directive was not run because its arguments are invalid:\n${error}\nCall conductResearch again with ` +
   "topic, perspective, evidenceNeeded (strings) and priority (1, 2 or 3)."
 
+/** The tool result of researchComplete in a turn that goes back to the model (nothing could be delegated yet). */
+export const completeDeferred =
+  "Research has not ended: nothing has been researched yet. Delegate at least one directive with conductResearch."
+
 /** The tool result of a think call. */
 export const thought =
   "Reflection recorded. Continue: delegate directives with conductResearch or call researchComplete."
