@@ -6,7 +6,7 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { ProviderError } from "./Errors.js"
-import type { ToolDefinition } from "./Tool.js"
+import type { ObjectJsonSchema, ToolDefinition } from "./Tool.js"
 import { Usage } from "./Usage.js"
 
 // =============================================================================
@@ -60,7 +60,8 @@ export type ToolChoice = "auto" | "required" | "none" | { readonly tool: string 
 export interface ResponseFormat {
   readonly name: string
   readonly description?: string | undefined
-  readonly schema: object
+  /** A JSON schema with an object at its root (see `Tool.jsonSchemaOf`). */
+  readonly schema: ObjectJsonSchema
 }
 
 /** One call to a model. */

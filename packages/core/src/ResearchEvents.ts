@@ -30,6 +30,8 @@ const event = <Tag extends string, Fields extends Schema.Struct.Fields>(tag: Tag
   Schema.TaggedStruct(tag, { ...common, ...fields })
 
 export const SessionStarted = event("SessionStarted", { query: Schema.String })
+/** The trace a run of the session is exported under (W3C ids), so that a resumed run can link to it. */
+export const TraceStarted = event("TraceStarted", { traceId: Schema.String, spanId: Schema.String })
 export const PhaseStarted = event("PhaseStarted", { phase: Phase })
 export const PhaseCompleted = event("PhaseCompleted", {
   phase: Phase,
@@ -64,6 +66,13 @@ export const ToolCalled = event("ToolCalled", {
   tool: Schema.String,
   detail: Schema.String
 })
+/** A tool call whose arguments did not decode: the model is told, and so is whoever watches. */
+export const ToolCallRejected = event("ToolCallRejected", {
+  /** `supervisor`, or the directive id of the researcher that made the call. */
+  unit: Schema.String,
+  tool: Schema.String,
+  error: Schema.String
+})
 export const SourceFound = event("SourceFound", {
   directiveId: Schema.String,
   sourceId: Schema.String,
@@ -96,6 +105,13 @@ export const CircuitChanged = event("CircuitChanged", {
   state: Schema.Literal("closed", "open", "half_open")
 })
 export const ProviderSkipped = event("ProviderSkipped", { provider: Schema.String, reason: Schema.String })
+/** A model's server refused a capability; the model goes on without it (action protocol, prompted JSON). */
+export const ModelFallback = event("ModelFallback", {
+  provider: Schema.String,
+  model: Schema.String,
+  capability: Schema.Literal("toolCalling", "structuredOutput"),
+  reason: Schema.String
+})
 export const ContextWindowRecovered = event("ContextWindowRecovered", {
   model: Schema.String,
   attempt: Schema.Number,
@@ -125,6 +141,7 @@ export const SessionCancelled = event("SessionCancelled", {})
 /** Any progress event. */
 export const ResearchEvent = Schema.Union(
   SessionStarted,
+  TraceStarted,
   PhaseStarted,
   PhaseCompleted,
   ClarificationAsked,
@@ -135,6 +152,7 @@ export const ResearchEvent = Schema.Union(
   ResearcherStarted,
   ResearcherTurn,
   ToolCalled,
+  ToolCallRejected,
   SourceFound,
   ResearcherCompleted,
   ResearcherFailed,
@@ -143,6 +161,7 @@ export const ResearchEvent = Schema.Union(
   Retrying,
   CircuitChanged,
   ProviderSkipped,
+  ModelFallback,
   ContextWindowRecovered,
   BudgetWarning,
   UsageUpdated,

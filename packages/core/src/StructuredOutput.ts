@@ -106,7 +106,7 @@ export const extractJson = (text: string): string => {
 
 const decodeWith = <A, I>(schema: Schema.Schema<A, I>, value: unknown): Either.Either<A, string> =>
   Either.mapLeft(
-    Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })(value),
+    Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })(Tool.unwrapAnswer(schema, value)),
     (error) => `The JSON does not match the schema:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`
   )
 
@@ -125,6 +125,18 @@ export const parseAnswer = <A, I>(schema: Schema.Schema<A, I>, text: string): Ei
     (value) => decodeWith(schema, value)
   )
 }
+
+/**
+ * A system prompt asking for JSON of a schema, for a model without native structured output: the schema is stated in
+ * the prompt and the answer parsed (`parseAnswer`).
+ */
+export const promptedSystem = (system: string | undefined, jsonSchema: object): string =>
+  [
+    system ?? "",
+    `Answer with a single JSON object and nothing else, matching this JSON schema:\n${JSON.stringify(jsonSchema)}`
+  ]
+    .filter((part) => part !== "")
+    .join("\n\n")
 
 /** Options of `generateObject`. */
 export interface GenerateObjectOptions {
@@ -155,14 +167,7 @@ export const generateObject = <A, I>(
   const retries = options?.retries ?? 3
   const jsonSchema = Tool.jsonSchemaOf(schema)
   const native = model.capabilities.structuredOutput
-  const system = native
-    ? request.system
-    : [
-        request.system ?? "",
-        `Answer with a single JSON object and nothing else, matching this JSON schema:\n${JSON.stringify(jsonSchema)}`
-      ]
-        .filter((part) => part !== "")
-        .join("\n\n")
+  const system = native ? request.system : promptedSystem(request.system, jsonSchema)
   const base: LanguageModel.GenerateRequest = {
     ...request,
     system,

@@ -33,7 +33,7 @@ export class Summarizer extends Context.Tag("@deep-research/core/Summarizer")<Su
 // =============================================================================
 
 /** What the summarization model answers; more than five excerpts are cut rather than sent back. */
-const Answer = Schema.Struct({
+export const Answer = Schema.Struct({
   summary: Schema.String.annotations({ description: "The executive summary, about a quarter of the page's length" }),
   excerpts: Schema.Array(Schema.String).annotations({ description: "Up to five verbatim excerpts of the page" })
 })

@@ -246,6 +246,17 @@ export const composite = (
 
 const Score = Schema.Union(Schema.Finite, Schema.NumberFromString.pipe(Schema.finite()))
 
+/** The shape the judge is shown for one dimension: an integer score from 1 to 5 and a rationale. */
+const dimensionJsonSchema = {
+  type: "object",
+  required: ["score", "rationale"],
+  properties: {
+    score: { type: "integer", minimum: 1, maximum: 5 },
+    rationale: { type: "string" }
+  },
+  additionalProperties: false
+}
+
 /** One dimension as the judge answers it. A bare number is accepted too. */
 const DimensionAnswer = Schema.Union(
   Schema.Struct({
@@ -259,15 +270,7 @@ const DimensionAnswer = Schema.Union(
   })
 ).annotations({
   // Models are shown the intended shape; the decoder is more lenient than that.
-  jsonSchema: {
-    type: "object",
-    required: ["score", "rationale"],
-    properties: {
-      score: { type: "integer", minimum: 1, maximum: 5 },
-      rationale: { type: "string" }
-    },
-    additionalProperties: false
-  }
+  jsonSchema: dimensionJsonSchema
 })
 
 /** What the judge must answer: a score and a rationale per dimension. */
@@ -284,7 +287,15 @@ export const Answer = Schema.Struct({
   }).pipe(
     // An answer that scores nothing is a failed answer, asked again, not eight imputed threes.
     Schema.filter((scores) => dimensions.some((d) => scores[d] !== undefined && scores[d] !== null), {
-      message: () => `no dimension was scored; score each of ${dimensions.join(", ")}`
+      message: () => `no dimension was scored; score each of ${dimensions.join(", ")}`,
+      // The model is asked for every dimension: a schema with all of them optional would let an answer that
+      // follows it to the letter score nothing, which the decoder refuses.
+      jsonSchema: {
+        type: "object",
+        required: [...dimensions],
+        properties: Object.fromEntries(dimensions.map((d) => [d, dimensionJsonSchema])),
+        additionalProperties: false
+      }
     })
   )
 })

@@ -103,34 +103,10 @@ export const config: Config.Config<{ readonly apiKey: Redacted.Redacted; readonl
 // Requests
 // =============================================================================
 
-/** The forced tool that carries a structured answer, and whether the schema had to be wrapped in an object. */
-interface FormatTool {
-  readonly name: string
-  readonly wrapped: boolean
-}
-
-/** A request body, and the structured-output tool when the request asked for one. */
+/** A request body, and the name of the forced tool that carries the structured answer when one was asked for. */
 export interface PreparedRequest {
   readonly body: Anthropic.MessageCreateParamsNonStreaming
-  readonly format: FormatTool | undefined
-}
-
-/** Tool input schemas must be objects; anything else (an array, a union) is wrapped as `{ value }`. */
-const toInputSchema = (schema: object): { readonly schema: Anthropic.Tool.InputSchema; readonly wrapped: boolean } => {
-  if ("type" in schema && schema.type === "object") return { schema: { ...schema, type: "object" }, wrapped: false }
-  // Definitions stay at the root, where the schema's `$ref`s point.
-  const defs = "$defs" in schema ? schema.$defs : undefined
-  const rest = Object.fromEntries(Object.entries(schema).filter(([key]) => key !== "$defs"))
-  return {
-    schema: {
-      type: "object",
-      properties: { value: rest },
-      required: ["value"],
-      additionalProperties: false,
-      ...(defs !== undefined ? { $defs: defs } : {})
-    },
-    wrapped: true
-  }
+  readonly format: string | undefined
 }
 
 /** Tool inputs must be objects; a call whose arguments were not valid JSON is replayed with an empty input. */
@@ -217,21 +193,21 @@ export const toMessagesRequest = (
   defaultMaxTokens: number,
   request: LanguageModel.GenerateRequest
 ): PreparedRequest => {
+  // Core sends every schema with an object at its root, as `input_schema` must be.
   const tools: Array<Anthropic.Tool> = (request.tools ?? []).map((tool) => ({
     name: tool.name,
     description: tool.description,
-    input_schema: toInputSchema(tool.parameters).schema
+    input_schema: tool.parameters
   }))
-  let format: FormatTool | undefined
+  let format: string | undefined
   let toolChoice: Anthropic.ToolChoice | undefined =
     request.toolChoice !== undefined && tools.length > 0 ? toToolChoice(request.toolChoice) : undefined
   if (request.responseFormat !== undefined) {
-    const input = toInputSchema(request.responseFormat.schema)
-    format = { name: request.responseFormat.name, wrapped: input.wrapped }
+    format = request.responseFormat.name
     tools.push({
       name: request.responseFormat.name,
       description: request.responseFormat.description ?? "Answer by calling this tool with the requested object.",
-      input_schema: input.schema
+      input_schema: request.responseFormat.schema
     })
     toolChoice = { type: "tool", name: request.responseFormat.name }
   }
@@ -324,21 +300,16 @@ export const usageOf = (usage: MessageResponse["usage"]): Usage.Usage => {
   })
 }
 
-const structuredText = (input: unknown, format: FormatTool): string => {
-  const value = format.wrapped && Predicate.isRecord(input) && "value" in input ? input.value : input
-  return JSON.stringify(value)
-}
-
 /** A decoded answer as a completion. With a structured-output tool, its input's JSON becomes the text. */
-export const toCompletion = (message: MessageResponse, format: FormatTool | undefined): LanguageModel.Completion => {
+export const toCompletion = (message: MessageResponse, format: string | undefined): LanguageModel.Completion => {
   const texts: Array<string> = []
   const toolCalls: Array<LanguageModel.ToolCall> = []
   let structured: string | undefined
   for (const block of message.content) {
     if (block.type === "text" && "text" in block) texts.push(block.text)
     else if (block.type === "tool_use" && "input" in block) {
-      if (format !== undefined && block.name === format.name && structured === undefined) {
-        structured = structuredText(block.input, format)
+      if (format !== undefined && block.name === format && structured === undefined) {
+        structured = JSON.stringify(block.input)
       } else {
         toolCalls.push(new LanguageModel.ToolCall({ id: block.id, name: block.name, arguments: block.input }))
       }

@@ -5,7 +5,9 @@
  * and reasoning tokens, `<think>` blocks stripped, and every vendor error mapped onto the error union. The SDK never
  * retries; resilience is core's.
  */
-import { Errors, LanguageModel, StructuredOutput, Tokens, Usage } from "@deep-research/core"
+import { Errors, LanguageModel, ResearchEvents, StructuredOutput, Tokens } from "@deep-research/core"
+import * as ActionProtocol from "@deep-research/core/phases/ActionProtocol"
+import * as Data from "effect/Data"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
@@ -13,19 +15,17 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
-import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
-import * as Schema from "effect/Schema"
 import OpenAI from "openai"
 import type {
-  ChatCompletionChunk,
   ChatCompletionCreateParamsBase,
   ChatCompletionMessageParam,
   ChatCompletionTool,
   ChatCompletionToolChoiceOption
 } from "openai/resources/chat/completions"
-import { fetchKeepingErrorBodies, toProviderError } from "./internal/openaiErrors.js"
+import { fetchKeepingErrorBodies, refusedCapability, toProviderError } from "./internal/openaiErrors.js"
+import { accumulate, decodeCompletion, toCompletion } from "./internal/openaiChatAnswer.js"
+import * as StrictSchema from "./internal/openaiStrictSchema.js"
 
 // =============================================================================
 // Options
@@ -105,6 +105,17 @@ export const makeClient = (options: ClientOptions): OpenAI => {
   })
 }
 
+/** A refusal of a capability by the server, before it is retried without it. */
+class CapabilityRefused extends Data.TaggedError("CapabilityRefused")<{
+  readonly capability: "toolCalling" | "structuredOutput"
+  readonly reason: string
+}> {}
+
+const fallbackWording = {
+  toolCalling: "the server refused tools; its tool calls go through the JSON action protocol from now on",
+  structuredOutput: "the server refused JSON schemas; structured answers are asked for in the prompt from now on"
+} as const
+
 /** Builds the model. */
 export const make = (options: Options): Effect.Effect<LanguageModel.Service> =>
   Effect.gen(function* () {
@@ -115,13 +126,16 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service> =>
       model: options.model,
       timeout: Duration.decode(options.timeout ?? defaultTimeout)
     }
-    const capabilities: LanguageModel.Capabilities = {
+    // What the server can do, as far as is known: a server that refuses tools or JSON schemas (a local model without
+    // them) turns the capability off for every later call of this model, in every session of the process.
+    const capabilities: { toolCalling: boolean; structuredOutput: boolean; webSearch: boolean } = {
       toolCalling: options.capabilities?.toolCalling ?? true,
       structuredOutput: options.capabilities?.structuredOutput ?? true,
       webSearch: options.capabilities?.webSearch ?? false
     }
     const contextWindow = options.contextWindow ?? (yield* Tokens.contextWindow(options.model))
-    const generate = Effect.fn("OpenAiLanguageModel.generate")(function* (request: LanguageModel.GenerateRequest) {
+
+    const send = Effect.fn("OpenAiLanguageModel.generate")(function* (request: LanguageModel.GenerateRequest) {
       const prepared = toChatRequest(options, capabilities, request)
       const raw = yield* Effect.tryPromise({
         try: (signal) =>
@@ -130,12 +144,59 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service> =>
                 .create({ ...prepared.body, stream: true, stream_options: { include_usage: true } }, { signal })
                 .then(accumulate)
             : client.chat.completions.create({ ...prepared.body, stream: false }, { signal }),
-        catch: (error) => toProviderError(error, errorContext)
+        catch: (error): Errors.ProviderError | CapabilityRefused => {
+          const refused = refusedCapability(error)
+          const sent = refused === "toolCalling" ? prepared.body.tools !== undefined : prepared.body.response_format
+          return refused !== undefined && sent !== undefined
+            ? new CapabilityRefused({ capability: refused, reason: toProviderError(error, errorContext).message })
+            : toProviderError(error, errorContext)
+        }
       })
       const completion = yield* decodeCompletion(raw, provider)
-      return toCompletion(completion, options.model, prepared.responseSchema)
+      return toCompletion(completion, options.model, prepared)
     })
-    return LanguageModel.make({ provider, model: options.model, capabilities, contextWindow, generate })
+
+    const fallBack = (refusal: CapabilityRefused) =>
+      Effect.suspend(() => {
+        // Calls in flight may all be refused; the first to come back says so, once.
+        if (!capabilities[refusal.capability]) return Effect.void
+        capabilities[refusal.capability] = false
+        return Effect.zipRight(
+          Effect.logWarning(`${provider} ${options.model}: ${fallbackWording[refusal.capability]}`, refusal.reason),
+          ResearchEvents.publish({
+            _tag: "ModelFallback",
+            provider,
+            model: options.model,
+            capability: refusal.capability,
+            reason: refusal.reason
+          })
+        )
+      })
+
+    const service: LanguageModel.Service = {
+      provider,
+      model: options.model,
+      capabilities,
+      contextWindow,
+      generate: (request) => {
+        if ((request.tools ?? []).length > 0 && !capabilities.toolCalling) {
+          return ActionProtocol.wrap(service).generate(request)
+        }
+        if (request.responseFormat !== undefined && !capabilities.structuredOutput) {
+          const { responseFormat, ...rest } = request
+          return service.generate({
+            ...rest,
+            system: StructuredOutput.promptedSystem(request.system, responseFormat.schema)
+          })
+        }
+        return send(request).pipe(
+          Effect.catchTag("CapabilityRefused", (refusal) =>
+            Effect.zipRight(fallBack(refusal), service.generate(request))
+          )
+        )
+      }
+    }
+    return service
   })
 
 /** The model as the `LanguageModel` in context. */
@@ -174,176 +235,12 @@ export const layerConfig = (
     Effect.flatMap(config, (fromConfig) => make({ ...options, ...fromConfig }))
   )
 
-// =============================================================================
-// Strict-mode schemas
-// =============================================================================
-
-const unsupportedKeywords: ReadonlySet<string> = new Set([
-  "$schema",
-  "$id",
-  "default",
-  "examples",
-  "minLength",
-  "maxLength",
-  "minProperties",
-  "maxProperties",
-  "uniqueItems",
-  "contentMediaType",
-  "contentEncoding"
-])
-
-const supportedFormats: ReadonlySet<string> = new Set([
-  "date-time",
-  "time",
-  "date",
-  "duration",
-  "email",
-  "hostname",
-  "ipv4",
-  "ipv6",
-  "uuid"
-])
-
-const nullable = (schema: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> => {
-  const type = schema["type"]
-  if (typeof type === "string") {
-    const values = schema["enum"]
-    return {
-      ...schema,
-      type: [type, "null"],
-      ...(Array.isArray(values) && !values.includes(null) ? { enum: [...values, null] } : {})
-    }
-  }
-  if (Array.isArray(type)) return type.includes("null") ? schema : { ...schema, type: [...type, "null"] }
-  const anyOf = schema["anyOf"]
-  if (Array.isArray(anyOf)) {
-    const hasNull = anyOf.some((member) => Predicate.isRecord(member) && member["type"] === "null")
-    return hasNull ? schema : { ...schema, anyOf: [...anyOf, { type: "null" }] }
-  }
-  return { anyOf: [schema, { type: "null" }] }
-}
-
-/** The node a local JSON pointer (`#/$defs/a~1b`) names. */
-const resolvePointer = (root: unknown, pointer: string): unknown =>
-  pointer
-    .slice(2)
-    .split("/")
-    .map((key) => key.replace(/~1/g, "/").replace(/~0/g, "~"))
-    .reduce<unknown>((node, key) => (Predicate.isRecord(node) ? node[key] : undefined), root)
-
 /**
- * A schema whose root is a `$ref` (what Effect makes of a `Schema.Class`) with the target brought up to the root,
- * the definitions kept: OpenAI wants an object schema at the root.
+ * The strict-mode form of a JSON schema, or `undefined` when strict mode cannot carry it without changing what
+ * decodes (see `internal/openaiStrictSchema.ts`).
  */
-export const inlineRootRef = (schema: object): Readonly<Record<string, unknown>> => {
-  const record: Readonly<Record<string, unknown>> = { ...schema }
-  const ref = record["$ref"]
-  if (typeof ref !== "string" || !ref.startsWith("#/")) return record
-  const target = resolvePointer(record, ref)
-  if (!Predicate.isRecord(target)) return record
-  const { $ref: _ref, ...rest } = record
-  return { ...target, ...rest }
-}
-
-class NotStrict {
-  readonly _tag = "NotStrict"
-}
-
-const strictNode = (node: unknown): Readonly<Record<string, unknown>> => {
-  if (!Predicate.isRecord(node)) throw new NotStrict()
-  const out: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(node)) {
-    if (unsupportedKeywords.has(key)) continue
-    if (key === "format" && !(typeof value === "string" && supportedFormats.has(value))) continue
-    if (key === "patternProperties" || key === "propertyNames" || key === "prefixItems") throw new NotStrict()
-    out[key] = value
-  }
-  if (Array.isArray(out["anyOf"])) out["anyOf"] = out["anyOf"].map(strictNode)
-  if (Array.isArray(out["oneOf"])) {
-    // Strict mode knows anyOf, not oneOf; for decoding they mean the same here.
-    out["anyOf"] = out["oneOf"].map(strictNode)
-    delete out["oneOf"]
-  }
-  for (const defsKey of ["$defs", "definitions"]) {
-    const defs = out[defsKey]
-    if (Predicate.isRecord(defs)) {
-      out[defsKey] = Object.fromEntries(Object.entries(defs).map(([name, def]) => [name, strictNode(def)]))
-    }
-  }
-  const type = out["type"]
-  const isObject = type === "object" || (Array.isArray(type) && type.includes("object")) || "properties" in out
-  if (isObject) {
-    const properties = Predicate.isRecord(out["properties"]) ? out["properties"] : {}
-    const additional = out["additionalProperties"]
-    if (Object.keys(properties).length === 0 && additional !== false && additional !== undefined) {
-      throw new NotStrict()
-    }
-    if (Predicate.isRecord(additional)) throw new NotStrict()
-    const required = new Set(Array.isArray(out["required"]) ? out["required"] : [])
-    out["properties"] = Object.fromEntries(
-      Object.entries(properties).map(([name, property]) => {
-        const strict = strictNode(property)
-        return [name, required.has(name) ? strict : nullable(strict)]
-      })
-    )
-    out["required"] = Object.keys(properties)
-    out["additionalProperties"] = false
-  }
-  if (type === "array" || (Array.isArray(type) && type.includes("array"))) {
-    const items = out["items"]
-    if (Array.isArray(items)) throw new NotStrict()
-    if (items !== undefined) out["items"] = strictNode(items)
-  }
-  const hasShape =
-    type !== undefined || "anyOf" in out || "$ref" in out || "enum" in out || "const" in out || "properties" in out
-  if (!hasShape) throw new NotStrict()
-  return out
-}
-
-/**
- * The strict-mode form of a JSON schema (every property required, no additional properties, optional properties
- * made nullable, unsupported keywords dropped), or `undefined` when it has parts strict mode cannot express
- * (free-form objects, maps, tuples, untyped values).
- */
-export const strictJsonSchema = (schema: object): Readonly<Record<string, unknown>> | undefined => {
-  try {
-    return strictNode(inlineRootRef(schema))
-  } catch (error) {
-    if (error instanceof NotStrict) return undefined
-    throw error
-  }
-}
-
-/** Removes the `null`s strict mode made the model write for properties the original schema had as optional. */
-const dropOptionalNulls = (value: unknown, schema: unknown, root: unknown): unknown => {
-  if (!Predicate.isRecord(schema)) return value
-  const ref = schema["$ref"]
-  if (typeof ref === "string" && ref.startsWith("#/")) {
-    return dropOptionalNulls(value, resolvePointer(root, ref), root)
-  }
-  const anyOf = schema["anyOf"]
-  if (Array.isArray(anyOf) && value !== null && typeof value === "object") {
-    const objectMember = anyOf.find(
-      (member) =>
-        Predicate.isRecord(member) && (member["type"] === "object" || "properties" in member || "$ref" in member)
-    )
-    return objectMember === undefined ? value : dropOptionalNulls(value, objectMember, root)
-  }
-  if (Array.isArray(value)) {
-    return value.map((item) => dropOptionalNulls(item, schema["items"], root))
-  }
-  if (Predicate.isRecord(value) && Predicate.isRecord(schema["properties"])) {
-    const properties = schema["properties"]
-    const required = new Set(Array.isArray(schema["required"]) ? schema["required"] : [])
-    const out: Record<string, unknown> = {}
-    for (const [key, field] of Object.entries(value)) {
-      if (field === null && !required.has(key) && key in properties) continue
-      out[key] = dropOptionalNulls(field, properties[key], root)
-    }
-    return out
-  }
-  return value
-}
+export const strictJsonSchema: (schema: object) => Readonly<Record<string, unknown>> | undefined =
+  StrictSchema.strictJsonSchema
 
 // =============================================================================
 // Requests
@@ -351,10 +248,14 @@ const dropOptionalNulls = (value: unknown, schema: unknown, root: unknown): unkn
 
 type ChatBody = Omit<ChatCompletionCreateParamsBase, "stream" | "stream_options">
 
-/** A request body, and the caller's schema when structured output was asked for (to tidy the answer). */
+/**
+ * A request body, and the caller's schemas that went out in strict mode (the response format's, and each strict
+ * tool's by name): the model's answers against them are tidied of the `null`s strict mode made it write.
+ */
 export interface PreparedRequest {
   readonly body: ChatBody
   readonly responseSchema: object | undefined
+  readonly strictTools: ReadonlyMap<string, object>
 }
 
 const argumentsText = (args: unknown): string => (typeof args === "string" ? args : JSON.stringify(args ?? {}))
@@ -413,8 +314,10 @@ export const toChatRequest = (
   request: LanguageModel.GenerateRequest
 ): PreparedRequest => {
   const tools = capabilities.toolCalling ? (request.tools ?? []) : []
+  const strictTools = new Map<string, object>()
   const chatTools: Array<ChatCompletionTool> = tools.map((tool) => {
-    const strict = options.strictTools === true ? strictJsonSchema(tool.parameters) : undefined
+    const strict = options.strictTools === true ? StrictSchema.strictJsonSchema(tool.parameters) : undefined
+    if (strict !== undefined) strictTools.set(tool.name, tool.parameters)
     return {
       type: "function",
       function: {
@@ -426,7 +329,7 @@ export const toChatRequest = (
     }
   })
   const format = capabilities.structuredOutput ? request.responseFormat : undefined
-  const strictFormat = format === undefined ? undefined : strictJsonSchema(format.schema)
+  const strictFormat = format === undefined ? undefined : StrictSchema.strictJsonSchema(format.schema)
   const body: ChatBody = {
     model: options.model,
     messages: toMessages(request, options.systemRole ?? "system"),
@@ -445,7 +348,7 @@ export const toChatRequest = (
             json_schema: {
               name: schemaName(format.name),
               ...(format.description === undefined ? {} : { description: format.description }),
-              schema: strictFormat ?? inlineRootRef(format.schema),
+              schema: strictFormat ?? format.schema,
               strict: strictFormat !== undefined
             }
           }
@@ -458,174 +361,5 @@ export const toChatRequest = (
     ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
     ...(options.reasoningEffort === undefined ? {} : { reasoning_effort: options.reasoningEffort })
   }
-  return { body, responseSchema: strictFormat === undefined ? undefined : format?.schema }
-}
-
-// =============================================================================
-// Answers
-// =============================================================================
-
-const NullableString = Schema.optional(Schema.NullOr(Schema.String))
-const NullableNumber = Schema.optional(Schema.NullOr(Schema.Number))
-
-const WireToolCall = Schema.Struct({
-  id: NullableString,
-  type: NullableString,
-  function: Schema.optional(Schema.NullOr(Schema.Struct({ name: NullableString, arguments: NullableString })))
-})
-
-const WireUsage = Schema.Struct({
-  prompt_tokens: NullableNumber,
-  completion_tokens: NullableNumber,
-  prompt_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ cached_tokens: NullableNumber }))),
-  completion_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ reasoning_tokens: NullableNumber })))
-})
-
-/** The part of a chat completion this module reads; compatible servers leave out much of the rest. */
-const WireCompletion = Schema.Struct({
-  model: NullableString,
-  choices: Schema.Array(
-    Schema.Struct({
-      message: Schema.optional(
-        Schema.NullOr(
-          Schema.Struct({
-            content: NullableString,
-            refusal: NullableString,
-            tool_calls: Schema.optional(Schema.NullOr(Schema.Array(WireToolCall)))
-          })
-        )
-      ),
-      finish_reason: NullableString
-    })
-  ),
-  usage: Schema.optional(Schema.NullOr(WireUsage))
-})
-type WireCompletion = typeof WireCompletion.Type
-
-const decodeCompletion = (raw: unknown, provider: string): Effect.Effect<WireCompletion, Errors.ProviderError> =>
-  Schema.decodeUnknown(WireCompletion)(raw).pipe(
-    Effect.mapError(
-      (error) =>
-        new Errors.ProviderUnavailable({
-          provider,
-          detail: `unexpected answer shape: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
-        })
-    )
-  )
-
-/** Folds a stream of chunks into the shape of a non-streamed completion. */
-const accumulate = async (stream: AsyncIterable<ChatCompletionChunk>): Promise<unknown> => {
-  let model: string | undefined
-  let content = ""
-  let refusal = ""
-  let finishReason: string | null = null
-  let usage: unknown = null
-  const calls = new Map<number, { id: string; name: string; arguments: string }>()
-  for await (const chunk of stream) {
-    model = chunk.model ?? model
-    if (chunk.usage) usage = chunk.usage
-    for (const choice of chunk.choices ?? []) {
-      if (choice.index !== 0) continue
-      content += choice.delta?.content ?? ""
-      refusal += choice.delta?.refusal ?? ""
-      if (choice.finish_reason) finishReason = choice.finish_reason
-      for (const delta of choice.delta?.tool_calls ?? []) {
-        const call = calls.get(delta.index) ?? { id: "", name: "", arguments: "" }
-        if (delta.id) call.id = delta.id
-        if (delta.function?.name) call.name += delta.function.name
-        call.arguments += delta.function?.arguments ?? ""
-        calls.set(delta.index, call)
-      }
-    }
-  }
-  const toolCalls = [...calls.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([, call]) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }))
-  return {
-    model,
-    choices: [
-      {
-        message: { content, refusal: refusal === "" ? null : refusal, tool_calls: toolCalls },
-        finish_reason: finishReason
-      }
-    ],
-    usage
-  }
-}
-
-const parseArguments = (text: string): unknown => {
-  if (text.trim() === "") return {}
-  try {
-    return JSON.parse(text)
-  } catch {
-    return text
-  }
-}
-
-const toFinishReason = (reason: string | null | undefined, hasToolCalls: boolean): LanguageModel.FinishReason => {
-  switch (reason) {
-    case "stop":
-      // Some compatible servers say "stop" for a turn that called tools.
-      return hasToolCalls ? "tool_calls" : "stop"
-    case "length":
-      return "length"
-    case "tool_calls":
-    case "function_call":
-      return "tool_calls"
-    case "content_filter":
-      return "content_filter"
-    default:
-      return hasToolCalls ? "tool_calls" : "other"
-  }
-}
-
-const hasThinking = /<(think|thinking|reasoning)>/i
-
-const tidyStructured = (text: string, schema: object): string => {
-  try {
-    return JSON.stringify(dropOptionalNulls(JSON.parse(text), schema, schema))
-  } catch {
-    return text
-  }
-}
-
-const toCompletion = (
-  wire: WireCompletion,
-  model: string,
-  responseSchema: object | undefined
-): LanguageModel.Completion => {
-  const choice = wire.choices[0]
-  const message = choice?.message
-  const toolCalls = (message?.tool_calls ?? []).flatMap((call, index) =>
-    call.function?.name === undefined || call.function.name === null
-      ? []
-      : [
-          new LanguageModel.ToolCall({
-            id: call.id ?? `call_${index}`,
-            name: call.function.name,
-            arguments: parseArguments(call.function.arguments ?? "")
-          })
-        ]
-  )
-  const content = message?.content ?? ""
-  const refused = content === "" && typeof message?.refusal === "string" && message.refusal !== ""
-  const thought = hasThinking.test(content) ? StructuredOutput.stripThinking(content) : content
-  const text = refused
-    ? (message?.refusal ?? "")
-    : responseSchema === undefined
-      ? thought
-      : tidyStructured(thought, responseSchema)
-  const usage = wire.usage
-  return new LanguageModel.Completion({
-    text,
-    toolCalls,
-    finishReason: refused ? "content_filter" : toFinishReason(choice?.finish_reason, toolCalls.length > 0),
-    usage: new Usage.Usage({
-      inputTokens: usage?.prompt_tokens ?? 0,
-      outputTokens: usage?.completion_tokens ?? 0,
-      cachedInputTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
-      reasoningTokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0
-    }),
-    model: wire.model ?? model
-  })
+  return { body, responseSchema: strictFormat === undefined ? undefined : format?.schema, strictTools }
 }

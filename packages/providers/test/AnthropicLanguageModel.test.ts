@@ -129,17 +129,18 @@ describe("AnthropicLanguageModel request mapping", () => {
     })
     assert.deepStrictEqual(prepared.body.tool_choice, { type: "tool", name: "brief" })
     assert.deepInclude(prepared.body.tools?.[0], { name: "brief" })
-    assert.deepStrictEqual(prepared.format, { name: "brief", wrapped: false })
+    assert.strictEqual(prepared.format, "brief")
   })
 
-  it("wraps a structured-output schema that is not an object, since tool inputs must be objects", () => {
+  it("sends a structured-output schema that is not an object as core wrapped it, since tool inputs must be objects", () => {
     const prepared = AnthropicLanguageModel.toMessagesRequest("m", 10, {
       messages: [LanguageModel.user("q")],
       responseFormat: { name: "list", schema: Tool.jsonSchemaOf(Schema.Array(Schema.String)) }
     })
     const tool = prepared.body.tools?.[0]
     assert.deepStrictEqual(tool !== undefined && "input_schema" in tool ? tool.input_schema.required : [], ["value"])
-    assert.deepStrictEqual(prepared.format, { name: "list", wrapped: true })
+    assert.strictEqual(tool !== undefined && "input_schema" in tool ? tool.input_schema.type : undefined, "object")
+    assert.strictEqual(prepared.format, "list")
   })
 
   it("uses the request's maxOutputTokens, else the model's default", () => {
@@ -184,14 +185,14 @@ describe("AnthropicLanguageModel response mapping", () => {
         usage,
         content: [{ type: "tool_use", id: "toolu_1", name: "brief", input: { brief: "b" } }]
       },
-      { name: "brief", wrapped: false }
+      "brief"
     )
     assert.strictEqual(completion.text, '{"brief":"b"}')
     assert.strictEqual(completion.toolCalls.length, 0)
     assert.strictEqual(completion.finishReason, "stop")
   })
 
-  it("unwraps a wrapped structured answer", () => {
+  it("a wrapped structured answer decodes through core once unwrapped", () => {
     const completion = AnthropicLanguageModel.toCompletion(
       {
         model: "m",
@@ -199,9 +200,11 @@ describe("AnthropicLanguageModel response mapping", () => {
         usage,
         content: [{ type: "tool_use", id: "toolu_1", name: "list", input: { value: ["a", "b"] } }]
       },
-      { name: "list", wrapped: true }
+      "list"
     )
-    assert.strictEqual(completion.text, '["a","b"]')
+    assert.strictEqual(completion.text, '{"value":["a","b"]}')
+    const decoded = StructuredOutput.parseAnswer(Schema.Array(Schema.String), completion.text)
+    assert.deepStrictEqual(Either.getOrThrow(decoded), ["a", "b"])
   })
 
   it("counts cache reads and writes as input and the reads as cached", () => {

@@ -12,6 +12,9 @@ import { Emulator } from "../src/testing/index.js"
 
 const cassettes = fileURLToPath(new URL("./fixtures/vendor-cassettes", import.meta.url))
 
+// The least the Messages API takes: the emulator refuses a body without max_tokens, as the API does.
+const anthropicBody = { model: "claude-haiku-4-5", max_tokens: 16, messages: [{ role: "user", content: "hi" }] }
+
 const fetchText = (url: string, init?: RequestInit) =>
   Effect.promise(async () => {
     const response = await fetch(url, init)
@@ -81,7 +84,10 @@ describe("Emulator", () => {
       const path = `${cassettes}/anthropic/messages-stream-text.json`
       const recorded = JSON.parse(readFileSync(path, "utf8")).response.sse
       yield* emulator.replay(path)
-      const response = yield* postJson(`${emulator.baseUrl("anthropic")}/v1/messages`, { stream: true })
+      const response = yield* postJson(`${emulator.baseUrl("anthropic")}/v1/messages`, {
+        ...anthropicBody,
+        stream: true
+      })
       assert.strictEqual(response.text, recorded)
       assert.include(response.headers.get("content-type") ?? "", "text/event-stream")
     })
@@ -93,7 +99,10 @@ describe("Emulator", () => {
       const recorded: string = JSON.parse(readFileSync(`${cassettes}/anthropic/messages-stream-text.json`, "utf8"))
         .response.sse
       yield* emulator.respond("anthropic.messages", Emulator.anthropicText("1\n2\n3"))
-      const response = yield* postJson(`${emulator.baseUrl("anthropic")}/v1/messages`, { stream: true })
+      const response = yield* postJson(`${emulator.baseUrl("anthropic")}/v1/messages`, {
+        ...anthropicBody,
+        stream: true
+      })
       assert.deepStrictEqual(eventNames(response.text), eventNames(recorded))
       for (const message of response.text.split("\n\n").filter((m) => m !== "")) {
         const lines = message.split("\n")
@@ -122,7 +131,7 @@ describe("Emulator", () => {
       const [text, tool] = message.content
       assert.strictEqual(text?.type === "text" ? text.text : undefined, "Searching.")
       assert.deepStrictEqual(tool?.type === "tool_use" ? tool.input : undefined, input)
-      const sse = yield* postJson(`${emulator.baseUrl("anthropic")}/v1/messages`, { stream: true })
+      const sse = yield* postJson(`${emulator.baseUrl("anthropic")}/v1/messages`, { ...anthropicBody, stream: true })
       assert.include(sse.text, '"partial_json":""')
     })
   )
@@ -215,7 +224,7 @@ describe("Emulator", () => {
       const tavily = yield* postJson(`${emulator.baseUrl("tavily")}/search`, { query: "q" })
       assert.strictEqual(tavily.status, 429)
       assert.deepStrictEqual(JSON.parse(tavily.text), { detail: { error: Emulator.errorTexts.tavilyRateLimit } })
-      const anthropic = yield* postJson(`${emulator.baseUrl("anthropic")}/v1/messages`, {})
+      const anthropic = yield* postJson(`${emulator.baseUrl("anthropic")}/v1/messages`, anthropicBody)
       assert.strictEqual(JSON.parse(anthropic.text).error.type, "rate_limit_error")
       assert.strictEqual(anthropic.headers.get("retry-after"), "7")
       assert.isNotNull(anthropic.headers.get("anthropic-ratelimit-requests-reset"))
@@ -233,10 +242,10 @@ describe("Emulator", () => {
         Emulator.fault({ type: "server_error", status: 529 }),
         Emulator.fault({ type: "context_length" })
       )
-      const overloaded = yield* postJson(`${emulator.baseUrl("anthropic")}/v1/messages`, {})
+      const overloaded = yield* postJson(`${emulator.baseUrl("anthropic")}/v1/messages`, anthropicBody)
       assert.strictEqual(overloaded.status, 529)
       assert.deepStrictEqual(JSON.parse(overloaded.text).error, { type: "overloaded_error", message: "Overloaded" })
-      const tooLong = yield* postJson(`${emulator.baseUrl("anthropic")}/v1/messages`, {})
+      const tooLong = yield* postJson(`${emulator.baseUrl("anthropic")}/v1/messages`, anthropicBody)
       assert.strictEqual(tooLong.status, 400)
       assert.match(JSON.parse(tooLong.text).error.message, /^prompt is too long: \d+ tokens > \d+ maximum$/)
     })
@@ -302,7 +311,7 @@ describe("Emulator", () => {
       const emulator = yield* Emulator.start()
       yield* emulator.respond("openai.chat", Emulator.fault({ type: "invalid_tool_arguments" }))
       const response = yield* postJson(`${emulator.baseUrl("openai")}/chat/completions`, {
-        tools: [{ type: "function", function: { name: "webSearch", parameters: {} } }]
+        tools: [{ type: "function", function: { name: "webSearch", parameters: { type: "object", properties: {} } } }]
       })
       const call = JSON.parse(response.text).choices[0].message.tool_calls[0]
       assert.strictEqual(call.function.name, "webSearch")

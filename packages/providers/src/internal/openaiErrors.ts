@@ -226,3 +226,30 @@ export const toProviderError = (
   }
   return new Errors.ProviderUnavailable({ provider, detail: describe(error) })
 }
+
+// =============================================================================
+// Refusals of compatible servers
+// =============================================================================
+
+/**
+ * How OpenAI-compatible servers refuse tools: Ollama (`<model> does not support tools`), vLLM without auto tool choice
+ * (`"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`), llama.cpp's server
+ * (`tools param requires --jinja flag`, or `Unsupported param: tools`, as a 500) and LM Studio-style wordings.
+ */
+const toolsRefusal =
+  /does not support tools|unsupported param(?:eter)?:? ['"]?tools|tools param requires|tool choice requires|enable-auto-tool-choice|(?:tools|tool calling|function calling|tool use) (?:is |are )?not supported|does not support (?:tool|function)(?: calling| calls| use)/i
+
+/** How they refuse `response_format` with a JSON schema (OpenAI's own "Invalid schema for ..." is not one). */
+const formatRefusal =
+  /(?:response_format|json_schema)[^.]*(?:not supported|unsupported|must be one of|is not available)|(?:not supported|unsupported|does not support)[^.]*(?:response_format|json_schema|structured output)/i
+
+/** What a refusal says the server cannot do, by its status and words; `undefined` for any other error. */
+export const refusedCapability = (error: unknown): "toolCalling" | "structuredOutput" | undefined => {
+  if (!(error instanceof APIError) || error.status === undefined) return undefined
+  if (![400, 404, 422, 500, 501].includes(error.status)) return undefined
+  const rawBody = error.headers === undefined ? undefined : errorBodies.get(error.headers)
+  const text = `${stringField(error.error, "message") ?? ""} ${rawBody ?? ""} ${error.message}`
+  if (toolsRefusal.test(text)) return "toolCalling"
+  if (formatRefusal.test(text)) return "structuredOutput"
+  return undefined
+}

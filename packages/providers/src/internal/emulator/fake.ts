@@ -11,6 +11,11 @@ export interface FakeContext {
   readonly index: number
   /** The page being summarised, when there is one: summaries and excerpts are then taken from it. */
   readonly pageText?: string | undefined
+  /**
+   * What the simulated model means to say, by property name: used wherever the schema as sent has a property of that
+   * name and a value of that kind fits it, wherever the property sits (a wrapped schema puts it deeper).
+   */
+  readonly hints?: Readonly<Record<string, unknown>> | undefined
 }
 
 const sentencesOf = (text: string): ReadonlyArray<string> =>
@@ -81,8 +86,40 @@ const fitString = (text: string, schema: unknown): string => {
 
 const singular = (key: string): string => key.replace(/ies$/, "y").replace(/s$/, "")
 
+/** Whether a hinted value is of the kind the schema asks for (its JSON type, and within an enum when there is one). */
+const fits = (value: unknown, node: unknown): boolean => {
+  if (!isObject(node)) return false
+  const values = getArray(node, "enum")
+  if (values.length > 0) return values.includes(value)
+  const declared = get(node, "type")
+  const types = Array.isArray(declared) ? declared : typeof declared === "string" ? [declared] : []
+  return types.some((type) => {
+    switch (type) {
+      case "string":
+        return typeof value === "string"
+      case "integer":
+        return Number.isInteger(value)
+      case "number":
+        return typeof value === "number"
+      case "boolean":
+        return typeof value === "boolean"
+      case "array":
+        return (
+          Array.isArray(value) &&
+          value.every((item) => fits(item, get(node, "items")) || get(node, "items") === undefined)
+        )
+      case "object":
+        return isObject(value)
+      default:
+        return false
+    }
+  })
+}
+
 const fakeNode = (schema: unknown, context: FakeContext, root: unknown, key: string, depth: number): unknown => {
   const node = resolve(schema, root)
+  const hint = context.hints?.[key]
+  if (hint !== undefined && fits(hint, node)) return hint
   if (!isObject(node) || depth > 12) return phrase(key, context)
   if ("const" in node) return node["const"]
   const values = getArray(node, "enum").filter((value) => value !== null)

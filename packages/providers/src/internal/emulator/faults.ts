@@ -14,6 +14,7 @@ const familyOf = (endpoint: Endpoint): Family => {
   switch (endpoint) {
     case "openai.chat":
     case "openai.responses":
+    case "openai.models":
     case "perplexity.chat":
       return "openai"
     case "anthropic.messages":
@@ -41,11 +42,13 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
   body
 })
 
-const openaiError = (message: string, type: string, param: string | null, code: string | null) => ({
+/** An OpenAI error body. */
+export const openaiError = (message: string, type: string, param: string | null, code: string | null) => ({
   error: { message, type, param, code }
 })
 
-const anthropicError = (type: string, message: string) => ({
+/** An Anthropic error body, with a request id as the API sends. */
+export const anthropicError = (type: string, message: string) => ({
   type: "error",
   error: { type, message },
   request_id: requestId("req_011")

@@ -1,10 +1,12 @@
 /**
- * The emulator's HTTP server: routes requests to endpoints, records them, picks the reply (one-shot queue, then the
- * endpoint's responder, then the fallback, else a 501 naming the endpoint), applies latency and faults, and frames
+ * The emulator's HTTP server: routes requests to endpoints, records them, refuses what the vendor would refuse (see
+ * `conformance.ts`), picks the reply (one-shot queue, then the endpoint's responder, then the fallback, else a 501
+ * naming the endpoint), applies latency and faults, and frames
  * `stream: true` answers as each vendor streams them.
  */
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
+import { rejection } from "./conformance.js"
 import { faultAction } from "./faults.js"
 import { get } from "./json.js"
 import { anthropicMessageStream, openaiChatStream, openaiResponsesStream } from "./sse.js"
@@ -34,6 +36,7 @@ export interface Running {
 const routes: ReadonlyArray<{ readonly method: string; readonly path: RegExp; readonly endpoint: Endpoint }> = [
   { method: "POST", path: /^\/openai(?:\/v1)?\/chat\/completions$/, endpoint: "openai.chat" },
   { method: "POST", path: /^\/openai(?:\/v1)?\/responses$/, endpoint: "openai.responses" },
+  { method: "GET", path: /^\/openai(?:\/v1)?\/models$/, endpoint: "openai.models" },
   { method: "POST", path: /^\/anthropic(?:\/v1)?\/messages$/, endpoint: "anthropic.messages" },
   { method: "POST", path: /^\/tavily\/search$/, endpoint: "tavily.search" },
   { method: "POST", path: /^\/tavily\/extract$/, endpoint: "tavily.extract" },
@@ -194,7 +197,8 @@ const handle = async (state: State, req: Http.IncomingMessage, res: Http.ServerR
     state.abandoned.push(request)
     return
   }
-  let reply = await pickReply(state, request)
+  // What the vendor would refuse is refused before anything scripted is consumed.
+  let reply = rejection(request) ?? (await pickReply(state, request))
   if (reply.kind === "fault") {
     const action = faultAction(endpoint, reply.fault, request)
     if (action === "hang") {

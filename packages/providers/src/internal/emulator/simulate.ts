@@ -3,17 +3,22 @@
  * script (they read the tools offered and the response format), and the search endpoints serve deterministic fake
  * pages under `/web/sim/`. Used by the CLI's `--simulate` mode and by benchmarks; fast and fully offline.
  */
-import { anthropicToolUseBlocks, fakeFromSchema, type FakeContext } from "./fake.js"
 import {
-  get,
-  getArray,
-  getNumber,
-  getObjects,
-  getOptionalString,
-  getString,
-  isObject,
-  type JsonObject
-} from "./json.js"
+  collapse,
+  type Conversation,
+  numbered,
+  pageTextOf,
+  promptedSchema,
+  readAnthropic,
+  readOpenAi,
+  sentence,
+  subjectOf,
+  textOf
+} from "./conversation.js"
+import { anthropicToolUseBlocks, fakeFromSchema, type FakeContext } from "./fake.js"
+import { resultsFor, searchReply } from "./fakeWeb.js"
+import { get, getObjects, getString, type JsonObject } from "./json.js"
+import { type Refusals, refusal } from "./localServers.js"
 import type { RecordedRequest, Reply } from "./types.js"
 
 /** Options of the simulation. */
@@ -26,6 +31,12 @@ export interface SimulateOptions {
   readonly searchRounds?: number | undefined
   /** Results per search query. Default 3. */
   readonly resultsPerQuery?: number | undefined
+  /**
+   * The OpenAI-compatible chat endpoint plays a local server that lacks a capability, refusing requests that use it
+   * the way that server does: tools as Ollama, vLLM without auto tool choice, or llama.cpp without `--jinja`, and
+   * `json_schema` response formats.
+   */
+  readonly refuse?: Refusals | undefined
 }
 
 interface Settings {
@@ -33,320 +44,7 @@ interface Settings {
   readonly supervisorRounds: number
   readonly searchRounds: number
   readonly resultsPerQuery: number
-}
-
-// =============================================================================
-// Fake web
-// =============================================================================
-
-const hash = (text: string): number => {
-  let h = 2166136261
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i)
-    h = Math.imul(h, 16777619)
-  }
-  return h >>> 0
-}
-
-const stopWords = new Set(
-  (
-    "the a an of and or in on for to is are was were be what how much many did does do which why when who whom " +
-    "whose where there their this that these those with from by about into than as at it its"
-  ).split(" ")
-)
-
-/** A URL-safe slug of a query: its first meaningful words. */
-export const slugOf = (text: string): string =>
-  text
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\s-]/gu, " ")
-    .split(/\s+/)
-    .filter((word) => word.length > 1 && !stopWords.has(word))
-    .slice(0, 6)
-    .join("-") || "topic"
-
-const angles = [
-  "an overview of the evidence",
-  "key figures and recent data",
-  "arguments for and against",
-  "a review of the literature",
-  "what practitioners report",
-  "open questions and outlook"
-]
-const publishers = ["Research Institute", "University Press", "Policy Review", "Data Journal", "Science Weekly"]
-
-/** One fake page: deterministic title and paragraphs from its slug and number. */
-export const fakePage = (slug: string, index: number) => {
-  const subject = slug.replace(/-/g, " ")
-  const h = hash(`${slug}#${index}`)
-  const share = 20 + (h % 60)
-  const year = 2019 + (h % 6)
-  const growth = 2 + (h % 17)
-  const publisher = publishers[h % publishers.length] ?? "Research Institute"
-  const angle = angles[index % angles.length] ?? "an overview"
-  const title = `${subject.charAt(0).toUpperCase()}${subject.slice(1)}: ${angle}`
-  const paragraphs = [
-    `This article from the ${publisher} gives ${angle} on ${subject}.`,
-    `A ${year} survey found that ${share}% of the organisations studied had direct experience with ${subject}, ` +
-      `up ${growth} points on the previous survey.`,
-    `Analysts attribute the change to lower costs, better tooling and clearer regulation, while noting that ` +
-      `evidence on long-term effects of ${subject} remains limited.`,
-    `Critics argue that the benefits of ${subject} are unevenly distributed and that independent replication ` +
-      `is still scarce; the authors recommend further study before drawing firm conclusions.`
-  ]
-  return { title, paragraphs, publishedDate: `${year}-0${1 + (h % 9)}-1${h % 10}` }
-}
-
-const pageHtml = (slug: string, index: number): string => {
-  const page = fakePage(slug, index)
-  return [
-    "<!doctype html>",
-    `<html><head><meta charset="utf-8"><title>${page.title}</title></head>`,
-    `<body><article><h1>${page.title}</h1>`,
-    ...page.paragraphs.map((p) => `<p>${p}</p>`),
-    `<p>Published ${page.publishedDate}.</p>`,
-    "</article></body></html>"
-  ].join("\n")
-}
-
-interface FakeResult {
-  readonly url: string
-  readonly title: string
-  readonly snippet: string
-  readonly text: string
-  readonly publishedDate: string
-}
-
-const resultsFor = (baseUrl: string, query: string, count: number): ReadonlyArray<FakeResult> => {
-  const slug = slugOf(query)
-  return Array.from({ length: count }, (_, i) => {
-    const page = fakePage(slug, i + 1)
-    return {
-      url: `${baseUrl}/web/sim/${slug}-${i + 1}`,
-      title: page.title,
-      snippet: page.paragraphs.slice(0, 2).join(" "),
-      text: page.paragraphs.join("\n\n"),
-      publishedDate: page.publishedDate
-    }
-  })
-}
-
-const pageOfUrl = (url: string): { readonly slug: string; readonly index: number } | undefined => {
-  const match = /\/web\/sim\/([a-z0-9\p{L}-]+)-(\d+)$/u.exec(url.replace(/[?#].*$/, ""))
-  return match?.[1] === undefined || match[2] === undefined ? undefined : { slug: match[1], index: Number(match[2]) }
-}
-
-// =============================================================================
-// Conversations
-// =============================================================================
-
-interface Turn {
-  readonly role: "user" | "assistant" | "tool"
-  readonly text: string
-  readonly toolCalls: ReadonlyArray<string>
-}
-
-/** A model request, read the same way whatever the vendor. */
-interface Conversation {
-  readonly system: string
-  readonly turns: ReadonlyArray<Turn>
-  readonly tools: ReadonlyMap<string, unknown>
-  readonly forcedTool: string | undefined
-  readonly responseSchema: unknown
-  readonly model: string
-}
-
-const textOf = (content: unknown): string => {
-  if (typeof content === "string") return content
-  return getArray({ content }, "content")
-    .map((part) => {
-      if (typeof part === "string") return part
-      const type = getString(part, "type", "")
-      if (type === "text" || type === "input_text") return getString(part, "text", "")
-      if (type === "tool_result") return textOf(get(part, "content"))
-      return ""
-    })
-    .join("\n")
-}
-
-const readOpenAi = (body: unknown): Conversation => {
-  const turns: Array<Turn> = []
-  let system = ""
-  for (const message of getObjects(body, "messages")) {
-    const role = getString(message, "role", "user")
-    const text = textOf(get(message, "content"))
-    if (role === "system" || role === "developer") system += `${text}\n`
-    else if (role === "assistant") {
-      const calls = getObjects(message, "tool_calls").map((call) => getString(get(call, "function"), "name", ""))
-      turns.push({ role: "assistant", text, toolCalls: calls })
-    } else turns.push({ role: role === "tool" ? "tool" : "user", text, toolCalls: [] })
-  }
-  const tools = new Map<string, unknown>()
-  for (const tool of getObjects(body, "tools")) {
-    const fn = get(tool, "function")
-    tools.set(getString(fn, "name", ""), get(fn, "parameters"))
-  }
-  const choice = get(body, "tool_choice")
-  const format = get(body, "response_format")
-  return {
-    system,
-    turns,
-    tools,
-    forcedTool: getOptionalString(get(choice, "function"), "name"),
-    responseSchema:
-      getString(format, "type", "") === "json_schema" ? get(get(format, "json_schema"), "schema") : undefined,
-    model: getString(body, "model", "simulated")
-  }
-}
-
-const readAnthropic = (body: unknown): Conversation => {
-  const turns: Array<Turn> = []
-  for (const message of getObjects(body, "messages")) {
-    const content = get(message, "content")
-    const blocks = Array.isArray(content) ? content.filter(isObject) : []
-    if (getString(message, "role", "user") === "assistant") {
-      const calls = blocks.filter((b) => get(b, "type") === "tool_use").map((b) => getString(b, "name", ""))
-      turns.push({ role: "assistant", text: textOf(content), toolCalls: calls })
-    } else {
-      const isToolResult = blocks.some((b) => get(b, "type") === "tool_result")
-      turns.push({ role: isToolResult ? "tool" : "user", text: textOf(content), toolCalls: [] })
-    }
-  }
-  const tools = new Map<string, unknown>()
-  for (const tool of getObjects(body, "tools")) {
-    if (get(tool, "input_schema") !== undefined) tools.set(getString(tool, "name", ""), get(tool, "input_schema"))
-  }
-  const choice = get(body, "tool_choice")
-  const format = get(get(body, "output_config"), "format")
-  return {
-    system: textOf(get(body, "system")),
-    turns,
-    tools,
-    forcedTool: getString(choice, "type", "") === "tool" ? getOptionalString(choice, "name") : undefined,
-    responseSchema: getString(format, "type", "") === "json_schema" ? get(format, "schema") : undefined,
-    model: getString(body, "model", "simulated")
-  }
-}
-
-/** The JSON schema core's `generateObject` appends to a prompt when the model has no native structured output. */
-const promptedSchema = (text: string): unknown => {
-  const marker = "matching this JSON schema:"
-  const at = text.lastIndexOf(marker)
-  if (at < 0) return undefined
-  const rest = text.slice(at + marker.length).trim()
-  let depth = 0
-  let inString = false
-  let escaped = false
-  for (let i = 0; i < rest.length; i++) {
-    const c = rest[i]
-    if (inString) {
-      if (escaped) escaped = false
-      else if (c === "\\") escaped = true
-      else if (c === '"') inString = false
-    } else if (c === '"') inString = true
-    else if (c === "{") depth++
-    else if (c === "}") {
-      depth--
-      if (depth === 0) {
-        try {
-          return JSON.parse(rest.slice(0, i + 1))
-        } catch {
-          return undefined
-        }
-      }
-    }
-  }
-  return undefined
-}
-
-const collapse = (text: string): string => text.replace(/\s+/g, " ").trim()
-
-/** Our own directive wording, so that a researcher's subject is the question again. */
-const unwrapDirective = (text: string): string =>
-  text.replace(/^Research .*? regarding: /, "").replace(/\. Gather specific, sourced facts.*$/, "")
-
-/** The first non-empty line after a `Label:` line, or the rest of a `Label: text` line. */
-const labelled = (text: string, label: RegExp): string | undefined => {
-  const lines = text.split("\n")
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] ?? ""
-    const match = label.exec(line)
-    if (match === null) continue
-    const rest = line.slice(match.index + match[0].length).trim()
-    if (rest !== "") return rest
-    const next = lines.slice(i + 1).find((l) => l.trim() !== "")
-    if (next !== undefined) return next
-  }
-  return undefined
-}
-
-/** What the conversation is about: the question, the researcher's assignment, or the page to summarise. */
-const subjectOf = (conversation: Conversation): string => {
-  const first = conversation.turns.find((turn) => turn.role === "user")?.text ?? ""
-  const candidate =
-    labelled(first, /^## Your assignment\s*/) ??
-    labelled(first, /^(?:Research request|Question|Request|Topic)\s*:/i) ??
-    labelled(first, /question[^:\n]*:/i) ??
-    /<untrusted_data[^>]*\btitle="([^"]+)"/.exec(first)?.[1] ??
-    labelled(first, /^Search the web for:/i) ??
-    first.split("\n").find((line) => line.trim() !== "" && !line.trim().endsWith(":")) ??
-    "the topic"
-  return collapse(unwrapDirective(collapse(candidate))).slice(0, 200) || "the topic"
-}
-
-/** The text inside the first untrusted-data block of a page, when the request carries one. */
-const pageTextOf = (conversation: Conversation): string | undefined => {
-  const text = conversation.turns.find((turn) => turn.role === "user")?.text ?? ""
-  const match = /<untrusted_data[^>]*kind="(?:web page|document)"[^>]*>\n?([\s\S]*?)<\/untrusted_data>/.exec(text)
-  return match?.[1]?.trim()
-}
-
-/** A numbered source a request shows: its number and the best sentence about it. */
-interface Numbered {
-  readonly n: number
-  readonly line: string
-}
-
-/** The sentence of a source's text a finding would quote: the first with a measured figure, else the first. */
-const firstSentence = (text: string): string => {
-  const body = collapse(text.replace(/^[^\n]*:\s*$/m, "").replace(/Key excerpts:[\s\S]*$/, ""))
-  const sentences = (body.match(/[^.!?]+[.!?]+/g) ?? [body]).map((s) => s.trim()).filter((s) => s.length >= 20)
-  return (sentences.find((s) => /\d%|\d \w+ points/.test(s)) ?? sentences[0] ?? body).slice(0, 300)
-}
-
-/**
- * The numbered sources a text lists: entries `[n] … · title` followed by an untrusted block (search results), lines
- * `[n] title — url` (source lists), or else the `[n]` markers inside untrusted blocks (findings).
- */
-const numbered = (text: string): ReadonlyArray<Numbered> => {
-  const seen = new Map<number, string>()
-  for (const match of text.matchAll(/^\[(\d{1,3})\][^\n]*\n<untrusted_data[^>]*>\n([\s\S]*?)<\/untrusted_data>/gm)) {
-    const n = Number(match[1])
-    if (!seen.has(n)) seen.set(n, firstSentence(match[2] ?? ""))
-  }
-  for (const match of text.matchAll(/^\[(\d{1,3})\][^\n]*\n(?!\[)([^\n<]{20,})/gm)) {
-    const n = Number(match[1])
-    if (!seen.has(n)) seen.set(n, firstSentence(match[2] ?? ""))
-  }
-  for (const match of text.matchAll(/^\[(\d{1,3})\]\s+(?!already shown)(?:[A-Z]+(?: of \[\d+\])? · )?(.+)$/gm)) {
-    const n = Number(match[1])
-    if (!seen.has(n)) seen.set(n, collapse((match[2] ?? "").replace(/\s+(?:—\s+\S+|\(\S+\))$/, "")))
-  }
-  if (seen.size === 0) {
-    for (const block of text.matchAll(/<untrusted_data[^>]*>([\s\S]*?)<\/untrusted_data>/g)) {
-      for (const match of (block[1] ?? "").matchAll(/([^.\n[\]]{12,200})\s*\[(\d{1,3})\]/g)) {
-        const n = Number(match[2])
-        if (!seen.has(n)) seen.set(n, collapse(match[1] ?? ""))
-      }
-    }
-  }
-  return [...seen.entries()].sort(([a], [b]) => a - b).map(([n, line]) => ({ n, line }))
-}
-
-const sentence = (text: string, fallback: string): string => {
-  const cleaned = collapse(text.replace(/^[\s(:,-]+/, "")).replace(/[\s,;:-]+$/, "")
-  const base = cleaned.length >= 12 ? cleaned : fallback
-  return /[.!?]$/.test(base) ? base : `${base}.`
+  readonly refuse: NonNullable<SimulateOptions["refuse"]>
 }
 
 // =============================================================================
@@ -372,39 +70,45 @@ const directiveAngles = [
   "the history and the definitions that frame the debate"
 ]
 
+/** A tool call whose arguments are made from the tool's schema as the request sent it, worded after the hints. */
+const callOf = (
+  conversation: Conversation,
+  name: string,
+  fake: FakeContext,
+  hints: Readonly<Record<string, unknown>>
+): { readonly name: string; readonly arguments: unknown } => ({
+  name,
+  arguments: fakeFromSchema(conversation.tools.get(name), { ...fake, hints })
+})
+
 const supervisorTurn = (conversation: Conversation, options: Settings, fake: FakeContext): Decision => {
   if (assistantTurns(conversation, "conductResearch") >= options.supervisorRounds) {
-    return { kind: "tools", calls: [{ name: "researchComplete", arguments: {} }] }
+    return { kind: "tools", calls: [callOf(conversation, "researchComplete", fake, {})] }
   }
   const subject = subjectOf(conversation)
-  const schema = conversation.tools.get("conductResearch")
   const round = assistantTurns(conversation, "conductResearch")
   const count = Math.max(1, round === 0 ? options.directives : Math.min(2, options.directives))
   const calls = Array.from({ length: count }, (_, i) => {
     const angle = directiveAngles[(round * count + i) % directiveAngles.length] ?? "the evidence"
-    const base = fakeFromSchema(schema, fake)
-    return {
-      name: "conductResearch",
-      arguments: {
-        ...(isObject(base) ? base : {}),
-        topic: `Research ${angle} regarding: ${subject.replace(/[.?!]+$/, "")}. Gather specific, sourced facts and note any disagreement.`,
-        perspective: `An analyst focused on ${angle.split(",")[0] ?? angle}`,
-        evidenceNeeded: "Figures with dates, primary sources and named studies",
-        priority: 1 + (i % 3)
-      }
-    }
+    return callOf(conversation, "conductResearch", fake, {
+      topic: `Research ${angle} regarding: ${subject.replace(/[.?!]+$/, "")}. Gather specific, sourced facts and note any disagreement.`,
+      perspective: `An analyst focused on ${angle.split(",")[0] ?? angle}`,
+      evidenceNeeded: "Figures with dates, primary sources and named studies",
+      priority: 1 + (i % 3)
+    })
   })
   return { kind: "tools", calls }
 }
 
 const researcherTurn = (conversation: Conversation, options: Settings): Decision => {
   const subject = subjectOf(conversation)
+  const fake: FakeContext = { subject, index: 0 }
   if (countCalls(conversation, "webSearch") < options.searchRounds) {
     const round = countCalls(conversation, "webSearch")
     const base = subject
     const queries =
       round === 0 ? [base.slice(0, 120), `${base.slice(0, 100)} statistics`] : [`${base.slice(0, 100)} criticism`]
-    return { kind: "tools", calls: [{ name: "webSearch", arguments: { queries } }] }
+    return { kind: "tools", calls: [callOf(conversation, "webSearch", fake, { queries })] }
   }
   // Results arrive as tool messages, or as user messages under the JSON action protocol.
   const sources = numbered(
@@ -421,7 +125,7 @@ const researcherTurn = (conversation: Conversation, options: Settings): Decision
           .slice(0, 5)
           .map((source) => `${sentence(source.line, `A source addresses ${subject}`)} [${source.n}]`)
           .join(" ")
-  return { kind: "tools", calls: [{ name: "researchComplete", arguments: { summary } }] }
+  return { kind: "tools", calls: [callOf(conversation, "researchComplete", fake, { summary })] }
 }
 
 const reportText = (conversation: Conversation): string => {
@@ -683,13 +387,16 @@ export const simulator = (baseUrl: string, options?: SimulateOptions) => {
     directives: options?.directives ?? 3,
     supervisorRounds: options?.supervisorRounds ?? 1,
     searchRounds: options?.searchRounds ?? 1,
-    resultsPerQuery: options?.resultsPerQuery ?? 3
+    resultsPerQuery: options?.resultsPerQuery ?? 3,
+    refuse: options?.refuse ?? {}
   }
   return (request: RecordedRequest): Reply | undefined => {
     const body = request.body
     const inputText = JSON.stringify(body ?? "")
     switch (request.endpoint) {
       case "openai.chat": {
+        const refused = refusal(body, settings.refuse)
+        if (refused !== undefined) return refused
         const conversation = readOpenAi(body)
         return openaiReply(decide(conversation, settings), conversation, inputText)
       }
@@ -699,98 +406,17 @@ export const simulator = (baseUrl: string, options?: SimulateOptions) => {
         if (serverSearch) return anthropicWebSearch(baseUrl, conversation, settings)
         return anthropicReply(decide(conversation, settings), conversation, inputText)
       }
+      case "openai.models":
+        // One model, as a local server with one model loaded lists it.
+        return {
+          kind: "json",
+          body: {
+            object: "list",
+            data: [{ id: "simulated-model", object: "model", created: 1_700_000_000, owned_by: "emulator" }]
+          }
+        }
       case "openai.responses":
         return openaiWebSearch(baseUrl, body, settings)
-      case "tavily.search": {
-        const count = Math.min(getNumber(body, "max_results", settings.resultsPerQuery), settings.resultsPerQuery)
-        const raw = get(body, "include_raw_content")
-        const results = resultsFor(baseUrl, getString(body, "query", ""), count)
-        return {
-          kind: "json",
-          body: {
-            query: getString(body, "query", ""),
-            answer: null,
-            follow_up_questions: null,
-            images: [],
-            results: results.map((r, i) => ({
-              url: r.url,
-              title: r.title,
-              content: r.snippet,
-              score: Math.round((0.9 - i * 0.07) * 100) / 100,
-              raw_content: raw === true || raw === "markdown" || raw === "text" ? r.text : null,
-              published_date: r.publishedDate
-            })),
-            response_time: 0.01,
-            request_id: nextId("")
-          }
-        }
-      }
-      case "tavily.extract": {
-        const urls = getArray(body, "urls").filter((u): u is string => typeof u === "string")
-        const pages = urls.map((url) => ({ url, page: pageOfUrl(url) }))
-        return {
-          kind: "json",
-          body: {
-            results: pages.flatMap(({ url, page }) =>
-              page === undefined
-                ? []
-                : [{ url, raw_content: fakePage(page.slug, page.index).paragraphs.join("\n\n"), images: [] }]
-            ),
-            failed_results: pages.flatMap(({ url, page }) =>
-              page === undefined ? [{ url, error: "Failed to fetch url" }] : []
-            ),
-            response_time: 0.01,
-            request_id: nextId("")
-          }
-        }
-      }
-      case "exa.search": {
-        const results = resultsFor(
-          baseUrl,
-          getString(body, "query", ""),
-          Math.min(getNumber(body, "numResults", 3), settings.resultsPerQuery)
-        )
-        return {
-          kind: "json",
-          body: {
-            requestId: nextId(""),
-            resolvedSearchType: "neural",
-            results: results.map((r, i) => ({
-              id: r.url,
-              url: r.url,
-              title: r.title,
-              publishedDate: r.publishedDate,
-              author: null,
-              score: 0.9 - i * 0.05,
-              text: r.text,
-              highlights: [r.snippet]
-            })),
-            costDollars: { total: 0.005 }
-          }
-        }
-      }
-      case "exa.contents": {
-        const urls = [...getArray(body, "urls"), ...getArray(body, "ids")].filter(
-          (u): u is string => typeof u === "string"
-        )
-        const pages = urls.map((url) => ({ url, page: pageOfUrl(url) }))
-        return {
-          kind: "json",
-          body: {
-            requestId: nextId(""),
-            results: pages.flatMap(({ url, page }) => {
-              if (page === undefined) return []
-              const fake = fakePage(page.slug, page.index)
-              return [{ id: url, url, title: fake.title, text: fake.paragraphs.join("\n\n") }]
-            }),
-            statuses: pages.map(({ url, page }) =>
-              page === undefined
-                ? { id: url, status: "error", error: { tag: "CRAWL_NOT_FOUND", httpStatusCode: 404 } }
-                : { id: url, status: "success" }
-            )
-          }
-        }
-      }
       case "perplexity.chat": {
         const conversation = readOpenAi(body)
         const results = resultsFor(baseUrl, subjectOf(conversation), settings.resultsPerQuery)
@@ -819,41 +445,8 @@ export const simulator = (baseUrl: string, options?: SimulateOptions) => {
           }
         }
       }
-      case "semanticScholar.search": {
-        const query = request.query["query"] ?? ""
-        const limit = Math.min(Number(request.query["limit"] ?? "3") || 3, settings.resultsPerQuery)
-        const results = resultsFor(baseUrl, query, limit)
-        return {
-          kind: "json",
-          body: {
-            total: results.length,
-            offset: 0,
-            data: results.map((r, i) => ({
-              paperId: `sim${hash(r.url).toString(16)}`,
-              title: r.title,
-              url: r.url,
-              abstract: r.text,
-              year: Number(r.publishedDate.slice(0, 4)),
-              authors: [{ authorId: String(1000 + i), name: `Author ${String.fromCharCode(65 + i)}` }],
-              citationCount: 10 + i,
-              publicationDate: r.publishedDate,
-              venue: "Simulated Journal",
-              externalIds: {},
-              openAccessPdf: null
-            }))
-          }
-        }
-      }
-      case "web.page": {
-        const page = pageOfUrl(request.path)
-        if (page === undefined) return undefined
-        return {
-          kind: "raw",
-          status: 200,
-          headers: { "content-type": "text/html; charset=utf-8" },
-          body: pageHtml(page.slug, page.index)
-        }
-      }
+      default:
+        return searchReply(baseUrl, request, settings.resultsPerQuery)
     }
   }
 }

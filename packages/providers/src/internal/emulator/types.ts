@@ -6,6 +6,7 @@
 export type Endpoint =
   | "openai.chat"
   | "openai.responses"
+  | "openai.models"
   | "anthropic.messages"
   | "tavily.search"
   | "tavily.extract"
@@ -19,6 +20,7 @@ export type Endpoint =
 export const endpoints: ReadonlyArray<Endpoint> = [
   "openai.chat",
   "openai.responses",
+  "openai.models",
   "anthropic.messages",
   "tavily.search",
   "tavily.extract",
