@@ -94,6 +94,37 @@ export const unionLength = (intervals: ReadonlyArray<Interval>, from: number, to
   return total
 }
 
+/**
+ * The critical path: the longest chain of requests each of which started after the one before it had ended (as a
+ * request that needs the previous one's answer must), by the sum of their latencies. With each request waiting for
+ * the answers it needs and nothing else, a run's wall time is this sum; what the run adds beyond it (its own work,
+ * its waits for a limiter or for work it does not need) is the gap between the two.
+ */
+export const criticalPath = (intervals: ReadonlyArray<Interval>): number => {
+  const byEnd = [...intervals].filter((i) => i.end > i.start).sort((a, b) => a.end - b.end)
+  // best[k]: the longest chain ending with byEnd[k]; prefix[k]: the longest over byEnd[0..k].
+  const prefix: Array<number> = []
+  let longest = 0
+  for (const [k, interval] of byEnd.entries()) {
+    // The last request that ended before this one started (binary search over the ends).
+    let low = 0
+    let high = k - 1
+    let before = -1
+    while (low <= high) {
+      const mid = (low + high) >> 1
+      const candidate = byEnd[mid]
+      if (candidate !== undefined && candidate.end <= interval.start) {
+        before = mid
+        low = mid + 1
+      } else high = mid - 1
+    }
+    const best = interval.end - interval.start + (before >= 0 ? (prefix[before] ?? 0) : 0)
+    longest = Math.max(longest, best)
+    prefix.push(Math.max(best, k > 0 ? (prefix[k - 1] ?? 0) : 0))
+  }
+  return longest
+}
+
 /** The gaps (no interval open) inside [from, to], longest first. */
 export const gaps = (
   intervals: ReadonlyArray<Interval>,

@@ -23,10 +23,10 @@ import * as Schema from "effect/Schema"
 import OpenAI from "openai"
 
 /**
- * The resilience policy: the design's defaults (search 1 request a second, burst 3), the defaults with the search
+ * The resilience policy: as the CLI wires it (the defaults, Tavily at its published 100 a minute), the defaults with the search
  * rate limit lifted (what a paid search plan allows), or none at all.
  */
-export type Policy = "default" | "searchUnlimited" | "none"
+export type Policy = "default" | "designDefaults" | "searchUnlimited" | "none"
 
 /** Where the backends are and how the run is wired. */
 export interface Options {
@@ -47,6 +47,10 @@ export interface Options {
 const settingsOf = (policy: Policy): Resilience.Settings | undefined => {
   switch (policy) {
     case "default":
+      // As the CLI wires it: the design's defaults with the providers' published limits underneath.
+      return Resilience.withProviderDefaults(Resilience.defaultSettings, { tavily: Tavily.policy })
+    case "designDefaults":
+      // Before the providers shipped their published limits: every search API at 1 request a second, burst 3.
       return Resilience.defaultSettings
     case "searchUnlimited":
       return Schema.decodeUnknownSync(Resilience.Settings)({ search: { requestsPerSecond: null } })

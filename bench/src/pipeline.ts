@@ -4,7 +4,9 @@
  *  1. idle fraction: the share of a run's wall time with no backend request in flight;
  *  2. parallelism: research units (and researcher model calls) in flight per round against the cap;
  *  3. calls and tokens by role, and the share of raw page text that reaches the report model.
- * Usage: node bench/dist/pipeline.js [--runs N] [--idle-runs N] [--only idle|tokens] [--store memory]
+ * Also the critical-path efficiency: the sum of the latencies along the longest chain of requests that ran one after
+ * another, over the wall time (`--only critical`: under the default policy, at 300/150 ms and at 2 s/600 ms).
+ * Usage: node bench/dist/pipeline.js [--runs N] [--idle-runs N] [--only idle|tokens|critical] [--store memory]
  *   [--emulator process|inprocess]   (prints JSON; `run.js` keeps it in bench/results/)
  */
 import * as Effect from "effect/Effect"
@@ -41,8 +43,11 @@ const idleOf = (outcome: Scenario.Outcome) => {
           .map((i) => i.role ?? i.path.replace(/\?.*$/, ""))
       )
     ].join("+") || (which === "end" ? "run start" : "run end")
+  const critical = Measure.criticalPath(outcome.intervals)
   return {
     wallMillis: Measure.round(outcome.wallMillis, 0),
+    criticalPathMillis: Measure.round(critical, 0),
+    criticalPathEfficiency: Measure.round(critical / outcome.wallMillis, 4),
     busyMillis: Measure.round(busy, 0),
     idleMillis: Measure.round(outcome.wallMillis - busy, 0),
     idleFraction: Measure.round(1 - busy / outcome.wallMillis, 4),
@@ -77,13 +82,13 @@ const researcherCalls = (outcome: Scenario.Outcome) => {
 const idleBenchmark = (
   policy: World.Policy,
   emulator: "process" | "inprocess",
-  counts: { readonly warmUp: number; readonly measured: number } = { warmUp: warmUpRuns, measured: idleRuns }
+  counts: { readonly warmUp: number; readonly measured: number } = { warmUp: warmUpRuns, measured: idleRuns },
+  at: typeof latency = latency
 ) =>
   Effect.scoped(
     Effect.gen(function* () {
-      const remote =
-        emulator === "process" ? yield* RemoteEmulator.start({ ...latency, simulate: scenario }) : undefined
-      const options = { query, simulate: scenario, policy, memoryStore, remote, ...latency }
+      const remote = emulator === "process" ? yield* RemoteEmulator.start({ ...at, simulate: scenario }) : undefined
+      const options = { query, simulate: scenario, policy, memoryStore, remote, ...at }
       // The warm-up runs are reported apart.
       const warmUp: Array<ReturnType<typeof idleOf>> = []
       for (let i = 0; i < counts.warmUp; i++) warmUp.push(idleOf(yield* Scenario.run(options)))
@@ -101,6 +106,8 @@ const idleBenchmark = (
         emulator,
         emulatorCpuMillis: remote === undefined ? undefined : yield* remote.stop,
         warmUpRuns: warmUp,
+        latency: at,
+        medianCriticalPathEfficiency: Measure.median(warm.map((w) => w.criticalPathEfficiency)),
         medianIdleFraction: Measure.median(warm.map((w) => w.idleFraction)),
         medianWallMillis: Measure.median(warm.map((w) => w.wallMillis)),
         medianIdleMillis: Measure.median(warm.map((w) => w.idleMillis)),
@@ -182,7 +189,32 @@ const emulators: ReadonlyArray<"process" | "inprocess"> =
 const onlyArg = process.argv.indexOf("--only")
 const only = onlyArg >= 0 ? process.argv[onlyArg + 1] : undefined
 
+/** The two latency profiles of the critical-path figure: quick and slow backends. */
+const slowLatency = { modelLatencyMillis: 2_000, searchLatencyMillis: 600 }
+
+/** Critical-path efficiency and idle fraction under the default policy, at both latency profiles. */
+const criticalBenchmark = Effect.gen(function* () {
+  const counts = { warmUp: 1, measured: runs }
+  return {
+    quick: yield* idleBenchmark("default", "process", counts, latency),
+    slow: yield* idleBenchmark("default", "process", counts, slowLatency)
+  }
+})
+
 const program = Effect.gen(function* () {
+  if (only === "critical") {
+    return { benchmark: "pipeline", machine: Measure.machine(), scenario, runs, critical: yield* criticalBenchmark }
+  }
+  if (only === "critical-before") {
+    const counts = { warmUp: 1, measured: runs }
+    return {
+      benchmark: "pipeline",
+      machine: Measure.machine(),
+      scenario,
+      runs,
+      critical: { quick: yield* idleBenchmark("designDefaults", "process", counts, latency) }
+    }
+  }
   if (only === "tokens") return { benchmark: "pipeline", machine: Measure.machine(), tokens: yield* tokensBenchmark }
   if (only === "idle") {
     return {

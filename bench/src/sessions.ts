@@ -4,7 +4,7 @@
  * call, 150 ms a search), with the file session store and one shared event stream and resilience policy, as the CLI
  * wires them (the search rate limit lifted: 1 request a second would serialise any such load). Reports completion
  * time, event-loop delay percentiles and peak RSS.
- * Usage: node bench/dist/sessions.js --sessions N [--backend http|inprocess] [--events on|off] [--store file|memory] [--ticks-before-timer N]
+ * Usage: node bench/dist/sessions.js --sessions N [--model-latency MS] [--search-latency MS] [--backend http|inprocess] [--events on|off] [--store file|memory] [--ticks-before-timer N]
  *   [--max-sessions N]
  */
 import { Pipeline, SessionLimit } from "@deep-research/core"
@@ -31,6 +31,9 @@ const sessions = argument("--sessions", 100)
 const ticksBeforeTimer = argument("--ticks-before-timer", 2048)
 /** Sessions running at once through the library's `SessionLimit` (the others wait their turn); 0 for no limit. */
 const maxSessions = argument("--max-sessions", 0)
+/** Latency of each model call and each search (`--model-latency`, `--search-latency`, in ms). */
+const modelLatencyMillis = argument("--model-latency", 300)
+const searchLatencyMillis = argument("--search-latency", 150)
 
 const storeArg = process.argv.indexOf("--store")
 /** `file` (the embedded default: atomic writes with fsync) or `memory`. */
@@ -64,7 +67,7 @@ const program = Effect.scoped(
     const inProcess = backend === "inprocess" ? yield* inProcessBackend : undefined
     const emulator =
       inProcess === undefined
-        ? yield* RemoteEmulator.start({ modelLatencyMillis: 300, searchLatencyMillis: 150 })
+        ? yield* RemoteEmulator.start({ modelLatencyMillis, searchLatencyMillis })
         : { url: inProcess.url, stop: Effect.succeed(0) }
     const directory = yield* Effect.acquireRelease(
       Effect.promise(() => mkdtemp(path.join(os.tmpdir(), "deep-research-bench-sessions-"))),
@@ -76,9 +79,10 @@ const program = Effect.scoped(
         tavilyBaseUrl: `${emulator.url}/tavily`,
         policy: "searchUnlimited",
         storeDirectory: storeKind === "file" ? directory : undefined,
-        openaiFetch: inProcess === undefined ? undefined : InProcess.openaiFetch(inProcess.simulator, 300),
+        openaiFetch:
+          inProcess === undefined ? undefined : InProcess.openaiFetch(inProcess.simulator, modelLatencyMillis),
         events,
-        search: inProcess === undefined ? undefined : InProcess.search(inProcess.simulator, 150)
+        search: inProcess === undefined ? undefined : InProcess.search(inProcess.simulator, searchLatencyMillis)
       })
     )
     // One session first, unmeasured: a long-running server has its code loaded and compiled before the load comes.

@@ -1,6 +1,6 @@
 /**
  * A language model per role. Resolution: the role's own model, else its tier's, else the default. Every call is
- * recorded, with its cost, under its role in the `UsageLedger` of the current run.
+ * recorded, with its cost, under its role in the `UsageLedger` of the current run, and traced as a GenAI client span.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -10,6 +10,7 @@ import type { ProviderError } from "./Errors.js"
 import * as LanguageModel from "./LanguageModel.js"
 import * as Pricing from "./Pricing.js"
 import * as Resilience from "./Resilience.js"
+import * as Telemetry from "./Telemetry.js"
 import { UsageLedger } from "./UsageLedger.js"
 import type { Role } from "./Usage.js"
 
@@ -58,6 +59,7 @@ export const resolveModel = (models: Models, role: Role): LanguageModel.Service 
 /** Builds a router over the given models, pricing calls with `table`. */
 export const make = (models: Models, table: Pricing.PriceTable = Pricing.defaultTable): Service => {
   const recorded = new Map<Role, LanguageModel.Service>()
+  const costOf = (completion: LanguageModel.Completion) => Pricing.costOf(table, completion.model, completion.usage)
   const forRole = (role: Role): LanguageModel.Service => {
     const existing = recorded.get(role)
     if (existing !== undefined) return existing
@@ -65,21 +67,19 @@ export const make = (models: Models, table: Pricing.PriceTable = Pricing.default
     const wrapped: LanguageModel.Service = {
       ...model,
       generate: (request) =>
-        model
-          .generate(request)
-          .pipe(
-            Effect.tap((completion) =>
-              Effect.flatMap(Effect.serviceOption(UsageLedger), (ledger) =>
-                Option.isSome(ledger)
-                  ? ledger.value.record(
-                      role,
-                      completion.usage,
-                      Pricing.costOf(table, completion.model, completion.usage)
-                    )
-                  : Effect.void
+        Telemetry.modelCall(
+          { role, provider: model.provider, model: model.model, request },
+          model
+            .generate(request)
+            .pipe(
+              Effect.tap((completion) =>
+                Effect.flatMap(Effect.serviceOption(UsageLedger), (ledger) =>
+                  Option.isSome(ledger) ? ledger.value.record(role, completion.usage, costOf(completion)) : Effect.void
+                )
               )
-            )
-          )
+            ),
+          costOf
+        )
     }
     recorded.set(role, wrapped)
     return wrapped

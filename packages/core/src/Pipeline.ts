@@ -18,6 +18,7 @@ import type { ContentExtractor } from "./ContentExtractor.js"
 import { InvalidInput, type ResearchError } from "./Errors.js"
 import * as ModelRouter from "./ModelRouter.js"
 import * as ResearchUnit from "./phases/ResearchUnit.js"
+import * as SessionRequests from "./SessionRequests.js"
 import * as Brief from "./phases/Brief.js"
 import * as Checkpoint from "./phases/Checkpoint.js"
 import * as Clarify from "./phases/Clarify.js"
@@ -31,6 +32,7 @@ import * as Session from "./Session.js"
 import * as SessionLimit from "./SessionLimit.js"
 import { SessionStore } from "./SessionStore.js"
 import type { Summarizer } from "./Summarizer.js"
+import * as Telemetry from "./Telemetry.js"
 import * as Tokens from "./Tokens.js"
 import type * as Usage from "./Usage.js"
 import * as UsageLedger from "./UsageLedger.js"
@@ -143,7 +145,7 @@ const isDone = (session: Session.Session, phase: Usage.Phase): boolean => {
 // The run
 // =============================================================================
 
-const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Supervisor.UnitRunner<R>) =>
+const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: ResearchUnit.Runner<R>) =>
   Effect.gen(function* () {
     const store = yield* SessionStore
     const config = initial.config
@@ -249,6 +251,8 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Supervi
     })
 
     return yield* steps.pipe(
+      // Searches, extractions and summaries are shared by the session's researchers: none is made twice.
+      SessionRequests.share,
       Effect.provideService(UsageLedger.UsageLedger, ledger),
       Effect.tapError((error: ResearchError) =>
         Effect.zipRight(
@@ -275,12 +279,13 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Supervi
   })
 
 /** `research` and `resume` over a given research unit runner. */
-export const make = <R>(runUnit: Supervisor.UnitRunner<R>) => {
+export const make = <R>(runUnit: ResearchUnit.Runner<R>) => {
   const research = (query: string, options?: ResearchOptions) =>
     Effect.gen(function* () {
       if (query.trim() === "") return yield* Effect.fail(new InvalidInput({ reason: "the question is empty" }))
       const config = yield* decodeConfig(options?.config)
       const id = yield* Session.validateId(options?.sessionId ?? (yield* newSessionId))
+      yield* Effect.annotateCurrentSpan(Telemetry.attributes.sessionId, id)
       const store = yield* SessionStore
       const mode = options?.clarification ?? (yield* Clarify.defaultMode)
       // With a `SessionLimit` in context, the run waits for a slot before it locks or creates its session.
@@ -311,14 +316,15 @@ export const make = <R>(runUnit: Supervisor.UnitRunner<R>) => {
             })
             yield* store.save(session)
             const events = yield* recordingEvents(id)
-            return yield* Effect.zipRight(
-              ResearchEvents.publish({ _tag: "SessionStarted", query: session.query }),
-              drive(session, mode, runUnit)
-            ).pipe(Effect.provideService(ResearchEvents.ResearchEvents, events))
+            return yield* ResearchEvents.publish({ _tag: "SessionStarted", query: session.query }).pipe(
+              Effect.zipRight(Telemetry.publishTrace),
+              Effect.zipRight(drive(session, mode, runUnit)),
+              Effect.provideService(ResearchEvents.ResearchEvents, events)
+            )
           })
         )
       ).pipe(ResearchEvents.withSessionId(id))
-    }).pipe(Effect.withSpan("Pipeline.research"))
+    }).pipe((run) => Telemetry.sessionRun("Pipeline.research", options?.sessionId, undefined, run))
 
   const resume = (sessionId: string, options?: ResumeOptions) =>
     Effect.gen(function* () {
@@ -326,6 +332,13 @@ export const make = <R>(runUnit: Supervisor.UnitRunner<R>) => {
       const store = yield* SessionStore
       // An unknown id fails here, before the lock writes anything for it (the file store makes a folder to lock).
       yield* store.load(id)
+      const previous = Telemetry.lastTrace(yield* Effect.orElseSucceed(store.events(id), () => []))
+      return yield* Telemetry.sessionRun("Pipeline.resume", id, previous, continueSession(id, options))
+    })
+
+  const continueSession = (id: string, options: ResumeOptions | undefined) =>
+    Effect.gen(function* () {
+      const store = yield* SessionStore
       return yield* SessionLimit.withSlot(
         Effect.scoped(
           Effect.gen(function* () {
@@ -348,13 +361,13 @@ export const make = <R>(runUnit: Supervisor.UnitRunner<R>) => {
                 : stored
             const events = yield* recordingEvents(id)
             const mode = yield* Clarify.defaultMode
-            return yield* drive(session, mode, runUnit).pipe(
+            return yield* Effect.zipRight(Telemetry.publishTrace, drive(session, mode, runUnit)).pipe(
               Effect.provideService(ResearchEvents.ResearchEvents, events)
             )
           })
         )
       ).pipe(ResearchEvents.withSessionId(id))
-    }).pipe(Effect.withSpan("Pipeline.resume"))
+    })
 
   return { research, resume }
 }

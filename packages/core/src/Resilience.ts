@@ -27,7 +27,8 @@ import type { CircuitOpen } from "./Errors.js"
 import type * as LanguageModel from "./LanguageModel.js"
 import * as ResearchEvents from "./ResearchEvents.js"
 import type * as SearchProvider from "./SearchProvider.js"
-import { makeTokenBucket } from "./internal/tokenBucket.js"
+import * as Telemetry from "./Telemetry.js"
+import * as AdaptiveLimiter from "./internal/adaptiveLimiter.js"
 
 // =============================================================================
 // Settings
@@ -60,6 +61,10 @@ export class PolicyOverrides extends Schema.Class<PolicyOverrides>("@deep-resear
   requestsPerSecond: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.positive()))),
   /** Requests that may go at once after a quiet spell. */
   burst: Schema.optional(positiveInt),
+  /** The rate a provider's limit may grow back to after successes; null for none. Default: `requestsPerSecond`. */
+  maxRequestsPerSecond: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.positive()))),
+  /** Whether a 429 slows the provider down (and successes speed it up again). Default true. */
+  adaptiveRate: Schema.optional(Schema.Boolean),
   /** Calls in flight at once; null for no limit. */
   maxConcurrency: Schema.optional(Schema.NullOr(positiveInt))
 }) {}
@@ -118,9 +123,12 @@ export interface Policy {
   readonly jitter: boolean
   readonly failureThreshold: number
   readonly resetTimeout: Duration.Duration
-  /** Undefined: no rate limit. */
+  /** Undefined: no rate limit (until the provider answers 429, when the rate is adaptive). */
   readonly requestsPerSecond: number | undefined
   readonly burst: number
+  /** The rate the limit may grow back to; undefined: the limit is lifted once it limits nothing. */
+  readonly maxRequestsPerSecond: number | undefined
+  readonly adaptiveRate: boolean
   /** Undefined: no concurrency limit. */
   readonly maxConcurrency: number | undefined
 }
@@ -134,13 +142,21 @@ const commonPolicy = {
   failureThreshold: 5,
   resetTimeout: Duration.seconds(30),
   burst: 3,
-  maxConcurrency: undefined
+  maxConcurrency: undefined,
+  maxRequestsPerSecond: undefined,
+  adaptiveRate: true
 } as const
 
-/** The defaults of each kind: search APIs 1 request a second (burst 3), models and extractors unlimited. */
+/**
+ * The defaults of each kind. Models and extractors have no fixed limit: the model vendors publish theirs per account
+ * tier (OpenAI's usage tiers, e.g. 500 requests a minute at tier 1 for its GPT-4.1 models; Anthropic's, 50 a minute at
+ * tier 1), so none is assumed and the first 429 sets one (the adaptive rate). Search APIs without a published figure
+ * of their own go at 1 request a second (burst 3); those with one ship it as their `policy` (Tavily, Exa, Perplexity,
+ * Semantic Scholar), put under the user's settings by `withProviderDefaults`.
+ */
 export const defaultPolicies: Readonly<Record<Kind, Policy>> = {
   model: { ...commonPolicy, attemptTimeout: Duration.seconds(180), requestsPerSecond: undefined },
-  search: { ...commonPolicy, attemptTimeout: Duration.seconds(30), requestsPerSecond: 1 },
+  search: { ...commonPolicy, attemptTimeout: Duration.seconds(30), requestsPerSecond: 1, maxRequestsPerSecond: 1 },
   extract: { ...commonPolicy, attemptTimeout: Duration.seconds(60), requestsPerSecond: undefined }
 }
 
@@ -158,6 +174,13 @@ const applyOverrides = (policy: Policy, overrides: PolicyOverrides | undefined):
     requestsPerSecond:
       overrides.requestsPerSecond === undefined ? policy.requestsPerSecond : (overrides.requestsPerSecond ?? undefined),
     burst: overrides.burst ?? policy.burst,
+    maxRequestsPerSecond:
+      overrides.maxRequestsPerSecond === undefined
+        ? overrides.requestsPerSecond === undefined
+          ? policy.maxRequestsPerSecond
+          : (overrides.requestsPerSecond ?? undefined)
+        : (overrides.maxRequestsPerSecond ?? undefined),
+    adaptiveRate: overrides.adaptiveRate ?? policy.adaptiveRate,
     maxConcurrency:
       overrides.maxConcurrency === undefined ? policy.maxConcurrency : (overrides.maxConcurrency ?? undefined)
   }
@@ -238,7 +261,7 @@ export class Resilience extends Context.Tag("@deep-research/core/Resilience")<Re
 interface ProviderState {
   readonly policy: Policy
   readonly breaker: CircuitBreaker.CircuitBreaker
-  readonly acquireRequest: Effect.Effect<void>
+  readonly limiter: AdaptiveLimiter.Limiter
   readonly withPermit: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
@@ -249,15 +272,17 @@ const makeProviderState = (provider: string, policy: Policy): Effect.Effect<Prov
       failureThreshold: policy.failureThreshold,
       resetTimeout: policy.resetTimeout
     })
-    const acquireRequest =
-      policy.requestsPerSecond === undefined
-        ? Effect.void
-        : yield* makeTokenBucket({ ratePerSecond: policy.requestsPerSecond, capacity: policy.burst })
+    const limiter = yield* AdaptiveLimiter.make({
+      ratePerSecond: policy.requestsPerSecond,
+      burst: policy.burst,
+      maxRatePerSecond: policy.maxRequestsPerSecond,
+      adaptive: policy.adaptiveRate
+    })
     const semaphore =
       policy.maxConcurrency === undefined ? undefined : yield* Effect.makeSemaphore(policy.maxConcurrency)
     const withPermit = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
       semaphore === undefined ? effect : semaphore.withPermits(1)(effect)
-    return { policy, breaker, acquireRequest, withPermit }
+    return { policy, breaker, limiter, withPermit }
   })
 
 const describeError = (error: unknown): string =>
@@ -292,18 +317,44 @@ export const make = (settings: Settings = defaultSettings): Effect.Effect<Servic
         const timeout = Duration.decode(options?.attemptTimeout ?? state.policy.attemptTimeout)
         const attempt = state.breaker.protect(
           Effect.zipRight(
-            state.acquireRequest,
+            Telemetry.rateLimitWait(provider, state.limiter.acquire),
             state.withPermit(
               Effect.timeoutFail(effect, {
                 duration: timeout,
                 onTimeout: () => new Timeout({ provider, after: timeout })
               })
             )
+          ).pipe(
+            // The provider's answers set its pace: a 429 slows it (and pauses it for a retry-after), successes speed
+            // it up again.
+            Effect.tapBoth({
+              onFailure: (error) =>
+                Predicate.isTagged(error, "RateLimited")
+                  ? state.limiter.rateLimited(
+                      Option.getOrUndefined(
+                        Option.map(Option.fromNullable(retryAfterOf(error)), (wait) =>
+                          Duration.min(wait, state.policy.maxRetryDelay)
+                        )
+                      )
+                    )
+                  : Effect.void,
+              onSuccess: () => state.limiter.succeeded
+            })
           )
         )
         const schedule = retrySchedule<E | CircuitOpen | Timeout>(state.policy, (error, retry, delay) =>
           Effect.zipRight(
-            Effect.logWarning(`${provider}: attempt ${retry} failed (${describeError(error)}); retrying`),
+            Effect.zipRight(
+              // The Retrying event says it to whoever watches; the log keeps it for debugging only (a warning too would
+              // show every retry twice).
+              Effect.logDebug(`${provider}: attempt ${retry} failed (${describeError(error)}); retrying`),
+              Telemetry.spanEvent("retry", {
+                "deep_research.provider": provider,
+                "deep_research.retry.attempt": retry,
+                "deep_research.retry.delay_ms": Duration.toMillis(delay),
+                "error.type": Telemetry.errorType(error)
+              })
+            ),
             ResearchEvents.publish({
               _tag: "Retrying",
               provider,
@@ -313,7 +364,12 @@ export const make = (settings: Settings = defaultSettings): Effect.Effect<Servic
             })
           )
         )
-        return Effect.retry(attempt, schedule)
+        const rejectionsTraced = Effect.tapError(attempt, (error) =>
+          Predicate.isTagged(error, "CircuitOpen")
+            ? Telemetry.spanEvent("circuit_breaker.rejected", { "deep_research.provider": provider })
+            : Effect.void
+        )
+        return Effect.retry(rejectionsTraced, schedule)
       })
 
     const circuitState = (provider: string, kind: Kind = "model") =>

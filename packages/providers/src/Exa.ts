@@ -16,6 +16,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { requestJson } from "./internal/searchHttp.js"
+import type * as HttpClient from "@effect/platform/HttpClient"
 
 // =============================================================================
 // Options
@@ -32,6 +33,8 @@ export interface Options {
   readonly searchType?: "auto" | "neural" | "keyword" | "fast" | undefined
   /** The name recorded on results and errors; `exa` by default. */
   readonly name?: string | undefined
+  /** The HTTP client of its requests: the platform's fetch client by default; a test or a host may give its own. */
+  readonly httpClient?: HttpClient.HttpClient | undefined
 }
 
 /** Both services over one key. */
@@ -110,14 +113,17 @@ export const make = (options: Options): Exa => {
       if (key === "") {
         return yield* new Errors.AuthenticationFailed({ provider: name, detail: "no Exa API key was given" })
       }
-      const raw = yield* requestJson({
-        provider: name,
-        method: "POST",
-        url: `${baseUrl}${path}`,
-        headers: { "x-api-key": key },
-        body,
-        timeout
-      })
+      const raw = yield* requestJson(
+        {
+          provider: name,
+          method: "POST",
+          url: `${baseUrl}${path}`,
+          headers: { "x-api-key": key },
+          body,
+          timeout
+        },
+        options.httpClient
+      )
       return yield* Schema.decodeUnknown(schema)(raw).pipe(
         Effect.mapError(
           (error) =>

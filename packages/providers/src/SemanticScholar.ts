@@ -15,6 +15,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { requestJson } from "./internal/searchHttp.js"
+import type * as HttpClient from "@effect/platform/HttpClient"
 
 // =============================================================================
 // Options
@@ -30,6 +31,8 @@ export interface Options {
   readonly timeout?: Duration.DurationInput | undefined
   /** The name recorded on results and errors; `semantic-scholar` by default. */
   readonly name?: string | undefined
+  /** The HTTP client of its requests: the platform's fetch client by default; a test or a host may give its own. */
+  readonly httpClient?: HttpClient.HttpClient | undefined
 }
 
 /** The Graph API. */
@@ -90,13 +93,16 @@ export const make = (options: Options = {}): SearchProvider.Service => {
     searchOptions: SearchProvider.SearchOptions
   ) {
     const now = yield* Clock.currentTimeMillis
-    const raw = yield* requestJson({
-      provider: name,
-      method: "GET",
-      url: `${baseUrl}/paper/search?${searchParams(query, searchOptions, now).toString()}`,
-      headers: key === "" ? {} : { "x-api-key": key },
-      timeout
-    })
+    const raw = yield* requestJson(
+      {
+        provider: name,
+        method: "GET",
+        url: `${baseUrl}/paper/search?${searchParams(query, searchOptions, now).toString()}`,
+        headers: key === "" ? {} : { "x-api-key": key },
+        timeout
+      },
+      options.httpClient
+    )
     const response = yield* Schema.decodeUnknown(SearchResponse)(raw).pipe(
       Effect.mapError(
         (error) =>

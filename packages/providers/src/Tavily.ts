@@ -11,7 +11,7 @@
  * not done.
  */
 import { tavily, type TavilyClient } from "@tavily/core"
-import { ContentExtractor, Errors, SearchProvider, Source } from "@deep-research/core"
+import { ContentExtractor, Errors, Resilience, SearchProvider, Source } from "@deep-research/core"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import type * as ConfigError from "effect/ConfigError"
@@ -33,8 +33,13 @@ export interface Options {
   readonly apiKey: Redacted.Redacted
   /** e.g. `http://127.0.0.1:8080/tavily`. Defaults to Tavily's own API. */
   readonly baseUrl?: string | undefined
-  /** The SDK's limit on one request. Default: the SDK's (60 s search, 30 s extract). */
-  readonly timeout?: Duration.DurationInput | undefined
+  /**
+   * The SDK's limit on one search request. Default: the default resilience policy's search attempt timeout, so that
+   * a request core has given up on (the SDK cannot be interrupted) ends at the same time.
+   */
+  readonly searchTimeout?: Duration.DurationInput | undefined
+  /** The SDK's limit on one extract request. Default: the default resilience policy's extract attempt timeout. */
+  readonly extractTimeout?: Duration.DurationInput | undefined
   /** `basic` (default) or `advanced` (tables and embedded content, slower, 2 credits per 5 URLs). */
   readonly extractDepth?: "basic" | "advanced" | undefined
   /** The name recorded on results and errors. Default `tavily`. */
@@ -46,6 +51,22 @@ export interface Tavily {
   readonly search: SearchProvider.Service
   readonly extractor: ContentExtractor.Service
 }
+
+/**
+ * Tavily's rate limits as it publishes them (docs.tavily.com, "Rate Limits"): 100 requests a minute on a development
+ * key, 1,000 on a production key. The policy starts at the development key's pace, with a burst of 10 (a minute's
+ * budget may be spent early), and grows after successes towards the production key's; a 429 halves it again, so the
+ * key's real limit is found either way.
+ */
+export const policy: Resilience.PolicyOverrides = new Resilience.PolicyOverrides({
+  requestsPerSecond: 100 / 60,
+  burst: 10,
+  maxRequestsPerSecond: 1_000 / 60
+})
+
+/** The attempt timeout of the default resilience policy for this provider's calls of a kind. */
+export const defaultTimeout = (name: string, kind: "search" | "extract"): Duration.Duration =>
+  Resilience.policyFor(Resilience.defaultSettings, name, kind).attemptTimeout
 
 /** Tavily answers at most this many URLs per extract call and this many results per search. */
 const maxUrlsPerExtract = 20
@@ -65,8 +86,12 @@ export const make = (options: Options): Effect.Effect<Tavily> =>
       key === ""
         ? undefined
         : tavily({ apiKey: key, ...(options.baseUrl !== undefined ? { apiBaseURL: options.baseUrl } : {}) })
-    const timeout =
-      options.timeout !== undefined ? { timeout: Duration.toMillis(Duration.decode(options.timeout)) / 1000 } : {}
+    // The SDK takes seconds.
+    const seconds = (duration: Duration.DurationInput) => ({
+      timeout: Duration.toMillis(Duration.decode(duration)) / 1000
+    })
+    const searchTimeout = seconds(options.searchTimeout ?? defaultTimeout(name, "search"))
+    const extractTimeout = seconds(options.extractTimeout ?? defaultTimeout(name, "extract"))
 
     const call = <A>(run: (client: TavilyClient) => Promise<A>): Effect.Effect<A, Errors.ProviderError> =>
       client === undefined
@@ -85,7 +110,7 @@ export const make = (options: Options): Effect.Effect<Tavily> =>
       )
 
     const search = Effect.fn("Tavily.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
-      const raw = yield* call((client) => client.search(query, { ...toSearchOptions(searchOptions), ...timeout }))
+      const raw = yield* call((client) => client.search(query, { ...toSearchOptions(searchOptions), ...searchTimeout }))
       const response = yield* decode(SearchResponse, raw)
       return toSearchResults(response, name)
     })
@@ -96,7 +121,7 @@ export const make = (options: Options): Effect.Effect<Tavily> =>
           client.extract([...urls], {
             extractDepth: options.extractDepth ?? "basic",
             format: "markdown",
-            ...timeout
+            ...extractTimeout
           })
         ),
         (raw) => decode(ExtractResponse, raw)

@@ -1,4 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { ConfigProvider, Duration, Effect, Layer, Redacted } from "effect"
 import { SearchProvider } from "@deep-research/core"
 import * as Exa from "../src/Exa.js"
@@ -253,6 +255,28 @@ describe("Exa against the emulator", () => {
       assert.strictEqual(results[0]?.url, "https://a.org/1")
       const [request] = yield* emulator.requests("exa.search")
       assert.strictEqual(request?.headers["x-api-key"], "exa-from-env")
+    })
+  )
+})
+
+describe("Exa over a client of the caller's", () => {
+  it.effect("sends its requests through the HttpClient it is given, with the key as a header", () =>
+    Effect.gen(function* () {
+      const seen: Array<{ readonly url: string; readonly key: string | undefined }> = []
+      const client = HttpClient.make((request, url) =>
+        Effect.sync(() => {
+          seen.push({ url: url.toString(), key: request.headers["x-api-key"] })
+          const body = { requestId: "r1", results: [{ url: "https://a.org/1", title: "A", text: "About A." }] }
+          return HttpClientResponse.fromWeb(request, new Response(JSON.stringify(body), { status: 200 }))
+        })
+      )
+      const exa = Exa.make({ apiKey: Redacted.make("exa-key"), baseUrl: "https://exa.test", httpClient: client })
+      const results = yield* exa.search.search("graphene", { maxResults: 1 })
+      assert.deepStrictEqual(
+        results.map((r) => r.url),
+        ["https://a.org/1"]
+      )
+      assert.deepStrictEqual(seen, [{ url: "https://exa.test/search", key: "exa-key" }])
     })
   )
 })

@@ -10,9 +10,11 @@ import { Clock, Effect, Fiber, Redacted, Ref, TestClock } from "effect"
 import * as Exa from "../src/Exa.js"
 import * as Perplexity from "../src/Perplexity.js"
 import * as SemanticScholar from "../src/SemanticScholar.js"
+import * as Tavily from "../src/Tavily.js"
 
 const resilience = Resilience.make(
   Resilience.withProviderDefaults(Resilience.defaultSettings, {
+    tavily: Tavily.policy,
     exa: Exa.policy,
     perplexity: Perplexity.policy,
     "semantic-scholar": SemanticScholar.policy
@@ -80,6 +82,15 @@ describe("Rate limit defaults applied by Resilience", () => {
       const provider = Exa.make({ apiKey: Redacted.make("exa-test"), baseUrl: nowhere }).search
       assert.strictEqual(provider.name, "exa")
       assert.deepStrictEqual(yield* callTimes(provider, 7), [0, 0, 0, 0, 0, 200, 400])
+    })
+  )
+
+  it.effect("Tavily: a development key's 100 a minute after a burst of 10, growing a quarter after 10 successes", () =>
+    Effect.gen(function* () {
+      const provider = (yield* Tavily.make({ apiKey: Redacted.make("tvly-test"), baseUrl: nowhere })).search
+      assert.strictEqual(provider.name, "tavily")
+      // 10 at once; then 100/60 a second grown by a quarter (the 10 successes): 480 ms apart.
+      assert.deepStrictEqual(yield* callTimes(provider, 12), [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 480, 960])
     })
   )
 

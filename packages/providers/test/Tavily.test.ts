@@ -315,12 +315,24 @@ describe("Tavily against the emulator", () => {
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       yield* emulator.respond("tavily.search", Emulator.fault({ type: "hang" }))
-      const { search } = yield* servicesAt(emulator, { timeout: "200 millis" })
+      const { search } = yield* servicesAt(emulator, { searchTimeout: "200 millis" })
       const error = yield* Effect.flip(search.search("q", { maxResults: 5 }))
       if (error._tag === "Timeout") assert.deepStrictEqual(error.after, Duration.millis(200))
       else assert.fail(`expected Timeout, got ${error._tag}`)
+      // The SDK itself gave the request up (it cannot be interrupted): nothing is left open behind the failure.
+      const abandoned = yield* emulator.abandoned("tavily.search").pipe(
+        Effect.filterOrFail((requests) => requests.length > 0),
+        Effect.retry(Schedule.spaced("10 millis").pipe(Schedule.upTo("5 seconds"))),
+        Effect.orElseFail(() => new Error("the SDK kept the request open"))
+      )
+      assert.strictEqual(abandoned[0]?.endpoint, "tavily.search")
     })
   )
+
+  it("by default the SDK's limits are the default policy's attempt timeouts, so a request ends with its attempt", () => {
+    assert.deepStrictEqual(Tavily.defaultTimeout("tavily", "search"), Duration.seconds(30))
+    assert.deepStrictEqual(Tavily.defaultTimeout("tavily", "extract"), Duration.seconds(60))
+  })
 
   it.scopedLive("an empty key fails with AuthenticationFailed instead of going keyless", () =>
     Effect.gen(function* () {

@@ -1,13 +1,21 @@
 /**
- * JSON over HTTP for the search APIs that have no SDK here (Exa, Semantic Scholar): one request with an AbortSignal
- * (interrupting the Effect cancels it), a time limit, and the answer's status, headers and body mapped to the error
- * union of core.
+ * JSON over HTTP for the search APIs that have no SDK here (Exa, Semantic Scholar), through `@effect/platform`'s
+ * `HttpClient` (a span per request, interruption cancels it, and tests can hand in a client of their own): one request
+ * with a time limit, and the answer's status, headers and body mapped to the error union of core.
  */
 import { Errors } from "@deep-research/core"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
+
+/** The client of a provider that was given none: the platform's, over the runtime's `fetch`. */
+export const defaultClient: HttpClient.HttpClient = Effect.runSync(
+  Effect.provide(HttpClient.HttpClient, FetchHttpClient.layer)
+)
 
 /** One request. */
 export interface JsonRequest {
@@ -49,12 +57,16 @@ const errorTag = (text: string): string | undefined => {
   }
 }
 
+/** The answer's headers, by lower-case name. */
+export type HeaderRecord = Readonly<Record<string, string | undefined>>
+
 /** How long the server asked us to wait: `retry-after-ms`, or `retry-after` in seconds or as a date. */
-export const retryAfterOf = (headers: Headers, now: number): Duration.Duration | undefined => {
-  const ms = headers.get("retry-after-ms")
-  if (ms !== null && ms.trim() !== "" && Number.isFinite(Number(ms))) return Duration.millis(Math.max(0, Number(ms)))
-  const after = headers.get("retry-after")
-  if (after === null || after.trim() === "") return undefined
+export const retryAfterOf = (headers: HeaderRecord, now: number): Duration.Duration | undefined => {
+  const ms = headers["retry-after-ms"]
+  if (ms !== undefined && ms.trim() !== "" && Number.isFinite(Number(ms)))
+    return Duration.millis(Math.max(0, Number(ms)))
+  const after = headers["retry-after"]
+  if (after === undefined || after.trim() === "") return undefined
   const seconds = Number(after)
   if (Number.isFinite(seconds)) return Duration.seconds(Math.max(0, seconds))
   const date = Date.parse(after)
@@ -67,7 +79,7 @@ const quotaText = /quota|credits? limit|no more credits|insufficient (credit|bal
 export const statusError = (
   provider: string,
   status: number,
-  headers: Headers,
+  headers: HeaderRecord,
   text: string,
   now: number
 ): Errors.ProviderError => {
@@ -98,36 +110,30 @@ const describe = (error: unknown): string => {
 }
 
 /** Sends the request and returns the parsed JSON body of a 2xx answer. */
-export const requestJson = (request: JsonRequest): Effect.Effect<unknown, Errors.ProviderError> =>
+export const requestJson = (
+  request: JsonRequest,
+  client: HttpClient.HttpClient = defaultClient
+): Effect.Effect<unknown, Errors.ProviderError> =>
   Effect.gen(function* () {
     const { provider } = request
-    const response = yield* Effect.tryPromise({
-      try: async (signal) => {
-        const answer = await fetch(request.url, {
-          method: request.method,
-          headers: {
-            accept: "application/json",
-            ...(request.body !== undefined ? { "content-type": "application/json" } : {}),
-            ...request.headers
-          },
-          ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
-          signal
-        })
-        return { status: answer.status, headers: answer.headers, text: await answer.text() }
-      },
-      catch: (error) => new Errors.ProviderUnavailable({ provider, detail: describe(error) })
-    })
+    const unavailable = (error: unknown) => new Errors.ProviderUnavailable({ provider, detail: describe(error) })
+    const base = request.method === "GET" ? HttpClientRequest.get(request.url) : HttpClientRequest.post(request.url)
+    const outgoing = base.pipe(HttpClientRequest.setHeaders({ accept: "application/json", ...request.headers }), (r) =>
+      request.body === undefined ? r : HttpClientRequest.bodyUnsafeJson(r, request.body)
+    )
+    const response = yield* Effect.mapError(client.execute(outgoing), unavailable)
+    const text = yield* Effect.mapError(response.text, unavailable)
     if (response.status < 200 || response.status >= 300) {
       const now = yield* Clock.currentTimeMillis
-      return yield* Effect.fail(statusError(provider, response.status, response.headers, response.text, now))
+      return yield* Effect.fail(statusError(provider, response.status, response.headers, text, now))
     }
     return yield* Effect.try({
-      try: (): unknown => JSON.parse(response.text),
+      try: (): unknown => JSON.parse(text),
       catch: () =>
         new Errors.ProviderUnavailable({
           provider,
           status: response.status,
-          detail: `the answer was not valid JSON: ${response.text.slice(0, 200)}`
+          detail: `the answer was not valid JSON: ${text.slice(0, 200)}`
         })
     })
   }).pipe(

@@ -1,0 +1,130 @@
+/**
+ * A provider's request rate that follows what the provider says: a token bucket whose rate halves when the provider
+ * answers 429 (from the rate in force, or from the rate actually sent when there was no limit), whose every caller
+ * waits out a `retry-after` the provider gave, and whose rate grows again by a quarter every few successes, up to
+ * its ceiling (or back to no limit at all). So a limit lower than the configured one is found rather than assumed,
+ * and a higher one is used when it is there.
+ *
+ * Effect's own `RateLimiter` takes a fixed rate for its lifetime; this one must change its rate while requests wait,
+ * which is why it is made here, on `Ref` + `Clock` (so `TestClock` drives it).
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+
+/** How a limiter starts and how far it may go. */
+export interface Options {
+  /** Requests per second to start from; undefined for no limit until the provider asks for one. */
+  readonly ratePerSecond: number | undefined
+  /** Requests that may go at once after a quiet spell. */
+  readonly burst: number
+  /** The rate it grows back to at most; undefined for no limit (the limit is lifted once far above the sent rate). */
+  readonly maxRatePerSecond: number | undefined
+  /** Whether 429s and successes move the rate at all. */
+  readonly adaptive: boolean
+}
+
+/** A provider's limiter. */
+export interface Limiter {
+  /** Takes a token, waiting for it (and for any pause the provider asked for). */
+  readonly acquire: Effect.Effect<void>
+  /** The provider refused a request for its rate: slow down, and pause everyone for `retryAfter` when given. */
+  readonly rateLimited: (retryAfter: Duration.Duration | undefined) => Effect.Effect<void>
+  /** A request went through. */
+  readonly succeeded: Effect.Effect<void>
+  /** The rate in force, undefined for none. */
+  readonly rate: Effect.Effect<number | undefined>
+}
+
+interface State {
+  readonly rate: number | undefined
+  readonly tokens: number
+  readonly at: number
+  /** No request goes before this time (a `retry-after`). */
+  readonly pausedUntil: number
+  readonly successes: number
+  /** When the recent requests were sent: the rate actually sent when there is no limit. */
+  readonly recent: ReadonlyArray<number>
+}
+
+/** The slowest a provider is ever driven to: one request a minute. */
+const minRate = 1 / 60
+/** Successes in a row after which the rate grows, and by how much. */
+const successesPerStep = 10
+const growth = 1.25
+/** Without a ceiling, a rate this many times what is being sent limits nothing: the limit is lifted. */
+const liftFactor = 4
+const recentWindowMillis = 10_000
+
+/** Fewer requests than this in the window tell nothing about the rate a provider takes. */
+const minSamples = 5
+
+const sentRate = (recent: ReadonlyArray<number>, now: number): number | undefined => {
+  const inWindow = recent.filter((at) => now - at <= recentWindowMillis).length
+  return inWindow < minSamples ? undefined : inWindow / (recentWindowMillis / 1000)
+}
+
+/** Where the bucket stands at `now`: refilled at the rate in force, never above the burst. */
+const refill = (state: State, now: number, burst: number): number =>
+  state.rate === undefined ? burst : Math.min(burst, state.tokens + ((now - state.at) * state.rate) / 1000)
+
+/** Makes a limiter. */
+export const make = (options: Options): Effect.Effect<Limiter> =>
+  Effect.gen(function* () {
+    const burst = Math.max(1, options.burst)
+    const start = yield* Clock.currentTimeMillis
+    const state = yield* Ref.make<State>({
+      rate: options.ratePerSecond,
+      tokens: burst,
+      at: start,
+      pausedUntil: start,
+      successes: 0,
+      recent: []
+    })
+
+    const acquire = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Ref.modify(state, (s): readonly [number, State] => {
+        const recent = options.adaptive ? [...s.recent.filter((at) => now - at <= recentWindowMillis), now] : s.recent
+        const from = Math.max(now, s.pausedUntil)
+        if (s.rate === undefined) return [from - now, { ...s, recent }]
+        // A waiting caller reserves its token up front (the count goes below zero), so callers go in arrival order.
+        const left = refill(s, from, burst) - 1
+        const wait = from - now + (left >= 0 ? 0 : Math.ceil((-left * 1000) / s.rate))
+        return [wait, { ...s, tokens: left, at: from, recent }]
+      })
+    ).pipe(Effect.flatMap((wait) => (wait > 0 ? Effect.sleep(Duration.millis(wait)) : Effect.void)))
+
+    const rateLimited = (retryAfter: Duration.Duration | undefined) =>
+      options.adaptive
+        ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Ref.update(state, (s) => {
+              // Without a limit, the rate sent is halved; too few requests to tell it, only the pause applies.
+              const from = s.rate ?? sentRate(s.recent, now)
+              const rate = from === undefined ? undefined : Math.max(minRate, from / 2)
+              const pausedUntil =
+                retryAfter === undefined ? s.pausedUntil : Math.max(s.pausedUntil, now + Duration.toMillis(retryAfter))
+              return { ...s, rate, tokens: Math.min(refill(s, now, burst), 0), at: now, pausedUntil, successes: 0 }
+            })
+          )
+        : Effect.void
+
+    const succeeded = options.adaptive
+      ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Ref.update(state, (s) => {
+            if (s.rate === undefined) return s
+            const successes = s.successes + 1
+            if (successes < successesPerStep) return { ...s, successes }
+            const grown = s.rate * growth
+            const tokens = refill(s, now, burst)
+            if (options.maxRatePerSecond !== undefined) {
+              return { ...s, rate: Math.min(options.maxRatePerSecond, grown), tokens, at: now, successes: 0 }
+            }
+            const lifted = grown >= liftFactor * (sentRate(s.recent, now) ?? minRate)
+            return { ...s, rate: lifted ? undefined : grown, tokens, at: now, successes: 0 }
+          })
+        )
+      : Effect.void
+
+    return { acquire, rateLimited, succeeded, rate: Effect.map(Ref.get(state), (s) => s.rate) }
+  })
