@@ -26,14 +26,16 @@ export const SessionId = Schema.String.pipe(
 const isSessionId = Schema.is(SessionId)
 
 /** The id when it is a valid session id, else `InvalidInput` saying what an id may hold. */
-export const validateId = (id: string): Effect.Effect<string, InvalidInput> =>
-  isSessionId(id)
-    ? Effect.succeed(id)
-    : Effect.fail(
-        new InvalidInput({
-          reason: `${JSON.stringify(id)} is not a session id (letters, digits, - and _, at most 128, not starting with - or _)`
-        })
-      )
+export const validateId = (id: string): Effect.Effect<string, InvalidInput> => {
+  if (isSessionId(id)) return Effect.succeed(id)
+  // A hostile id can be long: it is shown shortened.
+  const shown: string = id
+  return Effect.fail(
+    new InvalidInput({
+      reason: `${JSON.stringify(shown.length > 40 ? `${shown.slice(0, 40)}…` : shown)} is not a session id (letters, digits, - and _, at most 128, not starting with - or _)`
+    })
+  )
+}
 
 /** A research session. */
 export class Session extends Schema.Class<Session>("@deep-research/core/Session")({
@@ -62,7 +64,7 @@ export class Session extends Schema.Class<Session>("@deep-research/core/Session"
 }) {}
 
 /** Where a listed session stands: its status, or `corrupt` when its stored file cannot be read back. */
-export const SummaryStatus = Schema.Literal(...Status.literals, "corrupt")
+export const SummaryStatus = Schema.Literal(...Status.literals, "corrupt", "unreadable", "interrupted")
 export type SummaryStatus = typeof SummaryStatus.Type
 
 /** A line of a session listing. */
@@ -73,7 +75,7 @@ export class SessionSummary extends Schema.Class<SessionSummary>("@deep-research
   createdAt: Schema.Number,
   updatedAt: Schema.Number,
   costUsd: Schema.Number,
-  /** Why the session cannot be read, when the status is `corrupt`. */
+  /** Why the session cannot be read, when the status is `corrupt` (bad content) or `unreadable` (the system refused). */
   error: Schema.optional(Schema.String)
 }) {}
 

@@ -3,9 +3,11 @@
  * a session while a run works on it.
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import type { InvalidInput, SessionBusy, SessionCorrupt, SessionNotFound } from "./Errors.js"
+import { InvalidInput } from "./Errors.js"
+import type { SessionBusy, SessionCorrupt, SessionNotFound } from "./Errors.js"
 import type { ResearchEvent } from "./ResearchEvents.js"
 import type { Session, SessionSummary } from "./Session.js"
 
@@ -17,12 +19,37 @@ export interface Service {
   readonly appendEvents: (id: string, events: ReadonlyArray<ResearchEvent>) => Effect.Effect<void, InvalidInput>
   readonly events: (id: string) => Effect.Effect<ReadonlyArray<ResearchEvent>, SessionNotFound | InvalidInput>
   readonly saveReport: (id: string, markdown: string) => Effect.Effect<void, InvalidInput>
+  /**
+   * Keeps a named artefact beside the session (an evaluation, for example), replacing one of the same name
+   * atomically. Names are checked by `validateArtefactName`.
+   */
+  readonly saveArtefact: (id: string, name: string, content: string) => Effect.Effect<void, InvalidInput>
+  /** A named artefact of the session, if one was kept; `SessionNotFound` when the store holds nothing of the session. */
+  readonly artefact: (id: string, name: string) => Effect.Effect<Option.Option<string>, SessionNotFound | InvalidInput>
   readonly list: Effect.Effect<ReadonlyArray<SessionSummary>>
   /** Removes the session and its files; `SessionBusy` while a live run holds it. */
   readonly delete: (id: string) => Effect.Effect<void, SessionNotFound | SessionBusy | InvalidInput>
   /** Holds the session for the life of the scope; `SessionBusy` while another live run holds it. */
   readonly lock: (id: string) => Effect.Effect<void, SessionBusy | InvalidInput, Scope.Scope>
 }
+
+/** An artefact's name: lower-case letters, digits, `-` and `_`, then an extension (`evaluation.json`). */
+const artefactName = /^[a-z0-9][a-z0-9_-]{0,62}\.[a-z0-9]{1,8}$/
+
+/** The names the stores keep for themselves, never an artefact's. */
+const reservedNames: ReadonlySet<string> = new Set(["session.json", "events.jsonl", "report.md"])
+
+/** Refuses a name that could be a path or one of the store's own names. */
+export const validateArtefactName = (name: string): Effect.Effect<string, InvalidInput> =>
+  artefactName.test(name) && !reservedNames.has(name)
+    ? Effect.succeed(name)
+    : Effect.fail(
+        new InvalidInput({
+          reason:
+            `${JSON.stringify(name)} is not an artefact name (lower-case letters, digits, - and _, then an ` +
+            "extension; not session.json, events.jsonl or report.md)"
+        })
+      )
 
 /** The session store in context. */
 export class SessionStore extends Context.Tag("@deep-research/core/SessionStore")<SessionStore, Service>() {}

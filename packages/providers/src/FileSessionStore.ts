@@ -23,24 +23,19 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
-import * as Predicate from "effect/Predicate"
 import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as os from "node:os"
 import * as nodePath from "node:path"
+import { isAlreadyExists, isNotFound, orDieWith } from "./internal/fileErrors.js"
+import * as LockFile from "./internal/lockFile.js"
+import { makeScrubber } from "./internal/secretScrubber.js"
 import { decodeStored, versionOf } from "./internal/sessionMigrations.js"
 
 // =============================================================================
 // Options
 // =============================================================================
-
-/** The process that takes locks, and how it tells whether another process of its host still runs. */
-export interface Host {
-  readonly pid: number
-  readonly hostname: string
-  readonly isAlive: (pid: number) => boolean
-}
 
 /** Options of the file store. */
 export interface Options {
@@ -52,25 +47,11 @@ export interface Options {
   readonly host?: Host | undefined
 }
 
-/**
- * The locks this process holds, over all its stores. A lock naming this process's pid with none of these tokens was
- * left by an earlier process that had the same pid (after a reboot, or in a restarted container), and is stale.
- */
-const locksHeldHere = new Set<string>()
+/** The process that takes locks, and how it tells whether another process of its host still runs. */
+export type Host = LockFile.Host
 
 /** This Node process: a pid is alive when signal 0 reaches it (EPERM means it exists under another user). */
-export const nodeHost: Host = {
-  pid: process.pid,
-  hostname: os.hostname(),
-  isAlive: (pid) => {
-    try {
-      process.kill(pid, 0)
-      return true
-    } catch (error) {
-      return Predicate.hasProperty(error, "code") && error.code === "EPERM"
-    }
-  }
-}
+export const nodeHost: Host = LockFile.nodeHost
 
 /** The environment variables whose values the Node layers keep out of every file. */
 export const secretVariables: ReadonlyArray<string> = [
@@ -90,62 +71,6 @@ const sessionFileName = "session.json"
 const eventsFileName = "events.jsonl"
 const reportFileName = "report.md"
 const lockFileName = "lock"
-
-/** What a lock file says about the run holding it. */
-const LockHolder = Schema.Struct({
-  pid: Schema.Int.pipe(Schema.positive()),
-  hostname: Schema.String,
-  startedAt: Schema.String,
-  /** Unique to one acquisition, so that a run only ever removes its own lock. */
-  token: Schema.String
-})
-type LockHolder = typeof LockHolder.Type
-const LockHolderJson = Schema.parseJson(LockHolder)
-
-const redactedMarker = "[redacted]"
-
-/**
- * The shapes of the vendors' API keys (OpenAI and Anthropic `sk-`, Tavily `tvly-`, Perplexity `pplx-`): long, and
- * with a digit, so that ordinary words such as `sk-learn` are left alone.
- */
-const vendorKeyPattern = /(?<![A-Za-z0-9_-])(?:sk|tvly|pplx)-(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}/g
-
-/** Too short to be a key, and replacing it would mangle ordinary text. */
-const minimumSecretLength = 8
-
-const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-
-/** Removes known secrets and anything shaped like a vendor API key from a text about to be written. */
-const makeScrubber = (secrets: ReadonlyArray<string>) => {
-  // A secret appears raw in markdown and JSON-escaped in JSON; keys rarely differ, but a quote or backslash would.
-  const forms = [...new Set(secrets.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]))]
-    .filter((s) => s.length >= minimumSecretLength)
-    .sort((a, b) => b.length - a.length)
-  const known = forms.length === 0 ? undefined : new RegExp(forms.map(escapeRegExp).join("|"), "g")
-  return (text: string): { readonly text: string; readonly removed: number } => {
-    let removed = 0
-    const count = () => {
-      removed++
-      return redactedMarker
-    }
-    const withoutKnown = known === undefined ? text : text.replace(known, count)
-    return { text: withoutKnown.replace(vendorKeyPattern, count), removed }
-  }
-}
-
-const isReason =
-  (reason: string) =>
-  (error: PlatformError): boolean =>
-    error._tag === "SystemError" && error.reason === reason
-
-const isNotFound = isReason("NotFound")
-const isAlreadyExists = isReason("AlreadyExists")
-
-/** Infrastructure failures (disk full, permissions) that no caller can act on end the run with a stated reason. */
-const orDieWith =
-  (what: string) =>
-  <A, R>(effect: Effect.Effect<A, PlatformError, R>): Effect.Effect<A, never, R> =>
-    Effect.orDieWith(effect, (error) => new Error(`FileSessionStore: ${what}: ${error.message}`, { cause: error }))
 
 const isSessionId = Schema.is(Session.SessionId)
 
@@ -183,6 +108,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     const path = yield* Path.Path
     const host = options.host ?? nodeHost
     const directory = path.resolve(options.directory)
+    const lockFiles = LockFile.make(fs, host)
     const scrub = makeScrubber((options.secrets ?? []).map(Redacted.value))
     // How the store last saw each session's file; forgotten when a run lets the session go.
     const stamps = new Map<string, Stamp>()
@@ -230,12 +156,26 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       return `${host.pid}-${uniqueCounter}-${random.toString(36)}`
     })
 
+    /**
+     * Makes a folder and its missing parents one level at a time, each readable by its owner only (sessions hold the
+     * user's research). Not Node's recursive mkdir, which never returns under some paths (`/proc/...`).
+     */
+    const makeDirectories = (folder: string): Effect.Effect<void, PlatformError> =>
+      Effect.flatMap(Effect.option(fs.stat(folder)), (stat) => {
+        if (Option.isSome(stat)) return Effect.void
+        const parent = path.dirname(folder)
+        return Effect.zipRight(
+          parent === folder ? Effect.void : makeDirectories(parent),
+          fs.makeDirectory(folder, { mode: 0o700 }).pipe(Effect.catchIf(isAlreadyExists, () => Effect.void))
+        )
+      })
+
     const ensureDirectory = (id: string): Effect.Effect<void> =>
       knownDirectories.has(id)
         ? Effect.void
-        : orDieWith(`cannot create ${sessionDirectory(id)}`)(
-            fs.makeDirectory(sessionDirectory(id), { recursive: true })
-          ).pipe(Effect.zipRight(Effect.sync(() => knownDirectories.add(id))))
+        : orDieWith(`cannot create ${sessionDirectory(id)}`)(makeDirectories(sessionDirectory(id))).pipe(
+            Effect.zipRight(Effect.sync(() => knownDirectories.add(id)))
+          )
 
     /** Forgets what the store knew of a session's files: the folder was removed, or another process may write next. */
     const forgetFiles = (id: string) =>
@@ -271,7 +211,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         const temporary = `${file}.tmp-${yield* uniqueSuffix}`
         const write = Effect.scoped(
           Effect.gen(function* () {
-            const handle = yield* fs.open(temporary, { flag: "wx" })
+            const handle = yield* fs.open(temporary, { flag: "wx", mode: 0o600 })
             yield* handle.writeAll(new TextEncoder().encode(text))
             yield* handle.sync
           })
@@ -383,7 +323,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         wholeTails.delete(id)
         unsyncedLogs.add(id)
         yield* orDieWith(`cannot append to ${file}`)(
-          fs.writeFile(file, new TextEncoder().encode(prefix + text), { flag: "a" })
+          fs.writeFile(file, new TextEncoder().encode(prefix + text), { flag: "a", mode: 0o600 })
         )
         wholeTails.add(id)
       })
@@ -522,9 +462,65 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       yield* serially(valid, Effect.zipRight(ensureDirectory(valid), writeAtomically(file, text)))
     })
 
+    const saveArtefact = Effect.fn("FileSessionStore.saveArtefact")(function* (
+      id: string,
+      name: string,
+      content: string
+    ) {
+      const valid = yield* validate(id)
+      const file = fileOf(valid, yield* SessionStore.validateArtefactName(name))
+      const text = yield* scrubbed(file, content)
+      yield* serially(valid, Effect.zipRight(ensureDirectory(valid), writeAtomically(file, text)))
+    })
+
+    const readArtefact = Effect.fn("FileSessionStore.artefact")(function* (id: string, name: string) {
+      const valid = yield* validate(id)
+      const file = fileOf(valid, yield* SessionStore.validateArtefactName(name))
+      if (Option.isNone(yield* statOption(sessionDirectory(valid)))) {
+        return yield* new Errors.SessionNotFound({ sessionId: valid })
+      }
+      return yield* fs.readFileString(file).pipe(
+        Effect.map(Option.some),
+        Effect.catchIf(isNotFound, () => Effect.succeedNone),
+        orDieWith(`cannot read ${file}`)
+      )
+    })
+
+    /** A session the system will not let us read (permissions, a file where its folder should be). */
+    const unreadable = (id: string, reason: string) =>
+      new Session.SessionSummary({
+        id,
+        status: "unreadable",
+        query: "",
+        createdAt: 0,
+        updatedAt: 0,
+        costUsd: 0,
+        error: reason.split("\n")[0] ?? reason
+      })
+
+    /**
+     * A session saved as running whose run holds no lock any more (killed, the machine restarted) is interrupted,
+     * not running: `resume` continues it. A lock of another host cannot be judged here and stands.
+     */
+    const liveness = (summary: Session.SessionSummary) =>
+      summary.status !== "running"
+        ? Effect.succeed(summary)
+        : Effect.map(lockFiles.readHolder(fileOf(summary.id, lockFileName)), (holder) => {
+            const held =
+              Option.isSome(holder) &&
+              (Option.isNone(holder.value) ||
+                holder.value.value.hostname !== host.hostname ||
+                host.isAlive(holder.value.value.pid))
+            return held ? summary : new Session.SessionSummary({ ...summary, status: "interrupted" })
+          })
+
     const summaryOf = (id: string) =>
       readSession(id).pipe(
-        Effect.map((read) => Option.some(Session.summarize(read.session))),
+        Effect.flatMap((read) => Effect.map(liveness(Session.summarize(read.session)), Option.some)),
+        // One session that cannot be read is listed as such; the others are listed all the same.
+        Effect.catchAllDefect((defect) =>
+          Effect.succeed(Option.some(unreadable(id, defect instanceof Error ? defect.message : String(defect))))
+        ),
         Effect.catchTags({
           SessionNotFound: () => Effect.succeedNone,
           SessionCorrupt: (error) =>
@@ -566,123 +562,27 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     // Locking
     // -------------------------------------------------------------------------
 
-    const describeHolder = (holder: LockHolder, file: string): string =>
-      holder.hostname === host.hostname
-        ? `pid ${holder.pid} since ${holder.startedAt}; lock file ${file}`
-        : `pid ${holder.pid} on host ${holder.hostname} since ${holder.startedAt}; this host cannot tell whether ` +
-          `that run is alive: remove ${file} if it is not`
-
-    const readHolder = (file: string) =>
-      fs.readFileString(file).pipe(
-        Effect.flatMap((text) => Effect.option(Schema.decode(LockHolderJson)(text))),
-        Effect.map(Option.some),
-        Effect.catchIf(isNotFound, () => Effect.succeedNone),
-        orDieWith(`cannot read ${file}`)
-      )
-
-    const writeHolder = (file: string, holder: LockHolder) =>
-      Effect.scoped(
-        Effect.gen(function* () {
-          const handle = yield* fs.open(file, { flag: "wx" })
-          yield* handle.writeAll(new TextEncoder().encode(Schema.encodeSync(LockHolderJson)(holder)))
-          yield* handle.sync
-        })
-      )
-
-    /**
-     * Creates the lock file exclusively with its full contents at once: written aside, then linked, which fails if
-     * the lock exists. Where the file system has no hard links, it is created in place (`wx`) instead.
-     */
-    const tryCreate = (file: string, holder: LockHolder) =>
-      Effect.gen(function* () {
-        const temporary = `${file}.tmp-${holder.token}`
-        yield* orDieWith(`cannot write ${temporary}`)(writeHolder(temporary, holder))
-        return yield* fs.link(temporary, file).pipe(
-          Effect.as(true),
-          Effect.catchIf(isAlreadyExists, () => Effect.succeed(false)),
-          Effect.catchAll(() =>
-            writeHolder(file, holder).pipe(
-              Effect.as(true),
-              Effect.catchIf(isAlreadyExists, () => Effect.succeed(false))
-            )
-          ),
-          orDieWith(`cannot create ${file}`),
-          Effect.ensuring(Effect.ignore(fs.remove(temporary)))
-        )
-      })
-
-    /**
-     * Takes a dead holder's lock away by renaming it, then checks that what was moved is the lock judged stale: if
-     * another run replaced it in between, it is put back.
-     */
-    const takeOver = (file: string, stale: LockHolder, token: string, why: string) =>
-      Effect.gen(function* () {
-        const moved = `${file}.stale-${token}`
-        const renamed = yield* fs.rename(file, moved).pipe(
-          Effect.as(true),
-          Effect.catchIf(isNotFound, () => Effect.succeed(false)),
-          orDieWith(`cannot move the stale ${file}`)
-        )
-        if (!renamed) return
-        const movedHolder = Option.flatten(yield* readHolder(moved))
-        if (Option.exists(movedHolder, (holder) => holder.token === stale.token)) {
-          yield* Effect.logWarning(`FileSessionStore: took over the lock of ${file} from pid ${stale.pid}, ${why}`)
-        } else if (Option.isSome(movedHolder)) {
-          // Someone else's fresh lock was moved: it goes back unless yet another run has locked meanwhile.
-          yield* Effect.ignore(Effect.orElse(fs.link(moved, file), () => writeHolder(file, movedHolder.value)))
-        }
-        yield* Effect.ignore(fs.remove(moved))
-      })
-
-    const release = (file: string, token: string) =>
-      Effect.gen(function* () {
-        const holder = yield* readHolder(file)
-        if (Option.exists(Option.flatten(holder), (h) => h.token === token)) {
-          yield* orDieWith(`cannot remove ${file}`)(fs.remove(file))
-        }
-      }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("FileSessionStore: could not release a lock", cause)))
-
     const lock = Effect.fn("FileSessionStore.lock")(function* (id: string) {
       const valid = yield* validate(id)
       yield* ensureDirectory(valid)
       const file = fileOf(valid, lockFileName)
-      const holder: LockHolder = {
+      const holder: LockFile.LockHolder = {
         pid: host.pid,
         hostname: host.hostname,
         startedAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
         token: yield* uniqueSuffix
       }
       const busy = (description: string) => new Errors.SessionBusy({ sessionId: valid, holder: description })
-      const acquire = Effect.gen(function* () {
-        // A few rounds: a lock can vanish or be taken over between our attempt and our look at it.
-        for (let attempt = 0; attempt < 5; attempt++) {
-          if (yield* tryCreate(file, holder)) return
-          const current = yield* readHolder(file)
-          if (Option.isNone(current)) continue
-          if (Option.isNone(current.value)) {
-            return yield* busy(`an unreadable lock file ${file}; remove it if no run is using this session`)
-          }
-          const other = current.value.value
-          if (other.hostname !== host.hostname) return yield* busy(describeHolder(other, file))
-          if (other.pid === host.pid) {
-            if (locksHeldHere.has(other.token)) return yield* busy(describeHolder(other, file))
-            yield* takeOver(file, other, holder.token, "an earlier process that had this process's pid")
-          } else {
-            if (host.isAlive(other.pid)) return yield* busy(describeHolder(other, file))
-            yield* takeOver(file, other, holder.token, "which is no longer running")
-          }
-        }
-        return yield* busy(`several runs competing for ${file}`)
-      })
+      const acquire = lockFiles.acquire(file, holder, busy)
       // Registered before the lock exists, so that no fiber of this process ever sees it as an earlier process's.
-      const forget = Effect.sync(() => locksHeldHere.delete(holder.token))
-      yield* Effect.sync(() => locksHeldHere.add(holder.token))
+      const forget = LockFile.forget(holder.token)
+      yield* LockFile.register(holder.token)
       // A run letting the session go leaves its whole event log on the disk, and the store forgets what it knew of the
       // session's files: another process may write them next.
       const syncLog = serially(valid, Effect.zipRight(syncEvents(valid), forgetFiles(valid)))
       yield* Effect.acquireRelease(
         Effect.onError(acquire, () => forget),
-        () => Effect.ensuring(Effect.zipRight(syncLog, release(file, holder.token)), forget)
+        () => Effect.ensuring(Effect.zipRight(syncLog, lockFiles.release(file, holder.token)), forget)
       )
     })
 
@@ -711,6 +611,8 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       appendEvents,
       events: readEvents,
       saveReport,
+      saveArtefact,
+      artefact: readArtefact,
       list,
       delete: remove,
       lock

@@ -501,6 +501,21 @@ describe("FileSessionStore", () => {
   // Listing and deleting
   // =============================================================================
 
+  it.scopedLive("a session saved as running that no run holds is listed as interrupted", () =>
+    Effect.gen(function* () {
+      const { store } = yield* setup()
+      yield* store.save(makeSession("left", { createdAt: 1_000 }))
+      assert.strictEqual((yield* store.list)[0]?.status, "interrupted")
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          yield* store.lock("left")
+          assert.strictEqual((yield* store.list)[0]?.status, "running")
+        })
+      )
+      assert.strictEqual((yield* store.list)[0]?.status, "interrupted")
+    }).pipe(Effect.provide(NodeLayer))
+  )
+
   it.scopedLive("list gives id, status, question, created and cost, newest first", () =>
     Effect.gen(function* () {
       const { store } = yield* setup()
@@ -515,6 +530,8 @@ describe("FileSessionStore", () => {
       })
       yield* store.save(makeSession("older", { createdAt: 1_000, status: "completed", usage: [cost] }))
       yield* store.save(makeSession("newer", { createdAt: 2_000, query: "Newest question" }))
+      // A running session is listed as running while a run holds it.
+      yield* store.lock("newer")
       const listed = yield* store.list
       assert.deepStrictEqual(
         listed.map((s) => [s.id, s.status, s.query, s.createdAt, s.costUsd]),
@@ -535,7 +552,8 @@ describe("FileSessionStore", () => {
       const broken = listed.find((s) => s.id === "broken")
       assert.strictEqual(broken?.status, "corrupt")
       assert.include(broken?.error ?? "", "JSON")
-      assert.strictEqual(listed.find((s) => s.id === "fine")?.status, "running")
+      // Saved as running with no run holding it: interrupted.
+      assert.strictEqual(listed.find((s) => s.id === "fine")?.status, "interrupted")
     }).pipe(Effect.provide(NodeLayer))
   )
 

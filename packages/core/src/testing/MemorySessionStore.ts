@@ -3,6 +3,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import { SessionBusy, SessionNotFound } from "../Errors.js"
 import type { ResearchEvent } from "../ResearchEvents.js"
@@ -14,9 +15,10 @@ interface Entry {
   readonly session: Session.Session | undefined
   readonly events: ReadonlyArray<ResearchEvent>
   readonly report: string | undefined
+  readonly artefacts: ReadonlyMap<string, string>
 }
 
-const empty: Entry = { session: undefined, events: [], report: undefined }
+const empty: Entry = { session: undefined, events: [], report: undefined, artefacts: new Map() }
 
 /** What the memory store holds, for assertions. */
 export interface Inspect {
@@ -48,7 +50,7 @@ export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(fu
       Effect.zipRight(
         Session.validateId(session.id),
         Effect.zipRight(
-          update(session.id, (entry) => ({ session, events: entry?.events ?? [], report: entry?.report })),
+          update(session.id, (entry = empty) => ({ ...entry, session })),
           Ref.update(saveCounts, (m) => new Map(m).set(session.id, (m.get(session.id) ?? 0) + 1))
         )
       ),
@@ -70,6 +72,15 @@ export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(fu
       Effect.zipRight(
         Session.validateId(id),
         update(id, (entry = empty) => ({ ...entry, report: markdown }))
+      ),
+    saveArtefact: (id, name, content) =>
+      Effect.zipRight(
+        Effect.zip(Session.validateId(id), SessionStore.validateArtefactName(name)),
+        update(id, (entry = empty) => ({ ...entry, artefacts: new Map(entry.artefacts).set(name, content) }))
+      ),
+    artefact: (id, name) =>
+      Effect.flatMap(Effect.zip(Session.validateId(id), SessionStore.validateArtefactName(name)), ([id, name]) =>
+        Effect.map(get(id), (entry) => Option.fromNullable(entry.artefacts.get(name)))
       ),
     list: Effect.map(Ref.get(entries), (map) =>
       [...map.values()]
