@@ -1,5 +1,6 @@
 /** deep-research providers: model, search and extraction vendors, and the file session store. */
 export * as FileSessionStore from "./FileSessionStore.js"
+export * as PgSessionStore from "./PgSessionStore.js"
 export * as AnthropicLanguageModel from "./AnthropicLanguageModel.js"
 export * as OpenAiLanguageModel from "./OpenAiLanguageModel.js"
 export * as AnthropicWebSearch from "./AnthropicWebSearch.js"
