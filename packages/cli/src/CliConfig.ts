@@ -3,7 +3,7 @@
  * (`deep-research.config.json` in the current folder or the user's config folder), defaults. API keys come only from
  * the environment and stay `Redacted`.
  */
-import { ResearchConfig, Usage } from "@deep-research/core"
+import { ResearchConfig, Resilience, Usage } from "@deep-research/core"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -41,10 +41,25 @@ export interface Flags {
   readonly noClarify?: boolean | undefined
   readonly out?: string | undefined
   readonly store?: string | undefined
+  /** A PostgreSQL URL: sessions live in that database and run on the cluster's runners. */
+  readonly database?: string | undefined
   readonly json?: boolean | undefined
   readonly simulate?: boolean | undefined
   /** Research runs at once at most in one process (the MCP server's sessions); others wait their turn. */
   readonly maxSessions?: number | undefined
+}
+
+/**
+ * The largest values the research knobs take (from flags, the environment or the file). Past them a run would not
+ * do more research, only wait: rounds past a few dozen find nothing new, a process saturates long before 64 units at
+ * once, and a researcher's budget of calls is spent well before 200.
+ */
+export const upperBounds = { maxRounds: 50, concurrency: 64, maxToolCalls: 200 } as const
+
+const upperBoundReasons: Readonly<Record<"--max-rounds" | "--concurrency" | "--max-tool-calls", string>> = {
+  "--max-rounds": "rounds past a few dozen find nothing new",
+  "--concurrency": "one process saturates long before that many researchers at once",
+  "--max-tool-calls": "a researcher has long finished before spending that many calls"
 }
 
 /** The config file's shape. Every field is optional. */
@@ -62,7 +77,12 @@ export class FileConfig extends Schema.Class<FileConfig>("@deep-research/cli/Fil
   clarify: Schema.optional(Schema.Boolean),
   maxSessions: Schema.optional(Schema.Int.pipe(Schema.positive())),
   /** Any other knob of `ResearchConfig`, by its name. */
-  research: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  research: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  /**
+   * The resilience policy: per kind of provider (`model`, `search`, `extract`) and per provider by name (`providers`):
+   * requestsPerSecond, burst, maxRequestsPerSecond, adaptiveRate, maxConcurrency, attemptTimeout (ms), maxRetries, ...
+   */
+  resilience: Schema.optional(Resilience.Settings)
 }) {}
 
 /** A configuration problem the user must fix: the CLI exits with code 2 and this message. */
@@ -90,6 +110,8 @@ export interface Credentials {
   readonly semanticScholarApiKey: Redacted.Redacted<string> | undefined
   readonly semanticScholarBaseUrl: string | undefined
   readonly ollamaBaseUrl: string | undefined
+  /** The PostgreSQL database of a cluster (`--database` or `DEEP_RESEARCH_DATABASE_URL`); it may hold a password. */
+  readonly databaseUrl: Redacted.Redacted<string> | undefined
 }
 
 /** Everything a run needs to wire its layers. */
@@ -111,6 +133,8 @@ export interface Resolved {
   readonly simulate: boolean
   /** Research runs at once at most in this process (a `SessionLimit`); undefined: no limit. */
   readonly maxSessions: number | undefined
+  /** The resilience settings the user gave (the providers' own defaults go underneath when wiring). */
+  readonly resilience: Resilience.Settings
   readonly credentials: Credentials
 }
 
@@ -156,8 +180,13 @@ export const credentialsFrom = (env: Environment): Credentials => ({
   perplexityBaseUrl: nonEmpty(env["PERPLEXITY_BASE_URL"]),
   semanticScholarApiKey: redactedEnv(env, "SEMANTIC_SCHOLAR_API_KEY"),
   semanticScholarBaseUrl: nonEmpty(env["SEMANTIC_SCHOLAR_BASE_URL"]),
-  ollamaBaseUrl: nonEmpty(env["OLLAMA_BASE_URL"])
+  ollamaBaseUrl: nonEmpty(env["OLLAMA_BASE_URL"]),
+  databaseUrl: redactedEnv(env, "DEEP_RESEARCH_DATABASE_URL")
 })
+
+/** The token `deep-research serve` asks of every API client (`DEEP_RESEARCH_API_TOKEN`), if one is set. */
+export const apiTokenFrom = (env: Environment): Redacted.Redacted<string> | undefined =>
+  redactedEnv(env, "DEEP_RESEARCH_API_TOKEN")
 
 const parseSearch = (
   value: string | ReadonlyArray<string>,
@@ -314,7 +343,9 @@ export const resolve = (
 ): Either.Either<Resolved, ConfigError> =>
   Either.gen(function* () {
     const simulate = flags.simulate === true
-    const credentials = credentialsFrom(env)
+    const fromEnv = credentialsFrom(env)
+    const credentials: Credentials =
+      flags.database === undefined ? fromEnv : { ...fromEnv, databaseUrl: Redacted.make(flags.database) }
     const badNumber = checkFlagNumbers(flags)
     if (badNumber !== undefined) return yield* Either.left(badNumber)
 
@@ -382,6 +413,10 @@ export const resolve = (
         if (problem !== undefined) return yield* Either.left(problem)
       }
     }
+    // Simulated or not, local search has nothing to search without a corpus.
+    if (search.includes("local") && corpus === undefined) {
+      return yield* Either.left(new ConfigError({ message: "Local search needs --corpus DIR." }))
+    }
 
     const maxRounds = first(flags.maxRounds, yield* envNumber(env, "DEEP_RESEARCH_MAX_ROUNDS", true), file?.maxRounds)
     const concurrency = first(
@@ -400,16 +435,28 @@ export const resolve = (
       file?.budgetTokens
     )
     const budgetUsd = first(flags.budgetUsd, yield* envNumber(env, "DEEP_RESEARCH_BUDGET_USD", false), file?.budgetUsd)
+    for (const [name, value, limit] of [
+      ["--max-rounds", maxRounds, upperBounds.maxRounds],
+      ["--concurrency", concurrency, upperBounds.concurrency],
+      ["--max-tool-calls", maxToolCalls, upperBounds.maxToolCalls]
+    ] as const) {
+      if (value !== undefined && value > limit) {
+        return yield* Either.left(
+          new ConfigError({ message: `${name} must be at most ${limit} (got ${value}); ${upperBoundReasons[name]}` })
+        )
+      }
+    }
     const maxSessions = first(
       flags.maxSessions,
       yield* envNumber(env, "DEEP_RESEARCH_MAX_SESSIONS", true),
       file?.maxSessions
     )
-    // Not asking is not skipping: the clarification phase still runs and its understanding of the question is kept
-    // as constraints (`allowClarification: false` in the file's research settings skips the phase altogether).
+    // Clarification off (`--no-clarify`, `clarify: false`) skips the phase: no model call is made for a question
+    // that will not be asked. A file's `research.allowClarification` says otherwise only when it says so itself.
     const askClarification = flags.noClarify !== true && file?.clarify !== false
 
     const encoded: Record<string, unknown> = { ...(file?.research ?? {}) }
+    if (!askClarification && !("allowClarification" in encoded)) encoded["allowClarification"] = false
     if (maxRounds !== undefined) encoded["maxSupervisionRounds"] = maxRounds
     if (concurrency !== undefined) encoded["maxConcurrentResearchUnits"] = concurrency
     if (maxToolCalls !== undefined) encoded["researcherMaxToolCalls"] = maxToolCalls
@@ -445,6 +492,7 @@ export const resolve = (
       json: flags.json === true,
       simulate,
       maxSessions,
+      resilience: file?.resilience ?? Resilience.defaultSettings,
       credentials
     }
   })

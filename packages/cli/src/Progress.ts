@@ -2,6 +2,7 @@
  * Renders the progress stream: a live view on a terminal (phase, round, each running researcher and what it is
  * doing, sources, tokens and cost), plain lines when not a terminal, and nothing but JSON lines with `--json`.
  */
+import { printableLine } from "./internal/printable.js"
 import { ResearchEvents } from "@deep-research/core"
 
 type Event = ResearchEvents.ResearchEvent
@@ -53,6 +54,9 @@ const withResearcher = (state: State, id: string, f: (view: ResearcherView | und
 }
 
 const note = (state: State, text: string): State => ({ ...state, notes: [...state.notes, text].slice(-5) })
+
+/** Why supervision ends when nothing went wrong. */
+const normalStops: ReadonlySet<string> = new Set(["research_complete", "no_tool_call", "no_directives"])
 
 /** Folds one event into the view. */
 export const reduce = (state: State, event: Event): State => {
@@ -108,10 +112,15 @@ export const reduce = (state: State, event: Event): State => {
       return note(base, `${event.provider}: circuit ${event.state.replace("_", "-")}`)
     case "ProviderSkipped":
       return note(base, `${event.provider} skipped: ${event.reason}`)
+    case "ToolCallRejected":
+      return note(base, rejectedLine(event))
+    case "ModelFallback":
+      return note(base, fallbackLine(event))
     case "BudgetWarning":
       return note(base, `budget: ${event.spent} of ${event.limit} ${event.budget === "usd" ? "USD" : "tokens"} spent`)
     case "SupervisionStopped":
-      return note(base, `research stopped: ${event.reason}`)
+      // Research that ends as it should is no warning; one cut short by a limit or a failure is.
+      return normalStops.has(event.reason) ? base : note(base, `research stopped: ${event.reason}`)
     case "SessionCompleted":
       return { ...base, phase: "completed" }
     case "SessionFailed":
@@ -145,9 +154,21 @@ export const renderLive = (state: State, width: number): ReadonlyArray<string> =
     return `  ${mark} ${shorten(view.topic, 48)} — ${shorten(view.action, 60)} (${view.sources})`
   })
   return [...head, ...researchers, ...state.notes.map((n) => `  ! ${shorten(n, width)}`)].map((line) =>
-    cut(line, width)
+    cut(printableLine(line), width)
   )
 }
+
+/** A tool call the library could not use: which unit, which tool, and the first line of why. */
+const rejectedLine = (event: Extract<Event, { readonly _tag: "ToolCallRejected" }>): string => {
+  const reason = event.error.split("\n").find((line) => line.trim() !== "" && !line.startsWith("This directive")) ?? ""
+  return `${event.unit}: a ${event.tool} call was rejected: ${shorten(reason.trim(), 160)}`
+}
+
+/** A model that goes on without a capability its server refused. */
+const fallbackLine = (event: Extract<Event, { readonly _tag: "ModelFallback" }>): string =>
+  event.capability === "toolCalling"
+    ? `${event.provider} ${event.model} has no tool calling here; it acts through the JSON action protocol from now on`
+    : `${event.provider} ${event.model} takes no JSON schema here; structured answers are asked for in the prompt from now on`
 
 /** A plain line for an event worth a line when not on a terminal. */
 export const plainLine = (event: Event): string | undefined => {
@@ -168,6 +189,10 @@ export const plainLine = (event: Event): string | undefined => {
       return `  directive ${event.directiveId} (priority ${event.priority}): ${shorten(event.topic, 120)}`
     case "ToolCalled":
       return `  ${event.directiveId} ${event.tool}: ${shorten(event.detail, 120)}`
+    case "ToolCallRejected":
+      return `  ! ${rejectedLine(event)}`
+    case "ModelFallback":
+      return `  ! ${fallbackLine(event)}`
     case "ResearcherCompleted":
       return `  ${event.directiveId} done: ${event.sources} sources, ${event.toolCalls} tool calls (${event.stopReason})`
     case "ResearcherFailed":
@@ -237,7 +262,7 @@ export const makeRenderer = (mode: Mode, sink: Sink, intervalMillis = 100): Rend
     return {
       onEvent: (event) => {
         const line = plainLine(event)
-        if (line !== undefined) sink.err(`${line}\n`)
+        if (line !== undefined) sink.err(`${printableLine(line)}\n`)
       },
       log: logLine,
       pause: noop,

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Either, Redacted } from "effect"
+import { Resilience } from "@deep-research/core"
 import * as CliConfig from "../src/CliConfig.js"
 
 const resolveRight = (
@@ -117,6 +118,36 @@ describe("CliConfig", () => {
     assert.isTrue(Duration.equals(resolved.research.summarizationTimeout, Duration.seconds(30)))
   })
 
+  it("the file's resilience section sets any provider's rate, burst, concurrency, timeout and retries", () => {
+    const env = { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "t" }
+    const file = decodeFile({
+      resilience: {
+        model: { maxConcurrency: 4 },
+        providers: {
+          tavily: { requestsPerSecond: 5, burst: 20, attemptTimeout: 20000, maxRetries: 1, adaptiveRate: false }
+        }
+      }
+    })
+    const resolved = resolveRight({}, env, file)
+    const tavily = Resilience.policyFor(resolved.resilience, "tavily", "search")
+    assert.strictEqual(tavily.requestsPerSecond, 5)
+    assert.strictEqual(tavily.burst, 20)
+    assert.strictEqual(tavily.maxRetries, 1)
+    assert.isFalse(tavily.adaptiveRate)
+    assert.isTrue(Duration.equals(tavily.attemptTimeout, Duration.seconds(20)))
+    assert.strictEqual(Resilience.policyFor(resolved.resilience, "openai", "model").maxConcurrency, 4)
+    assert.strictEqual(resolveRight({}, env).resilience, Resilience.defaultSettings)
+  })
+
+  it("a bad resilience value names its place in the file", () => {
+    const bad = CliConfig.decodeFileConfig(
+      '{"resilience": {"providers": {"tavily": {"requestsPerSecond": -1}}}}',
+      "/x/deep-research.config.json"
+    )
+    assert.isTrue(Either.isLeft(bad))
+    if (Either.isLeft(bad)) assert.include(bad.left.message, "requestsPerSecond")
+  })
+
   it("bad values name their source", () => {
     assert.include(
       resolveLeft({}, { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "t", DEEP_RESEARCH_MAX_ROUNDS: "many" }),
@@ -173,13 +204,18 @@ describe("CliConfig", () => {
     assert.strictEqual(resolved.models.default, "ollama:qwen3:8b")
   })
 
-  it("--no-clarify or clarify: false never asks, but keeps the clarification phase and its understanding", () => {
+  it("--no-clarify or clarify: false never asks and skips the clarification call, unless research says otherwise", () => {
     const env = { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "t" }
     assert.isTrue(resolveRight({}, env).askClarification)
+    assert.isTrue(resolveRight({}, env).research.allowClarification)
     const flag = resolveRight({ noClarify: true }, env)
     assert.isFalse(flag.askClarification)
-    assert.isTrue(flag.research.allowClarification)
-    assert.isFalse(resolveRight({}, env, decodeFile({ clarify: false })).askClarification)
+    assert.isFalse(flag.research.allowClarification)
+    const off = resolveRight({}, env, decodeFile({ clarify: false }))
+    assert.isFalse(off.askClarification)
+    assert.isFalse(off.research.allowClarification)
+    const kept = resolveRight({ noClarify: true }, env, decodeFile({ research: { allowClarification: true } }))
+    assert.isTrue(kept.research.allowClarification)
     const skipped = resolveRight({}, env, decodeFile({ research: { allowClarification: false } }))
     assert.isFalse(skipped.research.allowClarification)
   })

@@ -24,6 +24,52 @@ const events: ReadonlyArray<ResearchEvents.ResearchEvent> = [
 ]
 
 describe("Progress", () => {
+  it("a rejected tool call is a warning naming the unit, the tool and the decode error, live and in plain lines", () => {
+    const rejected: ResearchEvents.ResearchEvent = {
+      _tag: "ToolCallRejected",
+      unit: "supervisor",
+      tool: "conductResearch",
+      error:
+        'This directive was not run because its arguments are invalid:\nThe arguments of conductResearch do not match its schema:\n└─ ["topic"]\n   └─ is missing',
+      ...at
+    }
+    const plain = Progress.plainLine(rejected) ?? ""
+    assert.match(
+      plain,
+      /^ {2}! supervisor: a conductResearch call was rejected: The arguments of conductResearch do not match/
+    )
+    const live = Progress.renderLive(Progress.reduce(Progress.initial, rejected), 200)
+    assert.isTrue(live.some((line) => line.includes("! supervisor: a conductResearch call was rejected")))
+  })
+
+  it("research that ends as it should is no warning in the live view; one cut short by the budget is", () => {
+    const stopped = (reason: string): ResearchEvents.ResearchEvent => ({
+      _tag: "SupervisionStopped",
+      reason,
+      rounds: 2,
+      ...at
+    })
+    const warnings = (reason: string) =>
+      Progress.renderLive(Progress.reduce(Progress.initial, stopped(reason)), 200).filter((line) => line.includes("!"))
+    assert.deepStrictEqual(warnings("research_complete"), [])
+    assert.strictEqual(warnings("budget").length, 1)
+  })
+
+  it("a model that lost tool calling is said once, in the plain lines", () => {
+    const fallback: ResearchEvents.ResearchEvent = {
+      _tag: "ModelFallback",
+      provider: "ollama",
+      model: "qwen3",
+      capability: "toolCalling",
+      reason: "ollama rejected the request: 400 registry.ollama.ai/library/qwen3:latest does not support tools",
+      ...at
+    }
+    assert.strictEqual(
+      Progress.plainLine(fallback),
+      "  ! ollama qwen3 has no tool calling here; it acts through the JSON action protocol from now on"
+    )
+  })
+
   it("the live view shows the phase, the round, each researcher's action, sources, tokens and cost", () => {
     const state = events.reduce(Progress.reduce, Progress.initial)
     const lines = Progress.renderLive(state, 200)

@@ -219,22 +219,64 @@ const kindOf = (file: string, pdf: boolean): Kind | undefined => {
   }
 }
 
-/** Relative paths (with forward slashes) of the supported files below the root, hidden entries excluded. */
-const listFiles = async (settings: Settings): Promise<ReadonlyArray<string>> => {
+/**
+ * Relative paths (with forward slashes) of the regular files below the root, hidden entries excluded, and the
+ * entries that cannot be files of the corpus (symbolic links, other special files) with the reason.
+ */
+const listFiles = async (
+  settings: Settings
+): Promise<{ readonly files: ReadonlyArray<string>; readonly passed: ReadonlyArray<Skipped> }> => {
   const found: Array<string> = []
+  const passed: Array<Skipped> = []
+  const relativeOf = (full: string) => path.relative(settings.root, full).split(path.sep).join("/")
   const walk = async (dir: string): Promise<void> => {
     const entries = await fs.readdir(dir, { withFileTypes: true })
     for (const entry of entries) {
       if (entry.name.startsWith(".") || entry.name === "node_modules") continue
       const full = path.join(dir, entry.name)
       if (entry.isDirectory()) await walk(full)
-      else if (entry.isFile() && kindOf(entry.name, settings.pdf) !== undefined) {
-        found.push(path.relative(settings.root, full).split(path.sep).join("/"))
-      }
+      else if (entry.isFile()) found.push(relativeOf(full))
+      else if (entry.isSymbolicLink()) passed.push({ path: relativeOf(full), reason: "a symbolic link (not followed)" })
+      else passed.push({ path: relativeOf(full), reason: "not a regular file" })
     }
   }
   await walk(settings.root)
-  return found.sort()
+  return { files: found.sort(), passed }
+}
+
+/** A file skipped, and why. */
+interface Skipped {
+  readonly path: string
+  readonly reason: string
+}
+
+/**
+ * Whether bytes are text: valid UTF-8 with no NUL and almost no control characters in their first 64 KB. A file is
+ * indexed by what it holds, not by its name alone: a text file without an extension is read, random bytes named
+ * `.txt` are not.
+ */
+export const looksLikeText = (bytes: Uint8Array): boolean => {
+  const head = bytes.subarray(0, 65_536)
+  if (head.includes(0)) return false
+  let text: string
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(head.length < bytes.length ? trimPartial(head) : head)
+  } catch {
+    return false
+  }
+  const controls = text.match(/[\u0001-\u0008\u000e-\u001f\u007f]/g)?.length ?? 0
+  return controls <= text.length / 100
+}
+
+/** Bytes cut at 64 KB may end inside a character: the partial one is left out. */
+const trimPartial = (bytes: Uint8Array): Uint8Array => {
+  let end = bytes.length
+  for (let back = 1; back <= 3 && end - back >= 0; back++) {
+    const byte = bytes[end - back] ?? 0
+    if ((byte & 0xc0) === 0xc0) return bytes.subarray(0, end - back)
+    if ((byte & 0x80) === 0) break
+  }
+  return bytes.subarray(0, end)
 }
 
 const firstHeading = (text: string): string | undefined => /^#\s+(.+)$/m.exec(text.slice(0, 4000))?.[1]?.trim()
@@ -320,16 +362,23 @@ type FileOutcome =
 const indexFile = (settings: Settings, relative: string, cached: CachedFile | undefined): Promise<FileOutcome> =>
   (async (): Promise<FileOutcome> => {
     const full = path.join(settings.root, ...relative.split("/"))
-    const kind = kindOf(relative, settings.pdf)
-    if (kind === undefined) return { kind: "skipped", reason: "unsupported file type" }
+    const named = kindOf(relative, settings.pdf)
+    if (named === undefined && path.extname(relative).toLowerCase() === ".pdf") {
+      return { kind: "skipped", reason: "a PDF, and PDF reading is off" }
+    }
     const stat = await fs.stat(full)
     if (stat.size > settings.maxFileBytes) {
       return { kind: "skipped", reason: `larger than ${settings.maxFileBytes} bytes` }
     }
+    if (stat.size === 0) return { kind: "skipped", reason: "empty" }
     if (cached !== undefined && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
       return { kind: "unchanged", file: cached }
     }
     const bytes = await fs.readFile(full)
+    // What a file holds decides: text without a known extension is read as text, binary content is refused.
+    const textual = named === "pdf" || looksLikeText(bytes)
+    if (!textual) return { kind: "skipped", reason: "binary content, not text" }
+    const kind: Kind = named ?? "text"
     const hash = crypto.createHash("sha256").update(bytes).digest("hex")
     if (cached !== undefined && cached.hash === hash) {
       return { kind: "touched", file: { ...cached, mtimeMs: stat.mtimeMs, size: stat.size } }
@@ -360,11 +409,12 @@ const newSearchIndex = (): MiniSearch<IndexedChunk> =>
 const buildState = (settings: Settings): Effect.Effect<State, Errors.InvalidInput> =>
   Effect.gen(function* () {
     const cache = yield* loadCache(settings)
-    const relatives = yield* Effect.tryPromise({
+    const listing = yield* Effect.tryPromise({
       try: () => listFiles(settings),
       catch: (error) =>
         new Errors.InvalidInput({ reason: `the corpus folder ${settings.root} could not be listed: ${String(error)}` })
     })
+    const relatives = listing.files
     const outcomes = yield* Effect.forEach(
       relatives,
       (relative) => Effect.promise(() => indexFile(settings, relative, cache[relative])),
@@ -373,7 +423,7 @@ const buildState = (settings: Settings): Effect.Effect<State, Errors.InvalidInpu
     const files = new Map<string, CachedFile>()
     const read: Array<string> = []
     const reindexed: Array<string> = []
-    const skipped: Array<{ path: string; reason: string }> = []
+    const skipped: Array<{ path: string; reason: string }> = [...listing.passed]
     relatives.forEach((relative, i) => {
       const outcome = outcomes[i]
       if (outcome === undefined) return

@@ -85,8 +85,38 @@ describe("LocalCorpus", () => {
         "zebras.md"
       ])
       assert.isAbove(report.chunks, report.files)
-      assert.deepStrictEqual(report.skipped, [])
+      assert.deepStrictEqual(report.skipped, [{ path: "ignored.bin", reason: "binary content, not text" }])
     })
+  )
+
+  it.scopedLive(
+    "text is recognised by content: a file without an extension is read, random bytes named .txt are not",
+    () =>
+      Effect.gen(function* () {
+        const { root } = yield* corpusCopy
+        yield* Effect.promise(() =>
+          Promise.all([
+            fs.writeFile(path.join(root, "LICENSE"), "Permission is granted to octopuses to use this software freely."),
+            fs.writeFile(path.join(root, "noise.txt"), Buffer.from([0x00, 0x9f, 0x92, 0x96, 0xff, 0x10, 0x00, 0x41])),
+            fs.writeFile(path.join(root, "empty.md"), ""),
+            fs.symlink(path.join(root, "zebras.md"), path.join(root, "link.md"))
+          ])
+        )
+        const corpus = yield* LocalCorpus.make({ root })
+        const report = yield* corpus.lastReport
+        assert.include(report.reindexed, "LICENSE")
+        assert.deepStrictEqual(
+          [...report.skipped].sort((a, b) => a.path.localeCompare(b.path)),
+          [
+            { path: "empty.md", reason: "empty" },
+            { path: "ignored.bin", reason: "binary content, not text" },
+            { path: "link.md", reason: "a symbolic link (not followed)" },
+            { path: "noise.txt", reason: "binary content, not text" }
+          ]
+        )
+        const results = yield* corpus.search.search("octopuses software", searchOptions)
+        assert.isTrue(results.some((r) => r.url.includes("LICENSE")))
+      })
   )
 
   it.scopedLive("finds the chunk that holds the answer, with a file URL and chunk fragment", () =>

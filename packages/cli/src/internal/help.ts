@@ -14,6 +14,8 @@ const researchOptions = `Research options
   --no-clarify                   never ask a clarifying question
   --out FILE                     where to write the report (./deep-research-<id>.md)
   --store DIR                    where sessions are kept (~/.deep-research, or DEEP_RESEARCH_HOME)
+  --database URL                 a PostgreSQL URL: sessions live there and run on the cluster's workers
+                                 (or DEEP_RESEARCH_DATABASE_URL)
   --json                         progress as JSON lines on stdout, nothing else there
   --simulate                     run offline against the built-in emulator; every output is marked simulated`
 
@@ -22,8 +24,9 @@ EXA_API_KEY, PERPLEXITY_API_KEY) for search. With OPENAI_BASE_URL pointing at an
 vLLM) no key is needed. Settings can also come from DEEP_RESEARCH_* variables and deep-research.config.json.`
 
 const storeOptions = `Options
-  --store DIR   where sessions are kept (~/.deep-research, or DEEP_RESEARCH_HOME)
-  --json        machine-readable output`
+  --store DIR      where sessions are kept (~/.deep-research, or DEEP_RESEARCH_HOME)
+  --database URL   the PostgreSQL database of a cluster instead (or DEEP_RESEARCH_DATABASE_URL)
+  --json           machine-readable output`
 
 /** The overview `deep-research --help` prints. */
 export const rootHelp = `deep-research ${version}: turns a question into a cited research report.
@@ -36,6 +39,9 @@ Usage
   deep-research delete <id>                 delete a session and its files
   deep-research evaluate <id>               judge a report on eight dimensions and check its citations
   deep-research mcp                         serve MCP on stdio (the research options apply)
+  deep-research serve [--host H] [--port N]  HTTP API, OpenAI-compatible endpoint and web page (default 127.0.0.1:8787)
+  deep-research worker --database URL       run the sessions of a cluster (with --database, run, resume, list,
+                                            show, delete and evaluate use that cluster and its database)
 
 ${researchOptions}
 
@@ -101,6 +107,7 @@ Options
   --model PROVIDER:NAME               the default model
   --model-evaluation PROVIDER:NAME    the judge (and --model-<role> for the other roles)
   --store DIR                         where sessions are kept (~/.deep-research, or DEEP_RESEARCH_HOME)
+  --database URL                      the PostgreSQL database of a cluster instead (or DEEP_RESEARCH_DATABASE_URL)
   --json                              the evaluation as one JSON line
   --simulate                          judge with the built-in emulator (for simulated sessions)
 `,
@@ -116,6 +123,36 @@ ${researchOptions}
                                       says queued (also DEEP_RESEARCH_MAX_SESSIONS; default no limit)
 
 ${keys}
+`,
+  serve: `Usage: deep-research serve [--host 127.0.0.1] [--port 8787] [options]
+
+Serves, from one process over the same session store as the CLI: a web page at / (ask, watch runs live, answer a
+clarifying question, read and download reports), the HTTP API under /api (OpenAPI at /openapi.json, docs at /docs,
+progress as Server-Sent Events), and an OpenAI-compatible /v1/chat/completions with the model deep-research.
+
+${researchOptions}
+  --host ADDRESS                      where to listen (default 127.0.0.1); any address but loopback needs
+                                      DEEP_RESEARCH_API_TOKEN, which clients send as Authorization: Bearer <token>
+  --port N                            the port (default 8787; 0 picks a free one)
+  --cors ORIGINS                      origins whose pages may call the API, comma-separated (default: CORS off)
+  --max-sessions N                    research runs at once at most; further ones wait their turn (queued)
+
+${keys}
+`,
+  worker: `Usage: deep-research worker --database URL [--host H] [--port N] [--listen ADDRESS] [options]
+
+Joins the research cluster whose PostgreSQL database is --database (or DEEP_RESEARCH_DATABASE_URL) as a runner, and
+runs the sessions of the shards it holds, with the models and search given here (each worker brings its own keys).
+\`deep-research "<question>" --database URL\` sends a session to the cluster and follows it (--detach: prints its id).
+When a worker stops (SIGTERM, Ctrl-C) or dies, its shards move to the others, which resume its sessions from their
+last checkpoints. The database must be reachable from every worker; workers reach each other at --host:--port.
+
+  --host ADDRESS                      the address the others reach this runner at (default 127.0.0.1)
+  --port N                            the runner's port (default 34431)
+  --listen ADDRESS                    the interface to listen on (default: --host; 0.0.0.0 for all)
+  --health-port N                     serve GET /health there: 200 while the runner serves, 503 starting or stopping
+
+${researchOptions}
 `
 }
 

@@ -1,6 +1,7 @@
 import { Errors, type UserInput } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import * as readline from "node:readline/promises"
+import { printableLine } from "./printable.js"
 
 /** Asks on the terminal; an empty answer or a closed input declines. */
 export const userInput: UserInput.Service = {
@@ -15,7 +16,7 @@ export const userInput: UserInput.Service = {
       }),
       (rl) =>
         Effect.tryPromise({
-          try: (signal) => rl.question(`\n${question}\n> `, { signal }),
+          try: (signal) => rl.question(`\n${printableLine(question)}\n> `, { signal }),
           catch: () => new Errors.InvalidInput({ reason: "no answer was given" })
         }).pipe(
           Effect.flatMap((answer) =>

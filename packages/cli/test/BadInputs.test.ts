@@ -1,0 +1,289 @@
+/**
+ * Bad inputs through the built CLI, as a new user would type them: each gives one clear line on stderr, the right
+ * exit code, nothing on stdout but what the command promises, and never a stack trace. The table grows with new
+ * options.
+ */
+import { Emulator } from "@deep-research/providers/testing"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Effect, Exit, Scope } from "effect"
+import { spawn, spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as nodePath from "node:path"
+import { fileURLToPath } from "node:url"
+import { ensureBuilt } from "./support/built.js"
+
+const root = fileURLToPath(new URL("../../..", import.meta.url))
+const bin = nodePath.join(root, "packages/cli/bin/deep-research.js")
+
+let sandbox: string
+
+beforeAll(() => {
+  ensureBuilt()
+  sandbox = fs.mkdtempSync(nodePath.join(os.tmpdir(), "bad-inputs-"))
+  fs.writeFileSync(nodePath.join(sandbox, "a-file"), "not a folder")
+}, 300_000)
+
+afterAll(() => fs.rmSync(sandbox, { recursive: true, force: true }))
+
+interface Ran {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs the CLI with no key in its environment (or the ones given), its store and home in the sandbox. */
+const cli = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}): Ran => {
+  const result = spawnSync(process.execPath, [bin, ...args], {
+    cwd: sandbox,
+    encoding: "utf8",
+    timeout: 60_000,
+    env: {
+      PATH: process.env["PATH"] ?? "",
+      HOME: nodePath.join(sandbox, "home"),
+      DEEP_RESEARCH_HOME: nodePath.join(sandbox, "store"),
+      ...env
+    }
+  })
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+/** The same, without blocking this process: for runs against the emulator that this process serves. */
+const cliAsync = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>>): Promise<Ran> =>
+  new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd: sandbox,
+      env: { PATH: process.env["PATH"] ?? "", HOME: nodePath.join(sandbox, "home"), ...env }
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    child.on("close", (code) => resolve({ code, stdout, stderr }))
+  })
+
+const stackTrace = /\n\s+at |FiberFailure|level=ERROR|node:internal/
+
+interface Case {
+  readonly name: string
+  readonly args: () => ReadonlyArray<string>
+  readonly env?: Readonly<Record<string, string>>
+  readonly code: number
+  readonly message: RegExp
+}
+
+const long = "x/".repeat(5_000)
+
+const cases: ReadonlyArray<Case> = [
+  {
+    name: "list --store <a regular file>",
+    args: () => ["list", "--store", nodePath.join(sandbox, "a-file")],
+    code: 2,
+    message: /^error: FileSessionStore: cannot list .*a-file\/sessions: not a folder$/m
+  },
+  {
+    name: "list --json --store <a regular file> (stdout stays empty)",
+    args: () => ["list", "--json", "--store", nodePath.join(sandbox, "a-file")],
+    code: 2,
+    message: /not a folder/
+  },
+  {
+    name: "a run whose store cannot be created (and used to hang)",
+    args: () => ["--simulate", "--no-clarify", "--store", "/proc/forbidden", "What is X?"],
+    code: 2,
+    message: /^error: FileSessionStore: cannot create \/proc\/forbidden\/sessions\/\S+: /m
+  },
+  {
+    name: "resume ../../x says the id is bad before anything else",
+    args: () => ["resume", "../../x"],
+    code: 2,
+    message: /"\.\.\/\.\.\/x" is not a session id/
+  },
+  {
+    name: "a hostile 10,000-character id is shortened in the message",
+    args: () => ["resume", long],
+    code: 2,
+    message: /"(x\/){20}…" is not a session id/
+  },
+  {
+    name: "--concurrency 100000",
+    args: () => ["--simulate", "--concurrency", "100000", "What is X?"],
+    code: 2,
+    message: /--concurrency must be at most 64 \(got 100000\)/
+  },
+  {
+    name: "--max-rounds 1e9",
+    args: () => ["--simulate", "--max-rounds", "1000000000", "What is X?"],
+    code: 2,
+    message: /--max-rounds must be at most 50/
+  },
+  {
+    name: "--search local without --corpus, simulated or not",
+    args: () => ["--simulate", "--search", "local", "What is X?"],
+    code: 2,
+    message: /^Local search needs --corpus DIR\.$/m
+  }
+]
+
+describe("bad inputs through the built CLI", () => {
+  for (const c of cases) {
+    it(c.name, () => {
+      const ran = cli(c.args(), c.env)
+      assert.strictEqual(ran.code, c.code, `${ran.stdout}\n${ran.stderr}`)
+      assert.match(ran.stderr, c.message)
+      assert.notMatch(`${ran.stdout}${ran.stderr}`, stackTrace)
+      assert.isAtMost(ran.stderr.length, 2_000)
+      if (c.args().includes("--json") || c.args()[0] === "list" || c.args()[0] === "resume") {
+        assert.strictEqual(ran.stdout, "")
+      }
+    })
+  }
+
+  it("control characters of a question never reach the terminal raw: not in the progress, list or show", () => {
+    const store = nodePath.join(sandbox, "controls")
+    const question = "Heat \u001b[31mpumps\u0007 and\rboilers\u0008?"
+    const ran = cli(["--simulate", "--no-clarify", "--store", store, "--out", nodePath.join(store, "r.md"), question])
+    assert.strictEqual(ran.code, 0, ran.stderr)
+    const listed = cli(["list", "--store", store])
+    const id = /^(\S+)/.exec(listed.stdout)?.[1] ?? ""
+    const shown = cli(["show", id, "--store", store])
+    for (const output of [ran.stdout, ran.stderr, listed.stdout, shown.stdout]) {
+      assert.notMatch(output, /[\u0000-\u0008\u000b-\u001f\u007f]/)
+    }
+    assert.include(listed.stdout, "Heat \u241b[31mpumps\u2407")
+  })
+
+  it("a corpus with nothing readable is a usage error; one of text files without extensions is read, its index kept in the store", () => {
+    const empty = nodePath.join(sandbox, "empty-corpus")
+    const texts = nodePath.join(sandbox, "texts")
+    fs.mkdirSync(empty)
+    fs.mkdirSync(texts)
+    fs.writeFileSync(nodePath.join(empty, "photo.bin"), Buffer.from([0, 1, 2, 3, 255]))
+    fs.writeFileSync(nodePath.join(texts, "LICENSE"), "Permission is hereby granted to research heat pumps freely.\n")
+    const refused = cli(["--simulate", "--no-clarify", "--corpus", empty, "What is X?"])
+    assert.strictEqual(refused.code, 2)
+    assert.match(refused.stderr, /nothing to research in .*empty-corpus: .*1 skipped \(binary content, not text\)/)
+    assert.notMatch(refused.stderr, stackTrace)
+    const store = nodePath.join(sandbox, "corpus-store")
+    const ran = cli([
+      "--simulate",
+      "--no-clarify",
+      "--search",
+      "local",
+      "--corpus",
+      texts,
+      "--store",
+      store,
+      "--out",
+      nodePath.join(store, "r.md"),
+      "What is permitted?"
+    ])
+    assert.strictEqual(ran.code, 0, ran.stderr)
+    assert.match(ran.stderr, /corpus .*texts: 1 files indexed/)
+    assert.deepStrictEqual(fs.readdirSync(texts), ["LICENSE"])
+    assert.lengthOf(fs.readdirSync(nodePath.join(store, "corpus-index")), 1)
+  })
+
+  it("list shows a session it cannot read as unreadable and lists the others", () => {
+    const store = nodePath.join(sandbox, "unreadable")
+    const ran = cli([
+      "--simulate",
+      "--no-clarify",
+      "--store",
+      store,
+      "--out",
+      nodePath.join(store, "r.md"),
+      "What is X?"
+    ])
+    assert.strictEqual(ran.code, 0, ran.stderr)
+    fs.writeFileSync(nodePath.join(store, "sessions", "dr-20260101-000000-aaaaaa"), "a file where a folder should be")
+    const listed = cli(["list", "--store", store])
+    assert.strictEqual(listed.code, 0, listed.stderr)
+    assert.match(listed.stdout, /^dr-20260101-000000-aaaaaa +unreadable .*cannot stat/m)
+    assert.match(listed.stdout, /completed .*What is X\?/)
+    assert.notMatch(`${listed.stdout}${listed.stderr}`, stackTrace)
+  })
+
+  it("a simulated session is evaluated and resumed simulated without --simulate again, instead of asking for a key", () => {
+    const store = nodePath.join(sandbox, "simulated")
+    const ran = cli([
+      "--simulate",
+      "--no-clarify",
+      "--store",
+      store,
+      "--out",
+      nodePath.join(store, "r.md"),
+      "What is X?"
+    ])
+    assert.strictEqual(ran.code, 0, ran.stderr)
+    const [id] = fs.readdirSync(nodePath.join(store, "sessions"))
+    const evaluated = cli(["evaluate", id ?? "", "--store", store])
+    assert.strictEqual(evaluated.code, 0, evaluated.stderr)
+    assert.include(evaluated.stderr, `Session ${id} was simulated: it goes on simulated.`)
+    assert.notInclude(evaluated.stderr, "No language model is configured")
+    const resumed = cli(["resume", id ?? "", "--store", store])
+    assert.strictEqual(resumed.code, 0, resumed.stderr)
+    assert.notInclude(resumed.stderr, "No language model is configured")
+  })
+
+  it("session files are readable by their owner only: folders 0700, files 0600", () => {
+    const store = nodePath.join(sandbox, "modes")
+    const ran = cli([
+      "--simulate",
+      "--no-clarify",
+      "--store",
+      store,
+      "--out",
+      nodePath.join(sandbox, "m.md"),
+      "What is X?"
+    ])
+    assert.strictEqual(ran.code, 0, ran.stderr)
+    const sessions = nodePath.join(store, "sessions")
+    const [id] = fs.readdirSync(sessions)
+    const folder = nodePath.join(sessions, id ?? "")
+    for (const dir of [store, sessions, folder]) assert.strictEqual(fs.statSync(dir).mode & 0o777, 0o700, dir)
+    for (const file of fs.readdirSync(folder)) {
+      assert.strictEqual(fs.statSync(nodePath.join(folder, file)).mode & 0o777, 0o600, file)
+    }
+  })
+})
+
+describe("an OpenAI-compatible server and no model named", () => {
+  let scope: Scope.CloseableScope
+  let emulator: Emulator.Handle
+
+  beforeAll(async () => {
+    scope = Effect.runSync(Scope.make())
+    emulator = await Effect.runPromise(Scope.extend(Emulator.start(), scope))
+    await Effect.runPromise(Emulator.simulate(emulator))
+  })
+
+  afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+
+  const server = () => ({
+    OPENAI_API_KEY: "sk-local",
+    OPENAI_BASE_URL: emulator.baseUrl("openai"),
+    TAVILY_BASE_URL: emulator.baseUrl("tavily")
+  })
+
+  it("the one model the server serves is used, and said", async () => {
+    const store = nodePath.join(sandbox, "server-model")
+    const ran = await cliAsync(
+      ["--no-clarify", "--store", store, "--out", nodePath.join(store, "r.md"), "What is X?"],
+      server()
+    )
+    assert.strictEqual(ran.code, 0, ran.stderr)
+    assert.include(ran.stderr, "Using simulated-model, the one model the server at")
+  })
+
+  it("several models: a usage error that names them and what to type", async () => {
+    await Effect.runPromise(
+      emulator.enqueue("openai.models", Emulator.json({ object: "list", data: [{ id: "qwen3" }, { id: "llama3" }] }))
+    )
+    const ran = await cliAsync(["--no-clarify", "--store", nodePath.join(sandbox, "several"), "What is X?"], server())
+    assert.strictEqual(ran.code, 2)
+    assert.match(ran.stderr, /serves 2 models \(qwen3, llama3\): name the model to use with --model openai:<name>/)
+    assert.notInclude(ran.stderr, "No language model is configured")
+    assert.notMatch(ran.stderr, stackTrace)
+  })
+})

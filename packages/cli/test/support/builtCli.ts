@@ -1,0 +1,73 @@
+/**
+ * The built `deep-research` command, spawned as a user (or an operator starting workers) would run it, for the
+ * cluster tests. The CLI runs `dist`: `npx tsc -b` first (the end-to-end tests check that it is fresh).
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as nodePath from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = fileURLToPath(new URL("../../../..", import.meta.url))
+export const bin = nodePath.join(root, "packages/cli/bin/deep-research.js")
+
+/** A temporary home and working folder, and an environment with nothing of the real one but `PATH`. */
+export interface Sandbox {
+  readonly dir: string
+  readonly env: Record<string, string>
+}
+
+export const sandbox = (env: Record<string, string> = {}): Sandbox => {
+  const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), "deep-research-cluster-"))
+  const home = nodePath.join(dir, "home")
+  fs.mkdirSync(home)
+  return {
+    dir,
+    env: {
+      PATH: process.env["PATH"] ?? "",
+      HOME: home,
+      DEEP_RESEARCH_HOME: nodePath.join(dir, "store"),
+      NO_COLOR: "1",
+      ...env
+    }
+  }
+}
+
+export interface Finished {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** A running CLI process, with what it has printed so far. */
+export interface Running {
+  readonly child: ChildProcess
+  readonly output: () => { readonly stdout: string; readonly stderr: string }
+  readonly done: Promise<Finished>
+}
+
+/** Starts the CLI. */
+export const start = (box: Sandbox, args: ReadonlyArray<string>, env: Record<string, string> = {}): Running => {
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd: box.dir,
+    env: { ...box.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let stdout = ""
+  let stderr = ""
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+  const done = new Promise<Finished>((resolve, reject) => {
+    child.on("error", reject)
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }))
+  })
+  return { child, output: () => ({ stdout, stderr }), done }
+}
+
+/** Runs the CLI to its end. */
+export const run = (box: Sandbox, args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Finished> =>
+  start(box, args, env).done
+
+export const describeRun = (result: Finished) =>
+  `exit ${result.code} (signal ${result.signal})\n--- stdout\n${result.stdout.slice(-3000)}\n--- stderr\n${result.stderr.slice(-3000)}`
