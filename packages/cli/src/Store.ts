@@ -1,12 +1,15 @@
 /**
- * The session store as the CLI opens it: the sessions folder under the store folder, the file store keeping the
- * environment's API keys out of every file, and the banner of simulated reports. Apart from `Wiring` so that the
- * commands that only read or delete sessions load no provider's SDK.
+ * The session store as the CLI opens it: the sessions folder under the store folder (or, with `--database` or
+ * `DEEP_RESEARCH_DATABASE_URL`, the PostgreSQL store of a cluster), keeping the environment's API keys out of what is
+ * written, and the banner of simulated reports. Apart from `Wiring` so that the commands that only read or delete
+ * sessions load no provider's SDK.
  */
 import { type SessionStore } from "@deep-research/core"
 import * as FileSessionStore from "@deep-research/providers/FileSessionStore"
-import type * as Layer from "effect/Layer"
-import type * as Redacted from "effect/Redacted"
+import * as PgSessionStore from "@deep-research/providers/PgSessionStore"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import * as nodePath from "node:path"
 import type * as CliConfig from "./CliConfig.js"
 
@@ -24,12 +27,43 @@ const secretsOf = (credentials: CliConfig.Credentials): ReadonlyArray<Redacted.R
     credentials.semanticScholarApiKey
   ].flatMap((key) => (key === undefined ? [] : [key]))
 
-/** The file session store in a folder, keeping the environment's keys out of every file. */
+/**
+ * The session store: PostgreSQL when the credentials name a database, else the file store in a folder; either keeps
+ * the environment's keys (and the database's URL) out of what it writes. `DatabaseUnavailable` when the database
+ * cannot be reached or prepared.
+ */
+export const storeLayerOrFail = (
+  directory: string,
+  credentials?: CliConfig.Credentials
+): Layer.Layer<SessionStore.SessionStore, PgSessionStore.DatabaseUnavailable> => {
+  const secrets = credentials === undefined ? [] : secretsOf(credentials)
+  const database = credentials?.databaseUrl
+  return database === undefined
+    ? FileSessionStore.layerNode({ directory, secrets })
+    : PgSessionStore.layerUrl(database, { secrets: [...secrets, database] })
+}
+
+/** `storeLayerOrFail` for callers that checked the database first (`checkDatabase`): losing it later is a defect. */
 export const storeLayer = (
   directory: string,
   credentials?: CliConfig.Credentials
-): Layer.Layer<SessionStore.SessionStore> =>
-  FileSessionStore.layerNode({ directory, secrets: credentials === undefined ? [] : secretsOf(credentials) })
+): Layer.Layer<SessionStore.SessionStore> => Layer.orDie(storeLayerOrFail(directory, credentials))
+
+/** Fails with a plain message when the credentials name a database that cannot be reached or prepared. */
+export const checkDatabase = (
+  credentials: CliConfig.Credentials
+): Effect.Effect<void, PgSessionStore.DatabaseUnavailable> =>
+  credentials.databaseUrl === undefined
+    ? Effect.void
+    : Effect.scoped(Layer.build(storeLayerOrFail("", credentials))).pipe(Effect.asVoid)
+
+/** Where the store keeps a session's artefact, for messages: a file, or a row of the database. */
+export const artefactPlace =
+  (directory: string, credentials?: CliConfig.Credentials) =>
+  (sessionId: string, name: string): string =>
+    credentials?.databaseUrl === undefined
+      ? nodePath.join(directory, sessionId, name)
+      : `${PgSessionStore.describeUrl(Redacted.value(credentials.databaseUrl))} (deep_research_artefacts: ${sessionId}, ${name})`
 
 /** The banner that opens every simulated report. */
 export const simulatedBanner =

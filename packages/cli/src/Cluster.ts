@@ -1,0 +1,186 @@
+/**
+ * Research sessions on `@effect/cluster`: a session is an entity addressed by its id, placed on one of the cluster's
+ * shards; the runner that holds the shard runs it (see `Worker.ts`). Messages to a session (`Run`, `Resume`) are
+ * persisted in PostgreSQL by the cluster's `SqlMessageStorage` before they are delivered, so when a runner dies its
+ * shards move to the others and the new owner receives the unanswered messages again: it resumes each session from its
+ * last checkpoint in the PostgreSQL session store, without redoing finished research units.
+ *
+ * The submitting side (`deep-research "<question>" --database URL`) joins as a client only: it sends `Run`, then
+ * follows the session's events and report from the store.
+ */
+import { Pipeline, ResearchConfig, type Session, SessionStore } from "@deep-research/core"
+import * as PgSessionStore from "@deep-research/providers/PgSessionStore"
+import * as ClusterSchema from "@effect/cluster/ClusterSchema"
+import * as Entity from "@effect/cluster/Entity"
+import * as RunnerAddress from "@effect/cluster/RunnerAddress"
+import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as Rpc from "@effect/rpc/Rpc"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+
+/** A research session as a cluster entity. */
+export const ResearchSession = Entity.make("ResearchSession", [
+  /** Researches the question, or continues the session when it was already started (after a runner died). */
+  Rpc.make("Run", {
+    payload: {
+      question: Schema.String,
+      config: ResearchConfig.ResearchConfig,
+      clarification: Schema.Literal("await", "proceed")
+    },
+    // One `Run` per session: sent twice, it is stored once.
+    primaryKey: () => "run"
+  }),
+  /** Continues a stored session, with the answer to its clarifying question when it waits for one. */
+  Rpc.make("Resume", {
+    payload: { answer: Schema.optional(Schema.String), request: Schema.String },
+    primaryKey: (payload) => payload.request
+  })
+]).annotateRpcs(ClusterSchema.Persisted, true)
+
+/**
+ * Timings for a research cluster: a runner that stops answering is noticed within seconds, and its shards are free
+ * once its locks lapse (at once with advisory locks, which go with its connection).
+ */
+export const shardingConfig = (options: {
+  readonly advisoryLocks: boolean
+}): Partial<ShardingConfig.ShardingConfig["Type"]> => ({
+  // With advisory locks a dead runner's shards are free as soon as its connection drops; the lock table's locks
+  // lapse on expiry, and its slower writes (one backend shared by every runner) need the longer interval.
+  shardLockRefreshInterval: Duration.seconds(options.advisoryLocks ? 2 : 5),
+  shardLockExpiration: Duration.seconds(options.advisoryLocks ? 8 : 20),
+  shardLockDisableAdvisory: !options.advisoryLocks,
+  runnerHealthCheckInterval: Duration.seconds(2),
+  refreshAssignmentsInterval: Duration.seconds(1),
+  entityMessagePollInterval: Duration.seconds(1),
+  entityReplyPollInterval: Duration.seconds(1),
+  sendRetryInterval: Duration.millis(500),
+  // A research session runs for minutes: it is not an idle entity.
+  entityMaxIdleTime: Duration.minutes(10),
+  entityTerminationTimeout: Duration.seconds(10)
+})
+
+/**
+ * Whether shard locks are PostgreSQL advisory locks (the default). `DEEP_RESEARCH_SHARD_LOCKS=table` uses the
+ * cluster's lock table with expiry instead, for a database that serves every connection from one backend (PGlite),
+ * where advisory locks cannot tell connections apart.
+ */
+export const advisoryLocksFromEnv = (env: Record<string, string | undefined>): boolean =>
+  env["DEEP_RESEARCH_SHARD_LOCKS"] !== "table"
+
+/** The database client of a cluster member; `DatabaseUnavailable` when it cannot be reached. */
+export const sqlLayer = (url: Redacted.Redacted<string>) => PgSessionStore.clientLayer(url, { maxConnections: 10 })
+
+/** A member of the cluster that sends to sessions but runs none. */
+export const clientLayer = (url: Redacted.Redacted<string>, advisoryLocks: boolean) =>
+  NodeClusterSocket.layer({
+    clientOnly: true,
+    storage: "sql",
+    shardingConfig: shardingConfig({ advisoryLocks })
+  }).pipe(Layer.provide(sqlLayer(url)))
+
+/** A runner at an address other runners and clients can reach. */
+export const runnerShardingLayer = (
+  url: Redacted.Redacted<string>,
+  address: { readonly host: string; readonly port: number; readonly listenHost: string },
+  advisoryLocks: boolean
+) =>
+  NodeClusterSocket.layer({
+    storage: "sql",
+    shardingConfig: {
+      ...shardingConfig({ advisoryLocks }),
+      runnerAddress: Option.some(RunnerAddress.make(address.host, address.port)),
+      runnerListenAddress: Option.some(RunnerAddress.make(address.listenHost, address.port))
+    }
+  }).pipe(Layer.provide(sqlLayer(url)))
+
+/**
+ * A session the cluster leaves alone. Not `cancelled`: on a cluster that is what a session interrupted by its runner's
+ * shutdown or a shard's move is left as, and the shard's next owner resumes it.
+ */
+const terminal: ReadonlySet<Session.Session["status"]> = new Set(["completed", "awaiting_clarification", "failed"])
+
+/** Whether a session has stopped: done, waiting for an answer, or failed. */
+export const isSettled = (session: Session.Session): boolean => terminal.has(session.status)
+
+/**
+ * What a runner does with `Run`: a session not yet in the store is started; one that is there and still running (its
+ * runner died) or cancelled (its runner stopped, or its shard moved) is resumed from its last checkpoint; one that has
+ * settled (completed, waiting for an answer, failed) is left as it is.
+ */
+export const runSession = (
+  sessionId: string,
+  payload: {
+    readonly question: string
+    readonly config: ResearchConfig.ResearchConfig
+    readonly clarification: "await" | "proceed"
+  }
+) =>
+  Effect.gen(function* () {
+    const store = yield* SessionStore.SessionStore
+    const existing = yield* Effect.either(store.load(sessionId))
+    if (Either.isRight(existing)) {
+      if (isSettled(existing.right)) return existing.right
+      yield* Effect.logInfo(`cluster: session ${sessionId} running (resumed from its last checkpoint)`)
+      return yield* Pipeline.resume(sessionId)
+    }
+    if (existing.left._tag !== "SessionNotFound") return yield* existing.left
+    yield* Effect.logInfo(`cluster: session ${sessionId} running`)
+    return yield* Pipeline.research(payload.question, {
+      sessionId,
+      config: payload.config,
+      clarification: payload.clarification
+    })
+  }).pipe(
+    Effect.tap((session) => Effect.logInfo(`cluster: session ${sessionId} settled ${session.status}`)),
+    Effect.onInterrupt(() => Effect.logInfo(`cluster: session ${sessionId} stopped`)),
+    Effect.asVoid,
+    // A session that fails is marked failed in the store by the pipeline; the message is answered all the same, so
+    // that the cluster does not deliver it again.
+    Effect.catchAll((error) => Effect.logWarning(`session ${sessionId}: ${error.message}`)),
+    Effect.annotateLogs("session", sessionId)
+  )
+
+/** What a runner does with `Resume`. */
+export const resumeSession = (sessionId: string, answer: string | undefined) =>
+  Pipeline.resume(sessionId, { answer }).pipe(
+    Effect.asVoid,
+    Effect.catchAll((error) => Effect.logWarning(`session ${sessionId}: ${error.message}`)),
+    Effect.annotateLogs("session", sessionId)
+  )
+
+/** The entity's handlers, over the research services in context. */
+export const entityLayer = ResearchSession.toLayer(
+  Effect.map(Effect.context<Pipeline.Requirements>(), (context) =>
+    ResearchSession.of({
+      Run: (envelope) => Effect.provide(runSession(envelope.address.entityId, envelope.payload), context),
+      Resume: (envelope) => Effect.provide(resumeSession(envelope.address.entityId, envelope.payload.answer), context)
+    })
+  ),
+  // Messages to one session are handled one at a time; sessions run side by side.
+  { maxIdleTime: Duration.minutes(10) }
+)
+
+/** Sends `Run` for a new session; returns at once (the message is persisted before this returns). */
+export const submit = (
+  sessionId: string,
+  question: string,
+  config: ResearchConfig.ResearchConfig,
+  clarification: "await" | "proceed"
+) =>
+  Effect.gen(function* () {
+    const client = yield* ResearchSession.client
+    yield* client(sessionId).Run({ question, config, clarification }, { discard: true })
+  })
+
+/** Sends `Resume` to a stored session. */
+export const resume = (sessionId: string, answer: string | undefined, request: string) =>
+  Effect.gen(function* () {
+    const client = yield* ResearchSession.client
+    yield* client(sessionId).Resume(answer === undefined ? { request } : { answer, request }, { discard: true })
+  })

@@ -1,0 +1,147 @@
+/**
+ * `deep-research "<question>" --database URL` and `deep-research resume <id> --database URL`: the session is sent to
+ * the cluster (whichever runner holds its shard runs it), and this process follows its progress and report from the
+ * PostgreSQL store; `--detach` prints the session's id and returns at once. Stopping this process (Ctrl-C) stops
+ * only the following: the session runs on.
+ */
+import { Pipeline, type ResearchEvents, type Session, SessionStore } from "@deep-research/core"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
+import * as nodePath from "node:path"
+import { randomUUID } from "node:crypto"
+import * as Cluster from "./Cluster.js"
+import type * as CliConfig from "./CliConfig.js"
+import * as Progress from "./Progress.js"
+import * as Store from "./Store.js"
+import type { Refusal } from "./Worker.js"
+
+const sink: Progress.Sink = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  width: () => process.stderr.columns ?? 100
+}
+
+const say = (resolved: CliConfig.Resolved, text: string) =>
+  Effect.sync(() => (resolved.json ? process.stderr : process.stdout).write(`${text}\n`))
+
+/** The store and a cluster client, over the database of the configuration. */
+const connect = (resolved: CliConfig.Resolved) =>
+  Effect.gen(function* () {
+    const url = resolved.credentials.databaseUrl
+    if (url === undefined) return yield* Effect.fail<Refusal>({ code: 2, message: "no database was given" })
+    yield* Effect.mapError(Store.checkDatabase(resolved.credentials), (error) => ({ code: 2, message: error.message }))
+    return Layer.merge(
+      Store.storeLayer(Store.sessionsDirectory(resolved), resolved.credentials),
+      Cluster.clientLayer(url, Cluster.advisoryLocksFromEnv(process.env))
+    ).pipe(Layer.mapError((error): Refusal => ({ code: 2, message: `cannot join the cluster: ${error.message}` })))
+  })
+
+/**
+ * Renders the session's events as the store receives them, until the session settles after `since` (its checkpoint
+ * time when it was sent); returns it. The log is read from `from` on, and from where it was last read, so each event
+ * is shown once.
+ */
+export const follow = (sessionId: string, renderer: Progress.Renderer, since = 0, from = 0) =>
+  Effect.gen(function* () {
+    const store = yield* SessionStore.SessionStore
+    let shown = from
+    const step = Effect.gen(function* () {
+      const events: ReadonlyArray<ResearchEvents.ResearchEvent> = yield* store
+        .events(sessionId)
+        .pipe(Effect.catchTag("SessionNotFound", () => Effect.succeed([])))
+      for (const event of events.slice(shown)) renderer.onEvent(event)
+      shown = Math.max(shown, events.length)
+      const session = yield* store.load(sessionId).pipe(Effect.option)
+      return session._tag === "Some" && session.value.updatedAt > since && Cluster.isSettled(session.value)
+        ? session.value
+        : undefined
+    })
+    let settled = yield* step
+    // Said once, when nothing has come of the session for a while: most likely no worker is running.
+    let polls = 0
+    while (settled === undefined) {
+      yield* Effect.sleep("300 millis")
+      settled = yield* step
+      polls++
+      if (polls === 50 && shown === from) {
+        renderer.log(
+          `Nothing from session ${sessionId} after 15 s: is a deep-research worker running on this database? ` +
+            "The session waits in the database until one is."
+        )
+      }
+    }
+    // One last read: the events written with the final checkpoint.
+    yield* step
+    renderer.finish()
+    return settled
+  })
+
+const conclude = (resolved: CliConfig.Resolved, session: Session.Session | undefined, resumeHint: string) =>
+  Effect.gen(function* () {
+    if (session === undefined) return yield* Effect.fail<Refusal>({ code: 1, message: "the session was lost" })
+    if (session.status === "awaiting_clarification") {
+      const question = session.clarification?.decision.question ?? ""
+      return yield* say(
+        resolved,
+        `The question needs clarification: ${question}\nAnswer it with: ${resumeHint} --answer "..."`
+      )
+    }
+    if (session.status !== "completed" || session.report === undefined) {
+      return yield* Effect.fail<Refusal>({
+        code: 1,
+        message: `Research ${session.status}: ${session.error ?? "no report"}\nResume it with: ${resumeHint}`
+      })
+    }
+    const out = nodePath.resolve(resolved.out ?? `deep-research-${session.id}.md`)
+    const markdown = resolved.simulate ? Store.markSimulated(session.report.markdown) : session.report.markdown
+    yield* Effect.try({
+      try: () => fs.writeFileSync(out, markdown),
+      catch: (error): Refusal => ({ code: 1, message: `cannot write the report to ${out}: ${String(error)}` })
+    })
+    yield* say(resolved, `Report: ${out}`)
+  })
+
+/** A cluster or store error, as a message and an exit code. */
+const toRefusal = (error: Refusal | { readonly _tag: string; readonly message: string }): Refusal =>
+  "code" in error ? error : { code: error._tag === "InvalidInput" ? 2 : 1, message: `${error._tag}: ${error.message}` }
+
+const rendererOf = (resolved: CliConfig.Resolved) =>
+  Progress.makeRenderer(resolved.json ? "json" : process.stderr.isTTY ? "live" : "plain", sink)
+
+/** Sends a new session to the cluster and follows it (or, detached, prints its id). */
+export const submit = (resolved: CliConfig.Resolved, question: string, options: { readonly detach: boolean }) =>
+  Effect.gen(function* () {
+    const layer = yield* connect(resolved)
+    const sessionId = yield* Pipeline.newSessionId
+    const hint = `deep-research resume ${sessionId} --database URL`
+    yield* Effect.gen(function* () {
+      yield* Cluster.submit(sessionId, question, resolved.research, resolved.askClarification ? "await" : "proceed")
+      if (options.detach) return yield* Effect.sync(() => process.stdout.write(`${sessionId}\n`))
+      if (!resolved.json) yield* say(resolved, `Session ${sessionId} sent to the cluster; following it.`)
+      const session = yield* follow(sessionId, rendererOf(resolved))
+      yield* conclude(resolved, session, hint)
+    }).pipe(Effect.mapError(toRefusal), Effect.provide(layer), Effect.scoped)
+  })
+
+/** Sends `Resume` (with the answer, if any) to a stored session and follows it. */
+export const resume = (resolved: CliConfig.Resolved, sessionId: string, answer: string | undefined) =>
+  Effect.gen(function* () {
+    const layer = yield* connect(resolved)
+    yield* Effect.gen(function* () {
+      const store = yield* SessionStore.SessionStore
+      // A mistyped id is refused here, before anything is sent for it.
+      const stored = yield* store.load(sessionId).pipe(
+        Effect.mapError((error): Refusal => ({
+          code: error._tag === "SessionNotFound" ? 2 : 1,
+          message: error.message
+        }))
+      )
+      const hint = `deep-research resume ${sessionId} --database URL`
+      if (stored.status === "completed") return yield* conclude(resolved, stored, hint)
+      const seen = (yield* Effect.orElseSucceed(store.events(sessionId), () => [])).length
+      yield* Cluster.resume(sessionId, answer, randomUUID())
+      const session = yield* follow(sessionId, rendererOf(resolved), stored.updatedAt, seen)
+      yield* conclude(resolved, session, hint)
+    }).pipe(Effect.mapError(toRefusal), Effect.provide(layer), Effect.scoped)
+  })

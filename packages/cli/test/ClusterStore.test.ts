@@ -1,0 +1,97 @@
+/**
+ * The commands that read and act on sessions (list, show, evaluate, delete) with `--database`: they go through the
+ * PostgreSQL store, never the files. The database is a real PostgreSQL server when DEEP_RESEARCH_TEST_DATABASE_URL is
+ * set, else PGlite served over the wire protocol in this process.
+ */
+import { Session, SessionStore } from "@deep-research/core"
+import { FileSessionStore, PgSessionStore } from "@deep-research/providers"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import * as nodePath from "node:path"
+import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
+import { describeRun, run, sandbox } from "./support/builtCli.js"
+
+const fileScope = Effect.runSync(Scope.make())
+let database: PgDatabase.TestDatabase | undefined
+
+beforeAll(async () => {
+  database = await Effect.runPromise(Scope.extend(PgDatabase.make, fileScope))
+}, 60_000)
+
+afterAll(() => Effect.runPromise(Scope.close(fileScope, Exit.void)))
+
+const url = () => {
+  if (database === undefined) throw new Error("the test database did not start")
+  return database.url
+}
+
+/** Runs `f` with the PostgreSQL store of the test database, as a library user would open it. */
+const withPg = <A, E>(f: (store: SessionStore.Service) => Effect.Effect<A, E>) =>
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.flatMap(Layer.build(PgSessionStore.layerUrl(Redacted.make(url()))), (context) =>
+        f(Context.get(context, SessionStore.SessionStore))
+      )
+    )
+  )
+
+describe("deep-research with --database", () => {
+  it("list, show, evaluate and delete act on the sessions in the database", async () => {
+    // A real session, made by a simulated run in a folder, then put in the database.
+    const box = sandbox()
+    const made = await run(box, ["--simulate", "--no-clarify", "--json", "How do heat pumps work?"])
+    assert.strictEqual(made.code, 0, describeRun(made))
+    const files = FileSessionStore.layerNode({ directory: nodePath.join(box.dir, "store", "sessions") })
+    const [session] = await Effect.runPromise(
+      Effect.flatMap(SessionStore.SessionStore, (store) =>
+        Effect.flatMap(store.list, (list) => Effect.forEach(list, (summary) => store.load(summary.id)))
+      ).pipe(Effect.provide(files))
+    )
+    if (session === undefined) return assert.fail("the simulated run saved no session")
+    await withPg((store) => store.save(session))
+
+    // Without --database the files are used: an empty folder here.
+    const elsewhere = sandbox()
+    const listedFiles = await run(elsewhere, ["list", "--json"])
+    assert.notInclude(listedFiles.stdout, session.id)
+
+    const listed = await run(elsewhere, ["list", "--json", "--database", url()])
+    assert.strictEqual(listed.code, 0, describeRun(listed))
+    assert.include(listed.stdout, session.id)
+    const shown = await run(elsewhere, ["show", session.id, "--database", url()])
+    assert.strictEqual(shown.code, 0, describeRun(shown))
+    assert.include(shown.stdout, session.report?.markdown.slice(0, 60) ?? "no report")
+
+    const evaluated = await run(elsewhere, ["evaluate", session.id, "--simulate"], {
+      DEEP_RESEARCH_DATABASE_URL: url()
+    })
+    assert.strictEqual(evaluated.code, 0, describeRun(evaluated))
+    assert.include(evaluated.stdout, "deep_research_artefacts")
+    const kept = await withPg((store) => store.artefact(session.id, "evaluation.json"))
+    assert.isTrue(Option.isSome(kept))
+    assert.include(
+      Option.getOrElse(kept, () => ""),
+      session.id
+    )
+
+    const deleted = await run(elsewhere, ["delete", session.id, "--database", url()])
+    assert.strictEqual(deleted.code, 0, describeRun(deleted))
+    const gone = await withPg((store) => Effect.flip(store.load(session.id)))
+    assert.strictEqual(gone._tag, "SessionNotFound")
+    assert.strictEqual(Session.currentVersion, session.version)
+  })
+
+  it("an unreachable database is one clear line and exit 2, without the password", async () => {
+    const box = sandbox()
+    const listed = await run(box, ["list", "--database", "postgres://someone:hunter22@127.0.0.1:1/nowhere"])
+    assert.strictEqual(listed.code, 2, describeRun(listed))
+    assert.include(listed.stderr, "cannot use the PostgreSQL database at postgres://someone@127.0.0.1:1/nowhere")
+    assert.notInclude(listed.stderr + listed.stdout, "hunter22")
+  })
+})
