@@ -9,7 +9,11 @@ export const shared: ViteUserConfig = {
     alias: [
       { find: /^@deep-research\/([a-z]+)\/testing$/, replacement: `${packagesDir}/$1/src/testing/index.ts` },
       { find: /^@deep-research\/([a-z]+)$/, replacement: `${packagesDir}/$1/src/index.ts` },
-      { find: /^@deep-research\/([a-z]+)\/([A-Z][A-Za-z]*)$/, replacement: `${packagesDir}/$1/src/$2.ts` }
+      { find: /^@deep-research\/([a-z]+)\/([A-Z][A-Za-z]*)$/, replacement: `${packagesDir}/$1/src/$2.ts` },
+      {
+        find: /^@deep-research\/([a-z]+)\/phases\/([A-Z][A-Za-z]*)$/,
+        replacement: `${packagesDir}/$1/src/phases/$2.ts`
+      }
     ]
   },
   test: {

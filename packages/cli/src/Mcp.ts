@@ -3,15 +3,7 @@
  * clients poll its status and progress, read the report, answer a clarification question, cancel, list and
  * evaluate. It shares the session store with the CLI.
  */
-import {
-  Pipeline,
-  ResearchConfig,
-  ResearchEvents,
-  Session,
-  SessionLimit,
-  SessionStore,
-  Tool
-} from "@deep-research/core"
+import { Tool } from "@deep-research/core"
 import { Evaluation as EvaluationResult } from "@deep-research/evaluation"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
@@ -22,19 +14,13 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
-import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
-import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import type * as CliConfig from "./CliConfig.js"
 import * as Evaluation from "./Evaluation.js"
-import * as Logging from "./internal/logging.js"
-import * as Progress from "./Progress.js"
-import * as Store from "./Store.js"
+import * as Runs from "./Runs.js"
+import * as RunSchema from "./RunSchema.js"
 import { version } from "./version.js"
-import * as Wiring from "./Wiring.js"
 
 // =============================================================================
 // Tool arguments
@@ -44,28 +30,21 @@ const SessionIdArgs = Schema.Struct({
   sessionId: Schema.String.annotations({ description: "The id start_research returned" })
 })
 
+/** Text that is trimmed as the CLI trims it (an MCP client's trailing newline is no error), and not empty. */
+const trimmedText = (description: string) =>
+  Schema.String.annotations({ description }).pipe(
+    Schema.compose(Schema.Trim),
+    Schema.minLength(1, { message: () => "must not be empty" })
+  )
+
 const StartArgs = Schema.Struct({
-  question: Schema.NonEmptyTrimmedString.annotations({ description: "What to research, in any language" }),
-  maxRounds: Schema.optional(Schema.Int.pipe(Schema.positive())).annotations({
-    description: "Supervision rounds at most (default 6)"
-  }),
-  concurrency: Schema.optional(Schema.Int.pipe(Schema.positive())).annotations({
-    description: "Researchers at once at most (default 5)"
-  }),
-  maxToolCalls: Schema.optional(Schema.Int.pipe(Schema.positive())).annotations({
-    description: "Search and extract calls per researcher (default 10)"
-  }),
-  budgetTokens: Schema.optional(Schema.Int.pipe(Schema.positive())),
-  budgetUsd: Schema.optional(Schema.Number.pipe(Schema.positive())),
-  allowClarification: Schema.optional(Schema.Boolean).annotations({
-    description:
-      "Run the clarification phase first; when the question needs it, the session waits for answer_clarification (default true)"
-  })
+  question: trimmedText("What to research, in any language"),
+  ...RunSchema.StartOptions.fields
 })
 
 const AnswerArgs = Schema.Struct({
   sessionId: Schema.String,
-  answer: Schema.NonEmptyTrimmedString.annotations({ description: "The answer to the clarification question" })
+  answer: trimmedText("The answer to the clarification question")
 })
 
 const NoArgs = Schema.Struct({})
@@ -123,210 +102,70 @@ const decodeArgs = <A, I>(schema: Schema.Schema<A, I>, args: unknown): Either.Ei
     ParseResult.TreeFormatter.formatErrorSync(error)
   )
 
+/** A tool's answer from an effect: its value as the tool says it, or its error's message. */
+const answer = <A, E>(effect: Effect.Effect<A, E>, onSuccess: (a: A) => Content): Promise<Content> =>
+  Effect.runPromiseExit(effect).then((exit) =>
+    Exit.match(exit, {
+      onSuccess,
+      onFailure: (cause) => {
+        const error = Cause.squash(cause)
+        return failure(error instanceof Error ? error.message : String(error))
+      }
+    })
+  )
+
+/** A handler that decodes its arguments first. */
+const withArgs =
+  <A, I>(schema: Schema.Schema<A, I>, f: (args: A) => Promise<Content>) =>
+  async (args: unknown): Promise<Content> => {
+    const decoded = decodeArgs(schema, args)
+    return Either.isLeft(decoded) ? failure(`Invalid arguments:\n${decoded.left}`) : f(decoded.right)
+  }
+
+const handlersOf = (runs: Runs.Runs): Record<string, (args: unknown) => Promise<Content>> => ({
+  start_research: withArgs(StartArgs, ({ question, ...options }) => answer(runs.start(question, options), json)),
+  get_status: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.status(sessionId), json)),
+  get_report: withArgs(SessionIdArgs, ({ sessionId }) =>
+    answer(runs.load(sessionId), (session) =>
+      session.report === undefined
+        ? failure(`The session ${session.id} has no report yet (status ${session.status}).`)
+        : text(session.report.markdown)
+    )
+  ),
+  list_sessions: () => answer(runs.list, json),
+  answer_clarification: withArgs(AnswerArgs, ({ answer: reply, sessionId }) =>
+    answer(runs.answer(sessionId, reply), json)
+  ),
+  cancel_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.cancel(sessionId), json)),
+  evaluate_report: withArgs(SessionIdArgs, ({ sessionId }) =>
+    answer(runs.evaluate(sessionId), ({ evaluation, file }) =>
+      text(
+        [
+          Evaluation.format(evaluation),
+          "",
+          `Stored in ${file}`,
+          "",
+          JSON.stringify(Schema.encodeSync(EvaluationResult.Evaluation)(evaluation))
+        ].join("\n")
+      )
+    )
+  )
+})
+
 /** Runs the MCP server over a transport until it closes. */
 export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
   Effect.gen(function* () {
-    // One runtime for the server's life: every session shares the resilience state, the store and the event stream.
-    // Its log lines go to stderr, since stdout carries the protocol.
-    // With --max-sessions, runs beyond the limit wait for a slot (get_status says queued until theirs starts).
-    const limit =
-      resolved.maxSessions === undefined ? Layer.empty : Layer.orDie(SessionLimit.layer(resolved.maxSessions))
-    const runtime = ManagedRuntime.make(Layer.mergeAll(Wiring.layer(resolved), Logging.stderrLogger, limit))
-    yield* Effect.addFinalizer(() => runtime.disposeEffect)
-    // Built before serving, so that a configuration the providers refuse fails the command instead of every call.
-    yield* runtime.runtimeEffect
-    // The runs of this server still going, with the question of each it started (a queued run has no stored session).
-    const runs = new Map<
-      string,
-      {
-        readonly fiber: Fiber.RuntimeFiber<Session.Session, unknown>
-        readonly question: { readonly query: string; readonly at: number } | undefined
-      }
-    >()
-    const wouldWait = Effect.flatMap(Effect.serviceOption(SessionLimit.SessionLimit), (limit) =>
-      Option.isNone(limit) ? Effect.succeed(false) : limit.value.wouldWait
-    )
-    const progress = new Map<string, Progress.State>()
-
-    // A progress view per session, kept from the shared event stream for as long as the server runs.
-    const watcher = runtime.runFork(
-      Effect.scoped(
-        Effect.gen(function* () {
-          const events = yield* ResearchEvents.ResearchEvents
-          const queue = yield* events.subscribe
-          return yield* Queue.take(queue).pipe(
-            Effect.tap((event) =>
-              Effect.sync(() => {
-                if (event.sessionId === undefined) return
-                progress.set(event.sessionId, Progress.reduce(progress.get(event.sessionId) ?? Progress.initial, event))
-              })
-            ),
-            Effect.forever
-          )
-        })
-      )
-    )
-    yield* Effect.addFinalizer(() => Fiber.interrupt(watcher))
-
-    const background = (
-      sessionId: string,
-      effect: Effect.Effect<Session.Session, unknown, Wiring.Services>,
-      question?: string
-    ) => {
-      const fiber = runtime.runFork(effect)
-      runs.set(sessionId, { fiber, question: question === undefined ? undefined : { query: question, at: Date.now() } })
-      fiber.addObserver(() => {
-        if (runs.get(sessionId)?.fiber === fiber) runs.delete(sessionId)
-      })
-    }
-
-    const withStore = <A, E>(f: (store: SessionStore.Service) => Effect.Effect<A, E>) =>
-      runtime.runPromiseExit(Effect.flatMap(SessionStore.SessionStore, f))
-
-    const fromExit = <A>(exit: Exit.Exit<A, unknown>, onSuccess: (a: A) => Content): Content =>
-      Exit.match(exit, {
-        onSuccess,
-        onFailure: (cause) => {
-          const error = Cause.squash(cause)
-          return failure(error instanceof Error ? error.message : String(error))
-        }
-      })
-
-    const handlers: Record<string, (args: unknown) => Promise<Content>> = {
-      start_research: async (args) => {
-        const decoded = decodeArgs(StartArgs, args)
-        if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
-        const a = decoded.right
-        const config = Schema.decodeUnknownEither(ResearchConfig.ResearchConfig)({
-          ...Schema.encodeSync(ResearchConfig.ResearchConfig)(resolved.research),
-          ...(a.maxRounds !== undefined ? { maxSupervisionRounds: a.maxRounds } : {}),
-          ...(a.concurrency !== undefined ? { maxConcurrentResearchUnits: a.concurrency } : {}),
-          ...(a.maxToolCalls !== undefined ? { researcherMaxToolCalls: a.maxToolCalls } : {}),
-          ...(a.allowClarification !== undefined ? { allowClarification: a.allowClarification } : {}),
-          budget: {
-            ...Schema.encodeSync(ResearchConfig.Budget)(resolved.research.budget),
-            ...(a.budgetTokens !== undefined ? { maxTokens: a.budgetTokens } : {}),
-            ...(a.budgetUsd !== undefined ? { maxUsd: a.budgetUsd } : {})
-          }
-        })
-        if (Either.isLeft(config)) return failure(ParseResult.TreeFormatter.formatErrorSync(config.left))
-        const sessionId = await runtime.runPromise(Pipeline.newSessionId)
-        const queued = await runtime.runPromise(wouldWait)
-        background(
-          sessionId,
-          Pipeline.research(a.question, {
-            config: config.right,
-            sessionId,
-            clarification: resolved.askClarification ? "await" : "proceed"
-          }),
-          a.question
-        )
-        return json({ sessionId, status: queued ? "queued" : "running" })
-      },
-      get_status: async (args) => {
-        const decoded = decodeArgs(SessionIdArgs, args)
-        if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
-        const { sessionId } = decoded.right
-        const exit = await withStore((store) => Effect.option(store.load(sessionId)))
-        const stored = Exit.isSuccess(exit) && exit.value._tag === "Some" ? exit.value.value : undefined
-        const live = progress.get(sessionId)
-        const running = runs.has(sessionId)
-        if (stored === undefined && live === undefined && !running) return failure(`No session with id ${sessionId}`)
-        return json({
-          sessionId,
-          // While the run's fiber lives the stored status may still be the previous one (an answered question).
-          status: running
-            ? resolved.maxSessions !== undefined && live === undefined && stored === undefined
-              ? "queued"
-              : "running"
-            : (stored?.status ?? "running"),
-          running,
-          phase: live?.phase ?? "starting",
-          round: live?.round ?? stored?.rounds.length ?? 0,
-          researchers: live === undefined ? [] : [...live.researchers.entries()].map(([id, r]) => ({ id, ...r })),
-          sources: stored?.sources.length ?? live?.sources ?? 0,
-          tokens: live?.tokens ?? stored?.usage.reduce((n, r) => n + r.inputTokens + r.outputTokens, 0) ?? 0,
-          costUsd: live?.costUsd ?? stored?.usage.reduce((n, r) => n + r.costUsd, 0) ?? 0,
-          clarificationQuestion:
-            !running && stored?.status === "awaiting_clarification"
-              ? stored.clarification?.decision.question
-              : undefined,
-          error: stored?.error?.message,
-          reportReady: stored?.report !== undefined
-        })
-      },
-      get_report: async (args) => {
-        const decoded = decodeArgs(SessionIdArgs, args)
-        if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
-        const exit = await withStore((store) => store.load(decoded.right.sessionId))
-        return fromExit(exit, (session) =>
-          session.report === undefined
-            ? failure(`The session ${session.id} has no report yet (status ${session.status}).`)
-            : text(session.report.markdown)
-        )
-      },
-      list_sessions: async () =>
-        fromExit(await withStore((store) => store.list), (list) => {
-          // Runs still waiting for a slot have no stored session yet; they are listed as queued.
-          const stored = new Set(list.map((summary) => summary.id))
-          const queued = [...runs.entries()].flatMap(([id, run]) =>
-            run.question === undefined || stored.has(id)
-              ? []
-              : [{ id, status: "queued", query: run.question.query, createdAt: run.question.at, costUsd: 0 }]
-          )
-          return json([...queued, ...list])
-        }),
-      answer_clarification: async (args) => {
-        const decoded = decodeArgs(AnswerArgs, args)
-        if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
-        const { answer, sessionId } = decoded.right
-        if (runs.has(sessionId)) return failure(`The session ${sessionId} is still running.`)
-        const exit = await withStore((store) => store.load(sessionId))
-        if (Exit.isFailure(exit)) return fromExit(exit, () => text(""))
-        if (exit.value.status !== "awaiting_clarification") {
-          return failure(`The session ${sessionId} is not waiting for an answer (status ${exit.value.status}).`)
-        }
-        const queued = await runtime.runPromise(wouldWait)
-        background(sessionId, Pipeline.resume(sessionId, { answer }))
-        return json({ sessionId, status: queued ? "queued" : "running" })
-      },
-      cancel_research: async (args) => {
-        const decoded = decodeArgs(SessionIdArgs, args)
-        if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
-        const { sessionId } = decoded.right
-        const run = runs.get(sessionId)
-        if (run === undefined) return failure(`The session ${sessionId} is not running.`)
-        // The run saves itself as cancelled when interrupted; its work so far stays in the store, resumable.
-        await runtime.runPromise(Fiber.interrupt(run.fiber))
-        const exit = await withStore((store) => store.load(sessionId))
-        return fromExit(exit, (session) => json({ sessionId, status: session.status }))
-      },
-      evaluate_report: async (args) => {
-        const decoded = decodeArgs(SessionIdArgs, args)
-        if (Either.isLeft(decoded)) return failure(`Invalid arguments:\n${decoded.left}`)
-        const exit = await runtime.runPromiseExit(
-          Evaluation.evaluateStored(Store.sessionsDirectory(resolved), decoded.right.sessionId)
-        )
-        return fromExit(exit, ({ evaluation, file }) =>
-          text(
-            [
-              Evaluation.format(evaluation),
-              "",
-              `Stored in ${file}`,
-              "",
-              JSON.stringify(Schema.encodeSync(EvaluationResult.Evaluation)(evaluation))
-            ].join("\n")
-          )
-        )
-      }
-    }
+    // The runs share one runtime for the server's life; its log lines go to stderr, since stdout carries the
+    // protocol. Built before serving, so that a configuration the providers refuse fails the command.
+    const runs = yield* Runs.make(resolved)
+    const handlers = handlersOf(runs)
 
     const server = new Server({ name: "deep-research", version }, { capabilities: { tools: {} } })
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: tools.map((t) => ({
         name: t.name,
         description: t.description,
-        inputSchema: { type: "object" as const, ...t.inputSchema }
+        inputSchema: t.inputSchema
       }))
     }))
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
@@ -343,7 +182,6 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
     }).pipe(Effect.fork)
     yield* Effect.promise(() => server.connect(transport))
     yield* Fiber.join(closed)
-    for (const run of runs.values()) yield* Fiber.interrupt(run.fiber)
   }).pipe(Effect.scoped)
 
 /** The MCP server on this process's stdin and stdout, until the client closes stdin. */

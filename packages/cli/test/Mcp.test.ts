@@ -76,6 +76,20 @@ describe("the MCP server", () => {
     })
   )
 
+  it.scopedLive(
+    "a question with a trailing newline is trimmed as the CLI trims it, not refused with a schema dump",
+    () =>
+      Effect.gen(function* () {
+        const mcp = yield* connected({})
+        const started = Schema.decodeUnknownSync(Started)(
+          yield* mcp.call("start_research", { question: "  How do tides work?\n" })
+        )
+        assert.strictEqual(started.status, "running")
+        const listed = Schema.decodeUnknownSync(Listed)(yield* mcp.call("list_sessions", {}))
+        assert.strictEqual(listed.find((summary) => summary.id === started.sessionId)?.query, "How do tides work?")
+      })
+  )
+
   it.effect("--max-sessions must be a positive integer, from the flag, the environment or the config file", () =>
     Effect.sync(() => {
       const flag = CliConfig.resolve({ simulate: true, maxSessions: 0 }, {}, undefined)

@@ -1,0 +1,76 @@
+/**
+ * The shapes of hosted runs as clients see them, shared by the MCP server, the HTTP API and its typed client. Apart
+ * from `Runs` so that a client loads none of the research wiring.
+ */
+import * as Schema from "effect/Schema"
+
+const positiveInt = Schema.Int.pipe(Schema.positive())
+
+/** What a client may choose for one run; everything else comes from the server's configuration. */
+export const StartOptions = Schema.Struct({
+  maxRounds: Schema.optional(positiveInt).annotations({ description: "Supervision rounds at most (default 6)" }),
+  concurrency: Schema.optional(positiveInt).annotations({ description: "Researchers at once at most (default 5)" }),
+  maxToolCalls: Schema.optional(positiveInt).annotations({
+    description: "Search and extract calls per researcher (default 10)"
+  }),
+  budgetTokens: Schema.optional(positiveInt).annotations({ description: "Stop research at this many tokens" }),
+  budgetUsd: Schema.optional(Schema.Number.pipe(Schema.positive())).annotations({
+    description: "Stop research at this cost in USD"
+  }),
+  allowClarification: Schema.optional(Schema.Boolean).annotations({
+    description:
+      "Run the clarification phase first; when the question needs it, the session waits for an answer (default true)"
+  })
+})
+export type StartOptions = typeof StartOptions.Type
+
+/** Where a run stands right after it was started, answered or resumed. */
+export const Started = Schema.Struct({
+  sessionId: Schema.String,
+  status: Schema.Literal("queued", "running")
+})
+export type Started = typeof Started.Type
+
+/** One researcher of the current round. */
+export const ResearcherStatus = Schema.Struct({
+  id: Schema.String,
+  topic: Schema.String,
+  action: Schema.String,
+  sources: Schema.Number,
+  status: Schema.Literal("running", "done", "failed")
+})
+
+/** A session's status with its live progress. */
+export const RunStatus = Schema.Struct({
+  sessionId: Schema.String,
+  query: Schema.String,
+  status: Schema.Literal("queued", "running", "awaiting_clarification", "completed", "failed", "cancelled"),
+  running: Schema.Boolean,
+  phase: Schema.String,
+  round: Schema.Number,
+  researchers: Schema.Array(ResearcherStatus),
+  sources: Schema.Number,
+  tokens: Schema.Number,
+  costUsd: Schema.Number,
+  clarificationQuestion: Schema.optional(Schema.String),
+  error: Schema.optional(Schema.String),
+  reportReady: Schema.Boolean
+})
+export type RunStatus = typeof RunStatus.Type
+
+/** A line of the session list: the stored summaries, and the runs still queued (not stored yet). */
+export const Listed = Schema.Struct({
+  id: Schema.String,
+  status: Schema.String,
+  query: Schema.String,
+  createdAt: Schema.Number,
+  updatedAt: Schema.optional(Schema.Number),
+  costUsd: Schema.Number,
+  error: Schema.optional(Schema.String)
+})
+export type Listed = typeof Listed.Type
+
+/** What a client asked that the session's state does not allow now (answering a running session, ...). */
+export class RunConflict extends Schema.TaggedError<RunConflict>("@deep-research/cli/RunConflict")("RunConflict", {
+  message: Schema.String
+}) {}

@@ -1,0 +1,242 @@
+/**
+ * `deep-research serve`: the HTTP API (`http/Api.ts`), its OpenAPI document and docs, the OpenAI-compatible
+ * endpoint and the web page, over the same hosted runs as the MCP server (`Runs`). Loopback by default; any other
+ * address needs `DEEP_RESEARCH_API_TOKEN`. Bodies are size-limited before they are parsed; CORS is off unless origins
+ * are given.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as nodeFs from "node:fs"
+import * as nodeHttp from "node:http"
+import type * as CliConfig from "./CliConfig.js"
+import { Api } from "./http/Api.js"
+import * as Handlers from "./http/Handlers.js"
+import * as OpenAiCompat from "./http/OpenAiCompat.js"
+import * as Runs from "./Runs.js"
+
+// =============================================================================
+// Options
+// =============================================================================
+
+/** How the server listens and whom it lets in. */
+export interface Options {
+  readonly host: string
+  readonly port: number
+  /** The bearer token every API request must carry; required on any address but loopback. */
+  readonly token: Redacted.Redacted<string> | undefined
+  /** Origins allowed to call the API from a browser page of theirs; none: CORS off. */
+  readonly corsOrigins: ReadonlyArray<string>
+  /** Request bodies larger than this are refused with 413 before they are parsed. */
+  readonly maxBodyBytes: number
+}
+
+/** The defaults: loopback, port 8787, no CORS, bodies up to 256 KiB. */
+export const defaults: Options = {
+  host: "127.0.0.1",
+  port: 8787,
+  token: undefined,
+  corsOrigins: [],
+  maxBodyBytes: 256 * 1024
+}
+
+/** Whether an address to listen on is reachable from this machine only. */
+export const isLoopback = (host: string): boolean => {
+  const bare = host.replace(/^\[|\]$/g, "").toLowerCase()
+  return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare)
+}
+
+/** Why the server must not start with these options, if it must not. */
+export const refusal = (options: Pick<Options, "host" | "token">): string | undefined =>
+  isLoopback(options.host) || options.token !== undefined
+    ? undefined
+    : `deep-research serve listens on ${options.host}, which other machines can reach: set DEEP_RESEARCH_API_TOKEN ` +
+      "to a long random secret first (clients then send Authorization: Bearer <token>), or keep the default " +
+      "--host 127.0.0.1."
+
+// =============================================================================
+// Requests before the API sees them
+// =============================================================================
+
+const refuse = (status: number, tag: string, message: string) =>
+  HttpServerResponse.unsafeJson({ _tag: tag, message }, { status })
+
+const hostNameOf = (header: string): string => {
+  const bracketed = /^\[([^\]]+)\]/.exec(header)
+  return bracketed !== null ? (bracketed[1] ?? "") : (header.split(":")[0] ?? "")
+}
+
+/**
+ * Refuses what no handler should see: a request to a loopback server without a token that names another host (a page
+ * elsewhere reaching this server through DNS rebinding), and a body over the limit (read here with the limit, so the
+ * handler reads it from memory; a body streamed without a length is refused).
+ */
+export const guard =
+  (options: Options) =>
+  <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+    Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      if (options.token === undefined && !isLoopback(hostNameOf(request.headers["host"] ?? ""))) {
+        return refuse(
+          403,
+          "Forbidden",
+          "This server answers requests to localhost only (set DEEP_RESEARCH_API_TOKEN to serve other names)."
+        )
+      }
+      if (request.method === "POST" || request.method === "PUT" || request.method === "PATCH") {
+        const tooLarge = refuse(413, "PayloadTooLarge", `The request body is over ${options.maxBodyBytes} bytes.`)
+        // A streamed body of unknown length could only be refused by cutting the connection mid-request, leaving the
+        // client no answer: it is refused whole instead. Every JSON client sends a length.
+        if (request.headers["transfer-encoding"] !== undefined) {
+          return refuse(411, "LengthRequired", "Send the request body with a Content-Length.")
+        }
+        const declared = Number(request.headers["content-length"] ?? "0")
+        if (declared > options.maxBodyBytes) return tooLarge
+        const read = yield* Effect.either(
+          HttpIncomingMessage.withMaxBodySize(request.text, Option.some(options.maxBodyBytes))
+        )
+        if (read._tag === "Left") return tooLarge
+      }
+      // The response is sent before this middleware would see it: it is reshaped on its way out instead, errors
+      // included (for /v1, in the shape OpenAI clients read).
+      const openAi = request.url.startsWith("/v1/")
+      yield* HttpApp.appendPreResponseHandler((_, response) =>
+        Effect.succeed(
+          HttpServerResponse.setHeader(openAi ? asOpenAiError(response) : response, "x-content-type-options", "nosniff")
+        )
+      )
+      return yield* app
+    })
+
+const decoder = new TextDecoder()
+
+/**
+ * An error of the API (a body that did not decode, a missing token) in the shape OpenAI clients read, for `/v1`:
+ * `{error: {message, type, param, code}}`, the field at fault as `param`. Errors already in that shape pass as they are.
+ */
+export const asOpenAiError = (
+  response: HttpServerResponse.HttpServerResponse
+): HttpServerResponse.HttpServerResponse => {
+  if (response.status < 400 || response.body._tag !== "Uint8Array") return response
+  let body: unknown
+  try {
+    body = JSON.parse(decoder.decode(response.body.body))
+  } catch {
+    return response
+  }
+  if (typeof body !== "object" || body === null || "error" in body) return response
+  const message: unknown = Reflect.get(body, "message")
+  const issues: unknown = Reflect.get(body, "issues")
+  const firstIssue: unknown = Array.isArray(issues) ? issues[0] : undefined
+  const path: unknown = typeof firstIssue === "object" && firstIssue !== null ? Reflect.get(firstIssue, "path") : []
+  const param = Array.isArray(path) && path.length > 0 ? path.map(String).join(".") : null
+  return HttpServerResponse.unsafeJson(
+    {
+      error: {
+        message: typeof message === "string" ? message : `HTTP ${response.status}`,
+        type: response.status === 401 ? "authentication_error" : "invalid_request_error",
+        param,
+        code: null
+      }
+    },
+    { status: response.status, headers: response.headers }
+  )
+}
+
+// =============================================================================
+// The web page
+// =============================================================================
+
+const assetTypes: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml"
+}
+
+/** Where the built page lives: `assets/` beside `src/` and `dist/` alike. */
+export const assetsDirectory = new URL("../assets/", import.meta.url)
+
+const pagePolicy =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+/** The page at `/` and its files under `/assets/`, read once when the server starts. */
+const pageLayer = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function* () {
+    const names = yield* Effect.sync(() => nodeFs.readdirSync(assetsDirectory))
+    for (const name of names) {
+      const type = assetTypes[name.slice(name.lastIndexOf("."))]
+      if (type === undefined) continue
+      const body = yield* Effect.sync(() => nodeFs.readFileSync(new URL(name, assetsDirectory)))
+      const response = HttpServerResponse.uint8Array(body, {
+        contentType: type,
+        headers: { "content-security-policy": pagePolicy, "cache-control": "no-cache" }
+      })
+      yield* router.get(name === "index.html" ? "/" : `/assets/${name}`, Effect.succeed(response))
+    }
+  })
+)
+
+// =============================================================================
+// Layers
+// =============================================================================
+
+/** Every route of the server over some runs, given an `HttpServer`. */
+export const routes = (runs: Runs.Runs, options: Options) =>
+  HttpApiBuilder.serve(guard(options)).pipe(
+    Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+    Layer.provide(pageLayer),
+    Layer.provide(
+      options.corsOrigins.length === 0
+        ? Layer.empty
+        : HttpApiBuilder.middlewareCors({ allowedOrigins: options.corsOrigins, maxAge: 600 })
+    ),
+    Layer.provide(HttpApiBuilder.api(Api)),
+    Layer.provide(
+      Layer.mergeAll(Handlers.sessionsLayer(runs), Handlers.systemLayer(runs), OpenAiCompat.layer(runs)).pipe(
+        Layer.provide(Handlers.authorizationLayer(options.token))
+      )
+    )
+  )
+
+/** The server listening on its address, which the `HttpServer` it outputs tells. */
+export const layer = (runs: Runs.Runs, options: Options) =>
+  Layer.provideMerge(
+    routes(runs, options),
+    NodeHttpServer.layer(() => nodeHttp.createServer(), { host: options.host, port: options.port })
+  )
+
+/** A served address as a URL. */
+export const urlOf = (address: HttpServer.Address): string =>
+  address._tag === "UnixAddress"
+    ? `unix:${address.path}`
+    : `http://${address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname}:${address.port}`
+
+/** Serves until interrupted: hosts the runs, listens, and says where on stderr. */
+export const serve = (resolved: CliConfig.Resolved, options: Options) =>
+  Effect.gen(function* () {
+    const refused = refusal(options)
+    if (refused !== undefined) return yield* Effect.fail(new Error(refused))
+    const runs = yield* Runs.make(resolved)
+    const context = yield* Layer.build(layer(runs, options))
+    const server = yield* Effect.provide(HttpServer.HttpServer, context)
+    const url = urlOf(server.address)
+    yield* Effect.sync(() =>
+      process.stderr.write(
+        `deep-research serve${resolved.simulate ? " [simulated]" : ""}: ${url}/ (API docs ${url}/docs, OpenAPI ` +
+          `${url}/openapi.json, OpenAI-compatible ${url}/v1)${options.token === undefined ? "" : "; API token required"}\n`
+      )
+    )
+    return yield* Effect.never
+  }).pipe(Effect.scoped)

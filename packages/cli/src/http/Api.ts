@@ -1,0 +1,253 @@
+/**
+ * The HTTP API of `deep-research serve`, declared once: the server implements it, `/openapi.json` and `/docs`
+ * describe it, and `Client.make` calls it. Sessions (REST and Server-Sent Events), health, and an OpenAI-compatible
+ * chat endpoint; every group but health sits behind the bearer token when one is configured.
+ */
+import { Evaluation } from "@deep-research/evaluation"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
+import { Listed, RunStatus, Started, StartOptions } from "../RunSchema.js"
+import { version } from "../version.js"
+import * as OpenAiSchema from "./OpenAiSchema.js"
+
+// =============================================================================
+// Errors
+// =============================================================================
+
+/** The request names no session this server knows. */
+export class NotFound extends Schema.TaggedError<NotFound>()(
+  "NotFound",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 404 })
+) {}
+
+/** The request is well formed but its values cannot be used (an id with a slash, a setting out of range). */
+export class BadRequest extends Schema.TaggedError<BadRequest>()(
+  "BadRequest",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 400 })
+) {}
+
+/** The session's state does not allow this now (answering a running session, cancelling a finished one). */
+export class Conflict extends Schema.TaggedError<Conflict>()(
+  "Conflict",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 409 })
+) {}
+
+/** The research failed, or the store could not read the session. */
+export class ServerError extends Schema.TaggedError<ServerError>()(
+  "ServerError",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 500 })
+) {}
+
+/** No bearer token, or not the configured one. */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
+  "Unauthorized",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 401 })
+) {}
+
+/** The bearer token check; it passes every request when the server has no token (loopback only). */
+export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("@deep-research/cli/Authorization", {
+  failure: Unauthorized,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+// =============================================================================
+// Schemas
+// =============================================================================
+
+/** A new session: the question and the run's options. Unknown fields are refused, so a typo is not ignored. */
+export const CreateSession = Schema.Struct({
+  question: Schema.NonEmptyTrimmedString.annotations({ description: "What to research, in any language" }),
+  ...StartOptions.fields
+}).annotations({ identifier: "CreateSession", parseOptions: { onExcessProperty: "error" } })
+
+/** The answer to a session's clarifying question. */
+export const Answer = Schema.Struct({
+  answer: Schema.NonEmptyTrimmedString.annotations({ description: "The answer to the clarification question" })
+}).annotations({ identifier: "Answer", parseOptions: { onExcessProperty: "error" } })
+
+const SessionPath = Schema.Struct({
+  id: Schema.String.annotations({ description: "A session id, as create or list returned it" })
+})
+
+/** A session's status after a cancel. */
+export const Cancelled = Schema.Struct({ sessionId: Schema.String, status: Schema.String })
+
+/** A source the session retrieved; `citation` is its number in the report's source list, when the report cites it. */
+export const SourceView = Schema.Struct({
+  id: Schema.String,
+  url: Schema.String,
+  title: Schema.String,
+  provider: Schema.String,
+  quality: Schema.String,
+  publishedDate: Schema.optional(Schema.String),
+  citation: Schema.NullOr(Schema.Int)
+}).annotations({ identifier: "Source" })
+
+/** The server is up. */
+export const Health = Schema.Struct({
+  status: Schema.Literal("ok"),
+  version: Schema.String,
+  running: Schema.Int.annotations({ description: "Sessions this server runs now, queued included" })
+})
+
+const ReportParams = Schema.Struct({
+  format: Schema.optional(Schema.Literal("markdown", "html", "fragment")).annotations({
+    description:
+      "markdown (the default); html: a standalone page with numbered citations linking to the sources; fragment: " +
+      "the same report as an <article> to put in a page of one's own"
+  }),
+  download: Schema.optional(Schema.Literal("true", "false")).annotations({
+    description: "true: sent as an attachment named after the session"
+  })
+})
+
+const EventsParams = Schema.Struct({
+  after: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())).annotations({
+    description: "Replay from after this event id (as Last-Event-ID does); default 0, the whole log"
+  })
+})
+
+const EventsHeaders = Schema.Struct({
+  "last-event-id": Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()))
+})
+
+// =============================================================================
+// Endpoints
+// =============================================================================
+
+/** Sessions: start, list, follow, answer, cancel, resume, read, evaluate and delete research. */
+export class Sessions extends HttpApiGroup.make("sessions")
+  .add(
+    HttpApiEndpoint.post("create", "/api/sessions")
+      .setPayload(CreateSession)
+      .addSuccess(Started, { status: 202 })
+      .addError(BadRequest)
+      .annotate(OpenApi.Description, "Starts researching a question; returns the session id at once.")
+  )
+  .add(HttpApiEndpoint.get("list", "/api/sessions").addSuccess(Schema.Array(Listed)))
+  .add(
+    HttpApiEndpoint.get("get", "/api/sessions/:id")
+      .setPath(SessionPath)
+      .addSuccess(RunStatus)
+      .addError(NotFound)
+      .annotate(OpenApi.Description, "Status and live progress: phase, round, researchers, sources, tokens, cost.")
+  )
+  .add(
+    HttpApiEndpoint.get("events", "/api/sessions/:id/events")
+      .setPath(SessionPath)
+      .setUrlParams(EventsParams)
+      .setHeaders(EventsHeaders)
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+      .addError(NotFound)
+      .annotate(
+        OpenApi.Description,
+        "Server-Sent Events: the session's log from the start (or after Last-Event-ID), then live events until " +
+          "the run ends; each event's id is its position in the log, its data a JSON progress event. A last " +
+          "`end` event carries the session's status."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("answer", "/api/sessions/:id/answer")
+      .setPath(SessionPath)
+      .setPayload(Answer)
+      .addSuccess(Started, { status: 202 })
+      .addError(NotFound)
+      .addError(Conflict)
+      .addError(BadRequest)
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/api/sessions/:id/cancel")
+      .setPath(SessionPath)
+      .addSuccess(Cancelled)
+      .addError(NotFound)
+      .addError(Conflict)
+  )
+  .add(
+    HttpApiEndpoint.post("resume", "/api/sessions/:id/resume")
+      .setPath(SessionPath)
+      .addSuccess(Started, { status: 202 })
+      .addError(NotFound)
+      .addError(Conflict)
+      .addError(BadRequest)
+  )
+  .add(
+    HttpApiEndpoint.get("report", "/api/sessions/:id/report")
+      .setPath(SessionPath)
+      .setUrlParams(ReportParams)
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/markdown" }))
+      .addError(NotFound)
+      .addError(Conflict)
+  )
+  .add(
+    HttpApiEndpoint.get("sources", "/api/sessions/:id/sources")
+      .setPath(SessionPath)
+      .addSuccess(Schema.Array(SourceView))
+      .addError(NotFound)
+  )
+  .add(
+    HttpApiEndpoint.post("evaluate", "/api/sessions/:id/evaluate")
+      .setPath(SessionPath)
+      .addSuccess(Evaluation.Evaluation)
+      .addError(NotFound)
+      .addError(Conflict)
+      .addError(ServerError)
+      .annotate(OpenApi.Description, "Judges the report on eight dimensions and checks its citations.")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/api/sessions/:id")
+      .setPath(SessionPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFound)
+      .addError(Conflict)
+  )
+  .addError(ServerError)
+  .addError(BadRequest)
+  .middleware(Authorization) {}
+
+/** Liveness, open to anyone: it says nothing about the sessions. */
+export class System extends HttpApiGroup.make("system").add(
+  HttpApiEndpoint.get("health", "/api/health").addSuccess(Health)
+) {}
+
+/** The OpenAI-compatible endpoints: model `deep-research`, the last user message is the question. */
+export class OpenAi extends HttpApiGroup.make("openai")
+  .add(HttpApiEndpoint.get("models", "/v1/models").addSuccess(OpenAiSchema.ModelList))
+  .add(
+    HttpApiEndpoint.post("chatCompletions", "/v1/chat/completions")
+      .setPayload(OpenAiSchema.ChatRequest)
+      .addSuccess(OpenAiSchema.ChatCompletion)
+      .addError(OpenAiSchema.InvalidRequest)
+      .addError(OpenAiSchema.ModelNotFound)
+      .addError(OpenAiSchema.ResearchFailed)
+      .annotate(
+        OpenApi.Description,
+        "Runs research on the conversation's last user message. Non-streamed: the report is the answer. " +
+          "Streamed (`stream: true`): progress arrives as `reasoning_content` deltas as it happens, then the report " +
+          "as `content`."
+      )
+  )
+  .middleware(Authorization) {}
+
+/** The whole API. */
+export class Api extends HttpApi.make("deep-research")
+  .add(Sessions)
+  .add(System)
+  .add(OpenAi)
+  .annotate(OpenApi.Title, "deep-research")
+  .annotate(OpenApi.Version, version)
+  .annotate(
+    OpenApi.Description,
+    "Turns a question into a cited research report. Start a session, follow it live, answer its clarifying " +
+      "question, read the report."
+  ) {}

@@ -1,0 +1,189 @@
+/**
+ * The server side of the sessions, health and authorization parts of the API, over the process's hosted runs.
+ */
+import { type Errors, ResearchEvents, type Session } from "@deep-research/core"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import * as crypto from "node:crypto"
+import type { RunConflict } from "../RunSchema.js"
+import type * as Runs from "../Runs.js"
+import { version } from "../version.js"
+import { Api, Authorization, BadRequest, Conflict, NotFound, ServerError, Unauthorized } from "./Api.js"
+import * as ReportHtml from "./ReportHtml.js"
+import * as Sse from "./Sse.js"
+
+// =============================================================================
+// Errors as the API states them
+// =============================================================================
+
+type StoreError = Errors.SessionNotFound | Errors.SessionCorrupt | Errors.InvalidInput
+
+/** A store's error as the API's: unknown session 404, bad id 400, unreadable session 500. */
+export const fromStoreError = (error: StoreError): NotFound | BadRequest | ServerError => {
+  switch (error._tag) {
+    case "SessionNotFound":
+      return new NotFound({ message: error.message })
+    case "InvalidInput":
+      return new BadRequest({ message: error.message })
+    case "SessionCorrupt":
+      return new ServerError({ message: error.message })
+  }
+}
+
+const fromRunError = (
+  error: StoreError | RunConflict | Errors.SessionBusy
+): NotFound | BadRequest | ServerError | Conflict =>
+  error._tag === "RunConflict" || error._tag === "SessionBusy"
+    ? new Conflict({ message: error.message })
+    : fromStoreError(error)
+
+// =============================================================================
+// Authorization
+// =============================================================================
+
+const digest = (text: string): Buffer => crypto.createHash("sha256").update(text, "utf8").digest()
+
+/** Whether a presented token is the expected one, in time that does not depend on where they differ. */
+export const tokenMatches = (presented: string, expected: string): boolean =>
+  // Digests have the same length whatever the tokens', as `timingSafeEqual` needs; the length is not leaked either.
+  crypto.timingSafeEqual(digest(presented), digest(expected)) && presented.length > 0
+
+/** The bearer check: with no token configured (a loopback server) every request passes. */
+export const authorizationLayer = (token: Redacted.Redacted<string> | undefined): Layer.Layer<Authorization> =>
+  Layer.succeed(
+    Authorization,
+    Authorization.of({
+      bearer: (presented) =>
+        token === undefined || tokenMatches(Redacted.value(presented), Redacted.value(token))
+          ? Effect.void
+          : Effect.fail(new Unauthorized({ message: "This server needs its API token: Authorization: Bearer <token>" }))
+    })
+  )
+
+// =============================================================================
+// Sessions
+// =============================================================================
+
+const reportResponse = (
+  session: Session.Session,
+  options: { readonly format: "markdown" | "html" | "fragment"; readonly download: boolean }
+): Effect.Effect<HttpServerResponse.HttpServerResponse, Conflict> => {
+  const report = session.report
+  if (report === undefined) {
+    return Effect.fail(
+      new Conflict({ message: `The session ${session.id} has no report yet (status ${session.status}).` })
+    )
+  }
+  const markdown = options.format === "markdown"
+  const body =
+    options.format === "html"
+      ? ReportHtml.page(report)
+      : options.format === "fragment"
+        ? ReportHtml.fragment(report)
+        : report.markdown
+  return Effect.succeed(
+    HttpServerResponse.text(body, {
+      contentType: markdown ? "text/markdown; charset=utf-8" : "text/html; charset=utf-8",
+      headers: options.download
+        ? { "content-disposition": `attachment; filename="${session.id}.${markdown ? "md" : "html"}"` }
+        : {}
+    })
+  )
+}
+
+const sourcesOf = (session: Session.Session) => {
+  const cited = new Map((session.report?.citations ?? []).map((c) => [c.sourceId, c.number]))
+  return session.sources.map((source) => ({
+    id: source.id,
+    url: source.url,
+    title: source.title,
+    provider: source.provider,
+    quality: source.quality,
+    ...(source.publishedDate === undefined ? {} : { publishedDate: source.publishedDate }),
+    citation: cited.get(source.id) ?? null
+  }))
+}
+
+/** The session's events as SSE: the log after `after`, then live ones, then an `end` event with the status. */
+export const eventStream = (runs: Runs.Runs, sessionId: string, after: number): HttpServerResponse.HttpServerResponse =>
+  Sse.response(
+    runs.events(sessionId, after).pipe(
+      Stream.map(({ event, id }) => Sse.encode({ id, data: ResearchEvents.encodeJson(event) })),
+      Stream.concat(
+        Stream.fromEffect(
+          runs.status(sessionId).pipe(
+            Effect.map((status) => JSON.stringify({ sessionId, status: status.status })),
+            Effect.orElseSucceed(() => JSON.stringify({ sessionId, status: "unknown" })),
+            Effect.map((data) => Sse.encode({ event: "end", data }))
+          )
+        )
+      )
+    )
+  )
+
+/** The sessions group. */
+export const sessionsLayer = (runs: Runs.Runs) =>
+  HttpApiBuilder.group(Api, "sessions", (handlers) =>
+    handlers
+      .handle("create", ({ payload: { question, ...options } }) =>
+        Effect.mapError(runs.start(question, options), (error) => new BadRequest({ message: error.message }))
+      )
+      .handle("list", () => runs.list)
+      .handle("get", ({ path }) =>
+        Effect.mapError(runs.status(path.id), (error) => new NotFound({ message: error.message }))
+      )
+      .handle("events", ({ headers, path, urlParams }) =>
+        Effect.as(
+          Effect.mapError(runs.status(path.id), (error) => new NotFound({ message: error.message })),
+          eventStream(runs, path.id, headers["last-event-id"] ?? urlParams.after ?? 0)
+        )
+      )
+      .handle("answer", ({ path, payload }) => Effect.mapError(runs.answer(path.id, payload.answer), fromRunError))
+      .handle("cancel", ({ path }) =>
+        // An unknown session is a 404, a known one not running a 409.
+        Effect.mapError(
+          Effect.zipRight(
+            runs.isRunning(path.id) ? Effect.void : Effect.asVoid(runs.load(path.id)),
+            runs.cancel(path.id)
+          ),
+          fromRunError
+        )
+      )
+      .handle("resume", ({ path }) => Effect.mapError(runs.resume(path.id), fromRunError))
+      .handle("report", ({ path, request, urlParams }) =>
+        Effect.flatMap(Effect.mapError(runs.load(path.id), fromStoreError), (session) =>
+          reportResponse(session, {
+            format:
+              urlParams.format ??
+              ((request.headers["accept"] ?? "").startsWith("text/html") ? ("html" as const) : ("markdown" as const)),
+            download: urlParams.download === "true"
+          })
+        )
+      )
+      .handle("sources", ({ path }) => Effect.map(Effect.mapError(runs.load(path.id), fromStoreError), sourcesOf))
+      .handle("evaluate", ({ path }) =>
+        Effect.gen(function* () {
+          const session = yield* Effect.mapError(runs.load(path.id), fromStoreError)
+          if (session.report === undefined) {
+            return yield* new Conflict({ message: `The session ${path.id} has no report to evaluate yet.` })
+          }
+          const { evaluation } = yield* Effect.mapError(runs.evaluate(path.id), (error) =>
+            error._tag === "SessionNotFound"
+              ? new NotFound({ message: error.message })
+              : new ServerError({ message: error.message })
+          )
+          return evaluation
+        })
+      )
+      .handle("delete", ({ path }) => Effect.mapError(runs.remove(path.id), fromRunError))
+  )
+
+/** The system group: health. */
+export const systemLayer = (runs: Runs.Runs) =>
+  HttpApiBuilder.group(Api, "system", (handlers) =>
+    handlers.handle("health", () => Effect.succeed({ status: "ok" as const, version, running: runs.runningCount() }))
+  )

@@ -1,0 +1,146 @@
+/**
+ * `POST /v1/chat/completions` and `GET /v1/models` for any OpenAI client: the conversation's last user message is
+ * the question, the research runs as a session like any other (listed, stored, resumable), and the report is the
+ * answer. Streamed, the progress lines arrive as `reasoning_content` (where OpenAI-compatible servers put a model's
+ * thinking, so clients show them apart from the answer) and the report as `content`. A client that goes away cancels
+ * the run, as closing a completion stops generation.
+ */
+import type { Session } from "@deep-research/core"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as Progress from "../Progress.js"
+import type * as Runs from "../Runs.js"
+import { Api } from "./Api.js"
+import * as OpenAiSchema from "./OpenAiSchema.js"
+import * as Sse from "./Sse.js"
+
+const usageOf = (session: Session.Session) => {
+  const prompt = session.usage.reduce((n, r) => n + r.inputTokens, 0)
+  const completion = session.usage.reduce((n, r) => n + r.outputTokens, 0)
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
+}
+
+const failureOf = (session: Session.Session): string =>
+  session.error?.message ?? `the research ended ${session.status} without a report`
+
+/** The report cut at paragraph ends into pieces of about `size` characters, so it streams in a few chunks. */
+export const pieces = (text: string, size = 2_000): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  let current = ""
+  for (const paragraph of text.split(/(?<=\n\n)/)) {
+    if (current.length > 0 && current.length + paragraph.length > size) {
+      out.push(current)
+      current = ""
+    }
+    current += paragraph
+  }
+  if (current.length > 0) out.push(current)
+  return out
+}
+
+const start = (runs: Runs.Runs, request: OpenAiSchema.ChatRequest) =>
+  Effect.gen(function* () {
+    if (request.model !== OpenAiSchema.modelId) {
+      return yield* OpenAiSchema.ModelNotFound.of(request.model)
+    }
+    const question = OpenAiSchema.questionOf(request.messages)
+    if (question === undefined) {
+      return yield* OpenAiSchema.InvalidRequest.of(
+        "messages: no user message with text; the last one is the question",
+        "messages"
+      )
+    }
+    // A chat cannot stop to ask: a clarifying question's understanding is kept as constraints and research goes on.
+    const started = yield* Effect.mapError(runs.start(question, {}, "proceed"), (error) =>
+      OpenAiSchema.InvalidRequest.of(error.message, null)
+    )
+    return started.sessionId
+  })
+
+const loaded = (runs: Runs.Runs, sessionId: string) =>
+  Effect.mapError(runs.load(sessionId), (error) => OpenAiSchema.ResearchFailed.of(error.message))
+
+const completion = (runs: Runs.Runs, sessionId: string) =>
+  Effect.gen(function* () {
+    yield* runs.awaitRun(sessionId)
+    const session = yield* loaded(runs, sessionId)
+    if (session.report === undefined) return yield* OpenAiSchema.ResearchFailed.of(failureOf(session))
+    return {
+      id: `chatcmpl-${sessionId}`,
+      object: "chat.completion" as const,
+      created: Math.floor((yield* Clock.currentTimeMillis) / 1000),
+      model: OpenAiSchema.modelId,
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant" as const, content: session.report.markdown, refusal: null },
+          finish_reason: "stop" as const,
+          logprobs: null
+        }
+      ],
+      usage: usageOf(session)
+    }
+  }).pipe(Effect.onInterrupt(() => Effect.ignore(runs.cancel(sessionId))))
+
+const chunkStream = (runs: Runs.Runs, sessionId: string, includeUsage: boolean, created: number) => {
+  const chunk = (
+    delta: OpenAiSchema.ChatCompletionChunk["choices"][number]["delta"],
+    finish: "stop" | null = null
+  ): OpenAiSchema.ChatCompletionChunk => ({
+    id: `chatcmpl-${sessionId}`,
+    object: "chat.completion.chunk",
+    created,
+    model: OpenAiSchema.modelId,
+    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+    ...(includeUsage ? { usage: null } : {})
+  })
+  const data = (value: unknown) => Sse.encode({ data: JSON.stringify(value) })
+  const progress = runs.events(sessionId, 0).pipe(
+    Stream.filterMap(({ event }) => {
+      const line = Progress.plainLine(event)
+      return line === undefined ? Option.none() : Option.some(data(chunk({ reasoning_content: `${line}\n` })))
+    })
+  )
+  const ending = Effect.map(Effect.either(loaded(runs, sessionId)), (outcome) => {
+    if (outcome._tag === "Left" || outcome.right.report === undefined) {
+      const message = outcome._tag === "Left" ? outcome.left.error.message : failureOf(outcome.right)
+      return [data({ error: { message, type: "server_error", code: null } })]
+    }
+    const session = outcome.right
+    return [
+      ...pieces(session.report?.markdown ?? "").map((piece) => data(chunk({ content: piece }))),
+      data(chunk({}, "stop")),
+      ...(includeUsage ? [data({ ...chunk({}), choices: [], usage: usageOf(session) })] : []),
+      "data: [DONE]\n\n"
+    ]
+  })
+  return Stream.make(data(chunk({ role: "assistant", content: "" }))).pipe(
+    Stream.concat(progress),
+    Stream.concat(Stream.flatMap(Stream.fromEffect(ending), (lines) => Stream.fromChunk(Chunk.unsafeFromArray(lines)))),
+    Stream.ensuring(Effect.ignore(runs.cancel(sessionId)))
+  )
+}
+
+/** The openai group. */
+export const layer = (runs: Runs.Runs) =>
+  HttpApiBuilder.group(Api, "openai", (handlers) =>
+    handlers
+      .handle("models", () =>
+        Effect.succeed({
+          object: "list" as const,
+          data: [{ id: OpenAiSchema.modelId, object: "model" as const, created: 0, owned_by: "deep-research" }]
+        })
+      )
+      .handle("chatCompletions", ({ payload }) =>
+        Effect.gen(function* () {
+          const sessionId = yield* start(runs, payload)
+          if (payload.stream !== true) return yield* completion(runs, sessionId)
+          const created = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+          return Sse.response(chunkStream(runs, sessionId, payload.stream_options?.include_usage === true, created))
+        })
+      )
+  )

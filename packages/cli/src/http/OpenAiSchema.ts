@@ -1,0 +1,159 @@
+/**
+ * The OpenAI chat completions wire format, the part of it `deep-research serve` speaks: requests as the official SDK
+ * sends them (fields this server has no use for are accepted and ignored), completions and stream chunks as it reads
+ * them.
+ */
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as Schema from "effect/Schema"
+
+/** The one model this server offers. */
+export const modelId = "deep-research"
+
+const ContentPart = Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) })
+
+/** A message of the conversation; content may be text or a list of parts (only text parts are read). */
+export const ChatMessage = Schema.Struct({
+  role: Schema.String,
+  content: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Array(ContentPart))))
+})
+export type ChatMessage = typeof ChatMessage.Type
+
+/** A chat completion request. */
+export const ChatRequest = Schema.Struct({
+  model: Schema.String,
+  messages: Schema.NonEmptyArray(ChatMessage),
+  stream: Schema.optional(Schema.NullOr(Schema.Boolean)),
+  stream_options: Schema.optional(Schema.NullOr(Schema.Struct({ include_usage: Schema.optional(Schema.Boolean) })))
+}).annotations({ identifier: "ChatCompletionRequest" })
+export type ChatRequest = typeof ChatRequest.Type
+
+/** Tokens of a completion: the run's input and output tokens over every model call. */
+export const CompletionUsage = Schema.Struct({
+  prompt_tokens: Schema.Int,
+  completion_tokens: Schema.Int,
+  total_tokens: Schema.Int
+})
+
+/** A non-streamed completion. */
+export const ChatCompletion = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("chat.completion"),
+  created: Schema.Int,
+  model: Schema.String,
+  choices: Schema.Array(
+    Schema.Struct({
+      index: Schema.Int,
+      message: Schema.Struct({ role: Schema.Literal("assistant"), content: Schema.String, refusal: Schema.Null }),
+      finish_reason: Schema.Literal("stop", "length"),
+      logprobs: Schema.Null
+    })
+  ),
+  usage: CompletionUsage
+}).annotations({ identifier: "ChatCompletion" })
+export type ChatCompletion = typeof ChatCompletion.Type
+
+/** One chunk of a streamed completion. */
+export const ChatCompletionChunk = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("chat.completion.chunk"),
+  created: Schema.Int,
+  model: Schema.String,
+  choices: Schema.Array(
+    Schema.Struct({
+      index: Schema.Int,
+      delta: Schema.Struct({
+        role: Schema.optional(Schema.Literal("assistant")),
+        content: Schema.optional(Schema.String),
+        reasoning_content: Schema.optional(Schema.String)
+      }),
+      finish_reason: Schema.NullOr(Schema.Literal("stop", "length")),
+      logprobs: Schema.Null
+    })
+  ),
+  usage: Schema.optional(Schema.NullOr(CompletionUsage))
+})
+export type ChatCompletionChunk = typeof ChatCompletionChunk.Type
+
+/** The models list. */
+export const ModelList = Schema.Struct({
+  object: Schema.Literal("list"),
+  data: Schema.Array(
+    Schema.Struct({
+      id: Schema.String,
+      object: Schema.Literal("model"),
+      created: Schema.Int,
+      owned_by: Schema.String
+    })
+  )
+})
+
+const ErrorBody = Schema.Struct({
+  message: Schema.String,
+  type: Schema.String,
+  param: Schema.NullOr(Schema.String),
+  code: Schema.NullOr(Schema.String)
+})
+
+/** An error as OpenAI clients read it: the `error` object of the body. */
+const openAiError = (message: string, type: string, param: string | null = null, code: string | null = null) => ({
+  error: { message, type, param, code }
+})
+
+/** No such model (404), as OpenAI says it. */
+export class ModelNotFound extends Schema.TaggedError<ModelNotFound>()(
+  "ModelNotFound",
+  { error: ErrorBody },
+  HttpApiSchema.annotations({ status: 404 })
+) {
+  static of(model: string): ModelNotFound {
+    return new ModelNotFound(
+      openAiError(
+        `The model ${model} does not exist; this server offers ${modelId}.`,
+        "invalid_request_error",
+        "model",
+        "model_not_found"
+      )
+    )
+  }
+}
+
+/** A request this server cannot research (400), as OpenAI says it. */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()(
+  "InvalidRequest",
+  { error: ErrorBody },
+  HttpApiSchema.annotations({ status: 400 })
+) {
+  static of(message: string, param: string | null): InvalidRequest {
+    return new InvalidRequest(openAiError(message, "invalid_request_error", param))
+  }
+}
+
+/** The research failed (500), as OpenAI says it. */
+export class ResearchFailed extends Schema.TaggedError<ResearchFailed>()(
+  "ResearchFailed",
+  { error: ErrorBody },
+  HttpApiSchema.annotations({ status: 500 })
+) {
+  static of(message: string): ResearchFailed {
+    return new ResearchFailed(openAiError(message, "server_error"))
+  }
+}
+
+/** The text of a message: its string content, or its text parts joined. */
+export const textOf = (message: ChatMessage): string => {
+  const content = message.content
+  if (content === undefined || content === null) return ""
+  if (typeof content === "string") return content
+  return content.flatMap((part) => (part.type === "text" && part.text !== undefined ? [part.text] : [])).join("\n")
+}
+
+/** The question of a conversation: its last user message with text, if any. */
+export const questionOf = (messages: ReadonlyArray<ChatMessage>): string | undefined => {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]
+    if (message === undefined || message.role !== "user") continue
+    const text = textOf(message).trim()
+    if (text !== "") return text
+  }
+  return undefined
+}

@@ -1,0 +1,63 @@
+import { Research } from "@deep-research/core"
+import { assert, describe, it } from "@effect/vitest"
+import * as childProcess from "node:child_process"
+import * as ReportHtml from "../src/http/ReportHtml.js"
+
+describe("deep-research serve: the web page's files", () => {
+  it("the committed bundle is what its sources build to", () => {
+    const build = new URL("../web/build.mjs", import.meta.url).pathname
+    const result = childProcess.spawnSync(process.execPath, [build, "--check"], { encoding: "utf8" })
+    assert.strictEqual(result.status, 0, result.stderr)
+  })
+})
+
+describe("deep-research serve: reports as HTML", () => {
+  const report = (markdown: string, urls: ReadonlyArray<string> = ["https://example.org/a"]) =>
+    new Research.Report({
+      title: "T",
+      markdown,
+      citations: urls.map(
+        (url, i) => new Research.Citation({ number: i + 1, sourceId: `s${i}`, url, title: `Source ${i + 1}` })
+      ),
+      language: "en",
+      droppedCitations: 0
+    })
+
+  it("citations link to their entries of the source list, which is rebuilt from the report's citations", () => {
+    const html = ReportHtml.fragment(
+      report("# Title\n\nA claim [1], two [1, 2] and a stray [7].\n\n## Sources\n\n1. [Model's own](https://x.test)", [
+        "https://example.org/a",
+        "https://example.org/b"
+      ])
+    )
+    assert.include(html, `[<a class="cite" href="#source-1">1</a>]`)
+    assert.include(html, `[<a class="cite" href="#source-1">1</a>, <a class="cite" href="#source-2">2</a>]`)
+    assert.include(html, "a stray [7].")
+    assert.include(html, `<li id="source-2" value="2"><a href="https://example.org/b"`)
+    assert.notInclude(html, "Model's own")
+  })
+
+  it("report text is escaped and only http(s) links become links", () => {
+    const html = ReportHtml.fragment(
+      report(`<script>alert(1)</script> [x](javascript:alert(1)) [ok](https://example.org/?a=1&b=2) "q"`)
+    )
+    assert.notInclude(html, "<script>")
+    assert.include(html, "&lt;script&gt;")
+    assert.notInclude(html, "javascript:")
+    assert.include(html, `<a href="https://example.org/?a=1&amp;b=2" rel="noopener noreferrer">ok</a>`)
+  })
+
+  it("tables, lists, quotes and code come out as their elements", () => {
+    const html = ReportHtml.fragment(
+      report("| A | B |\n|---|---|\n| 1 | **2** |\n\n- one\n- two\n\n3. three\n\n> quoted\n\n```\n<code>\n```")
+    )
+    assert.include(
+      html,
+      "<thead><tr><th>A</th><th>B</th></tr></thead><tbody><tr><td>1</td><td><strong>2</strong></td></tr>"
+    )
+    assert.include(html, "<ul><li>one</li><li>two</li></ul>")
+    assert.include(html, `<ol start="3"><li>three</li></ol>`)
+    assert.include(html, "<blockquote><p>quoted</p></blockquote>")
+    assert.include(html, "<pre><code>&lt;code&gt;</code></pre>")
+  })
+})

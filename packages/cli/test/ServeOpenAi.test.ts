@@ -1,0 +1,134 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import OpenAI from "openai"
+import { served } from "./ServeHarness.js"
+
+/** The official SDK pointed at the server, as any OpenAI client would be. */
+const sdk = (url: string, apiKey = "unused") => new OpenAI({ baseURL: `${url}/v1`, apiKey, maxRetries: 0 })
+
+describe("deep-research serve: the OpenAI-compatible endpoint, with the official openai SDK as the client", () => {
+  it.scopedLive("lists the deep-research model", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true })
+      const models = yield* Effect.promise(() => sdk(s.url).models.list())
+      assert.deepStrictEqual(
+        models.data.map((m) => [m.id, m.object]),
+        [["deep-research", "model"]]
+      )
+    })
+  )
+
+  it.scopedLive(
+    "non-streamed: the last user message is the question, the report the answer, usage the run's tokens",
+    () =>
+      Effect.gen(function* () {
+        const s = yield* served()
+        const completion = yield* Effect.promise(() =>
+          sdk(s.url).chat.completions.create({
+            model: "deep-research",
+            messages: [
+              { role: "system", content: "Be thorough." },
+              { role: "user", content: "Why is the sky blue?" },
+              { role: "assistant", content: "Shall I research it?" },
+              { role: "user", content: [{ type: "text", text: "How do tides work?" }] }
+            ]
+          })
+        )
+        const answer = completion.choices[0]?.message.content ?? ""
+        assert.strictEqual(completion.object, "chat.completion")
+        assert.strictEqual(completion.choices[0]?.finish_reason, "stop")
+        assert.match(answer, /tides/i)
+        assert.match(answer, /^## Sources$/m)
+        // The run is a session like any other: its report is the answer, its tokens the usage.
+        const [listed] = yield* s.runs.list
+        const session = yield* s.runs.load(listed?.id ?? "")
+        assert.strictEqual(session.query, "How do tides work?")
+        assert.strictEqual(answer, session.report?.markdown)
+        const input = session.usage.reduce((n, r) => n + r.inputTokens, 0)
+        const output = session.usage.reduce((n, r) => n + r.outputTokens, 0)
+        assert.deepStrictEqual(completion.usage, {
+          prompt_tokens: input,
+          completion_tokens: output,
+          total_tokens: input + output
+        })
+        assert.isAbove(input, 0)
+      })
+  )
+
+  it.scopedLive("streamed: progress arrives as reasoning deltas while the run goes, then the report, then usage", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true })
+      const chunks = yield* Effect.promise(async () => {
+        const stream = await sdk(s.url).chat.completions.create({
+          model: "deep-research",
+          messages: [{ role: "user", content: "How do tides work?" }],
+          stream: true,
+          stream_options: { include_usage: true }
+        })
+        const seen: Array<{ reasoning?: string; content?: string; finish?: string | null; usage?: unknown }> = []
+        for await (const chunk of stream) {
+          const choice = chunk.choices[0]
+          const delta: object = choice?.delta ?? {}
+          const reasoning: unknown = Reflect.get(delta, "reasoning_content")
+          seen.push({
+            ...(typeof reasoning === "string" ? { reasoning } : {}),
+            ...(choice?.delta.content ? { content: choice.delta.content } : {}),
+            ...(choice?.finish_reason ? { finish: choice.finish_reason } : {}),
+            ...(chunk.usage ? { usage: chunk.usage } : {})
+          })
+        }
+        return seen
+      })
+      const firstContent = chunks.findIndex((c) => c.content !== undefined)
+      const reasoning = chunks.filter((c) => c.reasoning !== undefined).map((c) => c.reasoning ?? "")
+      assert.isAbove(firstContent, 0)
+      assert.isTrue(
+        chunks.slice(0, firstContent).some((c) => c.reasoning?.startsWith("round 1")),
+        "the rounds are reported before the report arrives"
+      )
+      assert.include(reasoning.join(""), "phase synthesis")
+      const report = chunks.map((c) => c.content ?? "").join("")
+      const [listed] = yield* s.runs.list
+      const session = yield* s.runs.load(listed?.id ?? "")
+      assert.strictEqual(report, session.report?.markdown)
+      assert.strictEqual(chunks.find((c) => c.finish !== undefined)?.finish, "stop")
+      const usage = chunks[chunks.length - 1]?.usage
+      assert.deepInclude(usage, { prompt_tokens: session.usage.reduce((n, r) => n + r.inputTokens, 0) })
+    })
+  )
+
+  it.scopedLive("errors reach the SDK as OpenAI's: unknown model 404, no question 400, bad body 400, bad key 401", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true })
+      const guarded = yield* served({ noClarify: true }, { token: Redacted.make("dr-openai-token-1f3a") })
+      const client = sdk(s.url)
+      const unknown = yield* Effect.flip(
+        Effect.tryPromise(() =>
+          client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] })
+        )
+      )
+      assert.instanceOf(unknown.error, OpenAI.NotFoundError)
+      const noQuestion = yield* Effect.flip(
+        Effect.tryPromise(() =>
+          client.chat.completions.create({ model: "deep-research", messages: [{ role: "system", content: "x" }] })
+        )
+      )
+      assert.instanceOf(noQuestion.error, OpenAI.BadRequestError)
+      assert.include(String(noQuestion.error), "messages")
+      const noMessages = yield* Effect.flip(
+        Effect.tryPromise(() => client.chat.completions.create({ model: "deep-research", messages: [] }))
+      )
+      assert.instanceOf(noMessages.error, OpenAI.BadRequestError)
+      assert.include(
+        noMessages.error.message,
+        "messages",
+        "a body that does not decode names the field, as OpenAI does"
+      )
+      const unauthorized = yield* Effect.flip(Effect.tryPromise(() => sdk(guarded.url, "wrong").models.list()))
+      assert.instanceOf(unauthorized.error, OpenAI.AuthenticationError)
+      assert.include(unauthorized.error.message, "API token")
+      assert.deepStrictEqual(yield* s.runs.list, [], "no session was started for any")
+    })
+  )
+})

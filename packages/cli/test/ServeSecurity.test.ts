@@ -1,0 +1,222 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as http from "node:http"
+import OpenAI from "openai"
+import { tokenMatches } from "../src/http/Handlers.js"
+import { program } from "../src/main.js"
+import * as Serve from "../src/Serve.js"
+import { post, request, served, settled } from "./ServeHarness.js"
+
+const token = "dr-test-token-5b1c0e7a9f3d4e21"
+const bearer = { authorization: `Bearer ${token}` }
+
+/** A raw request, for what fetch will not send: another Host header, a chunked body. */
+const raw = (url: string, options: { method?: string; headers?: Record<string, string>; chunks?: Array<string> }) =>
+  Effect.async<{ status: number; text: string }>((resume) => {
+    const req = http.request(url, { method: options.method ?? "GET", headers: options.headers ?? {} }, (res) => {
+      let text = ""
+      res.on("data", (chunk) => (text += String(chunk)))
+      res.on("end", () => resume(Effect.succeed({ status: res.statusCode ?? 0, text })))
+    })
+    req.on("error", () => resume(Effect.succeed({ status: 0, text: "connection closed" })))
+    for (const chunk of options.chunks ?? []) req.write(chunk)
+    req.end()
+  })
+
+describe("deep-research serve: who may call it", () => {
+  it.effect("listens on loopback only unless a token is set, and says so", () =>
+    Effect.sync(() => {
+      for (const host of ["127.0.0.1", "localhost", "::1", "[::1]", "127.0.0.2"]) {
+        assert.isUndefined(Serve.refusal({ host, token: undefined }), host)
+      }
+      for (const host of ["0.0.0.0", "::", "192.168.1.20", "example.org"]) {
+        assert.include(Serve.refusal({ host, token: undefined }) ?? "", "DEEP_RESEARCH_API_TOKEN", host)
+        assert.isUndefined(Serve.refusal({ host, token: Redacted.make(token) }), host)
+      }
+    })
+  )
+
+  it.live("`serve --host 0.0.0.0` without a token refuses to start (exit 2)", () =>
+    Effect.gen(function* () {
+      const before = process.env["DEEP_RESEARCH_API_TOKEN"]
+      delete process.env["DEEP_RESEARCH_API_TOKEN"]
+      const said: Array<string> = []
+      const write = process.stderr.write.bind(process.stderr)
+      process.stderr.write = (chunk: string | Uint8Array) => {
+        said.push(String(chunk))
+        return true
+      }
+      const code = yield* program(["serve", "--host", "0.0.0.0", "--port", "0", "--simulate"]).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            process.stderr.write = write
+            if (before !== undefined) process.env["DEEP_RESEARCH_API_TOKEN"] = before
+          })
+        )
+      )
+      assert.strictEqual(code, 2)
+      assert.include(said.join(""), "deep-research serve cannot start")
+      assert.include(said.join(""), "set DEEP_RESEARCH_API_TOKEN")
+    })
+  )
+
+  it.effect("tokens are compared whole: a prefix, a longer one or an empty one does not match", () =>
+    Effect.sync(() => {
+      assert.isTrue(tokenMatches(token, token))
+      assert.isFalse(tokenMatches(token.slice(0, -1), token))
+      assert.isFalse(tokenMatches(`${token}x`, token))
+      assert.isFalse(tokenMatches("", token))
+      assert.isFalse(tokenMatches("", ""))
+    })
+  )
+
+  it.scopedLive("with a token, the API and /v1 need it; health, the page and the docs do not", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true }, { token: Redacted.make(token) })
+      const none = yield* request(`${s.url}/api/sessions`)
+      assert.strictEqual(none.status, 401)
+      assert.strictEqual(none.headers.get("x-content-type-options"), "nosniff")
+      const page = yield* request(`${s.url}/`)
+      assert.include(page.headers.get("content-security-policy") ?? "", "script-src 'self'")
+      const wrong = yield* request(`${s.url}/api/sessions`, { headers: { authorization: "Bearer nope" } })
+      assert.strictEqual(wrong.status, 401)
+      assert.strictEqual((yield* request(`${s.url}/api/sessions`, { headers: bearer })).status, 200)
+      assert.strictEqual((yield* post(`${s.url}/api/sessions`, { question: "x?" })).status, 401)
+      assert.strictEqual((yield* request(`${s.url}/v1/models`)).status, 401)
+      for (const path of ["/api/health", "/", "/assets/app.js", "/openapi.json", "/docs"]) {
+        assert.strictEqual((yield* request(`${s.url}${path}`)).status, 200, path)
+      }
+      const models = yield* Effect.promise(() =>
+        new OpenAI({ baseURL: `${s.url}/v1`, apiKey: token, maxRetries: 0 }).models.list()
+      )
+      assert.strictEqual(models.data[0]?.id, "deep-research")
+      const spec = JSON.parse((yield* request(`${s.url}/openapi.json`)).text)
+      assert.deepStrictEqual(spec.components.securitySchemes.bearer, { type: "http", scheme: "bearer" })
+    })
+  )
+
+  it.scopedLive("without a token, a request naming another host (DNS rebinding) is refused", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true })
+      const port = new URL(s.url).port
+      const evil = yield* raw(`${s.url}/api/sessions`, { headers: { host: `rebound.example:${port}` } })
+      assert.strictEqual(evil.status, 403)
+      const local = yield* raw(`${s.url}/api/sessions`, { headers: { host: `localhost:${port}` } })
+      assert.strictEqual(local.status, 200)
+    })
+  )
+
+  it.scopedLive("CORS is off unless origins are given, and then only for them", () =>
+    Effect.gen(function* () {
+      const preflight = (url: string, origin: string) =>
+        request(`${url}/api/sessions`, {
+          method: "OPTIONS",
+          headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "content-type" }
+        })
+      const closed = yield* served({ noClarify: true })
+      const none = yield* preflight(closed.url, "https://app.example")
+      assert.isNull(none.headers.get("access-control-allow-origin"))
+      const get = yield* request(`${closed.url}/api/sessions`, { headers: { origin: "https://app.example" } })
+      assert.isNull(get.headers.get("access-control-allow-origin"))
+
+      const open = yield* served({ noClarify: true }, { corsOrigins: ["https://app.example"] })
+      const allowed = yield* preflight(open.url, "https://app.example")
+      assert.strictEqual(allowed.headers.get("access-control-allow-origin"), "https://app.example")
+      const other = yield* preflight(open.url, "https://other.example")
+      assert.notStrictEqual(other.headers.get("access-control-allow-origin"), "https://other.example")
+    })
+  )
+})
+
+describe("deep-research serve: bodies", () => {
+  it.scopedLive("a body that does not match its schema is a 400 naming the field", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true })
+      const cases: Array<[unknown, string]> = [
+        [{}, "question"],
+        [{ question: "" }, "question"],
+        [{ question: "Tides?", maxRounds: "three" }, "maxRounds"],
+        [{ question: "Tides?", maxRounds: 0 }, "maxRounds"],
+        [{ question: "Tides?", budgetUsd: -1 }, "budgetUsd"],
+        [{ question: "Tides?", maxRound: 2 }, "maxRound"]
+      ]
+      for (const [body, field] of cases) {
+        const response = yield* post(`${s.url}/api/sessions`, body)
+        assert.strictEqual(response.status, 400, JSON.stringify(body))
+        const parsed = JSON.parse(response.text)
+        assert.deepInclude(
+          parsed.issues.map((issue: { path: Array<string> }) => issue.path[0]),
+          field
+        )
+        assert.include(parsed.message, field)
+      }
+      const notJson = yield* request(`${s.url}/api/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{question:"
+      })
+      assert.strictEqual(notJson.status, 400)
+      assert.deepStrictEqual(yield* s.runs.list, [], "no session was started")
+    })
+  )
+
+  it.scopedLive("a body over the limit is a 413; one streamed without a length a 411", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true }, { maxBodyBytes: 1024 })
+      const big = JSON.stringify({ question: "x".repeat(2000) })
+      assert.strictEqual((yield* post(`${s.url}/api/sessions`, JSON.parse(big))).status, 413)
+      const chunked = yield* raw(`${s.url}/api/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "transfer-encoding": "chunked" },
+        chunks: [big.slice(0, 900), big.slice(900)]
+      })
+      assert.strictEqual(chunked.status, 411)
+      assert.strictEqual((yield* post(`${s.url}/api/sessions`, { question: "How do tides work?" })).status, 202)
+    })
+  )
+})
+
+describe("deep-research serve: secrets", () => {
+  it.scopedLive("no key or token appears in any response, event or log line", () =>
+    Effect.gen(function* () {
+      const lines: Array<string> = []
+      const write = process.stderr.write.bind(process.stderr)
+      yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          process.stderr.write = (chunk: string | Uint8Array) => {
+            lines.push(String(chunk))
+            return true
+          }
+        }),
+        () => Effect.sync(() => void (process.stderr.write = write))
+      )
+      const s = yield* served({}, { token: Redacted.make(token) })
+      const started = JSON.parse(
+        (yield* post(`${s.url}/api/sessions`, { question: "How do tides work?" }, bearer)).text
+      )
+      const id: string = started.sessionId
+      yield* settled(s.url, id, bearer)
+      const texts: Array<string> = []
+      for (const path of [
+        "/api/sessions",
+        `/api/sessions/${id}`,
+        `/api/sessions/${id}/events`,
+        `/api/sessions/${id}/report`,
+        `/api/sessions/${id}/report?format=html`,
+        `/api/sessions/${id}/sources`,
+        "/openapi.json",
+        "/v1/models"
+      ]) {
+        texts.push((yield* request(`${s.url}${path}`, { headers: bearer })).text)
+      }
+      texts.push((yield* request(`${s.url}/api/sessions`)).text)
+      const all = [...texts, ...lines].join("\n")
+      assert.include(all, "How do tides work?", "the responses were read")
+      // The simulated vendors' keys are what this run used; the token is the server's own.
+      for (const secret of [token, "sk-simulated", "sk-ant-simulated", "tvly-simulated"]) {
+        assert.notInclude(all, secret)
+      }
+    })
+  )
+})
