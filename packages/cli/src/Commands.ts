@@ -1,5 +1,5 @@
 /**
- * The `deep-research` commands: run (the default), resume, list, show, delete, evaluate and mcp.
+ * The `deep-research` commands: run (the default), resume, list, show, delete, evaluate, mcp and serve.
  */
 import { Args, type CliApp, Command, Options } from "@effect/cli"
 import { Pipeline, ResearchEvents, Session, SessionStore, Usage, UserInput } from "@deep-research/core"
@@ -16,13 +16,15 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import * as nodeFs from "node:fs"
 import * as CliConfig from "./CliConfig.js"
 import * as Progress from "./Progress.js"
 import * as Logging from "./internal/logging.js"
 import * as Terminal from "./internal/terminal.js"
 import { version } from "./version.js"
+import { printable, printableLine } from "./internal/printable.js"
+import * as ServerModels from "./internal/serverModels.js"
 import * as Store from "./Store.js"
 
 // The research wiring (every provider's SDK), evaluation and the MCP server are loaded by the commands that use
@@ -32,6 +34,7 @@ const loadEvaluation = Effect.promise(() =>
   Promise.all([import("./Evaluation.js"), import("@deep-research/evaluation")])
 )
 const loadMcp = Effect.promise(() => import("./Mcp.js"))
+const loadServe = Effect.promise(() => import("./Serve.js"))
 
 // =============================================================================
 // Outcomes
@@ -79,6 +82,10 @@ const researchOptions = {
   ),
   out: optionalText("out", "Where to write the report (default ./deep-research-<id>.md)"),
   store: optionalText("store", "The folder that keeps sessions (default ~/.deep-research; also DEEP_RESEARCH_HOME)"),
+  database: optionalText(
+    "database",
+    "A PostgreSQL URL: sessions live there and run on the cluster's workers (also DEEP_RESEARCH_DATABASE_URL)"
+  ),
   json: Options.boolean("json").pipe(Options.withDescription("Progress as JSON lines on stdout, nothing else there")),
   simulate: Options.boolean("simulate").pipe(
     Options.withDescription(
@@ -102,18 +109,21 @@ export const optionNames: Readonly<Record<string, ReadonlyArray<string>>> = (() 
     "no-clarify",
     "out",
     "store",
+    "database",
     "json",
     "simulate"
   ]
   const models = ["model", ...Usage.roles.map((role) => `model-${role}`)]
   return {
-    run: research,
+    run: [...research, "detach"],
     resume: [...research, "answer"],
+    worker: [...research, "host", "port", "listen", "health-port"],
     mcp: [...research, "max-sessions"],
-    evaluate: [...models, "store", "json", "simulate"],
-    list: ["store", "json"],
-    show: ["store", "json"],
-    delete: ["store", "json"]
+    serve: [...research, "max-sessions", "host", "port", "cors"],
+    evaluate: [...models, "store", "database", "json", "simulate"],
+    list: ["store", "database", "json"],
+    show: ["store", "database", "json"],
+    delete: ["store", "database", "json"]
   }
 })()
 
@@ -142,6 +152,7 @@ const toFlags = (flags: ResearchFlags): CliConfig.Flags => {
     noClarify: flags.noClarify,
     out: Option.getOrUndefined(flags.out),
     store: Option.getOrUndefined(flags.store),
+    database: Option.getOrUndefined(flags.database),
     json: flags.json,
     simulate: flags.simulate
   }
@@ -168,10 +179,32 @@ const loadConfigFile = Effect.gen(function* () {
   return undefined
 })
 
+/**
+ * With OPENAI_BASE_URL (an OpenAI-compatible server) and no model named anywhere, the server is asked which model it
+ * serves: the one it serves is used and said, several or none make a usage error naming them.
+ */
+const withServerModel = (flags: CliConfig.Flags, file: CliConfig.FileConfig | undefined) =>
+  Effect.gen(function* () {
+    const credentials = CliConfig.credentialsFrom(process.env)
+    const named = flags.model ?? process.env["DEEP_RESEARCH_MODEL"] ?? file?.model
+    if (named !== undefined || flags.simulate === true || credentials.openaiBaseUrl === undefined) return flags
+    if (credentials.anthropicApiKey !== undefined) return flags
+    const found = yield* ServerModels.discover(credentials.openaiBaseUrl, credentials.openaiApiKey)
+    if (found._tag === "Unclear") return yield* usageError(found.message)
+    yield* Effect.sync(() =>
+      process.stderr.write(`Using ${found.model}, the one model the server at ${credentials.openaiBaseUrl} serves.\n`)
+    )
+    return { ...flags, model: `openai:${found.model}` }
+  })
+
 /** Flags, environment and config file, resolved; a problem is a usage error (exit 2). */
 export const resolveConfig = (flags: CliConfig.Flags, purpose: CliConfig.Purpose = "research") =>
   Effect.flatMap(loadConfigFile, (file) =>
-    Effect.mapError(CliConfig.resolveEffect(flags, process.env, file, purpose), (error) => usageError(error.message))
+    Effect.flatMap(purpose === "research" ? withServerModel(flags, file) : Effect.succeed(flags), (resolved) =>
+      Effect.mapError(CliConfig.resolveEffect(resolved, process.env, file, purpose), (error) =>
+        usageError(error.message)
+      )
+    )
   )
 
 // =============================================================================
@@ -188,7 +221,7 @@ const sink: Progress.Sink = {
 }
 
 const say = (resolved: CliConfig.Resolved, text: string): Effect.Effect<void> =>
-  Effect.sync(() => (resolved.json ? process.stderr : process.stdout).write(`${text}\n`))
+  Effect.sync(() => (resolved.json ? process.stderr : process.stdout).write(`${printable(text)}\n`))
 
 const reportPath = (resolved: CliConfig.Resolved, sessionId: string, path: Path.Path): string =>
   path.resolve(resolved.out ?? `deep-research-${sessionId}.md`)
@@ -213,6 +246,8 @@ export const resumeCommand = (sessionId: string, flags: CliConfig.Flags): string
   add("search", flags.search)
   add("corpus", flags.corpus)
   add("store", flags.store)
+  // The resumed run writes its report where this one would have.
+  add("out", flags.out)
   if (flags.json === true) args.push("--json")
   if (flags.simulate === true) args.push("--simulate")
   return args.join(" ")
@@ -234,8 +269,15 @@ const runSession = (
     const interactive =
       resolved.askClarification && !resolved.json && process.stdin.isTTY === true && process.stderr.isTTY === true
     const sessionDir = path.join(Store.sessionsDirectory(resolved), sessionId)
+    // Whether the store holds the session: a resumed one does; a new one once its start is announced (right after
+    // its first checkpoint), which the renderer sees before an interrupted run is reported.
+    const stored = { saved: "resumeId" in start }
+    const render = (event: ResearchEvents.ResearchEvent) => {
+      if (event._tag === "SessionStarted") stored.saved = true
+      renderer.onEvent(event)
+    }
     const interrupted = () =>
-      nodeFs.existsSync(path.join(sessionDir, "session.json"))
+      stored.saved
         ? `Interrupted. The session is saved at ${sessionDir}\nResume it with: ${resume}`
         : "Interrupted before the session started; nothing was saved."
 
@@ -249,13 +291,13 @@ const runSession = (
       // Waiting for an event can be interrupted; an event once taken is always rendered, so none is lost when the
       // pump stops. The rest of the queue is drained after it has stopped, in order.
       const pump = yield* Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(restore(Queue.take(queue)), (event) => Effect.sync(() => renderer.onEvent(event)))
+        Effect.flatMap(restore(Queue.take(queue)), (event) => Effect.sync(() => render(event)))
       ).pipe(Effect.forever, Effect.forkScoped)
       const drain = Effect.zipRight(
         Fiber.interrupt(pump),
         Effect.flatMap(Queue.takeAll(queue), (rest) =>
           Effect.sync(() => {
-            for (const event of rest) renderer.onEvent(event)
+            for (const event of rest) render(event)
             renderer.finish()
           })
         )
@@ -351,11 +393,24 @@ const runSession = (
 const question = Args.text({ name: "question" }).pipe(Args.withDescription("What to research, in any language"))
 const sessionIdArg = Args.text({ name: "id" }).pipe(Args.withDescription("A session id (see `deep-research list`)"))
 
-const runCommand = Command.make("run", { question, ...researchOptions }, ({ question, ...options }) =>
+const detach = Options.boolean("detach").pipe(
+  Options.withDescription("With --database: print the session's id once the cluster has it, and return")
+)
+
+/** The cluster's side of the CLI, loaded by the commands that use a database. */
+const loadCluster = Effect.promise(() => Promise.all([import("./ClusterRun.js"), import("./Worker.js")]))
+
+const refused = (refusal: { readonly code: number; readonly message: string }) => new Exited(refusal)
+
+const runCommand = Command.make("run", { question, detach, ...researchOptions }, ({ detach, question, ...options }) =>
   Effect.gen(function* () {
     if (question.trim() === "") return yield* usageError("The question is empty.")
     const flags = toFlags(options)
     const resolved = yield* resolveConfig(flags)
+    if (resolved.credentials.databaseUrl !== undefined) {
+      const [ClusterRun] = yield* loadCluster
+      return yield* Effect.mapError(ClusterRun.submit(resolved, question, { detach }), refused)
+    }
     yield* runSession(resolved, flags, { question })
   })
 ).pipe(Command.withDescription("Research a question and write a cited report (the default command)"))
@@ -367,10 +422,17 @@ const resume = Command.make(
     answer: optionalText("answer", "The answer to a pending clarification question"),
     ...researchOptions
   },
-  ({ answer, id, ...options }) =>
+  ({ answer, id, ...given }) =>
     Effect.gen(function* () {
+      // A bad id is the real problem whatever else is missing: it is said first.
+      yield* Effect.mapError(Session.validateId(id), (error) => usageError(error.message))
+      const options = yield* rememberSimulated(id, given)
       const flags = toFlags(options)
       const resolved = yield* resolveConfig(flags)
+      if (resolved.credentials.databaseUrl !== undefined) {
+        const [ClusterRun] = yield* loadCluster
+        return yield* Effect.mapError(ClusterRun.resume(resolved, id, Option.getOrUndefined(answer)), refused)
+      }
       yield* runSession(resolved, flags, { resumeId: id, answer: Option.getOrUndefined(answer) })
     })
 ).pipe(
@@ -380,15 +442,47 @@ const resume = Command.make(
   )
 )
 
-const storeOption = { store: researchOptions.store, json: researchOptions.json }
+const storeOption = { store: researchOptions.store, database: researchOptions.database, json: researchOptions.json }
 
-const withStore = <A, E>(store: Option.Option<string>, f: (sessions: SessionStore.Service) => Effect.Effect<A, E>) =>
+/**
+ * A session made with --simulate is resumed and evaluated simulated, without --simulate given again (it would
+ * otherwise ask for a key): the store keeps a mark beside the session.
+ */
+const rememberSimulated = <F extends { readonly simulate: boolean }>(
+  id: string,
+  options: F & { readonly store: Option.Option<string>; readonly database: Option.Option<string> }
+) =>
+  options.simulate
+    ? Effect.succeed(options)
+    : withStore(options, (sessions) => sessions.artefact(id, "simulated.json")).pipe(
+        Effect.map((mark) => Option.isSome(mark)),
+        Effect.orElseSucceed(() => false),
+        Effect.tap((simulated) =>
+          simulated
+            ? Effect.sync(() => process.stderr.write(`Session ${id} was simulated: it goes on simulated.\n`))
+            : Effect.void
+        ),
+        Effect.map((simulated) => ({ ...options, simulate: simulated }))
+      )
+
+const withStore = <A, E>(
+  options: { readonly store: Option.Option<string>; readonly database: Option.Option<string> },
+  f: (sessions: SessionStore.Service) => Effect.Effect<A, E>
+) =>
   Effect.gen(function* () {
     const file = yield* loadConfigFile
     const directory = Store.sessionsDirectory({
-      storeDir: CliConfig.storeDirOf(Option.getOrUndefined(store), process.env, file)
+      storeDir: CliConfig.storeDirOf(Option.getOrUndefined(options.store), process.env, file)
     })
-    return yield* Effect.flatMap(SessionStore.SessionStore, f).pipe(Effect.provide(Store.storeLayer(directory)))
+    const fromEnv = CliConfig.credentialsFrom(process.env)
+    const credentials = Option.match(options.database, {
+      onNone: () => fromEnv,
+      onSome: (url) => ({ ...fromEnv, databaseUrl: Redacted.make(url) })
+    })
+    const layer = Store.storeLayerOrFail(directory, credentials).pipe(
+      Layer.mapError((error) => new Exited({ code: 2, message: error.message }))
+    )
+    return yield* Effect.flatMap(SessionStore.SessionStore, f).pipe(Effect.provide(layer))
   })
 
 const storeError = (error: { readonly _tag: string; readonly message: string }) =>
@@ -396,8 +490,8 @@ const storeError = (error: { readonly _tag: string; readonly message: string }) 
 
 const formatDate = (millis: number) => new Date(millis).toISOString().replace("T", " ").slice(0, 16)
 
-const list = Command.make("list", storeOption, ({ json, store }) =>
-  withStore(store, (sessions) =>
+const list = Command.make("list", storeOption, ({ json, ...where }) =>
+  withStore(where, (sessions) =>
     Effect.gen(function* () {
       const summaries = yield* sessions.list
       if (json) {
@@ -409,33 +503,37 @@ const list = Command.make("list", storeOption, ({ json, store }) =>
       if (summaries.length === 0) return yield* Console.log("No sessions yet.")
       for (const s of summaries) {
         yield* Console.log(
-          `${s.id}  ${s.status.padEnd(22)}  ${formatDate(s.createdAt)}  $${s.costUsd.toFixed(4)}  ${s.query.replace(/\s+/g, " ").slice(0, 80)}`
+          `${s.id}  ${s.status.padEnd(22)}  ${formatDate(s.createdAt)}  $${s.costUsd.toFixed(4)}  ${printableLine(
+            s.error !== undefined && s.query === "" ? s.error : s.query
+          )
+            .replace(/\s+/g, " ")
+            .slice(0, 80)}`
         )
       }
     })
   )
 ).pipe(Command.withDescription("List sessions: id, status, created, cost, question"))
 
-const show = Command.make("show", { id: sessionIdArg, ...storeOption }, ({ id, json, store }) =>
-  withStore(store, (sessions) =>
+const show = Command.make("show", { id: sessionIdArg, ...storeOption }, ({ id, json, ...where }) =>
+  withStore(where, (sessions) =>
     Effect.gen(function* () {
       const session = yield* Effect.mapError(sessions.load(id), storeError)
       if (json) return yield* Console.log(JSON.stringify(Schema.encodeSync(Session.Session)(session)))
       yield* Console.log(`Session ${session.id} · ${session.status} · ${formatDate(session.createdAt)}`)
-      yield* Console.log(`Question: ${session.query}`)
-      if (session.brief !== undefined) yield* Console.log(`Brief: ${session.brief.brief}`)
+      yield* Console.log(`Question: ${printableLine(session.query)}`)
+      if (session.brief !== undefined) yield* Console.log(`Brief: ${printable(session.brief.brief)}`)
       yield* Console.log(`Rounds: ${session.rounds.length}, sources: ${session.sources.length}`)
-      if (session.error !== undefined) yield* Console.log(`Error: ${session.error.message}`)
+      if (session.error !== undefined) yield* Console.log(`Error: ${printableLine(session.error.message)}`)
       if (session.status === "awaiting_clarification" && session.clarification !== undefined) {
-        yield* Console.log(`Waiting for an answer to: ${session.clarification.decision.question}`)
+        yield* Console.log(`Waiting for an answer to: ${printableLine(session.clarification.decision.question)}`)
       }
-      if (session.report !== undefined) yield* Console.log(`\n${session.report.markdown}`)
+      if (session.report !== undefined) yield* Console.log(`\n${printable(session.report.markdown)}`)
     })
   )
 ).pipe(Command.withDescription("Show a session and its report (--json: the whole session)"))
 
-const remove = Command.make("delete", { id: sessionIdArg, ...storeOption }, ({ id, store }) =>
-  withStore(store, (sessions) =>
+const remove = Command.make("delete", { id: sessionIdArg, ...storeOption }, ({ id, json: _json, ...where }) =>
+  withStore(where, (sessions) =>
     Effect.zipRight(Effect.mapError(sessions.delete(id), storeError), Console.log(`Deleted session ${id}.`))
   )
 ).pipe(Command.withDescription("Delete a session and its files"))
@@ -444,12 +542,14 @@ const evaluationOptions = {
   model: researchOptions.model,
   roleModels: researchOptions.roleModels,
   store: researchOptions.store,
+  database: researchOptions.database,
   json: researchOptions.json,
   simulate: researchOptions.simulate
 }
 
-const evaluate = Command.make("evaluate", { id: sessionIdArg, ...evaluationOptions }, ({ id, ...options }) =>
+const evaluate = Command.make("evaluate", { id: sessionIdArg, ...evaluationOptions }, ({ id, ...given }) =>
   Effect.gen(function* () {
+    const options = yield* rememberSimulated(id, given)
     const resolved = yield* resolveConfig(
       toFlags({
         ...options,
@@ -467,7 +567,12 @@ const evaluate = Command.make("evaluate", { id: sessionIdArg, ...evaluationOptio
     )
     const [Evaluation, { Evaluation: EvaluationResult }] = yield* loadEvaluation
     const Wiring = yield* loadWiring
-    const result = yield* Evaluation.evaluateStored(Store.sessionsDirectory(resolved), id).pipe(
+    yield* Effect.mapError(
+      Store.checkDatabase(resolved.credentials),
+      (error) => new Exited({ code: 2, message: error.message })
+    )
+    const place = Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
+    const result = yield* Evaluation.evaluateStored(id, place).pipe(
       Effect.provide(Wiring.evaluationLayer(resolved)),
       Effect.mapError(
         (error) =>
@@ -521,9 +626,87 @@ const mcp = Command.make("mcp", mcpOptions, (options) =>
   )
 )
 
+const serveOptions = {
+  ...mcpOptions,
+  host: Options.text("host").pipe(
+    Options.withDescription("The address to listen on (default 127.0.0.1; any other needs DEEP_RESEARCH_API_TOKEN)"),
+    Options.withDefault("127.0.0.1")
+  ),
+  port: Options.integer("port").pipe(Options.withDescription("The port to listen on"), Options.withDefault(8787)),
+  cors: optionalText("cors", "Origins allowed to call the API from their pages, comma-separated (default: none)")
+}
+
+const serve = Command.make("serve", serveOptions, ({ cors, host, port, ...options }) =>
+  Effect.gen(function* () {
+    const resolved = yield* resolveConfig({
+      ...toFlags(options),
+      json: false,
+      maxSessions: Option.getOrUndefined(options.maxSessions)
+    })
+    if (port < 0 || port > 65535) return yield* usageError(`--port must be between 0 and 65535, got ${port}`)
+    const Serve = yield* loadServe
+    yield* Serve.serve(resolved, {
+      ...Serve.defaults,
+      host,
+      port,
+      token: CliConfig.apiTokenFrom(process.env),
+      corsOrigins: Option.match(cors, {
+        onNone: () => [],
+        onSome: (list) =>
+          list
+            .split(",")
+            .map((origin) => origin.trim())
+            .filter((origin) => origin !== "")
+      })
+    }).pipe(
+      Effect.mapError((error) => new Exited({ code: 2, message: `deep-research serve cannot start: ${error.message}` }))
+    )
+  })
+).pipe(
+  Command.withDescription(
+    "Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs), an OpenAI-compatible /v1/chat/completions and " +
+      "a web page at /, over the same session store as the CLI"
+  )
+)
+
+const worker = Command.make(
+  "worker",
+  {
+    ...researchOptions,
+    host: Options.text("host").pipe(
+      Options.withDescription("The address other workers and clients reach this runner at (default 127.0.0.1)"),
+      Options.withDefault("127.0.0.1")
+    ),
+    port: Options.integer("port").pipe(
+      Options.withDescription("The runner's port (default 34431)"),
+      Options.withDefault(34431)
+    ),
+    listen: optionalText("listen", "The interface to listen on (default: --host; 0.0.0.0 for all)"),
+    healthPort: optionalInteger("health-port", "Serve GET /health on this port: 200 while the runner serves")
+  },
+  ({ healthPort, host, listen, port, ...options }) =>
+    Effect.gen(function* () {
+      const resolved = yield* resolveConfig(toFlags(options))
+      const [, Worker] = yield* loadCluster
+      yield* Effect.mapError(
+        Worker.run(resolved, {
+          host,
+          port,
+          listenHost: Option.getOrElse(listen, () => host),
+          healthPort: Option.getOrUndefined(healthPort)
+        }),
+        refused
+      )
+    })
+).pipe(
+  Command.withDescription(
+    "Run research sessions as a runner of the cluster whose database is --database (or DEEP_RESEARCH_DATABASE_URL)"
+  )
+)
+
 const root = Command.make("deep-research", {}).pipe(
   Command.withDescription("Turns a question into a cited research report."),
-  Command.withSubcommands([runCommand, resume, list, show, remove, evaluate, mcp])
+  Command.withSubcommands([runCommand, resume, list, show, remove, evaluate, mcp, serve, worker])
 )
 
 /** Parses the arguments (with the program's name and script first, as in `process.argv`) and runs the command. */
@@ -531,4 +714,14 @@ export const run: (args: ReadonlyArray<string>) => Effect.Effect<void, unknown, 
   Command.run(root, { name: "deep-research", version })
 
 /** The names the CLI treats as subcommands; anything else in first position is a question. */
-export const subcommands: ReadonlyArray<string> = ["run", "resume", "list", "show", "delete", "evaluate", "mcp"]
+export const subcommands: ReadonlyArray<string> = [
+  "run",
+  "resume",
+  "list",
+  "show",
+  "delete",
+  "evaluate",
+  "mcp",
+  "serve",
+  "worker"
+]

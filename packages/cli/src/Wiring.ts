@@ -6,7 +6,7 @@
  */
 import {
   ContentExtractor,
-  type Errors,
+  Errors,
   type ModelRouter,
   Research,
   ResearchEvents,
@@ -30,6 +30,8 @@ import {
 } from "@deep-research/providers"
 import { Emulator } from "@deep-research/providers/testing"
 import * as Effect from "effect/Effect"
+import * as crypto from "node:crypto"
+import * as nodePath from "node:path"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as CliConfig from "./CliConfig.js"
@@ -46,6 +48,7 @@ export type Services =
   | Resilience.Resilience
 
 const providerPolicies = {
+  tavily: Tavily.policy,
   local: LocalCorpus.policy,
   exa: Exa.policy,
   perplexity: Perplexity.policy,
@@ -60,10 +63,7 @@ const searchProvider = (
   const c = resolved.credentials
   switch (backend) {
     case "tavily":
-      return Effect.map(
-        Tavily.make({ apiKey: c.tavilyApiKey ?? Redacted.make("no-key"), baseUrl: c.tavilyBaseUrl }),
-        (t) => t.search
-      )
+      return Effect.map(makeTavily(resolved), (t) => t.search)
     case "exa":
       return Effect.succeed(Exa.make({ apiKey: c.exaApiKey ?? Redacted.make("no-key"), baseUrl: c.exaBaseUrl }).search)
     case "perplexity":
@@ -103,8 +103,14 @@ const simulatedStore = (store: SessionStore.Service): SessionStore.Service => ({
             report: new Research.Report({ ...session.report, markdown: markSimulated(session.report.markdown) })
           })
     ),
-  saveReport: (id, markdown) => store.saveReport(id, markSimulated(markdown))
+  saveReport: (id, markdown) => store.saveReport(id, markSimulated(markdown)),
+  // The session remembers it was simulated, so that resume and evaluate simulate it too without being told.
+  lock: (id) =>
+    Effect.tap(store.lock(id), () => Effect.ignore(store.saveArtefact(id, simulatedArtefact, '{"simulated": true}\n')))
 })
+
+/** The artefact that marks a session as simulated. */
+export const simulatedArtefact = "simulated.json"
 
 const sessionStoreLayer = (resolved: CliConfig.Resolved): Layer.Layer<SessionStore.SessionStore> => {
   const files = storeLayer(sessionsDirectory(resolved), resolved.credentials)
@@ -132,7 +138,53 @@ const routerLayer = (
   }).pipe(Layer.provide(Layer.succeed(Resilience.Resilience, resilience)))
 }
 
-const makeResilience = Resilience.make(Resilience.withProviderDefaults(Resilience.defaultSettings, providerPolicies))
+/** The user's resilience settings, with the providers' published limits underneath. */
+const resilienceSettings = (resolved: CliConfig.Resolved): Resilience.Settings =>
+  Resilience.withProviderDefaults(resolved.resilience, providerPolicies)
+
+const makeResilience = (resolved: CliConfig.Resolved) => Resilience.make(resilienceSettings(resolved))
+
+/**
+ * Tavily with the SDK's own request limits set to the policy's attempt timeouts: the SDK cannot be interrupted, so a
+ * request core has given up on ends when its attempt does.
+ */
+const makeTavily = (resolved: CliConfig.Resolved) =>
+  Tavily.make({
+    apiKey: resolved.credentials.tavilyApiKey ?? Redacted.make("no-key"),
+    baseUrl: resolved.credentials.tavilyBaseUrl,
+    searchTimeout: Resilience.policyFor(resilienceSettings(resolved), "tavily", "search").attemptTimeout,
+    extractTimeout: Resilience.policyFor(resilienceSettings(resolved), "tavily", "extract").attemptTimeout
+  })
+
+/**
+ * The corpus of `--corpus DIR`, indexed. Its index is kept in the store (`<store>/corpus-index/`), never in the
+ * user's folder; what was indexed and what was skipped is said on stderr, and a folder with nothing readable in it is
+ * a usage error rather than a report on nothing.
+ */
+const openCorpus = (resolved: CliConfig.Resolved, root: string) =>
+  Effect.gen(function* () {
+    const absolute = nodePath.resolve(root)
+    const digest = crypto.createHash("sha256").update(absolute).digest("hex").slice(0, 16)
+    const corpus = yield* LocalCorpus.make({
+      root: absolute,
+      cacheFile: nodePath.join(resolved.storeDir, "corpus-index", `${digest}.json`)
+    })
+    const report = yield* corpus.lastReport
+    const reasons = [...new Set(report.skipped.map((s) => s.reason))]
+    const skipped =
+      report.skipped.length === 0
+        ? ""
+        : `, ${report.skipped.length} skipped (${reasons.slice(0, 4).join("; ")}${reasons.length > 4 ? "; …" : ""})`
+    if (report.files === 0) {
+      return yield* new Errors.InvalidInput({
+        reason: `nothing to research in ${absolute}: no readable text, Markdown, HTML or PDF file${skipped}`
+      })
+    }
+    yield* Effect.sync(() =>
+      process.stderr.write(`corpus ${absolute}: ${report.files} files indexed (${report.chunks} chunks)${skipped}\n`)
+    )
+    return corpus
+  })
 
 /** The services of a run, for the configuration as resolved (emulator URLs already in place when simulating). */
 const servicesLayer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Errors.InvalidInput> =>
@@ -140,8 +192,8 @@ const servicesLayer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Erro
     Effect.gen(function* () {
       const c = resolved.credentials
       // One per process: every session of the process shares the breakers, rate limits and concurrency limits.
-      const resilience = yield* makeResilience
-      const corpus = resolved.corpus === undefined ? undefined : yield* LocalCorpus.make({ root: resolved.corpus })
+      const resilience = yield* makeResilience(resolved)
+      const corpus = resolved.corpus === undefined ? undefined : yield* openCorpus(resolved, resolved.corpus)
       const providers = yield* Effect.forEach(resolved.search, (backend) =>
         Effect.flatMap(searchProvider(backend, resolved, corpus), (provider) =>
           Resilience.wrapSearchProvider(provider).pipe(Effect.provideService(Resilience.Resilience, resilience))
@@ -151,8 +203,7 @@ const servicesLayer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Erro
         providers.length === 1 && providers[0] !== undefined ? providers[0] : yield* SearchFanout.make({ providers })
       const web =
         c.tavilyApiKey !== undefined || c.tavilyBaseUrl !== undefined
-          ? (yield* Tavily.make({ apiKey: c.tavilyApiKey ?? Redacted.make("no-key"), baseUrl: c.tavilyBaseUrl }))
-              .extractor
+          ? (yield* makeTavily(resolved)).extractor
           : HttpExtractor.make()
       const extractor = yield* Resilience.wrapContentExtractor(
         corpus === undefined ? web : LocalCorpus.routingExtractor(corpus.extractor, web)
@@ -197,7 +248,9 @@ const simulated = <A, E>(
           perplexityBaseUrl: emulator.baseUrl("perplexity"),
           semanticScholarApiKey: undefined,
           semanticScholarBaseUrl: emulator.baseUrl("semanticScholar"),
-          ollamaBaseUrl: openai
+          ollamaBaseUrl: openai,
+          // The emulator stands in for the vendors, never for the sessions' database.
+          databaseUrl: resolved.credentials.databaseUrl
         }
       })
     })
@@ -214,7 +267,7 @@ export const evaluationLayer = (
 ): Layer.Layer<ModelRouter.ModelRouter | SessionStore.SessionStore, Errors.InvalidInput> =>
   simulated(resolved, (resolved) =>
     Layer.unwrapEffect(
-      Effect.map(makeResilience, (resilience) =>
+      Effect.map(makeResilience(resolved), (resilience) =>
         Layer.merge(routerLayer(resolved, resilience), sessionStoreLayer(resolved))
       )
     )

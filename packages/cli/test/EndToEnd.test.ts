@@ -12,13 +12,15 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { fileURLToPath } from "node:url"
+import { ensureBuilt } from "./support/built.js"
 
 // =============================================================================
 // The built CLI
@@ -26,41 +28,6 @@ import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("../../..", import.meta.url))
 const bin = nodePath.join(root, "packages/cli/bin/deep-research.js")
-const packages = ["core", "providers", "evaluation", "cli"]
-
-const newestSource = (dir: string): number => {
-  let newest = 0
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = nodePath.join(dir, entry.name)
-    if (entry.isDirectory()) newest = Math.max(newest, newestSource(full))
-    else if (entry.name.endsWith(".ts")) newest = Math.max(newest, fs.statSync(full).mtimeMs)
-  }
-  return newest
-}
-
-/** The CLI as built; rebuilt when a package's sources are newer than its last build. */
-const ensureBuilt = () => {
-  const built = (name: string) => nodePath.join(root, "packages", name, "dist/.tsbuildinfo")
-  const missing = packages.filter((name) => !fs.existsSync(built(name)))
-  const stale = packages.filter(
-    (name) =>
-      fs.existsSync(built(name)) &&
-      newestSource(nodePath.join(root, "packages", name, "src")) > fs.statSync(built(name)).mtimeMs
-  )
-  if (missing.length === 0 && stale.length === 0) return
-  try {
-    execFileSync(nodePath.join(root, "node_modules/.bin/tsc"), ["-b"], { cwd: root, stdio: "pipe" })
-  } catch (error) {
-    const output = error instanceof Error && "stdout" in error ? String(error.stdout) : String(error)
-    throw new Error(
-      `The end-to-end tests run the built CLI, and ${missing.length > 0 ? `${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} not built` : `${stale.join(", ")} changed since the last build`}; ` +
-        `\`npx tsc -b\` failed:\n${output}`
-    )
-  }
-  if (!fs.existsSync(nodePath.join(root, "packages/cli/dist/main.js"))) {
-    throw new Error("packages/cli/dist/main.js is missing after `npx tsc -b`: run `npm ci` (it builds everything)")
-  }
-}
 
 // =============================================================================
 // Spawning
@@ -191,6 +158,18 @@ describe("deep-research (built CLI)", () => {
       for (const request of chats) assert.isUndefined(request.headers["authorization"])
     })
 
+    it("--no-clarify makes no clarification call at all", async () => {
+      const chats = await Effect.runPromise(emulator.requests("openai.chat"))
+      const formats = chats.map((request) =>
+        JSON.stringify((Predicate.isRecord(request.body) ? request.body["response_format"] : null) ?? null)
+      )
+      assert.isAbove(formats.filter((format) => format.includes('"research_brief"')).length, 0)
+      assert.deepStrictEqual(
+        formats.filter((format) => format.includes('"clarification"')),
+        []
+      )
+    })
+
     it("writes only valid JSON event lines on stdout", () => {
       const lines = result.stdout.split("\n").filter((line) => line !== "")
       assert.isAbove(lines.length, 10)
@@ -273,6 +252,9 @@ describe("deep-research (built CLI)", () => {
     const finished = before.rounds.flatMap((round) => round.results)
     assert.isAbove(finished.length, 0)
     assert.isBelow(finished.length, before.rounds.flatMap((round) => round.directives).length)
+    // Saved as running, but no run holds it: list says interrupted.
+    const listed = await cli(box, ["list", "--json"])
+    assert.include(listed.stdout, `"id":"${sessionId}","status":"interrupted"`)
 
     const resumed = await cli(box, ["resume", sessionId, ...args])
     assert.strictEqual(resumed.code, 0, describeRun(resumed))
