@@ -13,12 +13,14 @@ import * as PgSessionStore from "@deep-research/providers/PgSessionStore"
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
+import type * as Sharding from "@effect/cluster/Sharding"
 import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as Rpc from "@effect/rpc/Rpc"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
@@ -39,6 +41,11 @@ export const ResearchSession = Entity.make("ResearchSession", [
   /** Continues a stored session, with the answer to its clarifying question when it waits for one. */
   Rpc.make("Resume", {
     payload: { answer: Schema.optional(Schema.String), request: Schema.String },
+    primaryKey: (payload) => payload.request
+  }),
+  /** Stops the session's research if it runs now; it is saved as cancelled, resumable. */
+  Rpc.make("Cancel", {
+    payload: { request: Schema.String },
     primaryKey: (payload) => payload.request
   })
 ]).annotateRpcs(ClusterSchema.Persisted, true)
@@ -154,17 +161,47 @@ export const resumeSession = (sessionId: string, answer: string | undefined) =>
     Effect.annotateLogs("session", sessionId)
   )
 
-/** The entity's handlers, over the research services in context. */
+/**
+ * The entity's handlers, over the research services in context. `Run` and `Resume` take turns; `Cancel` is handled
+ * beside them (the entity takes messages side by side) and interrupts the one running, which saves the session as
+ * cancelled and answers its message: the cluster does not deliver it again.
+ */
 export const entityLayer = ResearchSession.toLayer(
-  Effect.map(Effect.context<Pipeline.Requirements>(), (context) =>
-    ResearchSession.of({
-      Run: (envelope) => Effect.provide(runSession(envelope.address.entityId, envelope.payload), context),
-      Resume: (envelope) => Effect.provide(resumeSession(envelope.address.entityId, envelope.payload.answer), context)
+  Effect.gen(function* () {
+    const context = yield* Effect.context<Pipeline.Requirements>()
+    const turn = yield* Effect.makeSemaphore(1)
+    let current: Fiber.RuntimeFiber<void> | undefined
+    const inTurn = (work: Effect.Effect<void, never, Pipeline.Requirements>) =>
+      turn.withPermits(1)(
+        Effect.gen(function* () {
+          // A child of the message's fiber: a runner that stops interrupts it with the message, as before.
+          const fiber = yield* Effect.fork(Effect.provide(work, context))
+          current = fiber
+          yield* Effect.ensuring(
+            Fiber.await(fiber),
+            Effect.sync(() => {
+              if (current === fiber) current = undefined
+            })
+          )
+        })
+      )
+    return ResearchSession.of({
+      Run: (envelope) => inTurn(runSession(envelope.address.entityId, envelope.payload)),
+      Resume: (envelope) => inTurn(resumeSession(envelope.address.entityId, envelope.payload.answer)),
+      Cancel: (envelope) =>
+        current === undefined
+          ? Effect.logInfo(`cluster: session ${envelope.address.entityId} not running; nothing to cancel`)
+          : Effect.zipRight(
+              Effect.logInfo(`cluster: session ${envelope.address.entityId} cancelled`),
+              Fiber.interrupt(current)
+            )
     })
-  ),
-  // Messages to one session are handled one at a time; sessions run side by side.
-  { maxIdleTime: Duration.minutes(10) }
+  }),
+  { maxIdleTime: Duration.minutes(10), concurrency: "unbounded" }
 )
+
+/** What sending to a session needs: a member of the cluster (`clientLayer` or a runner). */
+export type ClientServices = Sharding.Sharding
 
 /** Sends `Run` for a new session; returns at once (the message is persisted before this returns). */
 export const submit = (
@@ -176,6 +213,13 @@ export const submit = (
   Effect.gen(function* () {
     const client = yield* ResearchSession.client
     yield* client(sessionId).Run({ question, config, clarification }, { discard: true })
+  })
+
+/** Sends `Cancel` to a session. */
+export const cancel = (sessionId: string, request: string) =>
+  Effect.gen(function* () {
+    const client = yield* ResearchSession.client
+    yield* client(sessionId).Cancel({ request }, { discard: true })
   })
 
 /** Sends `Resume` to a stored session. */

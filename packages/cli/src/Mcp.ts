@@ -157,7 +157,7 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
   Effect.gen(function* () {
     // The runs share one runtime for the server's life; its log lines go to stderr, since stdout carries the
     // protocol. Built before serving, so that a configuration the providers refuse fails the command.
-    const runs = yield* Runs.make(resolved)
+    const runs = yield* Runs.forServing(resolved)
     const handlers = handlersOf(runs)
 
     const server = new Server({ name: "deep-research", version }, { capabilities: { tools: {} } })

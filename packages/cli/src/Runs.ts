@@ -65,8 +65,8 @@ export interface Runs {
   ) => Effect.Effect<{ readonly evaluation: EvaluationResult.Evaluation; readonly file: string }, Errors.ResearchError>
   /** Whether this process runs the session now (queued included). */
   readonly isRunning: (sessionId: string) => boolean
-  /** How many sessions this process runs now (queued included). */
-  readonly runningCount: () => number
+  /** How many sessions run now: this process's (queued included), or on a cluster, the cluster's. */
+  readonly running: Effect.Effect<number>
   /** Waits until the session's run in this process ends (at once when none runs). */
   readonly awaitRun: (sessionId: string) => Effect.Effect<void>
   /**
@@ -82,7 +82,8 @@ interface Run {
   readonly question: { readonly query: string; readonly at: number } | undefined
 }
 
-const configFor = (resolved: CliConfig.Resolved, options: StartOptions) =>
+/** The research configuration of a run: the resolved one with what the client chose. */
+export const configFor = (resolved: CliConfig.Resolved, options: StartOptions) =>
   Schema.decodeUnknownEither(ResearchConfig.ResearchConfig)({
     ...Schema.encodeSync(ResearchConfig.ResearchConfig)(resolved.research),
     ...(options.maxRounds !== undefined ? { maxSupervisionRounds: options.maxRounds } : {}),
@@ -219,29 +220,50 @@ const status = (host: Host, sessionId: string) =>
     const live = host.progress.get(sessionId)
     const running = host.runs.has(sessionId)
     if (stored === undefined && live === undefined && !running) return yield* new Errors.SessionNotFound({ sessionId })
-    return {
-      sessionId,
-      query: stored?.query ?? host.runs.get(sessionId)?.question?.query ?? "",
-      // While the run's fiber lives the stored status may still be the previous one (an answered question).
-      status: running
-        ? host.resolved.maxSessions !== undefined && live === undefined && stored === undefined
-          ? "queued"
-          : "running"
-        : (stored?.status ?? "running"),
+    return statusOf(sessionId, {
+      stored,
+      live,
       running,
-      phase: live?.phase ?? "starting",
-      round: live?.round ?? stored?.rounds.length ?? 0,
-      researchers: live === undefined ? [] : [...live.researchers.entries()].map(([id, r]) => ({ id, ...r })),
-      sources: stored?.sources.length ?? live?.sources ?? 0,
-      tokens: live?.tokens ?? stored?.usage.reduce((n, r) => n + r.inputTokens + r.outputTokens, 0) ?? 0,
-      costUsd: live?.costUsd ?? stored?.usage.reduce((n, r) => n + r.costUsd, 0) ?? 0,
-      ...(!running && stored?.status === "awaiting_clarification" && stored.clarification !== undefined
-        ? { clarificationQuestion: stored.clarification.decision.question }
-        : {}),
-      ...(stored?.error === undefined ? {} : { error: stored.error.message }),
-      reportReady: stored?.report !== undefined
-    } satisfies RunStatus
+      // A run waiting for its slot has neither a stored session nor progress yet.
+      queued: running && host.resolved.maxSessions !== undefined && live === undefined && stored === undefined,
+      query: host.runs.get(sessionId)?.question?.query
+    })
   })
+
+/**
+ * A session's status from what is known of it: the stored session, the progress of its events, whether a run of it
+ * is going (and still waiting to start), and the question it was started with when nothing is stored yet.
+ */
+export const statusOf = (
+  sessionId: string,
+  known: {
+    readonly stored: Session.Session | undefined
+    readonly live: Progress.State | undefined
+    readonly running: boolean
+    readonly queued: boolean
+    readonly query: string | undefined
+  }
+): RunStatus => {
+  const { live, running, stored } = known
+  return {
+    sessionId,
+    query: stored?.query ?? known.query ?? "",
+    // While a run goes on the stored status may still be the previous one (an answered question).
+    status: known.queued ? "queued" : running ? "running" : (stored?.status ?? "running"),
+    running,
+    phase: live?.phase ?? "starting",
+    round: live?.round ?? stored?.rounds.length ?? 0,
+    researchers: live === undefined ? [] : [...live.researchers.entries()].map(([id, r]) => ({ id, ...r })),
+    sources: stored?.sources.length ?? live?.sources ?? 0,
+    tokens: live?.tokens ?? stored?.usage.reduce((n, r) => n + r.inputTokens + r.outputTokens, 0) ?? 0,
+    costUsd: live?.costUsd ?? stored?.usage.reduce((n, r) => n + r.costUsd, 0) ?? 0,
+    ...(!running && stored?.status === "awaiting_clarification" && stored.clarification !== undefined
+      ? { clarificationQuestion: stored.clarification.decision.question }
+      : {}),
+    ...(stored?.error === undefined ? {} : { error: stored.error.message }),
+    reportReady: stored?.report !== undefined
+  }
+}
 
 const list = (host: Host) =>
   Effect.gen(function* () {
@@ -372,7 +394,19 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs, Errors.I
         )
       ),
     isRunning: (sessionId) => host.runs.has(sessionId),
-    runningCount: () => host.runs.size,
+    running: Effect.sync(() => host.runs.size),
     awaitRun: (sessionId) => awaitRun(host, sessionId),
     events: (sessionId, after) => events(host, sessionId, after)
   }))
+
+/**
+ * The runs of a serving process (`serve`, `mcp`): hosted here, or, with a database, sent to the cluster's runners
+ * (`ClusterRuns`), which this process joins as a client.
+ */
+export const forServing = (resolved: CliConfig.Resolved): Effect.Effect<Runs, Errors.InvalidInput, Scope.Scope> =>
+  resolved.credentials.databaseUrl === undefined
+    ? make(resolved)
+    : Effect.flatMap(
+        Effect.promise(() => import("./ClusterRuns.js")),
+        (ClusterRuns) => ClusterRuns.make(resolved)
+      )

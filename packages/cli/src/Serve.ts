@@ -228,7 +228,7 @@ export const serve = (resolved: CliConfig.Resolved, options: Options) =>
   Effect.gen(function* () {
     const refused = refusal(options)
     if (refused !== undefined) return yield* Effect.fail(new Error(refused))
-    const runs = yield* Runs.make(resolved)
+    const runs = yield* Runs.forServing(resolved)
     const context = yield* Layer.build(layer(runs, options))
     const server = yield* Effect.provide(HttpServer.HttpServer, context)
     const url = urlOf(server.address)

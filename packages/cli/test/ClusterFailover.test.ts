@@ -19,10 +19,9 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
-import * as net from "node:net"
 import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
 import * as Cluster from "../src/Cluster.js"
-import { type Running, sandbox, start } from "./support/builtCli.js"
+import { freePort, type Running, sandbox, start } from "./support/builtCli.js"
 
 const scope = Effect.runSync(Scope.make())
 let database: PgDatabase.TestDatabase
@@ -30,17 +29,6 @@ let emulator: Emulator.Handle
 let store: SessionStore.Service
 const runners: Array<Running> = []
 const healthPorts: Array<number> = []
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-    server.on("error", reject)
-  })
 
 const run = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>) => Effect.runPromise(Scope.extend(effect, scope))
 

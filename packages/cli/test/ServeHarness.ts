@@ -69,7 +69,7 @@ const serve = (
 ) =>
   Effect.gen(function* () {
     if (Either.isLeft(resolved)) return yield* Effect.dieMessage(resolved.left.message)
-    const runs = yield* Effect.orDie(Runs.make(resolved.right))
+    const runs = yield* Effect.orDie(Runs.forServing(resolved.right))
     const context = yield* Layer.build(Serve.layer(runs, { ...Serve.defaults, port: 0, ...options }))
     const url = Serve.urlOf(Context.get(context, HttpServer.HttpServer).address)
     return { url, runs, store, resolved: resolved.right } satisfies Served

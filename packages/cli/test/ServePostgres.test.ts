@@ -1,27 +1,77 @@
 /**
- * `deep-research serve --database URL`: the same API over the PostgreSQL session store (real PostgreSQL embedded in
- * the test process through PGlite, or the server `DEEP_RESEARCH_TEST_DATABASE_URL` names).
+ * `deep-research serve --database URL`: the same API over the cluster. The server runs no research itself: it sends
+ * each session to the cluster, where a `deep-research worker` process (the built CLI) runs it, and answers from the
+ * PostgreSQL store (real PostgreSQL embedded in the test process through PGlite, or the server
+ * `DEEP_RESEARCH_TEST_DATABASE_URL` names). The worker's models and search are an emulator in this process.
  */
+import { Emulator } from "@deep-research/providers/testing"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
 import * as ServeClient from "../src/http/Client.js"
-import { served, sseEvents } from "./ServeHarness.js"
+import { served, settled, sseEvents } from "./ServeHarness.js"
+import { freePort, sandbox, start } from "./support/builtCli.js"
 
 const Event = Schema.parseJson(Schema.Struct({ _tag: Schema.String, sessionId: Schema.String }))
 
-describe("deep-research serve over PostgreSQL", () => {
+/** A database, an emulator, and one worker on them, ready; `serve` joins as a client. */
+const cluster = Effect.gen(function* () {
+  const database = yield* PgDatabase.make
+  // PGlite serves every connection from one backend: the cluster's shard locks use its lock table there.
+  const locks = database.kind === "pglite" ? { DEEP_RESEARCH_SHARD_LOCKS: "table" } : {}
+  yield* Effect.acquireRelease(
+    Effect.sync(() => Object.assign(process.env, locks)),
+    () => Effect.sync(() => delete process.env["DEEP_RESEARCH_SHARD_LOCKS"])
+  )
+  const emulator = yield* Emulator.start()
+  yield* Emulator.simulate(emulator)
+  const box = sandbox({
+    OPENAI_BASE_URL: emulator.baseUrl("openai"),
+    TAVILY_BASE_URL: emulator.baseUrl("tavily"),
+    ...locks
+  })
+  const port = yield* Effect.promise(freePort)
+  const worker = yield* Effect.acquireRelease(
+    Effect.sync(() =>
+      start(box, [
+        "worker",
+        "--database",
+        database.url,
+        "--port",
+        String(port),
+        "--model",
+        "openai:emulated-model",
+        "--search",
+        "tavily"
+      ])
+    ),
+    (worker) =>
+      Effect.promise(async () => {
+        worker.child.kill("SIGKILL")
+        await worker.done
+        fs.rmSync(box.dir, { recursive: true, force: true })
+      })
+  )
+  for (let waited = 0; !worker.output().stderr.includes("worker ready"); waited += 100) {
+    if (waited > 60_000) return yield* Effect.dieMessage(`the worker never got ready:\n${worker.output().stderr}`)
+    yield* Effect.sleep("100 millis")
+  }
+  return { database, emulator, worker }
+})
+
+describe("deep-research serve over the cluster", () => {
   it.scopedLive(
-    "a session is created, followed, listed and read back from the database",
+    "a session is sent to a worker, followed, listed and read back from the database",
     () =>
       Effect.gen(function* () {
-        const database = yield* PgDatabase.make
+        const { database, worker } = yield* cluster
         const s = yield* served({ noClarify: true, database: database.url })
         const client = yield* ServeClient.make({ baseUrl: s.url })
         const started = yield* client.sessions.create({ payload: { question: "How do tides work?", maxRounds: 2 } })
         const id = started.sessionId
+        assert.strictEqual(started.status, "queued")
         const stream = yield* client.sessions.events({ path: { id }, urlParams: {}, headers: {} })
         const tags = sseEvents(stream)
           .filter((e) => e.event !== "end")
@@ -29,14 +79,49 @@ describe("deep-research serve over PostgreSQL", () => {
         assert.strictEqual(tags[tags.length - 1], "SessionCompleted")
         const done = yield* client.sessions.get({ path: { id } })
         assert.strictEqual(done.status, "completed")
+        assert.isFalse(done.running)
         assert.deepStrictEqual(
           (yield* client.sessions.list()).map((l) => [l.id, l.status]),
           [[id, "completed"]]
         )
         assert.match(yield* client.sessions.report({ path: { id }, urlParams: {} }), /\[1\]/)
+        // The worker ran it, not the server.
+        assert.include(worker.output().stderr, `cluster: session ${id} running`)
         // Nothing went to the file store: the sessions live in the database.
         const sessionsDir = `${s.store}/sessions`
         assert.isTrue(!fs.existsSync(sessionsDir) || fs.readdirSync(sessionsDir).length === 0)
+      }).pipe(Effect.provide(FetchHttpClient.layer)),
+    120_000
+  )
+
+  it.scopedLive(
+    "a running session is cancelled on its worker, then resumed to completion",
+    () =>
+      Effect.gen(function* () {
+        const { database, emulator, worker } = yield* cluster
+        // Slow vendors: the session is still researching when it is cancelled.
+        yield* emulator.setLatency("all", "200 millis")
+        const s = yield* served({ noClarify: true, database: database.url })
+        const client = yield* ServeClient.make({ baseUrl: s.url })
+        const { sessionId: id } = yield* client.sessions.create({
+          payload: { question: "How do heat pumps work?", maxRounds: 2 }
+        })
+        for (let polls = 0; (yield* client.sessions.get({ path: { id } })).phase !== "supervision"; polls++) {
+          if (polls > 600) return yield* Effect.dieMessage(`never researching:\n${worker.output().stderr}`)
+          yield* Effect.sleep("100 millis")
+        }
+        assert.strictEqual((yield* client.system.health()).running, 1)
+        const cancelled = yield* client.sessions.cancel({ path: { id } })
+        assert.strictEqual(cancelled.status, "cancelled")
+        assert.include(worker.output().stderr, `cluster: session ${id} cancelled`)
+        const stopped = yield* client.sessions.get({ path: { id } })
+        assert.strictEqual(stopped.status, "cancelled")
+        assert.isFalse(stopped.running)
+        // Cancelled is not settled for good: resuming it sends it back to the worker.
+        yield* emulator.setLatency("all", 0)
+        yield* client.sessions.resume({ path: { id } })
+        const status: unknown = yield* settled(s.url, id)
+        assert.strictEqual(Reflect.get(status as object, "status"), "completed")
       }).pipe(Effect.provide(FetchHttpClient.layer)),
     120_000
   )

@@ -185,5 +185,7 @@ export const sessionsLayer = (runs: Runs.Runs) =>
 /** The system group: health. */
 export const systemLayer = (runs: Runs.Runs) =>
   HttpApiBuilder.group(Api, "system", (handlers) =>
-    handlers.handle("health", () => Effect.succeed({ status: "ok" as const, version, running: runs.runningCount() }))
+    handlers.handle("health", () =>
+      Effect.map(runs.running, (running) => ({ status: "ok" as const, version, running }))
+    )
   )

@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { fileURLToPath } from "node:url"
@@ -71,3 +72,15 @@ export const run = (box: Sandbox, args: ReadonlyArray<string>, env: Record<strin
 
 export const describeRun = (result: Finished) =>
   `exit ${result.code} (signal ${result.signal})\n--- stdout\n${result.stdout.slice(-3000)}\n--- stderr\n${result.stderr.slice(-3000)}`
+
+/** A loopback port free now, for a process to listen on. */
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+    server.on("error", reject)
+  })

@@ -1,0 +1,236 @@
+/**
+ * The runs of `deep-research serve --database URL` and `deep-research mcp --database URL`: this process runs no
+ * research itself. It joins the cluster as a client, sends each session to the cluster (whichever runner holds its
+ * shard runs it, see `Cluster.ts`), and answers clients from the PostgreSQL store: a session's status, its event log
+ * (followed by reading on as runners append to it), its report. Answer, resume and cancel are messages to the
+ * session's entity. An evaluation runs here, with this process's judge model.
+ */
+import { Errors, Pipeline, type ResearchEvents, type Session, SessionStore } from "@deep-research/core"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { randomUUID } from "node:crypto"
+import type * as CliConfig from "./CliConfig.js"
+import * as Cluster from "./Cluster.js"
+import * as Evaluation from "./Evaluation.js"
+import * as Progress from "./Progress.js"
+import { type Listed, RunConflict, type Started } from "./RunSchema.js"
+import * as Runs from "./Runs.js"
+import * as Store from "./Store.js"
+import * as Wiring from "./Wiring.js"
+
+/** How often the store is read while a client follows a session. */
+const pollEvery = "300 millis"
+
+/** A session this process sent a message to, and the stored session's update time when it did. */
+interface Sent {
+  readonly query: string | undefined
+  readonly at: number
+  /** The stored session's `updatedAt` when the message was sent (0 for a new session). */
+  readonly since: number
+}
+
+/**
+ * Whether the session has stopped since the last message this process sent it: completed, waiting for an answer,
+ * failed, or cancelled (by a client; a runner's shutdown leaves a session cancelled too, until the next runner
+ * resumes it a few seconds later).
+ */
+const stoppedSince = (session: Session.Session, sent: Sent | undefined) =>
+  (Cluster.isSettled(session) || session.status === "cancelled") && session.updatedAt > (sent?.since ?? -1)
+
+/** Joins the cluster of the configuration's database as a client, for the life of the scope. */
+export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Errors.InvalidInput, Scope.Scope> =>
+  Effect.gen(function* () {
+    const url = resolved.credentials.databaseUrl
+    if (url === undefined) return yield* new Errors.InvalidInput({ reason: "no database was given" })
+    yield* Effect.mapError(
+      Store.checkDatabase(resolved.credentials),
+      (error) => new Errors.InvalidInput({ reason: error.message })
+    )
+    const context = yield* Layer.build(
+      Layer.merge(Wiring.evaluationLayer(resolved), Cluster.clientLayer(url, Cluster.advisoryLocksFromEnv(process.env)))
+    ).pipe(Effect.mapError((error) => new Errors.InvalidInput({ reason: `cannot join the cluster: ${error.message}` })))
+    const store = Context.get(context, SessionStore.SessionStore)
+    const sent = new Map<string, Sent>()
+
+    const stored = (sessionId: string) => Effect.option(store.load(sessionId))
+
+    const send = (sessionId: string, query: string | undefined, since: number, message: Effect.Effect<void>) =>
+      Effect.gen(function* () {
+        yield* message
+        sent.set(sessionId, { query, at: yield* Clock.currentTimeMillis, since })
+      })
+
+    const toCluster = <A, E>(effect: Effect.Effect<A, E, Cluster.ClientServices>) =>
+      Effect.orDie(Effect.provide(effect, context))
+
+    const progressOf = (sessionId: string) =>
+      Effect.map(
+        Effect.orElseSucceed(store.events(sessionId), (): ReadonlyArray<ResearchEvents.ResearchEvent> => []),
+        (events) => events.reduce(Progress.reduce, Progress.initial)
+      )
+
+    const status = (sessionId: string) =>
+      Effect.gen(function* () {
+        const session = Option.getOrUndefined(yield* stored(sessionId))
+        const mine = sent.get(sessionId)
+        if (session === undefined && mine === undefined) return yield* new Errors.SessionNotFound({ sessionId })
+        const running = session === undefined ? true : !stoppedSince(session, mine)
+        return Runs.statusOf(sessionId, {
+          stored: session,
+          live: session === undefined ? undefined : yield* progressOf(sessionId),
+          running,
+          // Sent, and no runner has started it yet.
+          queued: session === undefined,
+          query: mine?.query
+        })
+      })
+
+    const awaitStopped = (sessionId: string): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        while (true) {
+          const session = yield* stored(sessionId)
+          if (Option.isSome(session) && stoppedSince(session.value, sent.get(sessionId))) return
+          yield* Effect.sleep(pollEvery)
+        }
+      })
+
+    const notRunning = (session: Session.Session) =>
+      stoppedSince(session, sent.get(session.id))
+        ? Effect.void
+        : Effect.fail(new RunConflict({ message: `The session ${session.id} is still running.` }))
+
+    const answer = (sessionId: string, text: string) =>
+      Effect.gen(function* () {
+        const session = yield* store.load(sessionId)
+        yield* notRunning(session)
+        if (session.status !== "awaiting_clarification") {
+          return yield* new RunConflict({
+            message: `The session ${sessionId} is not waiting for an answer (status ${session.status}).`
+          })
+        }
+        yield* send(
+          sessionId,
+          session.query,
+          session.updatedAt,
+          toCluster(Cluster.resume(sessionId, text, randomUUID()))
+        )
+        return { sessionId, status: "running" } satisfies Started
+      })
+
+    const resume = (sessionId: string) =>
+      Effect.gen(function* () {
+        const session = yield* store.load(sessionId)
+        yield* notRunning(session)
+        if (session.status === "completed" || session.status === "awaiting_clarification") {
+          return yield* new RunConflict({
+            message:
+              session.status === "completed"
+                ? `The session ${sessionId} is completed already.`
+                : `The session ${sessionId} waits for an answer to its question; answer it instead.`
+          })
+        }
+        yield* send(
+          sessionId,
+          session.query,
+          session.updatedAt,
+          toCluster(Cluster.resume(sessionId, undefined, randomUUID()))
+        )
+        return { sessionId, status: "running" } satisfies Started
+      })
+
+    const cancel = (sessionId: string) =>
+      Effect.gen(function* () {
+        const session = yield* store.load(sessionId)
+        if (stoppedSince(session, sent.get(sessionId))) {
+          return yield* new RunConflict({ message: `The session ${sessionId} is not running.` })
+        }
+        yield* toCluster(Cluster.cancel(sessionId, randomUUID()))
+        // The runner saves the session as cancelled when its research stops.
+        const stopped = yield* Effect.timeout(awaitStopped(sessionId), "30 seconds").pipe(Effect.option)
+        const now = yield* stored(sessionId)
+        return {
+          sessionId,
+          status: Option.isSome(stopped) && Option.isSome(now) ? now.value.status : "cancelling"
+        }
+      })
+
+    const events = (sessionId: string, after: number): Stream.Stream<ResearchEventsNumbered> =>
+      Stream.asyncScoped<ResearchEventsNumbered>((emit) =>
+        Effect.forkScoped(
+          Effect.ensuring(
+            Effect.gen(function* () {
+              let read = after
+              while (true) {
+                // The session is read before its log: events written with a final checkpoint are in the log then.
+                const session = yield* stored(sessionId)
+                const log = yield* Effect.orElseSucceed(
+                  store.events(sessionId),
+                  (): ReadonlyArray<ResearchEvents.ResearchEvent> => []
+                )
+                const fresh = log.slice(read).map((event, i) => ({ id: read + i + 1, event }))
+                read = Math.max(read, log.length)
+                if (fresh.length > 0) yield* Effect.promise(() => emit.chunk(Chunk.unsafeFromArray(fresh)))
+                const mine = sent.get(sessionId)
+                if (Option.isNone(session) ? mine === undefined : stoppedSince(session.value, mine)) return
+                yield* Effect.sleep(pollEvery)
+              }
+            }),
+            Effect.promise(() => emit.end())
+          )
+        )
+      )
+
+    return {
+      start: (question, options, clarification = "await") =>
+        Effect.gen(function* () {
+          const config = yield* Runs.configFor(resolved, options)
+          const sessionId = yield* Pipeline.newSessionId
+          const how = resolved.askClarification ? clarification : "proceed"
+          yield* send(sessionId, question, 0, toCluster(Cluster.submit(sessionId, question, config, how)))
+          return { sessionId, status: "queued" } satisfies Started
+        }),
+      status,
+      list: Effect.gen(function* () {
+        const summaries = yield* store.list
+        const known = new Set(summaries.map((summary) => summary.id))
+        const queued = [...sent.entries()].flatMap(([id, s]): Array<Listed> =>
+          known.has(id) || s.query === undefined
+            ? []
+            : [{ id, status: "queued", query: s.query, createdAt: s.at, costUsd: 0 }]
+        )
+        return [...queued, ...summaries]
+      }),
+      load: (sessionId) => store.load(sessionId),
+      answer,
+      resume,
+      cancel,
+      remove: (sessionId) =>
+        Effect.gen(function* () {
+          const session = yield* store.load(sessionId)
+          yield* notRunning(session)
+          yield* store.delete(sessionId)
+          sent.delete(sessionId)
+        }),
+      evaluate: (sessionId) =>
+        Effect.provide(
+          Evaluation.evaluateStored(
+            sessionId,
+            Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
+          ),
+          context
+        ),
+      // This process runs no session itself.
+      isRunning: () => false,
+      running: Effect.map(store.list, (summaries) => summaries.filter((s) => s.status === "running").length),
+      awaitRun: awaitStopped,
+      events
+    } satisfies Runs.Runs
+  })
+
+type ResearchEventsNumbered = Runs.NumberedEvent
