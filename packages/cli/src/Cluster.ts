@@ -163,22 +163,22 @@ export const resumeSession = (sessionId: string, answer: string | undefined) =>
 
 /**
  * The entity's handlers, over the research services in context. `Run` and `Resume` take turns; `Cancel` is handled
- * beside them (the entity takes messages side by side) and interrupts the one running, which saves the session as
- * cancelled and answers its message: the cluster does not deliver it again.
+ * beside them (the entity takes messages side by side) and interrupts the message running, as a client's interrupt
+ * would: the session is saved as cancelled and the message is answered, so the cluster does not deliver it again.
+ * A message interrupted because its runner stops or its shard moves is left unanswered, and the shard's next owner
+ * receives it again.
  */
 export const entityLayer = ResearchSession.toLayer(
   Effect.gen(function* () {
     const context = yield* Effect.context<Pipeline.Requirements>()
     const turn = yield* Effect.makeSemaphore(1)
-    let current: Fiber.RuntimeFiber<void> | undefined
+    let current: Fiber.RuntimeFiber<unknown, unknown> | undefined
     const inTurn = (work: Effect.Effect<void, never, Pipeline.Requirements>) =>
       turn.withPermits(1)(
-        Effect.gen(function* () {
-          // A child of the message's fiber: a runner that stops interrupts it with the message, as before.
-          const fiber = yield* Effect.fork(Effect.provide(work, context))
+        Effect.withFiberRuntime<void>((fiber) => {
           current = fiber
-          yield* Effect.ensuring(
-            Fiber.await(fiber),
+          return Effect.ensuring(
+            Effect.provide(work, context),
             Effect.sync(() => {
               if (current === fiber) current = undefined
             })
@@ -189,12 +189,16 @@ export const entityLayer = ResearchSession.toLayer(
       Run: (envelope) => inTurn(runSession(envelope.address.entityId, envelope.payload)),
       Resume: (envelope) => inTurn(resumeSession(envelope.address.entityId, envelope.payload.answer)),
       Cancel: (envelope) =>
-        current === undefined
-          ? Effect.logInfo(`cluster: session ${envelope.address.entityId} not running; nothing to cancel`)
-          : Effect.zipRight(
-              Effect.logInfo(`cluster: session ${envelope.address.entityId} cancelled`),
-              Fiber.interrupt(current)
-            )
+        Effect.suspend(() => {
+          const running = current
+          if (running === undefined) {
+            return Effect.logInfo(`cluster: session ${envelope.address.entityId} not running; nothing to cancel`)
+          }
+          return Effect.zipRight(
+            Effect.logInfo(`cluster: session ${envelope.address.entityId} cancelled`),
+            Fiber.interrupt(running)
+          )
+        })
     })
   }),
   { maxIdleTime: Duration.minutes(10), concurrency: "unbounded" }
