@@ -4,12 +4,14 @@
  *
  * 1. the PostgreSQL store's save and load beside the file store's, on the same session;
  * 2. sessions per minute with 1 and 2 runners (`deep-research worker --simulate`: the emulator runs inside each
- *    worker, so the load is the pipeline's own CPU work);
+ *    worker), once the shards have settled among them; with `--load cpu` (the default) the search rate limit is lifted,
+ *    so the load is the pipeline's and the emulator's CPU work, with `--load published` each runner keeps Tavily's;
  * 3. the time from a runner's `kill -9` to its sessions running again on the other runner.
  *
- * Usage: node bench/dist/cluster.js [--sessions N] [--only store|throughput|failover]
+ * Usage: node bench/dist/cluster.js [--sessions N] [--only store|throughput|failover] [--load cpu|published]
  */
 import { ResearchConfig, Session, SessionStore } from "@deep-research/core"
+import * as Cluster from "@deep-research/cli/Cluster"
 import { FileSessionStore, PgSessionStore } from "@deep-research/providers"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -33,6 +35,8 @@ const arg = (name: string) => {
 }
 const sessionsPerRun = Number(arg("sessions") ?? "24")
 const only = arg("only")
+/** `cpu` (the default): the search rate limit lifted, so a runner is bound by its CPU; `published`: Tavily's. */
+const load = arg("load") ?? "cpu"
 
 const admin = (statement: string) =>
   Effect.runPromise(
@@ -125,6 +129,8 @@ interface Worker {
 const startWorker = (url: string, port: number, home: string): Worker => {
   const child = spawn(process.execPath, [bin, "worker", "--simulate", "--database", url, "--port", String(port)], {
     env: { PATH: process.env["PATH"] ?? "", HOME: home, DEEP_RESEARCH_HOME: path.join(home, "store") },
+    // The configuration file there lifts the search rate limit: a runner's work is then bound by its CPU alone.
+    cwd: home,
     stdio: ["ignore", "ignore", "pipe"]
   })
   const lines: Array<{ line: string; at: number }> = []
@@ -158,32 +164,115 @@ const submitAll = (url: string, home: string, count: number) => {
   }
 }
 
-/** How many sessions have completed, by one query (spawning a CLI to ask would take CPU from the runners). */
-const completedCount = (url: string) =>
+/** Sends sessions from this process as a client of the cluster, as `serve --database` does: all within a second. */
+const submitDirect = (url: string, ids: ReadonlyArray<string>) =>
   Effect.runPromise(
-    Effect.flatMap(
-      SqlClient.SqlClient,
-      (sql) => sql`SELECT count(*)::int AS n FROM deep_research_sessions WHERE data->>'status' = 'completed'`
-    ).pipe(
-      Effect.map((rows) => Number(rows[0]?.["n"] ?? 0)),
+    Effect.forEach(
+      ids,
+      (id) => Cluster.submit(id, `Question ${id}: how do heat pumps work?`, ResearchConfig.defaults, "proceed"),
+      { discard: true }
+    ).pipe(Effect.provide(Cluster.clientLayer(Redacted.make(url), true)), Effect.scoped)
+  )
+
+const query = <A>(url: string, f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>, orElse: A) =>
+  Effect.runPromise(
+    Effect.flatMap(SqlClient.SqlClient, f).pipe(
       Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })),
-      Effect.catchAll(() => Effect.succeed(0))
+      Effect.catchAll(() => Effect.succeed(orElse))
     )
   )
 
+/** How many sessions have completed, by one query (spawning a CLI to ask would take CPU from the runners). */
+const completedCount = (url: string) =>
+  query(
+    url,
+    (sql) =>
+      Effect.map(
+        sql`SELECT count(*)::int AS n FROM deep_research_sessions WHERE data->>'status' = 'completed'`,
+        (rows) => Number(rows[0]?.["n"] ?? 0)
+      ),
+    0
+  )
+
+/** How many connections of this database hold shard locks (PostgreSQL advisory locks): one per runner with shards. */
+const shardHolders = (url: string) =>
+  query(
+    url,
+    (sql) =>
+      Effect.map(
+        sql`SELECT count(DISTINCT pid)::int AS n FROM pg_locks
+            WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+        (rows) => Number(rows[0]?.["n"] ?? 0)
+      ),
+    0
+  )
+
+/** The CPU time a process has used so far (user and system), from /proc; 0 where there is none. */
+const cpuOf = (pid: number | undefined): number => {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? []
+    // utime and stime are fields 14 and 15 of stat, counted from the state (field 3) here; in clock ticks (1/100 s).
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return 0
+  }
+}
+
+/** The simulated search's published rate limit lifted (the emulator has none): the load is the runners' CPU work. */
+const unlimitedSearch = { resilience: { providers: { tavily: { requestsPerSecond: null } } } }
+
+/**
+ * Steady-state throughput: the runners start, the shards settle among them (each holds its share), then the sessions
+ * are sent at once and the clock runs until all have completed. Sent before the runners settle, sessions would start
+ * on whichever runner took the shards first and move when the others take theirs, and the figure would measure that.
+ */
 const throughput = (runners: number) =>
   withDatabase(async (url) => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "deep-research-bench-cluster-"))
-    submitAll(url, home, sessionsPerRun)
-    const workers = Array.from({ length: runners }, (_, n) => startWorker(url, 35100 + n, home))
+    if (load === "cpu") fs.writeFileSync(path.join(home, "deep-research.config.json"), JSON.stringify(unlimitedSearch))
+    const workers = Array.from({ length: runners }, (_, n) => startWorker(url, 35100 + 10 * runners + n, home))
     try {
       await waitFor(() => workers.every((w) => w.lines.some((l) => l.line.includes("worker ready"))), 60, "ready")
+      let settled = 0
+      await waitFor(
+        async () => {
+          settled = (await shardHolders(url)) === runners ? settled + 1 : 0
+          return settled >= 8
+        },
+        60,
+        "the shards to settle among the runners"
+      )
+      const ids = Array.from({ length: sessionsPerRun }, (_, n) => `dr-bench-${runners}-${n}`)
       const started = performance.now()
-      await waitFor(async () => (await completedCount(url)) >= sessionsPerRun, 600, "all sessions")
+      await submitDirect(url, ids)
+      await waitFor(async () => (await completedCount(url)) >= sessionsPerRun, 600, "all sessions").catch((error) => {
+        for (const [n, w] of workers.entries()) {
+          process.stderr.write(
+            `--- runner ${n}\n${w.lines
+              .map((l) => l.line)
+              .join("\n")
+              .slice(-6000)}\n`
+          )
+        }
+        throw error
+      })
       const minutes = (performance.now() - started) / 60_000
-      return { runners, sessions: sessionsPerRun, seconds: minutes * 60, sessionsPerMinute: sessionsPerRun / minutes }
+      const cpuSeconds = workers.map((w) => Math.round(cpuOf(w.child.pid) * 10) / 10)
+      // Which runner started which sessions (a session moved between runners counts on both).
+      const startedBy = workers.map(
+        (w) => new Set(w.lines.flatMap((l) => /cluster: session (\S+) running/.exec(l.line)?.slice(1) ?? [])).size
+      )
+      return {
+        runners,
+        sessions: sessionsPerRun,
+        seconds: minutes * 60,
+        sessionsPerMinute: sessionsPerRun / minutes,
+        startedBy,
+        cpuSeconds
+      }
     } finally {
       for (const w of workers) w.child.kill("SIGTERM")
+      await Promise.all(workers.map((w) => new Promise((resolve) => w.child.once("exit", resolve))))
       fs.rmSync(home, { recursive: true, force: true })
     }
   })
@@ -210,7 +299,7 @@ const failover = () =>
   })
 
 const main = async () => {
-  const result: Record<string, unknown> = { cpus: os.cpus().length, database: new URL(base).host }
+  const result: Record<string, unknown> = { cpus: os.cpus().length, database: new URL(base).host, load }
   if (only === undefined || only === "store") result["store"] = await storeFigures()
   if (only === undefined || only === "throughput") {
     result["throughput"] = [await throughput(1), await throughput(2)]
