@@ -9,7 +9,6 @@
  * at most the events since the last checkpoint (a resumed run works from the checkpoint, never from the log).
  */
 import { Errors, ResearchEvents, Session, SessionStore } from "@deep-research/core"
-import type { PlatformError } from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
@@ -17,19 +16,20 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
-import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as os from "node:os"
 import * as nodePath from "node:path"
-import { isAlreadyExists, isNotFound, orDieWith } from "./internal/fileErrors.js"
+import { isNotFound, orDieWith } from "./internal/fileErrors.js"
+import * as AtomicFiles from "./internal/atomicFiles.js"
+import * as EventLog from "./internal/eventLog.js"
 import * as LockFile from "./internal/lockFile.js"
+import * as SessionWriters from "./internal/sessionWriters.js"
 import { makeScrubber } from "./internal/secretScrubber.js"
 import { decodeStored, versionOf } from "./internal/sessionMigrations.js"
 
@@ -79,12 +79,6 @@ const validate = Session.validateId
 
 const timestampForFileName = (millis: number): string => new Date(millis).toISOString().replace(/[:.]/g, "-")
 
-/** Event lines waiting to be appended, and the caller waiting for them to be synced. */
-interface PendingAppend {
-  readonly text: string
-  readonly done: Deferred.Deferred<void>
-}
-
 /** How the store last saw a session file: enough to notice that something else replaced it. */
 interface Stamp {
   readonly identity: string
@@ -112,63 +106,13 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     const scrub = makeScrubber((options.secrets ?? []).map(Redacted.value))
     // How the store last saw each session's file; forgotten when a run lets the session go.
     const stamps = new Map<string, Stamp>()
-    // Writes to one session are serialised inside this process; the lock file keeps other processes out.
-    const writers = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>()
-    let uniqueCounter = 0
-    // Event lines waiting for their session's writer, in the order they were published.
-    const pendingAppends = new Map<string, Array<PendingAppend>>()
     // Session folders this store has made: made once, not before every write.
     const knownDirectories = new Set<string>()
-    // Event logs this store last wrote, whose last line it therefore knows to be whole.
-    const wholeTails = new Set<string>()
-    // Event logs written since they were last synced.
-    const unsyncedLogs = new Set<string>()
+    const serially = SessionWriters.make()
+    const { makeDirectories, statOption, uniqueSuffix, writeAtomically } = AtomicFiles.make(fs, path, host.pid)
 
     const sessionDirectory = (id: string) => path.join(directory, id)
     const fileOf = (id: string, name: string) => path.join(directory, id, name)
-
-    const serially = <A, E, R>(id: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-      Effect.suspend(() => {
-        let writer = writers.get(id)
-        if (writer === undefined) {
-          writer = { semaphore: Effect.unsafeMakeSemaphore(1), users: 0 }
-          writers.set(id, writer)
-        }
-        const current = writer
-        current.users++
-        // A write that has begun is finished even when its caller is interrupted: a caller must never take for lost a
-        // checkpoint that is already on disk (it would then save an older state over it).
-        return current.semaphore
-          .withPermits(1)(Effect.uninterruptible(effect))
-          .pipe(
-            // The last user lets the writer go, so that a long-lived process keeps none for sessions it no longer writes.
-            Effect.ensuring(
-              Effect.sync(() => {
-                current.users--
-                if (current.users === 0 && writers.get(id) === current) writers.delete(id)
-              })
-            )
-          )
-      })
-
-    const uniqueSuffix = Effect.map(Random.nextIntBetween(0, 0x7fffffff), (random) => {
-      uniqueCounter++
-      return `${host.pid}-${uniqueCounter}-${random.toString(36)}`
-    })
-
-    /**
-     * Makes a folder and its missing parents one level at a time, each readable by its owner only (sessions hold the
-     * user's research). Not Node's recursive mkdir, which never returns under some paths (`/proc/...`).
-     */
-    const makeDirectories = (folder: string): Effect.Effect<void, PlatformError> =>
-      Effect.flatMap(Effect.option(fs.stat(folder)), (stat) => {
-        if (Option.isSome(stat)) return Effect.void
-        const parent = path.dirname(folder)
-        return Effect.zipRight(
-          parent === folder ? Effect.void : makeDirectories(parent),
-          fs.makeDirectory(folder, { mode: 0o700 }).pipe(Effect.catchIf(isAlreadyExists, () => Effect.void))
-        )
-      })
 
     const ensureDirectory = (id: string): Effect.Effect<void> =>
       knownDirectories.has(id)
@@ -177,13 +121,19 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
             Effect.zipRight(Effect.sync(() => knownDirectories.add(id)))
           )
 
+    const eventLog = EventLog.make({
+      fs,
+      fileOf: (id) => fileOf(id, eventsFileName),
+      serially,
+      ensureDirectory
+    })
+
     /** Forgets what the store knew of a session's files: the folder was removed, or another process may write next. */
     const forgetFiles = (id: string) =>
       Effect.sync(() => {
         stamps.delete(id)
         knownDirectories.delete(id)
-        wholeTails.delete(id)
-        unsyncedLogs.delete(id)
+        eventLog.forget(id)
       })
 
     const scrubbed = (file: string, text: string): Effect.Effect<string> => {
@@ -197,34 +147,6 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
             result.text
           )
     }
-
-    const statOption = (file: string) =>
-      fs.stat(file).pipe(
-        Effect.map(Option.some),
-        Effect.catchIf(isNotFound, () => Effect.succeedNone),
-        orDieWith(`cannot stat ${file}`)
-      )
-
-    /** Writes a temporary file next to `file`, syncs it, and renames it over `file`. */
-    const writeAtomically = (file: string, text: string) =>
-      Effect.gen(function* () {
-        const temporary = `${file}.tmp-${yield* uniqueSuffix}`
-        const write = Effect.scoped(
-          Effect.gen(function* () {
-            const handle = yield* fs.open(temporary, { flag: "wx", mode: 0o600 })
-            yield* handle.writeAll(new TextEncoder().encode(text))
-            yield* handle.sync
-          })
-        ).pipe(Effect.zipRight(fs.rename(temporary, file)))
-        yield* write.pipe(
-          Effect.tapError(() => Effect.ignore(fs.remove(temporary))),
-          orDieWith(`cannot write ${file}`)
-        )
-        // The rename is durable only once the folder itself is synced; not every platform can open a folder.
-        yield* Effect.ignore(
-          Effect.scoped(Effect.flatMap(fs.open(path.dirname(file), { flag: "r" }), (handle) => handle.sync))
-        )
-      })
 
     // -------------------------------------------------------------------------
     // Reading sessions
@@ -295,50 +217,6 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         }
       })
 
-    /**
-     * What must come before new lines in a log this store did not write last: a crash can leave a torn last line,
-     * and the new events start on a line of their own.
-     */
-    const separatorBefore = (file: string) =>
-      Effect.scoped(
-        Effect.gen(function* () {
-          const handle = yield* fs.open(file, { flag: "r" })
-          const size = (yield* handle.stat).size
-          if (size === BigInt(0)) return ""
-          yield* handle.seek(Number(size) - 1, "start")
-          const last = yield* handle.readAlloc(1)
-          return Option.isSome(last) && last.value[0] !== 0x0a ? "\n" : ""
-        })
-      ).pipe(Effect.catchIf(isNotFound, () => Effect.succeed("")))
-
-    /**
-     * Appends `text` to a session's event log, on a line of its own. The lines are written (a crash of the process
-     * loses none of them) but not synced: `syncEvents` does that at the next checkpoint.
-     */
-    const writeEvents = (id: string, file: string, text: string) =>
-      Effect.gen(function* () {
-        yield* ensureDirectory(id)
-        const prefix = wholeTails.has(id) ? "" : yield* orDieWith(`cannot read ${file}`)(separatorBefore(file))
-        // Until the write is known to be whole, the tail is checked again before the next one.
-        wholeTails.delete(id)
-        unsyncedLogs.add(id)
-        yield* orDieWith(`cannot append to ${file}`)(
-          fs.writeFile(file, new TextEncoder().encode(prefix + text), { flag: "a", mode: 0o600 })
-        )
-        wholeTails.add(id)
-      })
-
-    /** Syncs a session's event log to the disk if anything was written to it since its last sync. */
-    const syncEvents = (id: string): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        if (!unsyncedLogs.has(id)) return Effect.void
-        unsyncedLogs.delete(id)
-        const file = fileOf(id, eventsFileName)
-        return orDieWith(`cannot sync ${file}`)(
-          Effect.scoped(Effect.flatMap(fs.open(file, { flag: "a" }), (handle) => handle.sync))
-        )
-      })
-
     // -------------------------------------------------------------------------
     // Service
     // -------------------------------------------------------------------------
@@ -361,7 +239,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         Effect.gen(function* () {
           yield* ensureDirectory(id)
           // The log is durable up to every checkpoint.
-          yield* syncEvents(id)
+          yield* eventLog.sync(id)
           yield* protectExisting(id)
           yield* writeAtomically(file, text)
           const info = yield* statOption(file)
@@ -393,42 +271,8 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
             reason: `an event of session ${valid} cannot be stored: ${error instanceof Error ? error.message : String(error)}`
           })
       })
-      const file = fileOf(valid, eventsFileName)
-      const text = yield* scrubbed(file, lines)
-      const append: PendingAppend = { text, done: yield* Deferred.make<void>() }
-      const enqueue = Effect.sync(() => {
-        const queue = pendingAppends.get(valid) ?? []
-        pendingAppends.set(valid, queue)
-        queue.push(append)
-      })
-      // Group commit: whoever holds the session's writer next appends every queued batch in one write and one sync,
-      // in the order they were queued; each caller still returns only once its own events are synced. Events
-      // published at once (parallel researchers, many sessions on a busy disk) cost one write instead of one each.
-      yield* Effect.zipRight(
-        enqueue,
-        serially(
-          valid,
-          Effect.suspend(() => {
-            const batch = pendingAppends.get(valid) ?? []
-            pendingAppends.delete(valid)
-            if (batch.length === 0) return Effect.void
-            return Effect.flatMap(Effect.exit(writeEvents(valid, file, batch.map((a) => a.text).join(""))), (exit) =>
-              Effect.forEach(batch, (a) => Deferred.done(a.done, exit), { discard: true })
-            )
-          })
-        )
-      ).pipe(
-        // Interrupted before its batch was taken, a caller's events are not written, as before.
-        Effect.onInterrupt(() =>
-          Effect.sync(() => {
-            const left = pendingAppends.get(valid)
-            const at = left?.indexOf(append) ?? -1
-            if (left !== undefined && at >= 0) left.splice(at, 1)
-            if (left !== undefined && left.length === 0) pendingAppends.delete(valid)
-          })
-        )
-      )
-      yield* Deferred.await(append.done)
+      const text = yield* scrubbed(fileOf(valid, eventsFileName), lines)
+      yield* eventLog.append(valid, text)
     })
 
     const readEvents = Effect.fn("FileSessionStore.events")(function* (id: string) {
@@ -436,23 +280,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       if (Option.isNone(yield* statOption(sessionDirectory(valid)))) {
         return yield* new Errors.SessionNotFound({ sessionId: valid })
       }
-      const file = fileOf(valid, eventsFileName)
-      const text = yield* fs.readFileString(file).pipe(
-        Effect.catchIf(isNotFound, () => Effect.succeed("")),
-        orDieWith(`cannot read ${file}`)
-      )
-      const lines = text.split("\n")
-      const events: Array<ResearchEvents.ResearchEvent> = []
-      for (const [index, line] of lines.entries()) {
-        if (line.trim().length === 0) continue
-        const decoded = yield* Effect.either(ResearchEvents.decodeJson(line))
-        if (Either.isRight(decoded)) events.push(decoded.right)
-        else {
-          const torn = index === lines.length - 1 ? "a torn last line, from an interrupted write" : "unreadable"
-          yield* Effect.logWarning(`FileSessionStore: skipped line ${index + 1} of ${file}: ${torn}`)
-        }
-      }
-      return events
+      return yield* eventLog.read(valid)
     })
 
     const saveReport = Effect.fn("FileSessionStore.saveReport")(function* (id: string, markdown: string) {
@@ -579,7 +407,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       yield* LockFile.register(holder.token)
       // A run letting the session go leaves its whole event log on the disk, and the store forgets what it knew of the
       // session's files: another process may write them next.
-      const syncLog = serially(valid, Effect.zipRight(syncEvents(valid), forgetFiles(valid)))
+      const syncLog = serially(valid, Effect.zipRight(eventLog.sync(valid), forgetFiles(valid)))
       yield* Effect.acquireRelease(
         Effect.onError(acquire, () => forget),
         () => Effect.ensuring(Effect.zipRight(syncLog, lockFiles.release(file, holder.token)), forget)

@@ -1,0 +1,74 @@
+/**
+ * The file store's file operations: folders made one level at a time and readable by their owner only, files
+ * replaced atomically (a synced temporary file renamed over them, then the folder synced), and a missing file as
+ * `None` rather than an error.
+ */
+import type { PlatformError } from "@effect/platform/Error"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Random from "effect/Random"
+import { isAlreadyExists, isNotFound, orDieWith } from "./fileErrors.js"
+
+export interface AtomicFiles {
+  /**
+   * Makes a folder and its missing parents one level at a time, each readable by its owner only (sessions hold the
+   * user's research). Not Node's recursive mkdir, which never returns under some paths (`/proc/...`).
+   */
+  readonly makeDirectories: (folder: string) => Effect.Effect<void, PlatformError>
+  /** A file's information, or `None` when there is no such file. */
+  readonly statOption: (file: string) => Effect.Effect<Option.Option<FileSystem.File.Info>>
+  /** Writes a temporary file next to `file` (mode 0600), syncs it, renames it over `file`, and syncs the folder. */
+  readonly writeAtomically: (file: string, text: string) => Effect.Effect<void>
+  /** A suffix no other temporary file of this process, or of another on the host, has. */
+  readonly uniqueSuffix: Effect.Effect<string>
+}
+
+export const make = (fs: FileSystem.FileSystem, path: Path.Path, pid: number): AtomicFiles => {
+  let counter = 0
+
+  const uniqueSuffix = Effect.map(Random.nextIntBetween(0, 0x7fffffff), (random) => {
+    counter++
+    return `${pid}-${counter}-${random.toString(36)}`
+  })
+
+  const makeDirectories = (folder: string): Effect.Effect<void, PlatformError> =>
+    Effect.flatMap(Effect.option(fs.stat(folder)), (stat) => {
+      if (Option.isSome(stat)) return Effect.void
+      const parent = path.dirname(folder)
+      return Effect.zipRight(
+        parent === folder ? Effect.void : makeDirectories(parent),
+        fs.makeDirectory(folder, { mode: 0o700 }).pipe(Effect.catchIf(isAlreadyExists, () => Effect.void))
+      )
+    })
+
+  const statOption = (file: string) =>
+    fs.stat(file).pipe(
+      Effect.map(Option.some),
+      Effect.catchIf(isNotFound, () => Effect.succeedNone),
+      orDieWith(`cannot stat ${file}`)
+    )
+
+  const writeAtomically = (file: string, text: string) =>
+    Effect.gen(function* () {
+      const temporary = `${file}.tmp-${yield* uniqueSuffix}`
+      const write = Effect.scoped(
+        Effect.gen(function* () {
+          const handle = yield* fs.open(temporary, { flag: "wx", mode: 0o600 })
+          yield* handle.writeAll(new TextEncoder().encode(text))
+          yield* handle.sync
+        })
+      ).pipe(Effect.zipRight(fs.rename(temporary, file)))
+      yield* write.pipe(
+        Effect.tapError(() => Effect.ignore(fs.remove(temporary))),
+        orDieWith(`cannot write ${file}`)
+      )
+      // The rename is durable only once the folder itself is synced; not every platform can open a folder.
+      yield* Effect.ignore(
+        Effect.scoped(Effect.flatMap(fs.open(path.dirname(file), { flag: "r" }), (handle) => handle.sync))
+      )
+    })
+
+  return { makeDirectories, statOption, writeAtomically, uniqueSuffix }
+}

@@ -1,0 +1,161 @@
+/**
+ * The event log of the file store: one `events.jsonl` a session, appended a line an event. Appends are group
+ * committed (whoever holds the session's writer next writes every queued batch at once, in order); a log this store
+ * did not write last is checked for a torn last line first; the log is synced when the store asks (with each
+ * checkpoint), not after every append; reading skips, and says, lines it cannot decode.
+ */
+import { ResearchEvents } from "@deep-research/core"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import { isNotFound, orDieWith } from "./fileErrors.js"
+
+/** Event lines waiting to be appended, and the caller waiting for them to be written. */
+interface PendingAppend {
+  readonly text: string
+  readonly done: Deferred.Deferred<void>
+}
+
+/** What the log needs of its store. */
+export interface Store {
+  readonly fs: FileSystem.FileSystem
+  /** The log's file for a session. */
+  readonly fileOf: (id: string) => string
+  /** Runs an effect while holding the session's writer (one at a time per session in this process). */
+  readonly serially: <A, E, R>(id: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** Makes the session's folder when it is not there yet. */
+  readonly ensureDirectory: (id: string) => Effect.Effect<void>
+}
+
+export interface EventLog {
+  /** Appends lines (each ending with a newline) to the session's log; returns once they are written. */
+  readonly append: (id: string, text: string) => Effect.Effect<void>
+  /** Syncs the session's log to the disk when anything was written to it since its last sync. */
+  readonly sync: (id: string) => Effect.Effect<void>
+  /** The session's events in order (none when it has no log). */
+  readonly read: (id: string) => Effect.Effect<ReadonlyArray<ResearchEvents.ResearchEvent>>
+  /** Forgets what the log knew of a session's file: it was removed, or another process may write it next. */
+  readonly forget: (id: string) => void
+}
+
+export const make = (store: Store): EventLog => {
+  const { fs, fileOf } = store
+  // Event lines waiting for their session's writer, in the order they were published.
+  const pending = new Map<string, Array<PendingAppend>>()
+  // Logs this store last wrote, whose last line it therefore knows to be whole.
+  const wholeTails = new Set<string>()
+  // Logs written since they were last synced.
+  const unsynced = new Set<string>()
+
+  /**
+   * What must come before new lines in a log this store did not write last: a crash can leave a torn last line, and
+   * the new events start on a line of their own.
+   */
+  const separatorBefore = (file: string) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const handle = yield* fs.open(file, { flag: "r" })
+        const size = (yield* handle.stat).size
+        if (size === BigInt(0)) return ""
+        yield* handle.seek(Number(size) - 1, "start")
+        const last = yield* handle.readAlloc(1)
+        return Option.isSome(last) && last.value[0] !== 0x0a ? "\n" : ""
+      })
+    ).pipe(Effect.catchIf(isNotFound, () => Effect.succeed("")))
+
+  /** Appends `text` on a line of its own: written (a crash of the process loses none of it), not synced. */
+  const write = (id: string, text: string) =>
+    Effect.gen(function* () {
+      const file = fileOf(id)
+      yield* store.ensureDirectory(id)
+      const prefix = wholeTails.has(id) ? "" : yield* orDieWith(`cannot read ${file}`)(separatorBefore(file))
+      // Until the write is known to be whole, the tail is checked again before the next one.
+      wholeTails.delete(id)
+      unsynced.add(id)
+      yield* orDieWith(`cannot append to ${file}`)(
+        fs.writeFile(file, new TextEncoder().encode(prefix + text), { flag: "a", mode: 0o600 })
+      )
+      wholeTails.add(id)
+    })
+
+  const append = (id: string, text: string) =>
+    Effect.gen(function* () {
+      const mine: PendingAppend = { text, done: yield* Deferred.make<void>() }
+      const enqueue = Effect.sync(() => {
+        const queue = pending.get(id) ?? []
+        pending.set(id, queue)
+        queue.push(mine)
+      })
+      // Group commit: whoever holds the session's writer next appends every queued batch in one write, in the order
+      // they were queued; each caller still returns only once its own lines are written. Events published at once
+      // (parallel researchers, many sessions on a busy disk) cost one write instead of one each.
+      yield* Effect.zipRight(
+        enqueue,
+        store.serially(
+          id,
+          Effect.suspend(() => {
+            const batch = pending.get(id) ?? []
+            pending.delete(id)
+            if (batch.length === 0) return Effect.void
+            return Effect.flatMap(Effect.exit(write(id, batch.map((a) => a.text).join(""))), (exit) =>
+              Effect.forEach(batch, (a) => Deferred.done(a.done, exit), { discard: true })
+            )
+          })
+        )
+      ).pipe(
+        // Interrupted before its batch was taken, a caller's lines are not written.
+        Effect.onInterrupt(() =>
+          Effect.sync(() => {
+            const left = pending.get(id)
+            const at = left?.indexOf(mine) ?? -1
+            if (left !== undefined && at >= 0) left.splice(at, 1)
+            if (left !== undefined && left.length === 0) pending.delete(id)
+          })
+        )
+      )
+      yield* Deferred.await(mine.done)
+    })
+
+  const sync = (id: string): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      if (!unsynced.has(id)) return Effect.void
+      unsynced.delete(id)
+      const file = fileOf(id)
+      return orDieWith(`cannot sync ${file}`)(
+        Effect.scoped(Effect.flatMap(fs.open(file, { flag: "a" }), (handle) => handle.sync))
+      )
+    })
+
+  const read = (id: string) =>
+    Effect.gen(function* () {
+      const file = fileOf(id)
+      const text = yield* fs.readFileString(file).pipe(
+        Effect.catchIf(isNotFound, () => Effect.succeed("")),
+        orDieWith(`cannot read ${file}`)
+      )
+      const lines = text.split("\n")
+      const events: Array<ResearchEvents.ResearchEvent> = []
+      for (const [index, line] of lines.entries()) {
+        if (line.trim().length === 0) continue
+        const decoded = yield* Effect.either(ResearchEvents.decodeJson(line))
+        if (Either.isRight(decoded)) events.push(decoded.right)
+        else {
+          const torn = index === lines.length - 1 ? "a torn last line, from an interrupted write" : "unreadable"
+          yield* Effect.logWarning(`FileSessionStore: skipped line ${index + 1} of ${file}: ${torn}`)
+        }
+      }
+      return events
+    })
+
+  return {
+    append,
+    sync,
+    read,
+    forget: (id) => {
+      wholeTails.delete(id)
+      unsynced.delete(id)
+    }
+  }
+}

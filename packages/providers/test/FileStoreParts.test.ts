@@ -1,0 +1,140 @@
+/**
+ * The parts of the file store, each alone on the real file system: the event log (group commit, torn tails, lines it
+ * cannot read), atomic files, and the per-session writers.
+ */
+import { ResearchEvents } from "@deep-research/core"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as fs from "node:fs"
+import * as AtomicFiles from "../src/internal/atomicFiles.js"
+import * as EventLog from "../src/internal/eventLog.js"
+import * as SessionWriters from "../src/internal/sessionWriters.js"
+
+const platform = Layer.merge(NodeFileSystem.layer, NodePath.layer)
+
+const line = (round: number) =>
+  `${ResearchEvents.encodeJson({ _tag: "RoundStarted", sessionId: "s", timestamp: round, round })}\n`
+
+/** A log over a fresh folder, with the writes the file system received counted. */
+const logIn = Effect.gen(function* () {
+  const files = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const dir = yield* files.makeTempDirectoryScoped()
+  const writes = yield* Ref.make(0)
+  const counted: FileSystem.FileSystem = {
+    ...files,
+    writeFile: (file, data, options) =>
+      Effect.zipRight(
+        Ref.update(writes, (n) => n + 1),
+        files.writeFile(file, data, options)
+      )
+  }
+  const log = EventLog.make({
+    fs: counted,
+    fileOf: (id) => path.join(dir, id, "events.jsonl"),
+    serially: SessionWriters.make(),
+    ensureDirectory: (id) => Effect.orDie(files.makeDirectory(path.join(dir, id), { recursive: true }))
+  })
+  return { log, writes, file: (id: string) => path.join(dir, id, "events.jsonl") }
+})
+
+describe("EventLog", () => {
+  it.scoped("appends in order, and batches waiting for the writer go out in one write", () =>
+    Effect.gen(function* () {
+      const { file, log, writes } = yield* logIn
+      yield* log.append("s", line(1))
+      const before = yield* Ref.get(writes)
+      // Ten appends at once: the first takes the writer, the nine queued behind it go out together.
+      yield* Effect.forEach([2, 3, 4, 5, 6, 7, 8, 9, 10, 11], (n) => log.append("s", line(n)), {
+        concurrency: "unbounded"
+      })
+      const rounds = (yield* log.read("s")).map((event) => (event._tag === "RoundStarted" ? event.round : -1))
+      assert.deepStrictEqual(rounds, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11])
+      assert.isBelow((yield* Ref.get(writes)) - before, 10)
+      assert.strictEqual(fs.statSync(file("s")).mode & 0o777, 0o600)
+    }).pipe(Effect.provide(platform))
+  )
+
+  it.scoped("starts on a new line after a torn last line, and reads past it with a warning", () =>
+    Effect.gen(function* () {
+      const { file, log } = yield* logIn
+      yield* log.append("s", line(1))
+      // Another process died in the middle of a line; this log forgets what it knew of the file.
+      fs.appendFileSync(file("s"), '{"_tag":"RoundSta')
+      log.forget("s")
+      yield* log.append("s", line(2))
+      const text = fs.readFileSync(file("s"), "utf8")
+      assert.match(text, /\{"_tag":"RoundSta\n\{/)
+      const rounds = (yield* log.read("s")).map((event) => (event._tag === "RoundStarted" ? event.round : -1))
+      assert.deepStrictEqual(rounds, [1, 2])
+    }).pipe(Effect.provide(platform))
+  )
+
+  it.scoped("reads a session without a log as no events, and syncs only a log written since", () =>
+    Effect.gen(function* () {
+      const { log } = yield* logIn
+      assert.deepStrictEqual(yield* log.read("none"), [])
+      // Nothing written: nothing to open, so a session without a folder is fine.
+      yield* log.sync("none")
+      yield* log.append("s", line(1))
+      yield* log.sync("s")
+      yield* log.sync("s")
+    }).pipe(Effect.provide(platform))
+  )
+})
+
+describe("AtomicFiles", () => {
+  it.scoped("replaces a file whole, 0600, leaving no temporary file; makes folders 0700 level by level", () =>
+    Effect.gen(function* () {
+      const files = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const dir = yield* files.makeTempDirectoryScoped()
+      const atomic = AtomicFiles.make(files, path, process.pid)
+      const folder = path.join(dir, "a", "b")
+      yield* Effect.orDie(atomic.makeDirectories(folder))
+      assert.strictEqual(fs.statSync(path.join(dir, "a")).mode & 0o777, 0o700)
+      const file = path.join(folder, "session.json")
+      assert.isTrue(Option.isNone(yield* atomic.statOption(file)))
+      yield* atomic.writeAtomically(file, "first")
+      yield* atomic.writeAtomically(file, "second")
+      assert.strictEqual(fs.readFileSync(file, "utf8"), "second")
+      assert.strictEqual(fs.statSync(file).mode & 0o777, 0o600)
+      assert.deepStrictEqual(fs.readdirSync(folder), ["session.json"])
+      assert.isTrue(Option.isSome(yield* atomic.statOption(file)))
+      const suffixes = yield* Effect.all([atomic.uniqueSuffix, atomic.uniqueSuffix])
+      assert.notStrictEqual(suffixes[0], suffixes[1])
+    }).pipe(Effect.provide(platform))
+  )
+})
+
+describe("SessionWriters", () => {
+  it.live("runs one write of a session at a time, and finishes a write that has begun", () =>
+    Effect.gen(function* () {
+      const serially = SessionWriters.make()
+      const inside = yield* Ref.make({ now: 0, most: 0 })
+      const write = Effect.zipRight(
+        Ref.update(inside, (s) => ({ now: s.now + 1, most: Math.max(s.most, s.now + 1) })),
+        Effect.zipRight(
+          Effect.yieldNow(),
+          Ref.update(inside, (s) => ({ ...s, now: s.now - 1 }))
+        )
+      )
+      yield* Effect.forEach([1, 2, 3, 4], () => serially("a", write), { concurrency: "unbounded" })
+      assert.strictEqual((yield* Ref.get(inside)).most, 1)
+      // Interrupted once it has begun, a write still completes.
+      const done = yield* Ref.make(false)
+      const fiber = yield* Effect.fork(serially("b", Effect.zipRight(Effect.sleep("10 millis"), Ref.set(done, true))))
+      yield* Effect.yieldNow()
+      yield* Fiber.interrupt(fiber)
+      assert.isTrue(yield* Ref.get(done))
+    })
+  )
+})
