@@ -109,11 +109,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
       Effect.gen(function* () {
         const session = yield* store.load(sessionId)
         yield* notRunning(session)
-        if (session.status !== "awaiting_clarification") {
-          return yield* new RunConflict({
-            message: `The session ${sessionId} is not waiting for an answer (status ${session.status}).`
-          })
-        }
+        yield* Runs.answerable(session)
         yield* send(
           sessionId,
           session.query,
@@ -127,14 +123,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
       Effect.gen(function* () {
         const session = yield* store.load(sessionId)
         yield* notRunning(session)
-        if (session.status === "completed" || session.status === "awaiting_clarification") {
-          return yield* new RunConflict({
-            message:
-              session.status === "completed"
-                ? `The session ${sessionId} is completed already.`
-                : `The session ${sessionId} waits for an answer to its question; answer it instead.`
-          })
-        }
+        yield* Runs.resumable(session)
         yield* send(
           sessionId,
           session.query,

@@ -278,30 +278,39 @@ const list = (host: Host) =>
     return [...queued, ...summaries]
   })
 
+/** Whether a stopped session can take an answer: only one waiting for it. */
+export const answerable = (session: Session.Session): Effect.Effect<void, RunConflict> =>
+  session.status === "awaiting_clarification"
+    ? Effect.void
+    : Effect.fail(
+        new RunConflict({
+          message: `The session ${session.id} is not waiting for an answer (status ${session.status}).`
+        })
+      )
+
+/** Whether a stopped session can be resumed: not a completed one, nor one waiting for an answer. */
+export const resumable = (session: Session.Session): Effect.Effect<void, RunConflict> =>
+  session.status === "completed"
+    ? Effect.fail(new RunConflict({ message: `The session ${session.id} is completed already.` }))
+    : session.status === "awaiting_clarification"
+      ? Effect.fail(
+          new RunConflict({
+            message: `The session ${session.id} waits for an answer to its question; answer it instead.`
+          })
+        )
+      : Effect.void
+
 const answer = (host: Host, sessionId: string, text: string) =>
   Effect.gen(function* () {
     yield* notRunning(host, sessionId)
-    const session = yield* loadFrom(host, sessionId)
-    if (session.status !== "awaiting_clarification") {
-      return yield* new RunConflict({
-        message: `The session ${sessionId} is not waiting for an answer (status ${session.status}).`
-      })
-    }
+    yield* answerable(yield* loadFrom(host, sessionId))
     return yield* background(host, sessionId, Pipeline.resume(sessionId, { answer: text }))
   })
 
 const resume = (host: Host, sessionId: string) =>
   Effect.gen(function* () {
     yield* notRunning(host, sessionId)
-    const session = yield* loadFrom(host, sessionId)
-    if (session.status === "completed" || session.status === "awaiting_clarification") {
-      return yield* new RunConflict({
-        message:
-          session.status === "completed"
-            ? `The session ${sessionId} is completed already.`
-            : `The session ${sessionId} waits for an answer to its question; answer it instead.`
-      })
-    }
+    yield* resumable(yield* loadFrom(host, sessionId))
     return yield* background(host, sessionId, Pipeline.resume(sessionId))
   })
 
