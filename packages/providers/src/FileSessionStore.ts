@@ -30,7 +30,7 @@ import * as AtomicFiles from "./internal/atomicFiles.js"
 import * as EventLog from "./internal/eventLog.js"
 import * as LockFile from "./internal/lockFile.js"
 import * as SessionWriters from "./internal/sessionWriters.js"
-import { makeScrubber } from "./internal/secretScrubber.js"
+import { makeScrubbed } from "./internal/secretScrubber.js"
 import { decodeStored, versionOf } from "./internal/sessionMigrations.js"
 
 // =============================================================================
@@ -103,7 +103,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     const host = options.host ?? nodeHost
     const directory = path.resolve(options.directory)
     const lockFiles = LockFile.make(fs, host)
-    const scrub = makeScrubber((options.secrets ?? []).map(Redacted.value))
+    const scrubbed = makeScrubbed("FileSessionStore", (options.secrets ?? []).map(Redacted.value))
     // How the store last saw each session's file; forgotten when a run lets the session go.
     const stamps = new Map<string, Stamp>()
     // Session folders this store has made: made once, not before every write.
@@ -135,18 +135,6 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         knownDirectories.delete(id)
         eventLog.forget(id)
       })
-
-    const scrubbed = (file: string, text: string): Effect.Effect<string> => {
-      const result = scrub(text)
-      return result.removed === 0
-        ? Effect.succeed(text)
-        : Effect.as(
-            Effect.logWarning(
-              `FileSessionStore: removed ${result.removed} secret value(s) from ${file} before writing it`
-            ),
-            result.text
-          )
-    }
 
     // -------------------------------------------------------------------------
     // Reading sessions

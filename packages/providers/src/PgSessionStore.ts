@@ -28,7 +28,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as PgLock from "./internal/pgLock.js"
 import { migrate } from "./internal/pgMigrations.js"
-import { makeScrubber } from "./internal/secretScrubber.js"
+import { makeScrubbed } from "./internal/secretScrubber.js"
 import { decodeStored } from "./internal/sessionMigrations.js"
 
 /** Options of the PostgreSQL store. */
@@ -74,22 +74,10 @@ export const make = (
       (error) => new Error(`PgSessionStore: cannot migrate the schema: ${error.message}`, { cause: error })
     )
     const locks = yield* PgLock.make
-    const scrub = makeScrubber((options.secrets ?? []).map(Redacted.value))
+    const scrubbed = makeScrubbed("PgSessionStore", (options.secrets ?? []).map(Redacted.value))
     // The hash of each session's data as this store last wrote or read it: a row changed by anything else is read and
     // checked before it is replaced.
     const known = new Map<string, string>()
-
-    const scrubbed = (what: string, text: string): Effect.Effect<string> => {
-      const result = scrub(text)
-      return result.removed === 0
-        ? Effect.succeed(text)
-        : Effect.as(
-            Effect.logWarning(
-              `PgSessionStore: removed ${result.removed} secret value(s) from ${what} before writing it`
-            ),
-            result.text
-          )
-    }
 
     const corrupt = (id: string, reason: string) =>
       new Errors.SessionCorrupt({ sessionId: id, path: `deep_research_sessions/${id}`, reason })

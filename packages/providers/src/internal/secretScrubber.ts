@@ -2,6 +2,7 @@
  * Keeps secrets out of what a store writes: the known secret values (raw and JSON-escaped) and anything shaped like a
  * vendor's API key are replaced before a text is written. Shared by the file and PostgreSQL stores.
  */
+import * as Effect from "effect/Effect"
 
 const redactedMarker = "[redacted]"
 
@@ -17,7 +18,7 @@ const minimumSecretLength = 8
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 /** Removes known secrets and anything shaped like a vendor API key from a text about to be written. */
-export const makeScrubber = (secrets: ReadonlyArray<string>) => {
+const makeScrubber = (secrets: ReadonlyArray<string>) => {
   // A secret appears raw in markdown and JSON-escaped in JSON; keys rarely differ, but a quote or backslash would.
   const forms = [...new Set(secrets.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]))]
     .filter((s) => s.length >= minimumSecretLength)
@@ -31,5 +32,22 @@ export const makeScrubber = (secrets: ReadonlyArray<string>) => {
     }
     const withoutKnown = known === undefined ? text : text.replace(known, count)
     return { text: withoutKnown.replace(vendorKeyPattern, count), removed }
+  }
+}
+
+/**
+ * A store's scrubbing before a write: the text without its secrets, and a warning naming the store and what was
+ * written when any were removed.
+ */
+export const makeScrubbed = (store: string, secrets: ReadonlyArray<string>) => {
+  const scrub = makeScrubber(secrets)
+  return (what: string, text: string): Effect.Effect<string> => {
+    const result = scrub(text)
+    return result.removed === 0
+      ? Effect.succeed(text)
+      : Effect.as(
+          Effect.logWarning(`${store}: removed ${result.removed} secret value(s) from ${what} before writing it`),
+          result.text
+        )
   }
 }
