@@ -1,0 +1,130 @@
+/**
+ * A store the system will not let the user read or write, through the built CLI run as a user without privileges
+ * (root reads and writes through any permission, so as root the CLI is run as `nobody` through util-linux's
+ * `setpriv`): an unreadable session is listed as unreadable among the rest, and a read-only session folder or store
+ * is one line naming the path and the reason, exit 2, nothing on stdout, no stack trace.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Schema from "effect/Schema"
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as nodePath from "node:path"
+import { fileURLToPath } from "node:url"
+import { ensureBuilt } from "./support/built.js"
+
+const root = fileURLToPath(new URL("../../..", import.meta.url))
+const bin = nodePath.join(root, "packages/cli/bin/deep-research.js")
+const nobody = 65534
+const asRoot = process.getuid?.() === 0
+
+let sandbox: string
+const store = () => nodePath.join(sandbox, "store")
+const sessionsDir = () => nodePath.join(store(), "sessions")
+
+const Listed = Schema.Struct({ id: Schema.String, status: Schema.String })
+
+interface Ran {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs the built CLI as a user the permissions apply to. */
+const cli = (args: ReadonlyArray<string>, unprivileged = true): Ran => {
+  const env = {
+    PATH: process.env["PATH"] ?? "",
+    HOME: nodePath.join(sandbox, "home"),
+    DEEP_RESEARCH_HOME: store(),
+    NO_COLOR: "1"
+  }
+  const [command, prefix] =
+    unprivileged && asRoot
+      ? ["setpriv", ["--reuid", String(nobody), "--regid", String(nobody), "--clear-groups", process.execPath]]
+      : [process.execPath, []]
+  const result = spawnSync(command, [...prefix, bin, ...args], { cwd: sandbox, encoding: "utf8", timeout: 60_000, env })
+  if (result.error !== undefined) throw new Error(`cannot run ${command}: ${result.error.message}`)
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+/** One error line on stderr (beside the notices a simulated run prints) that names the path and says why. */
+const refusedClearly = (ran: Ran, path: string) => {
+  assert.strictEqual(ran.code, 2, ran.stderr)
+  assert.strictEqual(ran.stdout, "")
+  const errors = ran.stderr.split("\n").filter((line) => line.startsWith("error:"))
+  assert.strictEqual(errors.length, 1, ran.stderr)
+  assert.include(errors[0], path)
+  assert.match(errors[0] ?? "", /permission denied/i)
+  assert.notMatch(ran.stderr, /\n\s+at /)
+}
+
+const sessionIds = () => fs.readdirSync(sessionsDir()).sort()
+
+beforeAll(() => {
+  ensureBuilt()
+  if (asRoot && spawnSync("setpriv", ["--version"]).error !== undefined) {
+    throw new Error("running as root, these tests need util-linux's setpriv to run the CLI without privileges")
+  }
+  sandbox = fs.mkdtempSync(nodePath.join(os.tmpdir(), "store-permissions-"))
+  fs.mkdirSync(nodePath.join(sandbox, "home"))
+  for (const question of ["How do tides work?", "How do heat pumps work?"]) {
+    const ran = cli(["--simulate", "--no-clarify", "--out", nodePath.join(sandbox, "report.md"), question], false)
+    assert.strictEqual(ran.code, 0, ran.stderr)
+  }
+  // Everything belongs to the user the CLI runs as.
+  if (asRoot) spawnSync("chown", ["-R", `${nobody}:${nobody}`, sandbox])
+}, 300_000)
+
+afterAll(() => {
+  if (sandbox === undefined) return
+  spawnSync("chmod", ["-R", "u+rwx", sandbox])
+  fs.rmSync(sandbox, { recursive: true, force: true })
+})
+
+describe("a store the system refuses", () => {
+  it("lists an unreadable session as unreadable, and the others as they are", () => {
+    const [hidden = "", other = ""] = sessionIds()
+    fs.chmodSync(nodePath.join(sessionsDir(), hidden), 0o000)
+    try {
+      const ran = cli(["list"])
+      assert.strictEqual(ran.code, 0, ran.stderr)
+      assert.match(ran.stdout, new RegExp(`${hidden}\\s+unreadable`))
+      assert.match(ran.stdout, new RegExp(`${other}\\s+completed`))
+      const json = cli(["list", "--json"])
+      assert.strictEqual(json.code, 0, json.stderr)
+      // A JSON object a line.
+      const listed = json.stdout
+        .trim()
+        .split("\n")
+        .map((line) => Schema.decodeUnknownSync(Listed)(JSON.parse(line)))
+      const statuses = Object.fromEntries(listed.map((entry) => [entry.id, entry.status]))
+      assert.deepStrictEqual(statuses, { [hidden]: "unreadable", [other]: "completed" })
+    } finally {
+      fs.chmodSync(nodePath.join(sessionsDir(), hidden), 0o700)
+    }
+  })
+
+  it("refuses to delete or resume in a read-only session folder with one line and exit 2", () => {
+    const [id = ""] = sessionIds()
+    const folder = nodePath.join(sessionsDir(), id)
+    fs.chmodSync(folder, 0o500)
+    try {
+      refusedClearly(cli(["delete", id]), folder)
+      refusedClearly(cli(["resume", id]), folder)
+      assert.isTrue(fs.existsSync(nodePath.join(folder, "session.json")), "the session is still there")
+    } finally {
+      fs.chmodSync(folder, 0o700)
+    }
+  })
+
+  it("refuses a run in a read-only store with one line and exit 2", () => {
+    fs.chmodSync(sessionsDir(), 0o500)
+    try {
+      const ran = cli(["--no-clarify", "--simulate", "--json", "How do magnets work?"])
+      refusedClearly(ran, sessionsDir())
+      assert.lengthOf(sessionIds(), 2)
+    } finally {
+      fs.chmodSync(sessionsDir(), 0o700)
+    }
+  })
+})
