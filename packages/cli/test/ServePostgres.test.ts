@@ -1,5 +1,5 @@
 /**
- * `deep-research serve --database URL`: the same API over the cluster. The server runs no research itself: it sends
+ * `deep-research serve --database URL` and `deep-research mcp --database URL` over the cluster. The server runs no research itself: it sends
  * each session to the cluster, where a `deep-research worker` process (the built CLI) runs it, and answers from the
  * PostgreSQL store (real PostgreSQL embedded in the test process through PGlite, or the server
  * `DEEP_RESEARCH_TEST_DATABASE_URL` names). The worker's models and search are an emulator in this process.
@@ -7,14 +7,49 @@
 import { Emulator } from "@deep-research/providers/testing"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import { Effect, Either, Schema } from "effect"
 import * as fs from "node:fs"
+import * as os from "node:os"
+import * as nodePath from "node:path"
+import * as CliConfig from "../src/CliConfig.js"
+import * as Mcp from "../src/Mcp.js"
 import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
 import * as ServeClient from "../src/http/Client.js"
 import { served, settled, sseEvents } from "./ServeHarness.js"
 import { freePort, sandbox, start } from "./support/builtCli.js"
 
 const Event = Schema.parseJson(Schema.Struct({ _tag: Schema.String, sessionId: Schema.String }))
+const Text = Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.String }))
+const Started = Schema.parseJson(Schema.Struct({ sessionId: Schema.String, status: Schema.String }))
+const Status = Schema.parseJson(Schema.Struct({ status: Schema.String, running: Schema.Boolean }))
+
+/** An MCP client talking to `deep-research mcp --database URL` served in this process. */
+const mcpOver = (database: string) =>
+  Effect.gen(function* () {
+    const store = yield* Effect.acquireRelease(
+      Effect.sync(() => fs.mkdtempSync(nodePath.join(os.tmpdir(), "deep-research-mcp-"))),
+      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+    )
+    const resolved = CliConfig.resolve({ simulate: true, store, noClarify: true, database }, {}, undefined)
+    if (Either.isLeft(resolved)) return yield* Effect.dieMessage(resolved.left.message)
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    yield* Effect.forkScoped(Mcp.serve(resolved.right, serverSide))
+    const client = new Client({ name: "deep-research-test", version: "1.0.0" })
+    yield* Effect.acquireRelease(
+      Effect.promise(() => client.connect(clientSide)),
+      () => Effect.promise(() => client.close())
+    )
+    return (name: string, args: Record<string, unknown>) =>
+      Effect.promise(() => client.callTool({ name, arguments: args })).pipe(
+        Effect.map((result) =>
+          Schema.decodeUnknownSync(Text)(result.content)
+            .map((part) => part.text)
+            .join("")
+        )
+      )
+  })
 
 /** A database, an emulator, and one worker on them, ready; `serve` joins as a client. */
 const cluster = Effect.gen(function* () {
@@ -61,7 +96,7 @@ const cluster = Effect.gen(function* () {
   return { database, emulator, worker }
 })
 
-describe("deep-research serve over the cluster", () => {
+describe("deep-research serve and mcp over the cluster", () => {
   it.scopedLive(
     "a session is sent to a worker, followed, listed and read back from the database",
     () =>
@@ -123,6 +158,31 @@ describe("deep-research serve over the cluster", () => {
         const status: unknown = yield* settled(s.url, id)
         assert.strictEqual(Reflect.get(status as object, "status"), "completed")
       }).pipe(Effect.provide(FetchHttpClient.layer)),
+    120_000
+  )
+
+  it.scopedLive(
+    "the MCP server with --database sends a session to a worker and reads its report from the database",
+    () =>
+      Effect.gen(function* () {
+        const { database, worker } = yield* cluster
+        const call = yield* mcpOver(database.url)
+        const started = Schema.decodeUnknownSync(Started)(
+          yield* call("start_research", { question: "How do tides work?", maxRounds: 1 })
+        )
+        assert.strictEqual(started.status, "queued")
+        for (let polls = 0; ; polls++) {
+          const status = Schema.decodeUnknownSync(Status)(yield* call("get_status", { sessionId: started.sessionId }))
+          if (!status.running) {
+            assert.strictEqual(status.status, "completed")
+            break
+          }
+          if (polls > 600) return yield* Effect.dieMessage(`never completed:\n${worker.output().stderr}`)
+          yield* Effect.sleep("100 millis")
+        }
+        assert.match(yield* call("get_report", { sessionId: started.sessionId }), /\[1\]/)
+        assert.include(worker.output().stderr, `cluster: session ${started.sessionId} running`)
+      }),
     120_000
   )
 })
