@@ -1,7 +1,7 @@
 /**
- * `deep-research serve --database URL` and `deep-research mcp --database URL` over the cluster. The server runs no research itself: it sends
- * each session to the cluster, where a `deep-research worker` process (the built CLI) runs it, and answers from the
- * PostgreSQL store (real PostgreSQL embedded in the test process through PGlite, or the server
+ * `deep-research serve --database URL` and `deep-research mcp --database URL` over the cluster. Neither runs research
+ * itself: each sends its sessions to the cluster, where a `deep-research worker` process (the built CLI) runs them,
+ * and answers from the PostgreSQL store (real PostgreSQL embedded in the test process through PGlite, or the server
  * `DEEP_RESEARCH_TEST_DATABASE_URL` names). The worker's models and search are an emulator in this process.
  */
 import { Emulator } from "@deep-research/providers/testing"
