@@ -207,7 +207,11 @@ export interface Service {
   readonly subscribe: Effect.Effect<Queue.Dequeue<ResearchEvent>, never, Scope.Scope>
 }
 
-/** The progress stream in context. */
+/**
+ * The progress stream in context. A tag rather than an `Effect.Service`: besides `layer`'s stream, the pipeline
+ * provides a view of its own (each event appended to the session's log before it is published) and tests provide
+ * recorders, which a service's branded instances would force through its constructor.
+ */
 export class ResearchEvents extends Context.Tag("@deep-research/core/ResearchEvents")<ResearchEvents, Service>() {}
 
 /** A progress stream over an unbounded PubSub. */
