@@ -17,15 +17,9 @@ import type * as CliConfig from "./CliConfig.js"
 export const sessionsDirectory = (resolved: Pick<CliConfig.Resolved, "storeDir">): string =>
   nodePath.join(resolved.storeDir, "sessions")
 
+/** The secrets of the credentials (the keys, the database's URL): whatever is `Redacted` there is kept out of files. */
 const secretsOf = (credentials: CliConfig.Credentials): ReadonlyArray<Redacted.Redacted<string>> =>
-  [
-    credentials.openaiApiKey,
-    credentials.anthropicApiKey,
-    credentials.tavilyApiKey,
-    credentials.exaApiKey,
-    credentials.perplexityApiKey,
-    credentials.semanticScholarApiKey
-  ].flatMap((key) => (key === undefined ? [] : [key]))
+  Object.values(credentials).filter((value): value is Redacted.Redacted<string> => Redacted.isRedacted(value))
 
 /**
  * The session store: PostgreSQL when the credentials name a database, else the file store in a folder; either keeps
@@ -40,7 +34,7 @@ export const storeLayerOrFail = (
   const database = credentials?.databaseUrl
   return database === undefined
     ? FileSessionStore.layerNode({ directory, secrets })
-    : PgSessionStore.layerUrl(database, { secrets: [...secrets, database] })
+    : PgSessionStore.layerUrl(database, { secrets })
 }
 
 /** `storeLayerOrFail` for callers that checked the database first (`checkDatabase`): losing it later is a defect. */
