@@ -5,6 +5,11 @@
  * outside the corpus folder. The chunks are cached in an index file keyed by path, modification time, size and
  * content hash, so indexing again reads only the files that changed.
  */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -16,6 +21,7 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { ContentExtractor, Errors, Resilience, SearchProvider, Source } from "@deep-research/core"
+import * as AtomicFiles from "./internal/atomicFiles.js"
 import { type Chunk, chunkText } from "./internal/chunkText.js"
 import { htmlToText } from "./internal/htmlToText.js"
 import { pdfToText } from "./internal/pdfText.js"
@@ -337,18 +343,15 @@ const saveCache = (settings: Settings, files: ReadonlyMap<string, CachedFile>): 
     pdf: settings.pdf,
     files: Object.fromEntries(files)
   })
-  const temporary = `${cacheFile}.${process.pid}.${crypto.randomUUID()}.tmp`
-  return Effect.tryPromise(async () => {
-    await fs.mkdir(path.dirname(cacheFile), { recursive: true })
-    await fs.writeFile(temporary, json)
-    await fs.rename(temporary, cacheFile)
+  return Effect.gen(function* () {
+    const atomic = AtomicFiles.make(yield* FileSystem.FileSystem, yield* Path.Path, process.pid)
+    yield* atomic.makeDirectories(path.dirname(cacheFile))
+    yield* atomic.writeAtomically(cacheFile, json)
   }).pipe(
-    // the index still works without its cache (a read-only folder, say); the next start just reads everything
-    Effect.catchAll((error) =>
-      Effect.zipRight(
-        Effect.promise(() => fs.rm(temporary, { force: true })),
-        Effect.logWarning(`Could not write the corpus index cache ${cacheFile}`, error)
-      )
+    Effect.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)),
+    // The index still works without its cache (a read-only store, say); the next start just reads everything.
+    Effect.catchAllCause((cause) =>
+      Effect.logWarning(`Could not write the corpus index cache ${cacheFile}`, Cause.squash(cause))
     )
   )
 }

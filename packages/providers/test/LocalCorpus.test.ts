@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ContentExtractor, Novelty, Source } from "@deep-research/core"
-import { Effect, Either } from "effect"
+import { Effect, Either, Logger } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -285,6 +285,32 @@ describe("LocalCorpus", () => {
       assert.match(hit?.url ?? "", /zebras\.md#chunk-/)
       const again = yield* LocalCorpus.make({ root, cacheFile })
       assert.deepStrictEqual((yield* again.lastReport).read, [])
+    })
+  )
+
+  it.scopedLive("keeps its cache 0600 in a 0700 folder, and works without it when it cannot be written", () =>
+    Effect.gen(function* () {
+      const { dir, root } = yield* corpusCopy
+      const cacheFile = path.join(dir, "store", "corpus-index", "index.json")
+      yield* LocalCorpus.make({ root, cacheFile })
+      const modes = yield* Effect.promise(async () => ({
+        file: (await fs.stat(cacheFile)).mode & 0o777,
+        folder: (await fs.stat(path.dirname(cacheFile))).mode & 0o777
+      }))
+      assert.deepStrictEqual(modes, { file: 0o600, folder: 0o700 })
+      // A cache under a regular file cannot be written: the corpus is indexed all the same, and says so in a warning.
+      yield* Effect.promise(() => fs.writeFile(path.join(dir, "a-file"), "not a folder"))
+      const logs: Array<string> = []
+      const logger = Logger.make(({ message }) => logs.push(String(message)))
+      const corpus = yield* LocalCorpus.make({ root, cacheFile: path.join(dir, "a-file", "index.json") }).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+      )
+      const [hit] = yield* corpus.search.search("biting flies", searchOptions)
+      assert.match(hit?.url ?? "", /zebras\.md#chunk-/)
+      assert.isTrue(
+        logs.some((line) => line.includes("Could not write the corpus index cache")),
+        logs.join("\n")
+      )
     })
   )
 
