@@ -149,8 +149,8 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
         }
       })
 
-    const events = (sessionId: string, after: number): Stream.Stream<ResearchEventsNumbered> =>
-      Stream.asyncScoped<ResearchEventsNumbered>((emit) =>
+    const events = (sessionId: string, after: number): Stream.Stream<Runs.NumberedEvent> =>
+      Stream.asyncScoped<Runs.NumberedEvent>((emit) =>
         Effect.forkScoped(
           Effect.ensuring(
             Effect.gen(function* () {
@@ -221,5 +221,3 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
       events
     } satisfies Runs.Runs
   })
-
-type ResearchEventsNumbered = Runs.NumberedEvent
