@@ -33,7 +33,20 @@ interface Sent {
   readonly at: number
   /** The stored session's `updatedAt` when the message was sent (0 for a new session). */
   readonly since: number
+  /** The length of the session's event log when the message was sent: the run's events come after it. */
+  readonly logLength: number
 }
+
+/** The events a run publishes last: when it completes, fails, is cancelled, or stops to wait for an answer. */
+const lastEvents: ReadonlySet<string> = new Set([
+  "SessionCompleted",
+  "SessionFailed",
+  "SessionCancelled",
+  "SessionAwaitingClarification"
+])
+
+/** How long a stream waits, once the session has stopped, for the run's last event (about 5 s). */
+const maxPollsAfterStop = 16
 
 /**
  * Whether the session has stopped since the last message this process sent it: completed, waiting for an answer,
@@ -62,8 +75,12 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
 
     const send = (sessionId: string, query: string | undefined, since: number, message: Effect.Effect<void>) =>
       Effect.gen(function* () {
+        const logLength =
+          since === 0
+            ? 0
+            : (yield* Effect.orElseSucceed(store.events(sessionId), (): ReadonlyArray<unknown> => [])).length
         yield* message
-        sent.set(sessionId, { query, at: yield* Clock.currentTimeMillis, since })
+        sent.set(sessionId, { query, at: yield* Clock.currentTimeMillis, since, logLength })
       })
 
     const toCluster = <A, E>(effect: Effect.Effect<A, E, Cluster.ClientServices>) =>
@@ -155,8 +172,8 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
           Effect.ensuring(
             Effect.gen(function* () {
               let read = after
+              let stoppedPolls = 0
               while (true) {
-                // The session is read before its log: events written with a final checkpoint are in the log then.
                 const session = yield* stored(sessionId)
                 const log = yield* Effect.orElseSucceed(
                   store.events(sessionId),
@@ -166,7 +183,15 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
                 read = Math.max(read, log.length)
                 if (fresh.length > 0) yield* Effect.promise(() => emit.chunk(Chunk.unsafeFromArray(fresh)))
                 const mine = sent.get(sessionId)
-                if (Option.isNone(session) ? mine === undefined : stoppedSince(session.value, mine)) return
+                if (Option.isNone(session)) {
+                  if (mine === undefined) return
+                } else if (stoppedSince(session.value, mine)) {
+                  // A run saves its final status before it publishes its last event: the stream waits for that event
+                  // (or a few seconds, for a run that stopped without one) so that it ends with it.
+                  stoppedPolls++
+                  const ended = log.slice(mine?.logLength ?? 0).some((event) => lastEvents.has(event._tag))
+                  if (mine === undefined || ended || stoppedPolls > maxPollsAfterStop) return
+                }
                 yield* Effect.sleep(pollEvery)
               }
             }),
