@@ -112,6 +112,23 @@ export const runnerShardingLayer = (
  */
 const terminal: ReadonlySet<Session.Session["status"]> = new Set(["completed", "awaiting_clarification", "failed"])
 
+/**
+ * The events a run publishes last: when it completes, fails, is cancelled, or stops to wait for an answer. A run
+ * saves its final status before it publishes one, so whoever follows a session from the store waits for it.
+ */
+const lastEvents: ReadonlySet<string> = new Set([
+  "SessionCompleted",
+  "SessionFailed",
+  "SessionCancelled",
+  "SessionAwaitingClarification"
+])
+
+/** Whether an event is the last a run publishes. */
+export const isLastEvent = (event: { readonly _tag: string }): boolean => lastEvents.has(event._tag)
+
+/** How many times a follower polling every 300 ms reads on, once the session has stopped, for the run's last event. */
+export const pollsForLastEvent = 16
+
 /** Whether a session has stopped: done, waiting for an answer, or failed. */
 export const isSettled = (session: Session.Session): boolean => terminal.has(session.status)
 

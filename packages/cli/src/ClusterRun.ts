@@ -46,11 +46,15 @@ export const follow = (sessionId: string, renderer: Progress.Renderer, since = 0
   Effect.gen(function* () {
     const store = yield* SessionStore.SessionStore
     let shown = from
+    let ended = false
     const step = Effect.gen(function* () {
       const events: ReadonlyArray<ResearchEvents.ResearchEvent> = yield* store
         .events(sessionId)
         .pipe(Effect.catchTag("SessionNotFound", () => Effect.succeed([])))
-      for (const event of events.slice(shown)) renderer.onEvent(event)
+      for (const event of events.slice(shown)) {
+        renderer.onEvent(event)
+        if (Cluster.isLastEvent(event)) ended = true
+      }
       shown = Math.max(shown, events.length)
       const session = yield* store.load(sessionId).pipe(Effect.option)
       return session._tag === "Some" && session.value.updatedAt > since && Cluster.isSettled(session.value)
@@ -71,8 +75,12 @@ export const follow = (sessionId: string, renderer: Progress.Renderer, since = 0
         )
       }
     }
-    // One last read: the events written with the final checkpoint.
-    yield* step
+    // The run saved its final status before it published its last event: read on until that event is shown (or a few
+    // seconds, for a run that stopped without one).
+    for (let after = 0; !ended && after < Cluster.pollsForLastEvent; after++) {
+      yield* Effect.sleep("300 millis")
+      yield* step
+    }
     renderer.finish()
     return settled
   })

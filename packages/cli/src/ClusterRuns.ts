@@ -37,17 +37,6 @@ interface Sent {
   readonly logLength: number
 }
 
-/** The events a run publishes last: when it completes, fails, is cancelled, or stops to wait for an answer. */
-const lastEvents: ReadonlySet<string> = new Set([
-  "SessionCompleted",
-  "SessionFailed",
-  "SessionCancelled",
-  "SessionAwaitingClarification"
-])
-
-/** How long a stream waits, once the session has stopped, for the run's last event (about 5 s). */
-const maxPollsAfterStop = 16
-
 /**
  * Whether the session has stopped since the last message this process sent it: completed, waiting for an answer,
  * failed, or cancelled (by a client; a runner's shutdown leaves a session cancelled too, until the next runner
@@ -189,8 +178,8 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
                   // A run saves its final status before it publishes its last event: the stream waits for that event
                   // (or a few seconds, for a run that stopped without one) so that it ends with it.
                   stoppedPolls++
-                  const ended = log.slice(mine?.logLength ?? 0).some((event) => lastEvents.has(event._tag))
-                  if (mine === undefined || ended || stoppedPolls > maxPollsAfterStop) return
+                  const ended = log.slice(mine?.logLength ?? 0).some(Cluster.isLastEvent)
+                  if (mine === undefined || ended || stoppedPolls > Cluster.pollsForLastEvent) return
                 }
                 yield* Effect.sleep(pollEvery)
               }
