@@ -6,6 +6,7 @@
  *   recorded as completed, and rebuilds `articles.jsonl` from the records so each id appears once;
  * - `table.md` and `table.json`: time, tokens, cost and citation-check figures per task.
  */
+import * as AtomicFile from "@deep-research/providers/AtomicFile"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Cause from "effect/Cause"
@@ -382,13 +383,9 @@ export const layout = (path: Path.Path, outputDir: string) => ({
 const fileError = (path: string) => (error: { readonly message: string }) =>
   new BenchmarkFileError({ path, reason: error.message })
 
-/** Writes a file through a temporary file and a rename, so a crash leaves the old file or the new one. */
-const writeAtomically = (fs: FileSystem.FileSystem, file: string, text: string) =>
-  Effect.gen(function* () {
-    const temporary = `${file}.${(yield* Clock.currentTimeNanos).toString(36)}-${yield* Random.nextIntBetween(0, 1_000_000_000)}.tmp`
-    yield* fs.writeFileString(temporary, text)
-    yield* fs.rename(temporary, file)
-  }).pipe(Effect.mapError(fileError(file)))
+/** Replaces a file atomically (as the file store does), so a crash leaves the old file or the new one. */
+const writeAtomically = (file: string, text: string) =>
+  AtomicFile.writeString(file, text).pipe(Effect.mapError(fileError(file)))
 
 /** Every decodable record in a run directory; an unreadable one is logged and treated as not finished. */
 const loadRecords = (fs: FileSystem.FileSystem, path: Path.Path, outputDir: string) =>
@@ -459,18 +456,18 @@ export const run = <E, R>(
     const writeTable = () => {
       const table = tableOf([...records.values()])
       return Effect.zipRight(
-        writeAtomically(fs, files.tableJson, encodeTable(table)),
-        writeAtomically(fs, files.tableMarkdown, tableMarkdown(table))
+        writeAtomically(files.tableJson, encodeTable(table)),
+        writeAtomically(files.tableMarkdown, tableMarkdown(table))
       )
     }
-    yield* writeAtomically(fs, files.articles, articles())
+    yield* writeAtomically(files.articles, articles())
     yield* writeTable()
 
     const lock = yield* Effect.makeSemaphore(1)
     const save = (record: TaskRecord) =>
       lock.withPermits(1)(
         Effect.gen(function* () {
-          yield* writeAtomically(fs, files.record(record.id), encodeRecord(record))
+          yield* writeAtomically(files.record(record.id), encodeRecord(record))
           records.set(record.id, record)
           // A failed task starts a new session next time rather than resuming one that failed.
           yield* fs
@@ -494,7 +491,7 @@ export const run = <E, R>(
         )
         if (Schema.is(Session.SessionId)(noted)) return { sessionId: noted, resuming: true }
         const sessionId = `bench-${task.id}-${(yield* Random.nextIntBetween(0, 2 ** 31)).toString(36)}`
-        yield* writeAtomically(fs, file, sessionId)
+        yield* writeAtomically(file, sessionId)
         return { sessionId, resuming: false }
       })
 

@@ -21,6 +21,8 @@ export interface AtomicFiles {
   readonly statOption: (file: string) => Effect.Effect<Option.Option<FileSystem.File.Info>>
   /** Writes a temporary file next to `file` (mode 0600), syncs it, renames it over `file`, and syncs the folder. */
   readonly writeAtomically: (file: string, text: string) => Effect.Effect<void>
+  /** `writeAtomically` for callers that report a failed write themselves. */
+  readonly writeOrFail: (file: string, text: string) => Effect.Effect<void, PlatformError>
   /** A suffix no other temporary file of this process, or of another on the host, has. */
   readonly uniqueSuffix: Effect.Effect<string>
 }
@@ -50,25 +52,26 @@ export const make = (fs: FileSystem.FileSystem, path: Path.Path, pid: number): A
       orDieWith(`cannot stat ${file}`)
     )
 
-  const writeAtomically = (file: string, text: string) =>
+  const writeOrFail = (file: string, text: string) =>
     Effect.gen(function* () {
       const temporary = `${file}.tmp-${yield* uniqueSuffix}`
       const write = Effect.scoped(
         Effect.gen(function* () {
           const handle = yield* fs.open(temporary, { flag: "wx", mode: 0o600 })
-          yield* handle.writeAll(new TextEncoder().encode(text))
+          // The platform's writeAll fails on an empty buffer ("write returned 0 bytes written").
+          if (text !== "") yield* handle.writeAll(new TextEncoder().encode(text))
           yield* handle.sync
         })
       ).pipe(Effect.zipRight(fs.rename(temporary, file)))
-      yield* write.pipe(
-        Effect.tapError(() => Effect.ignore(fs.remove(temporary))),
-        orDieWith(`cannot write ${file}`)
-      )
+      yield* write.pipe(Effect.tapError(() => Effect.ignore(fs.remove(temporary))))
       // The rename is durable only once the folder itself is synced; not every platform can open a folder.
       yield* Effect.ignore(
         Effect.scoped(Effect.flatMap(fs.open(path.dirname(file), { flag: "r" }), (handle) => handle.sync))
       )
     })
 
-  return { makeDirectories, statOption, writeAtomically, uniqueSuffix }
+  const writeAtomically = (file: string, text: string) =>
+    writeOrFail(file, text).pipe(orDieWith(`cannot write ${file}`))
+
+  return { makeDirectories, statOption, writeAtomically, writeOrFail, uniqueSuffix }
 }
