@@ -4,12 +4,14 @@
  * the environment and stay `Redacted`.
  */
 import { ResearchConfig, Resilience, Usage } from "@deep-research/core"
+import * as Variables from "@deep-research/providers/Environment"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as OptionTable from "./internal/optionTable.js"
 
 // =============================================================================
 // Inputs
@@ -56,10 +58,10 @@ export interface Flags {
  */
 export const upperBounds = { maxRounds: 50, concurrency: 64, maxToolCalls: 200 } as const
 
-const upperBoundReasons: Readonly<Record<"--max-rounds" | "--concurrency" | "--max-tool-calls", string>> = {
-  "--max-rounds": "rounds past a few dozen find nothing new",
-  "--concurrency": "one process saturates long before that many researchers at once",
-  "--max-tool-calls": "a researcher has long finished before spending that many calls"
+const upperBoundReasons: Readonly<Record<keyof typeof upperBounds, string>> = {
+  maxRounds: "rounds past a few dozen find nothing new",
+  concurrency: "one process saturates long before that many researchers at once",
+  maxToolCalls: "a researcher has long finished before spending that many calls"
 }
 
 /** The config file's shape. Every field is optional. */
@@ -168,25 +170,25 @@ const redactedEnv = (env: Environment, name: string): Redacted.Redacted<string> 
 
 /** Reads credentials and base URLs from the environment. */
 export const credentialsFrom = (env: Environment): Credentials => ({
-  openaiApiKey: redactedEnv(env, "OPENAI_API_KEY"),
-  openaiBaseUrl: nonEmpty(env["OPENAI_BASE_URL"]),
-  anthropicApiKey: redactedEnv(env, "ANTHROPIC_API_KEY"),
-  anthropicBaseUrl: nonEmpty(env["ANTHROPIC_BASE_URL"]),
-  tavilyApiKey: redactedEnv(env, "TAVILY_API_KEY"),
-  tavilyBaseUrl: nonEmpty(env["TAVILY_BASE_URL"]),
-  exaApiKey: redactedEnv(env, "EXA_API_KEY"),
-  exaBaseUrl: nonEmpty(env["EXA_BASE_URL"]),
-  perplexityApiKey: redactedEnv(env, "PERPLEXITY_API_KEY"),
-  perplexityBaseUrl: nonEmpty(env["PERPLEXITY_BASE_URL"]),
-  semanticScholarApiKey: redactedEnv(env, "SEMANTIC_SCHOLAR_API_KEY"),
-  semanticScholarBaseUrl: nonEmpty(env["SEMANTIC_SCHOLAR_BASE_URL"]),
-  ollamaBaseUrl: nonEmpty(env["OLLAMA_BASE_URL"]),
-  databaseUrl: redactedEnv(env, "DEEP_RESEARCH_DATABASE_URL")
+  openaiApiKey: redactedEnv(env, Variables.openaiApiKey),
+  openaiBaseUrl: nonEmpty(env[Variables.openaiBaseUrl]),
+  anthropicApiKey: redactedEnv(env, Variables.anthropicApiKey),
+  anthropicBaseUrl: nonEmpty(env[Variables.anthropicBaseUrl]),
+  tavilyApiKey: redactedEnv(env, Variables.tavilyApiKey),
+  tavilyBaseUrl: nonEmpty(env[Variables.tavilyBaseUrl]),
+  exaApiKey: redactedEnv(env, Variables.exaApiKey),
+  exaBaseUrl: nonEmpty(env[Variables.exaBaseUrl]),
+  perplexityApiKey: redactedEnv(env, Variables.perplexityApiKey),
+  perplexityBaseUrl: nonEmpty(env[Variables.perplexityBaseUrl]),
+  semanticScholarApiKey: redactedEnv(env, Variables.semanticScholarApiKey),
+  semanticScholarBaseUrl: nonEmpty(env[Variables.semanticScholarBaseUrl]),
+  ollamaBaseUrl: nonEmpty(env[Variables.ollamaBaseUrl]),
+  databaseUrl: redactedEnv(env, Variables.databaseUrl)
 })
 
 /** The token `deep-research serve` asks of every API client (`DEEP_RESEARCH_API_TOKEN`), if one is set. */
 export const apiTokenFrom = (env: Environment): Redacted.Redacted<string> | undefined =>
-  redactedEnv(env, "DEEP_RESEARCH_API_TOKEN")
+  redactedEnv(env, Variables.apiToken)
 
 const parseSearch = (
   value: string | ReadonlyArray<string>,
@@ -208,7 +210,8 @@ const parseSearch = (
 const modelProvider = (spec: string): string => spec.split(":")[0] ?? ""
 
 const noModelMessage =
-  "No language model is configured. Set OPENAI_API_KEY or ANTHROPIC_API_KEY, or point OPENAI_BASE_URL at an " +
+  `No language model is configured. Set ${Variables.openaiApiKey} or ${Variables.anthropicApiKey}, or point ` +
+  `${Variables.openaiBaseUrl} at an ` +
   "OpenAI-compatible server (Ollama, vLLM, LM Studio) and name its model with --model openai:<name>. " +
   "To try deep-research without any key, run it with --simulate."
 
@@ -216,11 +219,11 @@ const checkModelCredentials = (spec: string, credentials: Credentials): ConfigEr
   const provider = modelProvider(spec)
   if (provider === "openai" && credentials.openaiApiKey === undefined && credentials.openaiBaseUrl === undefined) {
     return new ConfigError({
-      message: `The model ${spec} needs OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server).`
+      message: `The model ${spec} needs ${Variables.openaiApiKey} (or ${Variables.openaiBaseUrl} for an OpenAI-compatible server).`
     })
   }
   if (provider === "anthropic" && credentials.anthropicApiKey === undefined) {
-    return new ConfigError({ message: `The model ${spec} needs ANTHROPIC_API_KEY.` })
+    return new ConfigError({ message: `The model ${spec} needs ${Variables.anthropicApiKey}.` })
   }
   return undefined
 }
@@ -233,23 +236,23 @@ const checkSearchCredentials = (
   switch (backend) {
     case "tavily":
       return credentials.tavilyApiKey === undefined && credentials.tavilyBaseUrl === undefined
-        ? new ConfigError({ message: "Tavily search needs TAVILY_API_KEY." })
+        ? new ConfigError({ message: `Tavily search needs ${Variables.tavilyApiKey}.` })
         : undefined
     case "exa":
       return credentials.exaApiKey === undefined
-        ? new ConfigError({ message: "Exa search needs EXA_API_KEY." })
+        ? new ConfigError({ message: `Exa search needs ${Variables.exaApiKey}.` })
         : undefined
     case "perplexity":
       return credentials.perplexityApiKey === undefined
-        ? new ConfigError({ message: "Perplexity search needs PERPLEXITY_API_KEY." })
+        ? new ConfigError({ message: `Perplexity search needs ${Variables.perplexityApiKey}.` })
         : undefined
     case "openai-native":
       return credentials.openaiApiKey === undefined
-        ? new ConfigError({ message: "OpenAI web search needs OPENAI_API_KEY." })
+        ? new ConfigError({ message: `OpenAI web search needs ${Variables.openaiApiKey}.` })
         : undefined
     case "anthropic-native":
       return credentials.anthropicApiKey === undefined
-        ? new ConfigError({ message: "Anthropic web search needs ANTHROPIC_API_KEY." })
+        ? new ConfigError({ message: `Anthropic web search needs ${Variables.anthropicApiKey}.` })
         : undefined
     case "local":
       return corpus === undefined ? new ConfigError({ message: "Local search needs --corpus DIR." }) : undefined
@@ -285,8 +288,7 @@ const first = <A>(...values: ReadonlyArray<A | undefined>): A | undefined => val
 const homeOf = (env: Environment): string => nonEmpty(env["HOME"]) ?? nonEmpty(env["USERPROFILE"]) ?? "."
 
 /** Expands a leading `~`. */
-export const expandHome = (path: string, env: Environment): string =>
-  path === "~" ? homeOf(env) : path.startsWith("~/") ? `${homeOf(env)}${path.slice(1)}` : path
+export const expandHome = (path: string, env: Environment): string => Variables.expandHome(path, homeOf(env))
 
 /** A decoding error as one line per problem, each naming the field it is about. */
 const formatIssues = (error: ParseResult.ParseError): string =>
@@ -296,18 +298,21 @@ const formatIssues = (error: ParseResult.ParseError): string =>
     .map((issue) => `  ${issue.path.length === 0 ? "" : `${issue.path.join(".")}: `}${issue.message}`)
     .join("\n")
 
-const flagNames: ReadonlyArray<readonly [keyof Flags, string, boolean]> = [
-  ["maxRounds", "--max-rounds", true],
-  ["concurrency", "--concurrency", true],
-  ["maxToolCalls", "--max-tool-calls", true],
-  ["budgetTokens", "--budget-tokens", true],
-  ["budgetUsd", "--budget-usd", false],
-  ["maxSessions", "--max-sessions", true]
+/** The number flags, each with its option. */
+const numberFlags: ReadonlyArray<readonly [keyof Flags, OptionTable.Spec<"integer" | "float">]> = [
+  ["maxRounds", OptionTable.research.maxRounds],
+  ["concurrency", OptionTable.research.concurrency],
+  ["maxToolCalls", OptionTable.research.maxToolCalls],
+  ["budgetTokens", OptionTable.research.budgetTokens],
+  ["budgetUsd", OptionTable.research.budgetUsd],
+  ["maxSessions", OptionTable.commands.mcp.maxSessions]
 ]
 
 /** Numbers given as flags must be positive (the parser only checks that they are numbers). */
 const checkFlagNumbers = (flags: Flags): ConfigError | undefined => {
-  for (const [key, name, integer] of flagNames) {
+  for (const [key, option] of numberFlags) {
+    const name = OptionTable.flagOf(option)
+    const integer = option.kind === "integer"
     const value = flags[key]
     if (typeof value === "number" && (value <= 0 || (integer && !Number.isInteger(value)))) {
       return new ConfigError({ message: `${name} must be a positive ${integer ? "integer" : "number"}, got ${value}` })
@@ -329,7 +334,7 @@ export const decodeFileConfig = (text: string, path: string): Either.Either<File
 
 /** The store folder: `--store`, else `DEEP_RESEARCH_HOME`, else the config file's `store`, else `~/.deep-research`. */
 export const storeDirOf = (flag: string | undefined, env: Environment, file: FileConfig | undefined): string =>
-  expandHome(first(flag, nonEmpty(env["DEEP_RESEARCH_HOME"]), file?.store) ?? "~/.deep-research", env)
+  Variables.storeFolder([flag, env[Variables.home], file?.store], homeOf(env))
 
 /** What the configuration is for: research needs models and search; evaluation only models. */
 export type Purpose = "research" | "evaluation"
@@ -400,7 +405,7 @@ export const resolve = (
           return yield* Either.left(
             new ConfigError({
               message:
-                "No search backend is configured. Set TAVILY_API_KEY, choose one with --search " +
+                `No search backend is configured. Set ${Variables.tavilyApiKey}, choose one with --search ` +
                 "(tavily, exa, perplexity, semantic-scholar, openai-native, anthropic-native, local), " +
                 "or research local documents with --corpus DIR."
             })
@@ -435,14 +440,16 @@ export const resolve = (
       file?.budgetTokens
     )
     const budgetUsd = first(flags.budgetUsd, yield* envNumber(env, "DEEP_RESEARCH_BUDGET_USD", false), file?.budgetUsd)
-    for (const [name, value, limit] of [
-      ["--max-rounds", maxRounds, upperBounds.maxRounds],
-      ["--concurrency", concurrency, upperBounds.concurrency],
-      ["--max-tool-calls", maxToolCalls, upperBounds.maxToolCalls]
+    for (const [key, value] of [
+      ["maxRounds", maxRounds],
+      ["concurrency", concurrency],
+      ["maxToolCalls", maxToolCalls]
     ] as const) {
+      const limit = upperBounds[key]
       if (value !== undefined && value > limit) {
+        const name = OptionTable.flagOf(OptionTable.research[key])
         return yield* Either.left(
-          new ConfigError({ message: `${name} must be at most ${limit} (got ${value}); ${upperBoundReasons[name]}` })
+          new ConfigError({ message: `${name} must be at most ${limit} (got ${value}); ${upperBoundReasons[key]}` })
         )
       }
     }

@@ -18,9 +18,12 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as Variables from "@deep-research/providers/Environment"
 import * as CliConfig from "./CliConfig.js"
 import * as Progress from "./Progress.js"
 import * as Logging from "./internal/logging.js"
+import * as OptionTable from "./internal/optionTable.js"
+import * as ParserOptions from "./internal/parserOptions.js"
 import * as Terminal from "./internal/terminal.js"
 import { version } from "./version.js"
 import { printable, printableLine } from "./internal/printable.js"
@@ -49,83 +52,12 @@ const usageError = (message: string) => new Exited({ code: 2, message })
 // Options shared by research commands
 // =============================================================================
 
-const optionalText = (name: string, description: string) =>
-  Options.text(name).pipe(Options.withDescription(description), Options.optional)
-const optionalInteger = (name: string, description: string) =>
-  Options.integer(name).pipe(Options.withDescription(description), Options.optional)
-
-const roleOptions = Object.fromEntries(
-  Usage.roles.map((role) => [role, optionalText(`model-${role}`, `The model for the ${role} role (provider:name)`)])
-) as { readonly [K in Usage.Role]: Options.Options<Option.Option<string>> }
-
-const researchOptions = {
-  model: optionalText(
-    "model",
-    "The default model, as provider:name (e.g. openai:gpt-4.1, anthropic:claude-sonnet-4-6)"
-  ),
-  roleModels: Options.all(roleOptions),
-  search: optionalText(
-    "search",
-    "Search backends, comma-separated: tavily, exa, perplexity, semantic-scholar, openai-native, anthropic-native, local"
-  ),
-  corpus: optionalText("corpus", "A folder of local documents (.md, .txt, .html, .pdf) to research offline"),
-  maxRounds: optionalInteger("max-rounds", "Supervision rounds at most (default 6)"),
-  concurrency: optionalInteger("concurrency", "Researchers running at once at most (default 5)"),
-  maxToolCalls: optionalInteger("max-tool-calls", "Search and extract calls per researcher (default 10)"),
-  budgetTokens: optionalInteger("budget-tokens", "Stop research when this many tokens are spent"),
-  budgetUsd: Options.float("budget-usd").pipe(
-    Options.withDescription("Stop research at this cost in USD"),
-    Options.optional
-  ),
-  noClarify: Options.boolean("no-clarify").pipe(
-    Options.withDescription("Never ask a clarifying question: research goes on with the model's understanding")
-  ),
-  out: optionalText("out", "Where to write the report (default ./deep-research-<id>.md)"),
-  store: optionalText("store", "The folder that keeps sessions (default ~/.deep-research; also DEEP_RESEARCH_HOME)"),
-  database: optionalText(
-    "database",
-    "A PostgreSQL URL: sessions live there and run on the cluster's workers (also DEEP_RESEARCH_DATABASE_URL)"
-  ),
-  json: Options.boolean("json").pipe(Options.withDescription("Progress as JSON lines on stdout, nothing else there")),
-  simulate: Options.boolean("simulate").pipe(
-    Options.withDescription(
-      "Run offline against the built-in emulator of the vendors; every output is marked simulated"
-    )
-  )
-}
+const researchOptions = ParserOptions.withRoleModels(OptionTable.research)
 
 /** The options each command accepts, by name, to name a mistyped one before parsing. */
-export const optionNames: Readonly<Record<string, ReadonlyArray<string>>> = (() => {
-  const research = [
-    "model",
-    ...Usage.roles.map((role) => `model-${role}`),
-    "search",
-    "corpus",
-    "max-rounds",
-    "concurrency",
-    "max-tool-calls",
-    "budget-tokens",
-    "budget-usd",
-    "no-clarify",
-    "out",
-    "store",
-    "database",
-    "json",
-    "simulate"
-  ]
-  const models = ["model", ...Usage.roles.map((role) => `model-${role}`)]
-  return {
-    run: [...research, "detach"],
-    resume: [...research, "answer"],
-    worker: [...research, "host", "port", "listen", "health-port"],
-    mcp: [...research, "max-sessions"],
-    serve: [...research, "max-sessions", "host", "port", "cors"],
-    evaluate: [...models, "store", "database", "json", "simulate"],
-    list: ["store", "database", "json"],
-    show: ["store", "database", "json"],
-    delete: ["store", "database", "json"]
-  }
-})()
+export const optionNames: Readonly<Record<string, ReadonlyArray<string>>> = Object.fromEntries(
+  OptionTable.commandNames.map((command) => [command, OptionTable.namesOf(command)])
+)
 
 type OptionValue<T> = T extends Options.Options<infer A> ? A : never
 
@@ -238,18 +170,19 @@ const quote = (arg: string): string => (/^[A-Za-z0-9_./:=,@%+-]+$/.test(arg) ? a
  */
 export const resumeCommand = (sessionId: string, flags: CliConfig.Flags): string => {
   const args = ["deep-research", "resume", sessionId]
-  const add = (name: string, value: string | number | undefined) => {
-    if (value !== undefined) args.push(`--${name}`, quote(String(value)))
+  const add = (option: OptionTable.Spec, value: string | number | undefined) => {
+    if (value !== undefined) args.push(OptionTable.flagOf(option), quote(String(value)))
   }
-  add("model", flags.model)
-  for (const role of Usage.roles) add(`model-${role}`, flags.modelRoles?.[role])
-  add("search", flags.search)
-  add("corpus", flags.corpus)
-  add("store", flags.store)
+  const options = OptionTable.research
+  add(options.model, flags.model)
+  for (const role of Usage.roles) add(OptionTable.roleModel(role), flags.modelRoles?.[role])
+  add(options.search, flags.search)
+  add(options.corpus, flags.corpus)
+  add(options.store, flags.store)
   // The resumed run writes its report where this one would have.
-  add("out", flags.out)
-  if (flags.json === true) args.push("--json")
-  if (flags.simulate === true) args.push("--simulate")
+  add(options.out, flags.out)
+  if (flags.json === true) args.push(OptionTable.flagOf(options.json))
+  if (flags.simulate === true) args.push(OptionTable.flagOf(options.simulate))
   return args.join(" ")
 }
 
@@ -393,35 +326,30 @@ const runSession = (
 const question = Args.text({ name: "question" }).pipe(Args.withDescription("What to research, in any language"))
 const sessionIdArg = Args.text({ name: "id" }).pipe(Args.withDescription("A session id (see `deep-research list`)"))
 
-const detach = Options.boolean("detach").pipe(
-  Options.withDescription("With --database: print the session's id once the cluster has it, and return")
-)
-
 /** The cluster's side of the CLI, loaded by the commands that use a database. */
 const loadCluster = Effect.promise(() => Promise.all([import("./ClusterRun.js"), import("./Worker.js")]))
 
 const refused = (refusal: { readonly code: number; readonly message: string }) => new Exited(refusal)
 
-const runCommand = Command.make("run", { question, detach, ...researchOptions }, ({ detach, question, ...options }) =>
-  Effect.gen(function* () {
-    if (question.trim() === "") return yield* usageError("The question is empty.")
-    const flags = toFlags(options)
-    const resolved = yield* resolveConfig(flags)
-    if (resolved.credentials.databaseUrl !== undefined) {
-      const [ClusterRun] = yield* loadCluster
-      return yield* Effect.mapError(ClusterRun.submit(resolved, question, { detach }), refused)
-    }
-    yield* runSession(resolved, flags, { question })
-  })
+const runCommand = Command.make(
+  "run",
+  { question, ...ParserOptions.withRoleModels(OptionTable.commands.run) },
+  ({ detach, question, ...options }) =>
+    Effect.gen(function* () {
+      if (question.trim() === "") return yield* usageError("The question is empty.")
+      const flags = toFlags(options)
+      const resolved = yield* resolveConfig(flags)
+      if (resolved.credentials.databaseUrl !== undefined) {
+        const [ClusterRun] = yield* loadCluster
+        return yield* Effect.mapError(ClusterRun.submit(resolved, question, { detach }), refused)
+      }
+      yield* runSession(resolved, flags, { question })
+    })
 ).pipe(Command.withDescription("Research a question and write a cited report (the default command)"))
 
 const resume = Command.make(
   "resume",
-  {
-    id: sessionIdArg,
-    answer: optionalText("answer", "The answer to a pending clarification question"),
-    ...researchOptions
-  },
+  { id: sessionIdArg, ...ParserOptions.withRoleModels(OptionTable.commands.resume) },
   ({ answer, id, ...given }) =>
     Effect.gen(function* () {
       // A bad id is the real problem whatever else is missing: it is said first.
@@ -442,7 +370,7 @@ const resume = Command.make(
   )
 )
 
-const storeOption = { store: researchOptions.store, database: researchOptions.database, json: researchOptions.json }
+const storeOption = ParserOptions.optionsOf(OptionTable.commands.list)
 
 /**
  * A session made with --simulate is resumed and evaluated simulated, without --simulate given again (it would
@@ -538,14 +466,7 @@ const remove = Command.make("delete", { id: sessionIdArg, ...storeOption }, ({ i
   )
 ).pipe(Command.withDescription("Delete a session and its files"))
 
-const evaluationOptions = {
-  model: researchOptions.model,
-  roleModels: researchOptions.roleModels,
-  store: researchOptions.store,
-  database: researchOptions.database,
-  json: researchOptions.json,
-  simulate: researchOptions.simulate
-}
+const evaluationOptions = ParserOptions.withRoleModels(OptionTable.commands.evaluate)
 
 const evaluate = Command.make("evaluate", { id: sessionIdArg, ...evaluationOptions }, ({ id, ...given }) =>
   Effect.gen(function* () {
@@ -599,13 +520,7 @@ const evaluate = Command.make("evaluate", { id: sessionIdArg, ...evaluationOptio
   )
 )
 
-const mcpOptions = {
-  ...researchOptions,
-  maxSessions: optionalInteger(
-    "max-sessions",
-    "Research runs at once at most; further ones wait their turn (status queued). Default: no limit"
-  )
-}
+const mcpOptions = ParserOptions.withRoleModels(OptionTable.commands.mcp)
 
 const mcp = Command.make("mcp", mcpOptions, (options) =>
   Effect.gen(function* () {
@@ -626,28 +541,21 @@ const mcp = Command.make("mcp", mcpOptions, (options) =>
   )
 )
 
-const serveOptions = {
-  ...mcpOptions,
-  host: Options.text("host").pipe(
-    Options.withDescription("The address to listen on (default 127.0.0.1; any other needs DEEP_RESEARCH_API_TOKEN)"),
-    Options.withDefault("127.0.0.1")
-  ),
-  port: Options.integer("port").pipe(Options.withDescription("The port to listen on"), Options.withDefault(8787)),
-  cors: optionalText("cors", "Origins allowed to call the API from their pages, comma-separated (default: none)")
-}
+const serveOptions = ParserOptions.withRoleModels(OptionTable.commands.serve)
 
-const serve = Command.make("serve", serveOptions, ({ cors, host, port, ...options }) =>
+const serve = Command.make("serve", serveOptions, ({ cors, host, port: givenPort, ...options }) =>
   Effect.gen(function* () {
     const resolved = yield* resolveConfig({
       ...toFlags(options),
       json: false,
       maxSessions: Option.getOrUndefined(options.maxSessions)
     })
+    const port = Option.getOrElse(givenPort, () => OptionTable.defaults.servePort)
     if (port < 0 || port > 65535) return yield* usageError(`--port must be between 0 and 65535, got ${port}`)
     const Serve = yield* loadServe
     yield* Serve.serve(resolved, {
       ...Serve.defaults,
-      host,
+      host: Option.getOrElse(host, () => OptionTable.defaults.serveHost),
       port,
       token: CliConfig.apiTokenFrom(process.env),
       corsOrigins: Option.match(cors, {
@@ -671,27 +579,16 @@ const serve = Command.make("serve", serveOptions, ({ cors, host, port, ...option
 
 const worker = Command.make(
   "worker",
-  {
-    ...researchOptions,
-    host: Options.text("host").pipe(
-      Options.withDescription("The address other workers and clients reach this runner at (default 127.0.0.1)"),
-      Options.withDefault("127.0.0.1")
-    ),
-    port: Options.integer("port").pipe(
-      Options.withDescription("The runner's port (default 34431)"),
-      Options.withDefault(34431)
-    ),
-    listen: optionalText("listen", "The interface to listen on (default: --host; 0.0.0.0 for all)"),
-    healthPort: optionalInteger("health-port", "Serve GET /health on this port: 200 while the runner serves")
-  },
-  ({ healthPort, host, listen, port, ...options }) =>
+  ParserOptions.withRoleModels(OptionTable.commands.worker),
+  ({ healthPort, host: givenHost, listen, port, ...options }) =>
     Effect.gen(function* () {
       const resolved = yield* resolveConfig(toFlags(options))
       const [, Worker] = yield* loadCluster
+      const host = Option.getOrElse(givenHost, () => OptionTable.defaults.workerHost)
       yield* Effect.mapError(
         Worker.run(resolved, {
           host,
-          port,
+          port: Option.getOrElse(port, () => OptionTable.defaults.workerPort),
           listenHost: Option.getOrElse(listen, () => host),
           healthPort: Option.getOrUndefined(healthPort)
         }),
@@ -700,11 +597,12 @@ const worker = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    "Run research sessions as a runner of the cluster whose database is --database (or DEEP_RESEARCH_DATABASE_URL)"
+    `Run research sessions as a runner of the cluster whose database is --database (or ${Variables.databaseUrl})`
   )
 )
 
-const root = Command.make("deep-research", {}).pipe(
+/** The command line as the parser knows it. */
+export const root = Command.make("deep-research", {}).pipe(
   Command.withDescription("Turns a question into a cited research report."),
   Command.withSubcommands([runCommand, resume, list, show, remove, evaluate, mcp, serve, worker])
 )
@@ -714,14 +612,4 @@ export const run: (args: ReadonlyArray<string>) => Effect.Effect<void, unknown, 
   Command.run(root, { name: "deep-research", version })
 
 /** The names the CLI treats as subcommands; anything else in first position is a question. */
-export const subcommands: ReadonlyArray<string> = [
-  "run",
-  "resume",
-  "list",
-  "show",
-  "delete",
-  "evaluate",
-  "mcp",
-  "serve",
-  "worker"
-]
+export const subcommands: ReadonlyArray<string> = OptionTable.commandNames

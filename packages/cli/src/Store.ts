@@ -5,6 +5,7 @@
  * sessions load no provider's SDK.
  */
 import { type SessionStore } from "@deep-research/core"
+import * as Environment from "@deep-research/providers/Environment"
 import * as FileSessionStore from "@deep-research/providers/FileSessionStore"
 import * as PgSessionStore from "@deep-research/providers/PgSessionStore"
 import * as Effect from "effect/Effect"
@@ -15,7 +16,7 @@ import type * as CliConfig from "./CliConfig.js"
 
 /** The sessions folder under a store folder. */
 export const sessionsDirectory = (resolved: Pick<CliConfig.Resolved, "storeDir">): string =>
-  nodePath.join(resolved.storeDir, "sessions")
+  Environment.sessionsFolder(resolved.storeDir)
 
 /** The secrets of the credentials (the keys, the database's URL): whatever is `Redacted` there is kept out of files. */
 const secretsOf = (credentials: CliConfig.Credentials): ReadonlyArray<Redacted.Redacted<string>> =>

@@ -23,7 +23,8 @@ export const normalizeArgs = (args: ReadonlyArray<string>): ReadonlyArray<string
   return ["run", ...args]
 }
 
-const builtInOptions = ["help", "version", "wizard", "completions", "log-level"]
+/** The options @effect/cli adds to every command. */
+export const builtInOptions: ReadonlyArray<string> = ["help", "version", "wizard", "completions", "log-level"]
 
 /**
  * Names an unknown option before the parser sees it: the parser would blame the next argument instead, which

@@ -1,7 +1,11 @@
+import { CliConfig, Command, HelpDoc } from "@effect/cli"
+import * as Descriptor from "@effect/cli/CommandDescriptor"
 import { assert, describe, it } from "@effect/vitest"
-import { resumeCommand } from "../src/Commands.js"
+import * as HashMap from "effect/HashMap"
+import * as Option from "effect/Option"
+import { optionNames, resumeCommand, root, subcommands } from "../src/Commands.js"
 import { commandHelp, quickAnswer, rootHelp } from "../src/internal/help.js"
-import { normalizeArgs, unknownOption } from "../src/main.js"
+import { builtInOptions, normalizeArgs, unknownOption } from "../src/main.js"
 
 describe("main", () => {
   it("a question in first position runs it", () => {
@@ -62,5 +66,33 @@ describe("quickAnswer", () => {
   it("anything else, and --help after --, is left to the parser", () => {
     assert.isUndefined(quickAnswer(["What is X?"]))
     assert.isUndefined(quickAnswer(["run", "--", "--help"]))
+  })
+})
+
+describe("the option table", () => {
+  const optionsInParser = (command: string): ReadonlyArray<string> => {
+    const descriptor = HashMap.get(Command.getSubcommands(root), command)
+    assert.isTrue(Option.isSome(descriptor), command)
+    const help = Option.isSome(descriptor)
+      ? HelpDoc.toAnsiText(Descriptor.getHelp(descriptor.value, CliConfig.defaultConfig))
+      : ""
+    const names = [...help.matchAll(/--([a-z][a-z-]*)/g)].map((match) => match[1] ?? "")
+    return [...new Set(names)].filter((name) => !builtInOptions.includes(name)).sort()
+  }
+
+  it("the parser of each command takes exactly the options the table names for it", () => {
+    for (const command of subcommands) {
+      assert.deepStrictEqual(optionsInParser(command), [...(optionNames[command] ?? [])].sort(), command)
+    }
+  })
+
+  it("each command's help lists every option the command takes", () => {
+    for (const command of subcommands) {
+      const help = commandHelp[command] ?? ""
+      for (const name of optionNames[command] ?? []) {
+        const listed = help.includes(`--${name}`) || (name.startsWith("model-") && help.includes("--model-<role>"))
+        assert.isTrue(listed, `deep-research ${command} --help lists --${name}`)
+      }
+    }
   })
 })

@@ -16,6 +16,7 @@ import * as Predicate from "effect/Predicate"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { makeClient, send } from "./internal/anthropicClient.js"
+import * as Environment from "./Environment.js"
 
 // =============================================================================
 // Options
@@ -95,8 +96,8 @@ export const layerConfig = (
 /** The key and base URL from the environment (or whatever `ConfigProvider` is installed). */
 export const config: Config.Config<{ readonly apiKey: Redacted.Redacted; readonly baseUrl: string | undefined }> =
   Config.all({
-    apiKey: Config.redacted(Config.nonEmptyString("ANTHROPIC_API_KEY")),
-    baseUrl: Config.option(Config.nonEmptyString("ANTHROPIC_BASE_URL")).pipe(Config.map(Option.getOrUndefined))
+    apiKey: Config.redacted(Config.nonEmptyString(Environment.anthropicApiKey)),
+    baseUrl: Config.option(Config.nonEmptyString(Environment.anthropicBaseUrl)).pipe(Config.map(Option.getOrUndefined))
   })
 
 // =============================================================================

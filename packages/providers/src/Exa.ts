@@ -17,6 +17,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { requestJson } from "./internal/searchHttp.js"
 import type * as HttpClient from "@effect/platform/HttpClient"
+import * as Environment from "./Environment.js"
 
 // =============================================================================
 // Options
@@ -179,8 +180,8 @@ export const layerSearch = (options: Options): Layer.Layer<SearchProvider.Search
 /** The key from `EXA_API_KEY` and the base URL from `EXA_BASE_URL` (if set). */
 export const config: Config.Config<{ readonly apiKey: Redacted.Redacted; readonly baseUrl: string | undefined }> =
   Config.all({
-    apiKey: Config.redacted(Config.nonEmptyString("EXA_API_KEY")),
-    baseUrl: Config.option(Config.nonEmptyString("EXA_BASE_URL")).pipe(Config.map(Option.getOrUndefined))
+    apiKey: Config.redacted(Config.nonEmptyString(Environment.exaApiKey)),
+    baseUrl: Config.option(Config.nonEmptyString(Environment.exaBaseUrl)).pipe(Config.map(Option.getOrUndefined))
   })
 
 /** Both services, configured from the environment (or whatever `ConfigProvider` is installed). */

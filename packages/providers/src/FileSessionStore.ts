@@ -24,8 +24,8 @@ import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as os from "node:os"
-import * as nodePath from "node:path"
 import { isNotFound, orDieWith } from "./internal/fileErrors.js"
+import * as Environment from "./Environment.js"
 import * as AtomicFiles from "./internal/atomicFiles.js"
 import * as EventLog from "./internal/eventLog.js"
 import * as LockFile from "./internal/lockFile.js"
@@ -54,14 +54,7 @@ export type Host = LockFile.Host
 export const nodeHost: Host = LockFile.nodeHost
 
 /** The environment variables whose values the Node layers keep out of every file. */
-export const secretVariables: ReadonlyArray<string> = [
-  "OPENAI_API_KEY",
-  "ANTHROPIC_API_KEY",
-  "TAVILY_API_KEY",
-  "EXA_API_KEY",
-  "PERPLEXITY_API_KEY",
-  "SEMANTIC_SCHOLAR_API_KEY"
-]
+export const secretVariables: ReadonlyArray<string> = Environment.secretVariables
 
 // =============================================================================
 // Files and their contents
@@ -451,20 +444,12 @@ export const secretsConfig: Config.Config<ReadonlyArray<Redacted.Redacted<string
   (values) => values.flatMap(Option.toArray)
 )
 
-/** A leading `~` is the user's home folder, as a shell would have it had the value not been quoted. */
-const expandHome = (folder: string): string =>
-  folder === "~" || folder.startsWith("~/") || folder.startsWith("~\\") ? os.homedir() + folder.slice(1) : folder
-
 /**
- * The sessions folder: `$DEEP_RESEARCH_HOME/sessions`, else `.deep-research/sessions` in the user's home folder.
+ * The sessions folder: `sessions` in `$DEEP_RESEARCH_HOME`, else in `.deep-research` in the user's home folder.
  */
 export const directoryConfig: Config.Config<string> = Config.map(
-  Config.option(Config.nonEmptyString("DEEP_RESEARCH_HOME")),
-  (home) =>
-    nodePath.join(
-      Option.match(home, { onNone: () => nodePath.join(os.homedir(), ".deep-research"), onSome: expandHome }),
-      "sessions"
-    )
+  Config.option(Config.nonEmptyString(Environment.home)),
+  (home) => Environment.sessionsFolder(Environment.storeFolder([Option.getOrUndefined(home)], os.homedir()))
 )
 
 /**

@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as AnthropicLanguageModel from "./AnthropicLanguageModel.js"
 import * as OpenAiLanguageModel from "./OpenAiLanguageModel.js"
+import * as Environment from "./Environment.js"
 
 // =============================================================================
 // Specs
@@ -121,8 +122,8 @@ export const makeModel = (
   switch (spec.provider) {
     case "anthropic":
       return Effect.gen(function* () {
-        const apiKey = settings.apiKey ?? (yield* Config.redacted(Config.nonEmptyString("ANTHROPIC_API_KEY")))
-        const baseUrl = settings.baseUrl ?? (yield* optionalString("ANTHROPIC_BASE_URL"))
+        const apiKey = settings.apiKey ?? (yield* Config.redacted(Config.nonEmptyString(Environment.anthropicApiKey)))
+        const baseUrl = settings.baseUrl ?? (yield* optionalString(Environment.anthropicBaseUrl))
         return yield* AnthropicLanguageModel.make({
           ...common,
           apiKey,
@@ -136,8 +137,8 @@ export const makeModel = (
         const fromConfig =
           settings.apiKey !== undefined || settings.baseUrl !== undefined
             ? {
-                apiKey: settings.apiKey ?? (yield* optionalRedacted("OPENAI_API_KEY")),
-                baseUrl: settings.baseUrl ?? (yield* optionalString("OPENAI_BASE_URL"))
+                apiKey: settings.apiKey ?? (yield* optionalRedacted(Environment.openaiApiKey)),
+                baseUrl: settings.baseUrl ?? (yield* optionalString(Environment.openaiBaseUrl))
               }
             : yield* OpenAiLanguageModel.config
         return yield* OpenAiLanguageModel.make({
@@ -149,7 +150,7 @@ export const makeModel = (
       }).pipe(Effect.mapError((error) => needs(spec, error)))
     case "ollama":
       return Effect.gen(function* () {
-        const baseUrl = settings.baseUrl ?? (yield* optionalString("OLLAMA_BASE_URL")) ?? defaultOllamaUrl
+        const baseUrl = settings.baseUrl ?? (yield* optionalString(Environment.ollamaBaseUrl)) ?? defaultOllamaUrl
         return yield* OpenAiLanguageModel.make({
           ...common,
           provider: "ollama",

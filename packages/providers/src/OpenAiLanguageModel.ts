@@ -26,6 +26,7 @@ import type {
 import { fetchKeepingErrorBodies, refusedCapability, toProviderError } from "./internal/openaiErrors.js"
 import { accumulate, decodeCompletion, toCompletion } from "./internal/openaiChatAnswer.js"
 import * as StrictSchema from "./internal/openaiStrictSchema.js"
+import * as Environment from "./Environment.js"
 
 // =============================================================================
 // Options
@@ -211,15 +212,15 @@ export const config: Config.Config<{
   readonly apiKey: Redacted.Redacted | undefined
   readonly baseUrl: string | undefined
 }> = Config.all({
-  apiKey: Config.option(Config.redacted("OPENAI_API_KEY")),
-  baseUrl: Config.option(Config.nonEmptyString("OPENAI_BASE_URL"))
+  apiKey: Config.option(Config.redacted(Environment.openaiApiKey)),
+  baseUrl: Config.option(Config.nonEmptyString(Environment.openaiBaseUrl))
 }).pipe(
   Config.mapOrFail(({ apiKey, baseUrl }) =>
     Option.isNone(apiKey) && Option.isNone(baseUrl)
       ? Either.left(
           ConfigError.MissingData(
-            ["OPENAI_API_KEY"],
-            "Expected OPENAI_API_KEY to be set (it may be left out only when OPENAI_BASE_URL points at a server that needs no key)"
+            [Environment.openaiApiKey],
+            `Expected ${Environment.openaiApiKey} to be set (it may be left out only when ${Environment.openaiBaseUrl} points at a server that needs no key)`
           )
         )
       : Either.right({ apiKey: Option.getOrUndefined(apiKey), baseUrl: Option.getOrUndefined(baseUrl) })

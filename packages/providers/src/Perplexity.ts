@@ -17,6 +17,7 @@ import * as Schema from "effect/Schema"
 import OpenAI from "openai"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
 import { fetchKeepingErrorBodies, toProviderError } from "./internal/openaiErrors.js"
+import * as Environment from "./Environment.js"
 
 // =============================================================================
 // Options
@@ -139,8 +140,8 @@ export const layer = (options: Options): Layer.Layer<SearchProvider.SearchProvid
 /** The key from `PERPLEXITY_API_KEY` and the base URL from `PERPLEXITY_BASE_URL` (if set). */
 export const config: Config.Config<{ readonly apiKey: Redacted.Redacted; readonly baseUrl: string | undefined }> =
   Config.all({
-    apiKey: Config.redacted(Config.nonEmptyString("PERPLEXITY_API_KEY")),
-    baseUrl: Config.option(Config.nonEmptyString("PERPLEXITY_BASE_URL")).pipe(Config.map(Option.getOrUndefined))
+    apiKey: Config.redacted(Config.nonEmptyString(Environment.perplexityApiKey)),
+    baseUrl: Config.option(Config.nonEmptyString(Environment.perplexityBaseUrl)).pipe(Config.map(Option.getOrUndefined))
   })
 
 /** The search provider, configured from the environment (or whatever `ConfigProvider` is installed). */

@@ -30,6 +30,7 @@ import * as PgLock from "./internal/pgLock.js"
 import { migrate } from "./internal/pgMigrations.js"
 import { makeScrubbed } from "./internal/secretScrubber.js"
 import { decodeStored } from "./internal/sessionMigrations.js"
+import * as Environment from "./Environment.js"
 
 /** Options of the PostgreSQL store. */
 export interface Options {
@@ -353,4 +354,4 @@ export const layerUrl = (
 export const layerConfig = (
   options: Options = {}
 ): Layer.Layer<SessionStore.SessionStore, DatabaseUnavailable | ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.map(Config.redacted("DEEP_RESEARCH_DATABASE_URL"), (url) => layerUrl(url, options)))
+  Layer.unwrapEffect(Effect.map(Config.redacted(Environment.databaseUrl), (url) => layerUrl(url, options)))

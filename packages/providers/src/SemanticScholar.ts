@@ -16,6 +16,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { requestJson } from "./internal/searchHttp.js"
 import type * as HttpClient from "@effect/platform/HttpClient"
+import * as Environment from "./Environment.js"
 
 // =============================================================================
 // Options
@@ -127,10 +128,12 @@ export const config: Config.Config<{
   readonly apiKey: Redacted.Redacted | undefined
   readonly baseUrl: string | undefined
 }> = Config.all({
-  apiKey: Config.option(Config.redacted(Config.nonEmptyString("SEMANTIC_SCHOLAR_API_KEY"))).pipe(
+  apiKey: Config.option(Config.redacted(Config.nonEmptyString(Environment.semanticScholarApiKey))).pipe(
     Config.map(Option.getOrUndefined)
   ),
-  baseUrl: Config.option(Config.nonEmptyString("SEMANTIC_SCHOLAR_BASE_URL")).pipe(Config.map(Option.getOrUndefined))
+  baseUrl: Config.option(Config.nonEmptyString(Environment.semanticScholarBaseUrl)).pipe(
+    Config.map(Option.getOrUndefined)
+  )
 })
 
 /** The search provider, configured from the environment (or whatever `ConfigProvider` is installed). */

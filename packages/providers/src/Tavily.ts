@@ -23,6 +23,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { fromError } from "./internal/tavilyErrors.js"
+import * as Environment from "./Environment.js"
 
 // =============================================================================
 // Options
@@ -166,8 +167,8 @@ export const layerExtractor = (options: Options): Layer.Layer<ContentExtractor.C
 /** The key from `TAVILY_API_KEY` and the base URL from `TAVILY_BASE_URL` (if set). */
 export const config: Config.Config<{ readonly apiKey: Redacted.Redacted; readonly baseUrl: string | undefined }> =
   Config.all({
-    apiKey: Config.redacted(Config.nonEmptyString("TAVILY_API_KEY")),
-    baseUrl: Config.option(Config.nonEmptyString("TAVILY_BASE_URL")).pipe(Config.map(Option.getOrUndefined))
+    apiKey: Config.redacted(Config.nonEmptyString(Environment.tavilyApiKey)),
+    baseUrl: Config.option(Config.nonEmptyString(Environment.tavilyBaseUrl)).pipe(Config.map(Option.getOrUndefined))
   })
 
 /** Both services, configured from the environment (or whatever `ConfigProvider` is installed). */

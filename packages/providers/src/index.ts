@@ -1,4 +1,5 @@
 /** deep-research providers: model, search and extraction vendors, and the file session store. */
+export * as AtomicFile from "./AtomicFile.js"
 export * as FileSessionStore from "./FileSessionStore.js"
 export * as PgSessionStore from "./PgSessionStore.js"
 export * as AnthropicLanguageModel from "./AnthropicLanguageModel.js"
@@ -13,3 +14,4 @@ export * as Exa from "./Exa.js"
 export * as Perplexity from "./Perplexity.js"
 export * as SemanticScholar from "./SemanticScholar.js"
 export * as SearchFanout from "./SearchFanout.js"
+export * as Environment from "./Environment.js"

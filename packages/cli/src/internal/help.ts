@@ -1,32 +1,45 @@
+import * as Variables from "@deep-research/providers/Environment"
 import { version } from "../version.js"
+import * as OptionTable from "./optionTable.js"
+
+const width = 118
+
+/** Help text after a column, wrapped at the help's width with its continuation lines under its start. */
+const wrapped = (head: string, text: string): string => {
+  const lines: Array<string> = []
+  let line = head
+  for (const word of text.split(" ")) {
+    if (line.length + 1 + word.length > width && line.trim() !== head.trim()) {
+      lines.push(line)
+      line = " ".repeat(head.length) + word
+    } else {
+      line = line.endsWith(" ") || line === "" ? line + word : `${line} ${word}`
+    }
+  }
+  return [...lines, line].join("\n")
+}
+
+/** A list of options, their help in one column. */
+const optionList = (options: Readonly<Record<string, OptionTable.Spec>>): string => {
+  const specs = OptionTable.listed(options)
+  const flags = specs.map((spec) => `${OptionTable.flagOf(spec)}${spec.value === "" ? "" : ` ${spec.value}`}`)
+  const column = Math.max(...flags.map((flag) => flag.length)) + 4
+  return specs.map((spec, i) => wrapped(`  ${(flags[i] ?? "").padEnd(column - 2)}`, spec.help)).join("\n")
+}
 
 const researchOptions = `Research options
-  --model PROVIDER:NAME          the default model: openai:gpt-4.1, anthropic:claude-sonnet-4-6, ollama:qwen3, ...
-  --model-<role> PROVIDER:NAME   the model of one role: clarification, brief, supervisor, researcher,
-                                 summarization, compression, report, evaluation
-  --search A,B                   tavily, exa, perplexity, semantic-scholar, openai-native, anthropic-native, local
-  --corpus DIR                   research a folder of local documents (adds local search)
-  --max-rounds N                 supervision rounds at most (6)
-  --concurrency N                researchers at once at most (5)
-  --max-tool-calls N             search and extract calls per researcher (10)
-  --budget-tokens N              stop researching at this many tokens, then write the report
-  --budget-usd X                 stop researching at this cost in USD, then write the report
-  --no-clarify                   never ask a clarifying question
-  --out FILE                     where to write the report (./deep-research-<id>.md)
-  --store DIR                    where sessions are kept (~/.deep-research, or DEEP_RESEARCH_HOME)
-  --database URL                 a PostgreSQL URL: sessions live there and run on the cluster's workers
-                                 (or DEEP_RESEARCH_DATABASE_URL)
-  --json                         progress as JSON lines on stdout, nothing else there
-  --simulate                     run offline against the built-in emulator; every output is marked simulated`
+${optionList(OptionTable.research)}`
 
-const keys = `Keys come only from the environment: OPENAI_API_KEY or ANTHROPIC_API_KEY for the models, TAVILY_API_KEY (or
-EXA_API_KEY, PERPLEXITY_API_KEY) for search. With OPENAI_BASE_URL pointing at an OpenAI-compatible server (Ollama,
-vLLM) no key is needed. Settings can also come from DEEP_RESEARCH_* variables and deep-research.config.json.`
+const options = (command: OptionTable.Command) => `Options
+${optionList(OptionTable.commands[command])}`
 
-const storeOptions = `Options
-  --store DIR      where sessions are kept (~/.deep-research, or DEEP_RESEARCH_HOME)
-  --database URL   the PostgreSQL database of a cluster instead (or DEEP_RESEARCH_DATABASE_URL)
-  --json           machine-readable output`
+const keys = wrapped(
+  "",
+  `Keys come only from the environment: ${Variables.openaiApiKey} or ${Variables.anthropicApiKey} for the models, ` +
+    `${Variables.tavilyApiKey} (or ${Variables.exaApiKey}, ${Variables.perplexityApiKey}) for search. With ` +
+    `${Variables.openaiBaseUrl} pointing at an OpenAI-compatible server (Ollama, vLLM) no key is needed. Settings ` +
+    "can also come from DEEP_RESEARCH_* variables and deep-research.config.json."
+)
 
 /** The overview `deep-research --help` prints. */
 export const rootHelp = `deep-research ${version}: turns a question into a cited research report.
@@ -39,7 +52,7 @@ Usage
   deep-research delete <id>                 delete a session and its files
   deep-research evaluate <id>               judge a report on eight dimensions and check its citations
   deep-research mcp                         serve MCP on stdio (the research options apply)
-  deep-research serve [--host H] [--port N]  HTTP API, OpenAI-compatible endpoint and web page (default 127.0.0.1:8787)
+  deep-research serve [--host H] [--port N]  HTTP API, OpenAI-compatible endpoint and web page (default ${OptionTable.defaults.serveHost}:${OptionTable.defaults.servePort})
   deep-research worker --database URL       run the sessions of a cluster (with --database, run, resume, list,
                                             show, delete and evaluate use that cluster and its database)
 
@@ -61,7 +74,7 @@ Researches a question: clarifies it when needed (on a terminal), writes a brief,
 parallel researchers, and writes a report with numbered citations checked against the sources it retrieved. The
 report goes to --out and to the session folder; progress is a live view on a terminal, plain lines otherwise.
 
-${researchOptions}
+${options("run")}
 
 ${keys}
 
@@ -74,27 +87,25 @@ Continues a session from its last checkpoint (after Ctrl-C, a crash or a failure
 redone. --answer answers the clarifying question of a session that waits for one. The session keeps its research
 settings; give the model, search, corpus and store options again (the interrupted run printed them).
 
-  --answer TEXT                  the answer to a pending clarifying question
-
-${researchOptions}
+${options("resume")}
 `,
   list: `Usage: deep-research list [options]
 
 Lists the sessions, newest first: id, status, created, cost and question.
 
-${storeOptions}
+${options("list")}
 `,
   show: `Usage: deep-research show <id> [options]
 
 Shows a session (question, brief, rounds, sources, status) and its report. With --json, the whole session.
 
-${storeOptions}
+${options("show")}
 `,
   delete: `Usage: deep-research delete <id> [--store DIR]
 
 Deletes a session and its files. A session a run is using is refused.
 
-${storeOptions}
+${options("delete")}
 `,
   evaluate: `Usage: deep-research evaluate <id> [options]
 
@@ -103,13 +114,7 @@ groundedness, structure, practical value, balance) with the evaluation role's mo
 (pointing nowhere, never cited, duplicates, never retrieved, quotes not in their source). Prints the scores and the
 checks and keeps them beside the session as evaluation.json.
 
-Options
-  --model PROVIDER:NAME               the default model
-  --model-evaluation PROVIDER:NAME    the judge (and --model-<role> for the other roles)
-  --store DIR                         where sessions are kept (~/.deep-research, or DEEP_RESEARCH_HOME)
-  --database URL                      the PostgreSQL database of a cluster instead (or DEEP_RESEARCH_DATABASE_URL)
-  --json                              the evaluation as one JSON line
-  --simulate                          judge with the built-in emulator (for simulated sessions)
+${options("evaluate")}
 `,
   mcp: `Usage: deep-research mcp [options]
 
@@ -118,41 +123,29 @@ get_status, get_report, list_sessions, answer_clarification, cancel_research and
 in the same store as the CLI's, so list, show and resume see them. The research options configure every session it
 starts; stdout carries only the protocol, log lines go to stderr.
 
-${researchOptions}
-  --max-sessions N                    research runs at once at most; further ones wait their turn and get_status
-                                      says queued (also DEEP_RESEARCH_MAX_SESSIONS; default no limit)
+${options("mcp")}
 
 ${keys}
 `,
-  serve: `Usage: deep-research serve [--host 127.0.0.1] [--port 8787] [options]
+  serve: `Usage: deep-research serve [--host ${OptionTable.defaults.serveHost}] [--port ${OptionTable.defaults.servePort}] [options]
 
 Serves, from one process over the same session store as the CLI: a web page at / (ask, watch runs live, answer a
 clarifying question, read and download reports), the HTTP API under /api (OpenAPI at /openapi.json, docs at /docs,
 progress as Server-Sent Events), and an OpenAI-compatible /v1/chat/completions with the model deep-research.
 
-${researchOptions}
-  --host ADDRESS                      where to listen (default 127.0.0.1); any address but loopback needs
-                                      DEEP_RESEARCH_API_TOKEN, which clients send as Authorization: Bearer <token>
-  --port N                            the port (default 8787; 0 picks a free one)
-  --cors ORIGINS                      origins whose pages may call the API, comma-separated (default: CORS off)
-  --max-sessions N                    research runs at once at most; further ones wait their turn (queued)
+${options("serve")}
 
 ${keys}
 `,
   worker: `Usage: deep-research worker --database URL [--host H] [--port N] [--listen ADDRESS] [options]
 
-Joins the research cluster whose PostgreSQL database is --database (or DEEP_RESEARCH_DATABASE_URL) as a runner, and
+Joins the research cluster whose PostgreSQL database is --database (or ${Variables.databaseUrl}) as a runner, and
 runs the sessions of the shards it holds, with the models and search given here (each worker brings its own keys).
 \`deep-research "<question>" --database URL\` sends a session to the cluster and follows it (--detach: prints its id).
 When a worker stops (SIGTERM, Ctrl-C) or dies, its shards move to the others, which resume its sessions from their
 last checkpoints. The database must be reachable from every worker; workers reach each other at --host:--port.
 
-  --host ADDRESS                      the address the others reach this runner at (default 127.0.0.1)
-  --port N                            the runner's port (default 34431)
-  --listen ADDRESS                    the interface to listen on (default: --host; 0.0.0.0 for all)
-  --health-port N                     serve GET /health there: 200 while the runner serves, 503 starting or stopping
-
-${researchOptions}
+${options("worker")}
 `
 }
 

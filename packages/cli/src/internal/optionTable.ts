@@ -1,0 +1,162 @@
+/**
+ * Every option of the CLI, named once. The parser's options (`Commands`), the names a mistyped option is matched
+ * against, the help's option lists, the resume command printed after an interruption and the flags named in
+ * configuration errors all come from here.
+ */
+import * as ResearchConfig from "@deep-research/core/ResearchConfig"
+import * as Usage from "@deep-research/core/Usage"
+import * as Variables from "@deep-research/providers/Environment"
+
+// =============================================================================
+// Options
+// =============================================================================
+
+export type Kind = "text" | "integer" | "float" | "boolean"
+
+/** One option: its name after `--`, the kind of its value, the value's placeholder in the help, and its help. */
+export interface Spec<K extends Kind = Kind> {
+  readonly name: string
+  readonly kind: K
+  readonly value: string
+  readonly help: string
+}
+
+const text = (name: string, value: string, help: string): Spec<"text"> => ({ name, kind: "text", value, help })
+const integer = (name: string, help: string): Spec<"integer"> => ({ name, kind: "integer", value: "N", help })
+const float = (name: string, help: string): Spec<"float"> => ({ name, kind: "float", value: "X", help })
+const flag = (name: string, help: string): Spec<"boolean"> => ({ name, kind: "boolean", value: "", help })
+
+/** How an option is written on the command line: `--max-rounds`. */
+export const flagOf = (spec: Spec): string => `--${spec.name}`
+
+export const defaults = {
+  serveHost: "127.0.0.1",
+  servePort: 8787,
+  workerHost: "127.0.0.1",
+  workerPort: 34431
+} as const
+
+export const model = text(
+  "model",
+  "PROVIDER:NAME",
+  "the default model: openai:gpt-4.1, anthropic:claude-sonnet-4-6, ollama:qwen3, ..."
+)
+
+/** The model of one role: `--model-report`. */
+export const roleModel = (role: Usage.Role): Spec<"text"> =>
+  text(`model-${role}`, "PROVIDER:NAME", `the model of the ${role} role`)
+
+/** The role models as the help lists them, in one line. */
+export const roleModels = text("model-<role>", "PROVIDER:NAME", `the model of one role: ${Usage.roles.join(", ")}`)
+
+/** The research options, shared by every command that runs research. */
+export const research = {
+  model,
+  search: text("search", "A,B", "tavily, exa, perplexity, semantic-scholar, openai-native, anthropic-native, local"),
+  corpus: text("corpus", "DIR", "research a folder of local documents (.md, .txt, .html, .pdf; adds local search)"),
+  maxRounds: integer("max-rounds", `supervision rounds at most (${ResearchConfig.defaults.maxSupervisionRounds})`),
+  concurrency: integer(
+    "concurrency",
+    `researchers at once at most (${ResearchConfig.defaults.maxConcurrentResearchUnits})`
+  ),
+  maxToolCalls: integer(
+    "max-tool-calls",
+    `search and extract calls per researcher (${ResearchConfig.defaults.researcherMaxToolCalls})`
+  ),
+  budgetTokens: integer("budget-tokens", "stop researching at this many tokens, then write the report"),
+  budgetUsd: float("budget-usd", "stop researching at this cost in USD, then write the report"),
+  noClarify: flag("no-clarify", "never ask a clarifying question"),
+  out: text("out", "FILE", "where to write the report (./deep-research-<id>.md)"),
+  store: text("store", "DIR", `where sessions are kept (${Variables.defaultHome}, or ${Variables.home})`),
+  database: text(
+    "database",
+    "URL",
+    `a PostgreSQL URL: sessions live there and run on the cluster's workers (or ${Variables.databaseUrl})`
+  ),
+  json: flag("json", "progress as JSON lines on stdout, nothing else there"),
+  simulate: flag("simulate", "run offline against the built-in emulator; every output is marked simulated")
+} as const
+
+/** The options of the commands that read or delete stored sessions. */
+const stored = {
+  store: research.store,
+  database: text("database", "URL", `the PostgreSQL database of a cluster instead (or ${Variables.databaseUrl})`),
+  json: flag("json", "machine-readable output")
+} as const
+
+const maxSessions = integer(
+  "max-sessions",
+  "research runs at once at most; further ones wait their turn and their status says queued " +
+    "(also DEEP_RESEARCH_MAX_SESSIONS; default no limit)"
+)
+
+/** Each command's options, by the name its handler gives the value. Commands with `model` also take role models. */
+export const commands = {
+  run: {
+    ...research,
+    detach: flag("detach", "with --database: print the session's id once the cluster has it, and return")
+  },
+  resume: { answer: text("answer", "TEXT", "the answer to a pending clarifying question"), ...research },
+  list: stored,
+  show: stored,
+  delete: stored,
+  evaluate: {
+    model: research.model,
+    store: research.store,
+    database: stored.database,
+    json: flag("json", "the evaluation as one JSON line"),
+    simulate: flag("simulate", "judge with the built-in emulator (for simulated sessions)")
+  },
+  mcp: { ...research, maxSessions },
+  serve: {
+    ...research,
+    maxSessions,
+    host: text(
+      "host",
+      "ADDRESS",
+      `where to listen (default ${defaults.serveHost}); any address but loopback needs ${Variables.apiToken}, ` +
+        "which clients send as Authorization: Bearer <token>"
+    ),
+    port: integer("port", `the port (default ${defaults.servePort}; 0 picks a free one)`),
+    cors: text("cors", "ORIGINS", "origins whose pages may call the API, comma-separated (default: CORS off)")
+  },
+  worker: {
+    ...research,
+    host: text("host", "ADDRESS", `the address the others reach this runner at (default ${defaults.workerHost})`),
+    port: integer("port", `the runner's port (default ${defaults.workerPort})`),
+    listen: text("listen", "ADDRESS", "the interface to listen on (default: --host; 0.0.0.0 for all)"),
+    healthPort: integer("health-port", "serve GET /health there: 200 while the runner serves, 503 starting or stopping")
+  }
+} as const
+
+export type Command = keyof typeof commands
+
+/** The commands, in the order the help lists them. */
+export const commandNames: ReadonlyArray<Command> = [
+  "run",
+  "resume",
+  "list",
+  "show",
+  "delete",
+  "evaluate",
+  "mcp",
+  "serve",
+  "worker"
+]
+
+/** Whether a command's options include the role models (every command that takes `--model`). */
+export const takesRoleModels = (options: Readonly<Record<string, Spec>>): boolean =>
+  Object.values(options).includes(model)
+
+/** The options of a command as the help lists them: the role models right after `--model`. */
+export const listed = (options: Readonly<Record<string, Spec>>): ReadonlyArray<Spec> =>
+  Object.values(options).flatMap((spec) => (spec === model ? [spec, roleModels] : [spec]))
+
+/** Every option name a command accepts. */
+export const namesOf = (command: Command): ReadonlyArray<string> => {
+  const options: Readonly<Record<string, Spec>> = commands[command]
+  return [
+    ...Object.values(options).map((spec) => spec.name),
+    ...(takesRoleModels(options) ? Usage.roles.map((role) => roleModel(role).name) : [])
+  ]
+}
