@@ -29,9 +29,9 @@ import * as Environment from "./Environment.js"
 import * as AtomicFiles from "./internal/atomicFiles.js"
 import * as EventLog from "./internal/eventLog.js"
 import * as LockFile from "./internal/lockFile.js"
+import * as SessionFile from "./internal/sessionFile.js"
 import * as SessionWriters from "./internal/sessionWriters.js"
 import { makeScrubbed } from "./internal/secretScrubber.js"
-import { decodeStored, versionOf } from "./internal/sessionMigrations.js"
 
 // =============================================================================
 // Options
@@ -69,8 +69,6 @@ const isSessionId = Schema.is(Session.SessionId)
 
 /** Refuses anything that could name another path before the disk is touched. */
 const validate = Session.validateId
-
-const timestampForFileName = (millis: number): string => new Date(millis).toISOString().replace(/[:.]/g, "-")
 
 /** How the store last saw a session file: enough to notice that something else replaced it. */
 interface Stamp {
@@ -136,26 +134,10 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     const readSession = (id: string) =>
       Effect.gen(function* () {
         const file = fileOf(id, sessionFileName)
-        const corrupt = (reason: string) => new Errors.SessionCorrupt({ sessionId: id, path: file, reason })
         const info = yield* statOption(file)
         if (Option.isNone(info)) return yield* new Errors.SessionNotFound({ sessionId: id })
-        const text = yield* fs.readFileString(file).pipe(
-          Effect.catchIf(isNotFound, () => new Errors.SessionNotFound({ sessionId: id })),
-          Effect.catchTag("BadArgument", (error) => Effect.fail(corrupt(error.message))),
-          Effect.catchTag("SystemError", (error) => Effect.fail(corrupt(`cannot be read: ${error.message}`)))
-        )
-        const json = yield* Effect.try({
-          try: (): unknown => JSON.parse(text),
-          catch: (error) =>
-            corrupt(
-              text.trim().length === 0
-                ? "the file is empty"
-                : `not valid JSON, probably truncated (${error instanceof Error ? error.message : String(error)})`
-            )
-        })
-        const session = yield* Effect.mapError(decodeStored(json), (error) => corrupt(error.reason))
-        if (session.id !== id) return yield* corrupt(`the file holds session ${session.id}`)
-        return { session, identity: identityOf(info.value), version: versionOf(json) ?? Session.currentVersion }
+        const read = yield* SessionFile.read(fs, id, file)
+        return { ...read, identity: identityOf(info.value) }
       })
 
     const remember = (id: string, stamp: Stamp | undefined) =>
@@ -180,12 +162,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         } else {
           const read = yield* Effect.either(readSession(id))
           if (Either.isLeft(read)) {
-            if (read.left._tag !== "SessionCorrupt") return
-            const aside = `${file}.corrupt-${timestampForFileName(yield* Clock.currentTimeMillis)}-${yield* uniqueSuffix}`
-            yield* orDieWith(`cannot move the corrupt ${file} aside`)(fs.rename(file, aside))
-            yield* Effect.logWarning(
-              `FileSessionStore: ${file} was corrupt (${read.left.reason}); it was moved to ${aside} and not overwritten`
-            )
+            if (read.left._tag === "SessionCorrupt") yield* SessionFile.moveAside(fs, read.left, uniqueSuffix)
             return
           }
           version = read.right.version
