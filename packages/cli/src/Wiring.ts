@@ -123,7 +123,7 @@ const sessionStoreLayer = (resolved: CliConfig.Resolved): Layer.Layer<SessionSto
 
 const routerLayer = (
   resolved: CliConfig.Resolved,
-  resilience: Resilience.Service
+  resilience: Resilience.Resilience
 ): Layer.Layer<ModelRouter.ModelRouter, Errors.InvalidInput> => {
   const c = resolved.credentials
   return ModelSpec.layer({

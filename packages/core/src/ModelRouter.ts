@@ -2,7 +2,6 @@
  * A language model per role. Resolution: the role's own model, else its tier's, else the default. Every call is
  * recorded, with its cost, under its role in the `UsageLedger` of the current run, and traced as a GenAI client span.
  */
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -49,15 +48,11 @@ export interface Service {
   ) => Effect.Effect<LanguageModel.Completion, ProviderError>
 }
 
-/** The router in context. */
-export class ModelRouter extends Context.Tag("@deep-research/core/ModelRouter")<ModelRouter, Service>() {}
-
 /** The model for a role under the resolution chain. */
 export const resolveModel = (models: Models, role: Role): LanguageModel.Service =>
   models.roles?.[role] ?? models.tiers?.[tierOf[role]] ?? models.default
 
-/** Builds a router over the given models, pricing calls with `table`. */
-export const make = (models: Models, table: Pricing.PriceTable = Pricing.defaultTable): Service => {
+const router = (models: Models, table: Pricing.PriceTable): Service => {
   const recorded = new Map<Role, LanguageModel.Service>()
   const costOf = (completion: LanguageModel.Completion) => Pricing.costOf(table, completion.model, completion.usage)
   const forRole = (role: Role): LanguageModel.Service => {
@@ -115,22 +110,28 @@ export const mapModels = (models: Models, f: (model: LanguageModel.Service) => L
 }
 
 /**
- * A router over the given models, priced with the `Pricing` table in context or the shipped one. When a
- * `Resilience` policy is in context, every model's calls go through it.
+ * The router in context: `ModelRouter.Default(models)`, priced with the `Pricing` table in context or the shipped one.
+ * When a `Resilience` policy is in context, every model's calls go through it.
  */
-export const layer = (models: Models): Layer.Layer<ModelRouter> =>
-  Layer.effect(
-    ModelRouter,
+export class ModelRouter extends Effect.Service<ModelRouter>()("@deep-research/core/ModelRouter", {
+  effect: (models: Models) =>
     Effect.gen(function* () {
       const table = yield* Effect.serviceOption(Pricing.Pricing)
       const resilience = yield* Effect.serviceOption(Resilience.Resilience)
       const protectedModels = Option.isSome(resilience) ? mapModels(models, resilience.value.wrapLanguageModel) : models
-      return make(
+      return router(
         protectedModels,
         Option.getOrElse(table, () => Pricing.defaultTable)
       )
     })
-  )
+}) {}
+
+/** Builds a router over the given models, pricing calls with `table`. */
+export const make = (models: Models, table: Pricing.PriceTable = Pricing.defaultTable): ModelRouter =>
+  ModelRouter.make(router(models, table))
+
+/** A router over the given models (see `ModelRouter`). */
+export const layer = (models: Models): Layer.Layer<ModelRouter> => ModelRouter.Default(models)
 
 /** The model for a role, through the router in context. */
 export const forRole = (role: Role): Effect.Effect<LanguageModel.Service, never, ModelRouter> =>

@@ -11,7 +11,6 @@
  */
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -255,9 +254,6 @@ export interface Service {
   readonly wrapContentExtractor: (extractor: ContentExtractor.Service) => ContentExtractor.Service
 }
 
-/** The policy in context. Provide it once per process, so that all sessions share each provider's limits. */
-export class Resilience extends Context.Tag("@deep-research/core/Resilience")<Resilience, Service>() {}
-
 interface ProviderState {
   readonly policy: Policy
   readonly breaker: CircuitBreaker.CircuitBreaker
@@ -290,8 +286,7 @@ const describeError = (error: unknown): string =>
     ? `${Predicate.hasProperty(error, "_tag") ? String(error._tag) : error.name}: ${error.message}`
     : String(error)
 
-/** Builds the policy over the given settings, with fresh state for every provider. */
-export const make = (settings: Settings = defaultSettings): Effect.Effect<Service> =>
+const policy = (settings: Settings): Effect.Effect<Service> =>
   Effect.gen(function* () {
     const states = yield* SynchronizedRef.make(new Map<string, ProviderState>())
     const wrapped = new WeakSet<object>()
@@ -407,9 +402,20 @@ export const make = (settings: Settings = defaultSettings): Effect.Effect<Servic
     return { settings, protect, circuitState, wrapLanguageModel, wrapSearchProvider, wrapContentExtractor }
   })
 
+/**
+ * The policy in context: `Resilience.Default(settings)`. Provide it once per process, so that all sessions share each
+ * provider's limits.
+ */
+export class Resilience extends Effect.Service<Resilience>()("@deep-research/core/Resilience", {
+  effect: (settings: Settings = defaultSettings) => policy(settings)
+}) {}
+
+/** Builds the policy over the given settings, with fresh state for every provider. */
+export const make = (settings: Settings = defaultSettings): Effect.Effect<Resilience> =>
+  Effect.map(policy(settings), Resilience.make)
+
 /** The policy over the given settings. */
-export const layer = (settings: Settings = defaultSettings): Layer.Layer<Resilience> =>
-  Layer.effect(Resilience, make(settings))
+export const layer = (settings: Settings = defaultSettings): Layer.Layer<Resilience> => Resilience.Default(settings)
 
 /** The policy of the design. */
 export const layerDefault: Layer.Layer<Resilience> = layer(defaultSettings)

@@ -9,7 +9,6 @@
  * the runs beyond the limit keeps each admitted run as fast as alone and the process responsive (BENCHMARKS.md, §4,
  * measures where that point lies).
  */
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -29,11 +28,8 @@ export interface Service {
   readonly wouldWait: Effect.Effect<boolean>
 }
 
-/** The limit in context, used by `Pipeline.research` and `Pipeline.resume` when present. */
-export class SessionLimit extends Context.Tag("@deep-research/core/SessionLimit")<SessionLimit, Service>() {}
-
 /** A limit of `maxConcurrentSessions` runs at once; anything but a positive integer is `InvalidInput`. */
-export const make = (maxConcurrentSessions: number): Effect.Effect<Service, InvalidInput> =>
+const slots = (maxConcurrentSessions: number): Effect.Effect<Service, InvalidInput> =>
   Effect.gen(function* () {
     if (!Number.isInteger(maxConcurrentSessions) || maxConcurrentSessions < 1) {
       return yield* new InvalidInput({
@@ -76,9 +72,21 @@ export const make = (maxConcurrentSessions: number): Effect.Effect<Service, Inva
     }
   })
 
+/**
+ * The limit in context, used by `Pipeline.research` and `Pipeline.resume` when present:
+ * `SessionLimit.Default(maxConcurrentSessions)`.
+ */
+export class SessionLimit extends Effect.Service<SessionLimit>()("@deep-research/core/SessionLimit", {
+  effect: slots
+}) {}
+
+/** A limit of `maxConcurrentSessions` runs at once; anything but a positive integer is `InvalidInput`. */
+export const make = (maxConcurrentSessions: number): Effect.Effect<SessionLimit, InvalidInput> =>
+  Effect.map(slots(maxConcurrentSessions), SessionLimit.make)
+
 /** A limit of `maxConcurrentSessions` runs at once, as the `SessionLimit` in context. */
 export const layer = (maxConcurrentSessions: number): Layer.Layer<SessionLimit, InvalidInput> =>
-  Layer.effect(SessionLimit, make(maxConcurrentSessions))
+  SessionLimit.Default(maxConcurrentSessions)
 
 /** Runs `run` in a slot of the `SessionLimit` in context, or at once when there is none. */
 export const withSlot = <A, E, R>(run: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>

@@ -25,7 +25,10 @@ export interface Service {
   readonly summarize: (input: SummaryInput) => Effect.Effect<SourceSummary, ProviderError | MalformedOutput>
 }
 
-/** The summarizer in context. */
+/**
+ * The summarizer in context. A port (a tag) rather than an `Effect.Service`: besides `layer`'s summarizer over the
+ * summarization role, `SessionRequests` provides a view that sends each distinct text once, and tests provide fakes.
+ */
 export class Summarizer extends Context.Tag("@deep-research/core/Summarizer")<Summarizer, Service>() {}
 
 // =============================================================================

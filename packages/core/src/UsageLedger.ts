@@ -2,7 +2,6 @@
  * The account of one run: calls, tokens and cost per role. The `ModelRouter` records every call into the ledger in
  * context, so that concurrent runs sharing one router keep separate accounts.
  */
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
@@ -15,11 +14,8 @@ export interface Service {
   readonly snapshot: Effect.Effect<ReadonlyArray<Usage.RoleUsage>>
 }
 
-/** The ledger of the current run. */
-export class UsageLedger extends Context.Tag("@deep-research/core/UsageLedger")<UsageLedger, Service>() {}
-
-/** A new, empty ledger, optionally starting from what an earlier part of the run spent (after a resume). */
-export const make = (initial: ReadonlyArray<Usage.RoleUsage> = []): Effect.Effect<Service> =>
+/** What each role has spent, from what an earlier part of the run spent (after a resume). */
+const account = (initial: ReadonlyArray<Usage.RoleUsage>): Effect.Effect<Service> =>
   Effect.map(Ref.make(new Map(initial.map((r) => [r.role, r] as const))), (ref) => ({
     record: (role, usage, costUsd) =>
       Ref.update(ref, (accounts) => {
@@ -35,8 +31,17 @@ export const make = (initial: ReadonlyArray<Usage.RoleUsage> = []): Effect.Effec
     )
   }))
 
+/** The ledger of the current run: `UsageLedger.Default()` for an empty one. */
+export class UsageLedger extends Effect.Service<UsageLedger>()("@deep-research/core/UsageLedger", {
+  effect: (initial: ReadonlyArray<Usage.RoleUsage> = []) => account(initial)
+}) {}
+
+/** A new, empty ledger, optionally starting from what an earlier part of the run spent (after a resume). */
+export const make = (initial: ReadonlyArray<Usage.RoleUsage> = []): Effect.Effect<UsageLedger> =>
+  Effect.map(account(initial), UsageLedger.make)
+
 /** A fresh ledger. */
-export const layer: Layer.Layer<UsageLedger> = Layer.effect(UsageLedger, make())
+export const layer: Layer.Layer<UsageLedger> = UsageLedger.Default()
 
 /** Totals over roles. */
 export const totals = (usage: ReadonlyArray<Usage.RoleUsage>): { readonly tokens: number; readonly costUsd: number } =>
