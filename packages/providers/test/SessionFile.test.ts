@@ -1,4 +1,4 @@
-import { ResearchConfig, Session } from "@deep-research/core"
+import { Session } from "@deep-research/core"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as FileSystem from "@effect/platform/FileSystem"
 import { assert, describe, it } from "@effect/vitest"
@@ -6,23 +6,9 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as nodePath from "node:path"
 import * as SessionFile from "../src/internal/sessionFile.js"
+import { makeSession } from "./support/sessionStoreContract.js"
 
-const session = (id: string) =>
-  new Session.Session({
-    version: Session.currentVersion,
-    id,
-    query: "What about it?",
-    createdAt: 1_700_000_000_000,
-    updatedAt: 1_700_000_000_000,
-    config: ResearchConfig.defaults,
-    status: "running",
-    rounds: [],
-    sources: [],
-    metrics: [],
-    usage: []
-  })
-
-const textOf = (id: string) => JSON.stringify(Schema.encodeSync(Session.Session)(session(id)))
+const textOf = (id: string) => JSON.stringify(Schema.encodeSync(Session.Session)(makeSession(id)))
 
 const reasonOf = (id: string, text: string) =>
   Effect.map(Effect.flip(SessionFile.decodeText(id, "/s/session.json", text)), (error) => error.reason)
