@@ -8,7 +8,10 @@
  *    so the load is the pipeline's and the emulator's CPU work, with `--load published` each runner keeps Tavily's;
  * 3. the time from a runner's `kill -9` to its sessions running again on the other runner.
  *
- * Usage: node bench/dist/cluster.js [--sessions N] [--only store|throughput|failover] [--load cpu|published]
+ * With `--pin`, runner n runs on core n only (`taskset`), as a runner on a machine of one core would: the machine's
+ * other work (PostgreSQL, this process) still shares the cores with the runners.
+ *
+ * Usage: node bench/dist/cluster.js [--sessions N] [--only store|throughput|failover] [--load cpu|published] [--pin]
  */
 import { ResearchConfig, Session, SessionStore } from "@deep-research/core"
 import * as Cluster from "@deep-research/cli/Cluster"
@@ -37,6 +40,8 @@ const sessionsPerRun = Number(arg("sessions") ?? "24")
 const only = arg("only")
 /** `cpu` (the default): the search rate limit lifted, so a runner is bound by its CPU; `published`: Tavily's. */
 const load = arg("load") ?? "cpu"
+/** Each runner on a core of its own (runner n on core n). */
+const pin = process.argv.includes("--pin")
 
 const admin = (statement: string) =>
   Effect.runPromise(
@@ -126,8 +131,11 @@ interface Worker {
   readonly lines: Array<{ readonly line: string; readonly at: number }>
 }
 
-const startWorker = (url: string, port: number, home: string): Worker => {
-  const child = spawn(process.execPath, [bin, "worker", "--simulate", "--database", url, "--port", String(port)], {
+const startWorker = (url: string, port: number, home: string, core?: number): Worker => {
+  const command = [process.execPath, bin, "worker", "--simulate", "--database", url, "--port", String(port)]
+  const [program = "", ...args] =
+    core === undefined ? command : ["taskset", "--cpu-list", String(core % os.cpus().length), ...command]
+  const child = spawn(program, args, {
     env: { PATH: process.env["PATH"] ?? "", HOME: home, DEEP_RESEARCH_HOME: path.join(home, "store") },
     // The configuration file there lifts the search rate limit: a runner's work is then bound by its CPU alone.
     cwd: home,
@@ -230,7 +238,9 @@ const throughput = (runners: number) =>
   withDatabase(async (url) => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "deep-research-bench-cluster-"))
     if (load === "cpu") fs.writeFileSync(path.join(home, "deep-research.config.json"), JSON.stringify(unlimitedSearch))
-    const workers = Array.from({ length: runners }, (_, n) => startWorker(url, 35100 + 10 * runners + n, home))
+    const workers = Array.from({ length: runners }, (_, n) =>
+      startWorker(url, 35100 + 10 * runners + n, home, pin ? n : undefined)
+    )
     try {
       await waitFor(() => workers.every((w) => w.lines.some((l) => l.line.includes("worker ready"))), 60, "ready")
       let settled = 0
@@ -299,7 +309,7 @@ const failover = () =>
   })
 
 const main = async () => {
-  const result: Record<string, unknown> = { cpus: os.cpus().length, database: new URL(base).host, load }
+  const result: Record<string, unknown> = { cpus: os.cpus().length, database: new URL(base).host, load, pinned: pin }
   if (only === undefined || only === "store") result["store"] = await storeFigures()
   if (only === undefined || only === "throughput") {
     result["throughput"] = [await throughput(1), await throughput(2)]
