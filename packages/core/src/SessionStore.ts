@@ -26,6 +26,8 @@ export interface Service {
   readonly saveArtefact: (id: string, name: string, content: string) => Effect.Effect<void, InvalidInput>
   /** A named artefact of the session, if one was kept; `SessionNotFound` when the store holds nothing of the session. */
   readonly artefact: (id: string, name: string) => Effect.Effect<Option.Option<string>, SessionNotFound | InvalidInput>
+  /** Removes a named artefact of the session; removing one that was never kept (or is gone) does nothing. */
+  readonly deleteArtefact: (id: string, name: string) => Effect.Effect<void, InvalidInput>
   readonly list: Effect.Effect<ReadonlyArray<SessionSummary>>
   /** Removes the session and its files; `SessionBusy` while a live run holds it. */
   readonly delete: (id: string) => Effect.Effect<void, SessionNotFound | SessionBusy | InvalidInput>

@@ -272,6 +272,18 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       )
     })
 
+    const deleteArtefact = Effect.fn("FileSessionStore.deleteArtefact")(function* (id: string, name: string) {
+      const valid = yield* validate(id)
+      const file = fileOf(valid, yield* SessionStore.validateArtefactName(name))
+      yield* serially(
+        valid,
+        fs.remove(file).pipe(
+          Effect.catchIf(isNotFound, () => Effect.void),
+          orDieWith(`cannot delete ${file}`)
+        )
+      )
+    })
+
     /** A session the system will not let us read (permissions, a file where its folder should be). */
     const unreadable = (id: string, reason: string) =>
       new Session.SessionSummary({
@@ -399,6 +411,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       saveReport,
       saveArtefact,
       artefact: readArtefact,
+      deleteArtefact,
       list,
       delete: remove,
       lock

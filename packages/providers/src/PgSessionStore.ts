@@ -240,6 +240,14 @@ export const make = (
       return Option.none<string>()
     })
 
+    const deleteArtefact = Effect.fn("PgSessionStore.deleteArtefact")(function* (id: string, name: string) {
+      const valid = yield* Session.validateId(id)
+      const artefactName = yield* SessionStore.validateArtefactName(name)
+      yield* sql`DELETE FROM deep_research_artefacts WHERE session_id = ${valid} AND name = ${artefactName}`.pipe(
+        orDie(`cannot delete ${artefactName} of session ${valid}`)
+      )
+    })
+
     const summaryOf = (row: typeof SessionRow.Type) =>
       decodeRow(row.id, row.data).pipe(
         Effect.map(Session.summarize),
@@ -307,6 +315,7 @@ export const make = (
       saveReport,
       saveArtefact,
       artefact,
+      deleteArtefact,
       list,
       delete: remove,
       lock

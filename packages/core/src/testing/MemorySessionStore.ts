@@ -82,6 +82,16 @@ export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(fu
       Effect.flatMap(Effect.zip(Session.validateId(id), SessionStore.validateArtefactName(name)), ([id, name]) =>
         Effect.map(get(id), (entry) => Option.fromNullable(entry.artefacts.get(name)))
       ),
+    deleteArtefact: (id, name) =>
+      Effect.zipRight(
+        Effect.zip(Session.validateId(id), SessionStore.validateArtefactName(name)),
+        update(id, (entry) => {
+          if (entry === undefined) return undefined
+          const artefacts = new Map(entry.artefacts)
+          artefacts.delete(name)
+          return { ...entry, artefacts }
+        })
+      ),
     list: Effect.map(Ref.get(entries), (map) =>
       [...map.values()]
         .flatMap((entry) => (entry.session === undefined ? [] : [Session.summarize(entry.session)]))

@@ -140,6 +140,27 @@ export const contract = (
       })
     )
 
+    it.scoped("a deleted artefact is gone, and the session and its other artefacts stay", () =>
+      Effect.gen(function* () {
+        const { store } = yield* harness
+        yield* store.save(makeSession("pruned"))
+        yield* store.saveReport("pruned", "# Report\n")
+        yield* store.saveArtefact("pruned", "requests.json", "{}")
+        yield* store.saveArtefact("pruned", "evaluation.json", '{"score":1}\n')
+        yield* store.deleteArtefact("pruned", "requests.json")
+        assert.isTrue(Option.isNone(yield* store.artefact("pruned", "requests.json")))
+        assert.deepStrictEqual(yield* store.artefact("pruned", "evaluation.json"), Option.some('{"score":1}\n'))
+        assert.strictEqual((yield* store.load("pruned")).id, "pruned")
+        // Deleting what is not there (any more, or ever) is not an error.
+        yield* store.deleteArtefact("pruned", "requests.json")
+        yield* store.deleteArtefact("never-saved", "requests.json")
+        for (const bad of ["../evaluation.json", "session.json", "report.md", "events.jsonl"]) {
+          assert.strictEqual(yield* tagOf(store.deleteArtefact("pruned", bad)), "InvalidInput", bad)
+        }
+        assert.strictEqual(yield* tagOf(store.deleteArtefact("../x", "requests.json")), "InvalidInput")
+      })
+    )
+
     it.scoped("ids that could name something else are refused before anything is touched", () =>
       Effect.gen(function* () {
         const { store } = yield* harness
