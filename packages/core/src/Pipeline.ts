@@ -2,7 +2,8 @@
  * The research pipeline: clarify -> brief -> supervision rounds of parallel research units -> synthesis, over the
  * ports in context. The session is checkpointed to the `SessionStore` after every phase, every finished research unit
  * and every supervision round, and locked for the run; `resume` continues a stored session from its last checkpoint
- * without redoing finished phases or finished research units.
+ * without redoing finished phases or finished research units, nor sending again a search, extraction or summary an
+ * earlier run was answered (they are journaled beside the session while it runs).
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -145,6 +146,13 @@ const isDone = (session: Session.Session, phase: Usage.Phase): boolean => {
 // The run
 // =============================================================================
 
+/** The running session, each of whose checkpoints also writes the request journal, so that the two keep pace. */
+const journalingCheckpoints = (handle: Checkpoint.Handle, journal: SessionRequests.Journal): Checkpoint.Handle => ({
+  ...handle,
+  update: (label, change) => Effect.tap(handle.update(label, change), () => journal.flush),
+  phase: (phase, body, record) => Effect.tap(handle.phase(phase, body, record), () => journal.flush)
+})
+
 const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: ResearchUnit.Runner<R>) =>
   Effect.gen(function* () {
     const store = yield* SessionStore
@@ -152,7 +160,9 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
     const ledger = yield* UsageLedger.make(initial.usage)
     const table = Option.getOrElse(yield* Effect.serviceOption(Pricing.Pricing), () => Pricing.defaultTable)
     const budget = yield* Budget.make(config.budget, ledger, table)
-    const session = yield* Checkpoint.make(initial, ledger)
+    // What earlier runs of the session were answered is not asked again; what this run is answered is journaled.
+    const journal = yield* SessionRequests.journal(initial.id)
+    const session = journalingCheckpoints(yield* Checkpoint.make(initial, ledger), journal)
     const done = (phase: Usage.Phase) => Effect.map(session.get, (s) => isDone(s, phase))
 
     const steps = Effect.gen(function* () {
@@ -240,6 +250,8 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
         finished.status === "completed"
           ? finished
           : yield* session.update("completed", (s) => Checkpoint.patch(s, { status: "completed" }))
+      // A completed session is never run again: its journal is of no more use.
+      yield* journal.discard
       const spent = UsageLedger.totals(completed.usage)
       yield* ResearchEvents.publish({
         _tag: "SessionCompleted",
@@ -251,8 +263,8 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
     })
 
     return yield* steps.pipe(
-      // Searches, extractions and summaries are shared by the session's researchers: none is made twice.
-      SessionRequests.share,
+      // Searches, extractions and summaries are shared by the session's researchers and its runs: none is made twice.
+      SessionRequests.shareJournaled(journal),
       Effect.provideService(UsageLedger.UsageLedger, ledger),
       Effect.tapError((error: ResearchError) =>
         Effect.zipRight(

@@ -4,18 +4,24 @@
  * researcher that asks, including one that asks while the first request is still in flight: searches by normalised
  * query and options, extractions by normalised URL (still batched: the URLs of one call go out in one request), and
  * fetch-time summaries by the text summarised. Built on Effect's `Request` / `RequestResolver` with a request cache
- * that lives as long as the session's run.
+ * that lives as long as the session's run. With the session's `journal`, what was answered also outlives the run: each
+ * answer is journaled to the session's store, and a resumed run takes from the journal what is there instead of
+ * sending it again.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Equal from "effect/Equal"
 import * as Hash from "effect/Hash"
+import * as Option from "effect/Option"
 import * as Request from "effect/Request"
 import * as RequestResolver from "effect/RequestResolver"
+import type * as Scope from "effect/Scope"
 import * as ContentExtractor from "./ContentExtractor.js"
 import type { MalformedOutput, ProviderError } from "./Errors.js"
+import * as RequestJournal from "./internal/requestJournal.js"
 import * as Novelty from "./Novelty.js"
 import * as SearchProvider from "./SearchProvider.js"
+import type { SessionStore } from "./SessionStore.js"
 import { ExtractFailure, type ExtractResult, type SearchResult, type SourceSummary } from "./Source.js"
 import * as Summarizer from "./Summarizer.js"
 
@@ -24,18 +30,21 @@ import * as Summarizer from "./Summarizer.js"
 // =============================================================================
 
 /** One search: a query as normalised and its options, every field a primitive so that equal searches are equal. */
-interface Search extends Request.Request<ReadonlyArray<SearchResult>, ProviderError> {
+interface Search extends Request.Request<ReadonlyArray<SearchResult>, ProviderError>, RequestJournal.SearchKey {
   readonly _tag: "Search"
-  readonly query: string
-  readonly maxResults: number
-  readonly depth: string
-  readonly includeRawContent: boolean
-  readonly topic: string
-  readonly timeRange: string
-  readonly includeDomains: string
-  readonly excludeDomains: string
 }
 const Search = Request.tagged<Search>("Search")
+
+const searchKeyOf = (request: Search): RequestJournal.SearchKey => ({
+  query: request.query,
+  maxResults: request.maxResults,
+  depth: request.depth,
+  includeRawContent: request.includeRawContent,
+  topic: request.topic,
+  timeRange: request.timeRange,
+  includeDomains: request.includeDomains,
+  excludeDomains: request.excludeDomains
+})
 
 /** One page to read, by normalised URL (the URL sent is the first asker's). */
 class Extract extends Request.TaggedClass("Extract")<ExtractResult, ProviderError, { readonly url: string }> {
@@ -71,25 +80,39 @@ const listOf = (joined: string): ReadonlyArray<string> | undefined => (joined ==
 // Shared views
 // =============================================================================
 
-const sharedSearch = (provider: SearchProvider.Service): SearchProvider.Service => {
-  const resolver = RequestResolver.fromEffect((request: Search) =>
-    provider.search(request.query, {
-      maxResults: request.maxResults,
-      ...(request.depth !== "" ? { depth: request.depth === "advanced" ? "advanced" : "basic" } : {}),
-      ...(request.includeRawContent ? { includeRawContent: true } : {}),
-      ...(request.topic === "news" || request.topic === "finance" || request.topic === "general"
-        ? { topic: request.topic }
-        : {}),
-      ...(request.timeRange === "day" ||
-      request.timeRange === "week" ||
-      request.timeRange === "month" ||
-      request.timeRange === "year"
-        ? { timeRange: request.timeRange }
-        : {}),
-      ...(listOf(request.includeDomains) !== undefined ? { includeDomains: listOf(request.includeDomains) } : {}),
-      ...(listOf(request.excludeDomains) !== undefined ? { excludeDomains: listOf(request.excludeDomains) } : {})
-    })
-  )
+/** Sends a request not found in the journal, and journals its answer. */
+const answered = <A, E>(
+  known: Effect.Effect<Option.Option<A>>,
+  send: Effect.Effect<A, E>,
+  record: (answer: A) => Effect.Effect<void>
+): Effect.Effect<A, E> =>
+  Effect.flatMap(known, Option.match({ onSome: Effect.succeed, onNone: () => Effect.tap(send, record) }))
+
+const sendSearch = (provider: SearchProvider.Service, request: Search) =>
+  provider.search(request.query, {
+    maxResults: request.maxResults,
+    ...(request.depth !== "" ? { depth: request.depth === "advanced" ? "advanced" : "basic" } : {}),
+    ...(request.includeRawContent ? { includeRawContent: true } : {}),
+    ...(request.topic === "news" || request.topic === "finance" || request.topic === "general"
+      ? { topic: request.topic }
+      : {}),
+    ...(request.timeRange === "day" ||
+    request.timeRange === "week" ||
+    request.timeRange === "month" ||
+    request.timeRange === "year"
+      ? { timeRange: request.timeRange }
+      : {}),
+    ...(listOf(request.includeDomains) !== undefined ? { includeDomains: listOf(request.includeDomains) } : {}),
+    ...(listOf(request.excludeDomains) !== undefined ? { excludeDomains: listOf(request.excludeDomains) } : {})
+  })
+
+const sharedSearch = (provider: SearchProvider.Service, journal: RequestJournal.Journal): SearchProvider.Service => {
+  const resolver = RequestResolver.fromEffect((request: Search) => {
+    const key = searchKeyOf(request)
+    return answered(journal.search(RequestJournal.searchKey(key)), sendSearch(provider, request), (results) =>
+      journal.recordSearch(key, results)
+    )
+  })
   return {
     name: provider.name,
     search: (query, options) =>
@@ -109,27 +132,50 @@ const sharedSearch = (provider: SearchProvider.Service): SearchProvider.Service 
   }
 }
 
-const sharedExtractor = (extractor: ContentExtractor.Service): ContentExtractor.Service => {
+/** Sends one batch of extractions; each URL's result goes to every asker, and each page read is journaled. */
+const sendExtracts = (
+  extractor: ContentExtractor.Service,
+  journal: RequestJournal.Journal,
+  requests: ReadonlyArray<Extract>
+): Effect.Effect<void> =>
+  extractor.extract(requests.map((request) => request.url)).pipe(
+    Effect.matchCauseEffect({
+      onFailure: (cause) => Effect.forEach(requests, (request) => Request.failCause(request, cause), { discard: true }),
+      onSuccess: (results) =>
+        Effect.forEach(
+          requests,
+          (request, i) => {
+            const result =
+              results[i] ??
+              new ExtractFailure({ url: request.url, reason: "the extractor gave no result for this URL" })
+            // A page that could not be read is asked for again by a resumed run: the failure may have passed.
+            return Effect.zipRight(
+              result._tag === "ExtractedPage"
+                ? journal.recordPage(Novelty.normalizeUrl(request.url), result)
+                : Effect.void,
+              Request.succeed(request, result)
+            )
+          },
+          { discard: true }
+        )
+    })
+  )
+
+const sharedExtractor = (
+  extractor: ContentExtractor.Service,
+  journal: RequestJournal.Journal
+): ContentExtractor.Service => {
   // The URLs asked for together (and not known yet) go out in one call; each URL's result goes to every asker.
   const resolver = RequestResolver.makeBatched((requests: ReadonlyArray<Extract>): Effect.Effect<void> =>
-    extractor.extract(requests.map((request) => request.url)).pipe(
-      Effect.matchCauseEffect({
-        onFailure: (cause) =>
-          Effect.forEach(requests, (request) => Request.failCause(request, cause), { discard: true }),
-        onSuccess: (results) =>
-          Effect.forEach(
-            requests,
-            (request, i) => {
-              const result = results[i]
-              return Request.succeed(
-                request,
-                result ?? new ExtractFailure({ url: request.url, reason: "the extractor gave no result for this URL" })
-              )
-            },
-            { discard: true }
-          )
-      })
-    )
+    Effect.gen(function* () {
+      const unknown: Array<Extract> = []
+      for (const request of requests) {
+        const page = yield* journal.page(Novelty.normalizeUrl(request.url))
+        if (Option.isSome(page)) yield* Request.succeed(request, page.value)
+        else unknown.push(request)
+      }
+      if (unknown.length > 0) yield* sendExtracts(extractor, journal, unknown)
+    })
   )
   return {
     name: extractor.name,
@@ -137,33 +183,66 @@ const sharedExtractor = (extractor: ContentExtractor.Service): ContentExtractor.
   }
 }
 
-const sharedSummarizer = (summarizer: Summarizer.Service): Summarizer.Service => {
-  const resolver = RequestResolver.fromEffect((request: Summary) =>
-    summarizer.summarize({ url: request.url, title: request.title, content: request.content })
-  )
+const sharedSummarizer = (summarizer: Summarizer.Service, journal: RequestJournal.Journal): Summarizer.Service => {
+  const resolver = RequestResolver.fromEffect((request: Summary) => {
+    const key = RequestJournal.summaryKey(request.content)
+    return answered(
+      journal.summary(key),
+      summarizer.summarize({ url: request.url, title: request.title, content: request.content }),
+      (summary) => journal.recordSummary(key, summary)
+    )
+  })
   return { summarize: (input) => Effect.request(new Summary(input), resolver) }
 }
 
 /** Entries a session's request cache holds at most. */
 const cacheCapacity = 100_000
 
+/** A session's journal of answered requests: what its earlier runs were answered, and the recording of new answers. */
+export type Journal = RequestJournal.Journal
+
+/**
+ * The journal of a session, kept in its store, for the life of the scope: read now (a journal that cannot be read is
+ * ignored with a warning), written behind the run one write at a time, and flushed when the scope closes.
+ */
+export const journal: (sessionId: string) => Effect.Effect<Journal, never, SessionStore | Scope.Scope> =
+  RequestJournal.make
+
+/**
+ * Runs an effect with the search provider, the content extractor and the summarizer in context shared and journaled:
+ * each distinct request of the effect is sent once, and not at all when the journal holds its answer.
+ */
+export const shareJournaled =
+  (journal: Journal) =>
+  <A, E, R>(
+    self: Effect.Effect<A, E, R>
+  ): Effect.Effect<
+    A,
+    E,
+    R | SearchProvider.SearchProvider | ContentExtractor.ContentExtractor | Summarizer.Summarizer
+  > =>
+    Effect.gen(function* () {
+      const search = sharedSearch(yield* SearchProvider.SearchProvider, journal)
+      const extractor = sharedExtractor(yield* ContentExtractor.ContentExtractor, journal)
+      const summarizer = sharedSummarizer(yield* Summarizer.Summarizer, journal)
+      const cache = yield* Request.makeCache({ capacity: cacheCapacity, timeToLive: Duration.infinity })
+      return yield* self.pipe(
+        Effect.provideService(SearchProvider.SearchProvider, search),
+        Effect.provideService(ContentExtractor.ContentExtractor, extractor),
+        Effect.provideService(Summarizer.Summarizer, summarizer),
+        Effect.withRequestCaching(true),
+        Effect.withRequestCache(cache)
+      )
+    })
+
 /**
  * Runs an effect with the search provider, the content extractor and the summarizer in context shared: each distinct
- * request of the effect is sent once.
+ * request of the effect is sent once. Nothing is journaled.
  */
-export const share = <A, E, R>(
+export const share: <A, E, R>(
   self: Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R | SearchProvider.SearchProvider | ContentExtractor.ContentExtractor | Summarizer.Summarizer> =>
-  Effect.gen(function* () {
-    const search = sharedSearch(yield* SearchProvider.SearchProvider)
-    const extractor = sharedExtractor(yield* ContentExtractor.ContentExtractor)
-    const summarizer = sharedSummarizer(yield* Summarizer.Summarizer)
-    const cache = yield* Request.makeCache({ capacity: cacheCapacity, timeToLive: Duration.infinity })
-    return yield* self.pipe(
-      Effect.provideService(SearchProvider.SearchProvider, search),
-      Effect.provideService(ContentExtractor.ContentExtractor, extractor),
-      Effect.provideService(Summarizer.Summarizer, summarizer),
-      Effect.withRequestCaching(true),
-      Effect.withRequestCache(cache)
-    )
-  })
+) => Effect.Effect<
+  A,
+  E,
+  R | SearchProvider.SearchProvider | ContentExtractor.ContentExtractor | Summarizer.Summarizer
+> = shareJournaled(RequestJournal.none)
