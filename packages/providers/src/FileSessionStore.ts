@@ -375,13 +375,18 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       // Registered before the lock exists, so that no fiber of this process ever sees it as an earlier process's.
       const forget = LockFile.forget(holder.token)
       yield* LockFile.register(holder.token)
-      // A run letting the session go leaves its whole event log on the disk, and the store forgets what it knew of the
-      // session's files: another process may write them next.
-      const syncLog = serially(valid, Effect.zipRight(eventLog.sync(valid), forgetFiles(valid)))
+      // A run letting the session go leaves its whole event log on the disk and closed, and the store forgets what it
+      // knew of the session's files: another process may write them next.
+      const syncLog = serially(
+        valid,
+        Effect.zipRight(Effect.ensuring(eventLog.sync(valid), eventLog.release(valid)), forgetFiles(valid))
+      )
       yield* Effect.acquireRelease(
         Effect.onError(acquire, () => forget),
         () => Effect.ensuring(Effect.zipRight(syncLog, lockFiles.release(file, holder.token)), forget)
       )
+      // While the run holds the session, its event log stays open for appending.
+      yield* eventLog.hold(valid)
     })
 
     const remove = Effect.fn("FileSessionStore.delete")(function* (id: string) {

@@ -91,6 +91,61 @@ describe("EventLog", () => {
   )
 })
 
+/** The open descriptors of this process on a file. */
+const descriptorsOn = (file: string): number =>
+  fs.readdirSync("/proc/self/fd").filter((fd) => {
+    try {
+      return fs.readlinkSync(`/proc/self/fd/${fd}`) === file
+    } catch {
+      return false
+    }
+  }).length
+
+describe("EventLog while a session is held", () => {
+  it.scoped("appends through one open log, syncs it, closes it on release, and the file is whole after", () =>
+    Effect.gen(function* () {
+      const { file, log, writes } = yield* logIn
+      yield* log.hold("s")
+      for (let round = 1; round <= 5; round++) yield* log.append("s", line(round))
+      // No appends through whole-file writes (each an open and a close) while held; one descriptor stays open.
+      assert.strictEqual(yield* Ref.get(writes), 0)
+      assert.strictEqual(descriptorsOn(file("s")), 1)
+      yield* log.sync("s")
+      yield* log.release("s")
+      assert.strictEqual(descriptorsOn(file("s")), 0)
+      // Let go, the log is written the usual way again, after what the held log wrote.
+      yield* log.append("s", line(6))
+      assert.strictEqual(yield* Ref.get(writes), 1)
+      const rounds = (yield* log.read("s")).map((event) => (event._tag === "RoundStarted" ? event.round : -1))
+      assert.deepStrictEqual(rounds, [1, 2, 3, 4, 5, 6])
+      assert.strictEqual(fs.statSync(file("s")).mode & 0o777, 0o600)
+    }).pipe(Effect.provide(platform))
+  )
+
+  it.scoped("a held log whose file another process tore still starts its lines on a line of their own", () =>
+    Effect.gen(function* () {
+      const { file, log } = yield* logIn
+      yield* log.append("s", line(1))
+      fs.appendFileSync(file("s"), '{"_tag":"Rou')
+      log.forget("s")
+      yield* log.hold("s")
+      yield* log.append("s", line(2))
+      yield* log.release("s")
+      const rounds = (yield* log.read("s")).map((event) => (event._tag === "RoundStarted" ? event.round : -1))
+      assert.deepStrictEqual(rounds, [1, 2])
+    }).pipe(Effect.provide(platform))
+  )
+
+  it.scoped("releasing a session that never wrote, or was never held, does nothing", () =>
+    Effect.gen(function* () {
+      const { log } = yield* logIn
+      yield* log.hold("quiet")
+      yield* log.release("quiet")
+      yield* log.release("never")
+    }).pipe(Effect.provide(platform))
+  )
+})
+
 describe("AtomicFiles", () => {
   it.scoped("replaces a file whole, 0600, leaving no temporary file; makes folders 0700 level by level", () =>
     Effect.gen(function* () {

@@ -2,14 +2,17 @@
  * The event log of the file store: one `events.jsonl` a session, appended a line an event. Appends are group
  * committed (whoever holds the session's writer next writes every queued batch at once, in order); a log this store
  * did not write last is checked for a torn last line first; the log is synced when the store asks (with each
- * checkpoint), not after every append; reading skips, and says, lines it cannot decode.
+ * checkpoint), not after every append; reading skips, and says, lines it cannot decode. While a run holds a session
+ * (`hold` to `release`), its log stays open for appending, instead of being opened and closed for every write.
  */
 import { ResearchEvents } from "@deep-research/core"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import { isNotFound, orDieWith } from "./fileErrors.js"
 
 /** Event lines waiting to be appended, and the caller waiting for them to be written. */
@@ -36,8 +39,17 @@ export interface EventLog {
   readonly sync: (id: string) => Effect.Effect<void>
   /** The session's events in order (none when it has no log). */
   readonly read: (id: string) => Effect.Effect<ReadonlyArray<ResearchEvents.ResearchEvent>>
+  /** Keeps the session's log open for appending from its next write on, until `release`. */
+  readonly hold: (id: string) => Effect.Effect<void>
+  /** Closes the session's log if `hold` kept it open (sync it first: closing does not). */
+  readonly release: (id: string) => Effect.Effect<void>
   /** Forgets what the log knew of a session's file: it was removed, or another process may write it next. */
   readonly forget: (id: string) => void
+}
+
+/** A log kept open while its session is held: opened at the first write. */
+interface Held {
+  open?: { readonly file: FileSystem.File; readonly scope: Scope.CloseableScope }
 }
 
 export const make = (store: Store): EventLog => {
@@ -48,6 +60,21 @@ export const make = (store: Store): EventLog => {
   const wholeTails = new Set<string>()
   // Logs written since they were last synced.
   const unsynced = new Set<string>()
+  // Logs of the sessions a run of this store holds.
+  const held = new Map<string, Held>()
+
+  /** The open log of a held session, opened now if it is not yet. */
+  const openLog = (file: string, entry: Held) =>
+    Effect.gen(function* () {
+      if (entry.open !== undefined) return entry.open.file
+      const scope = yield* Scope.make()
+      const opened = yield* fs.open(file, { flag: "a", mode: 0o600 }).pipe(
+        Scope.extend(scope),
+        Effect.tapError(() => Scope.close(scope, Exit.void))
+      )
+      entry.open = { file: opened, scope }
+      return opened
+    })
 
   /**
    * What must come before new lines in a log this store did not write last: a crash can leave a torn last line, and
@@ -74,8 +101,12 @@ export const make = (store: Store): EventLog => {
       // Until the write is known to be whole, the tail is checked again before the next one.
       wholeTails.delete(id)
       unsynced.add(id)
+      const bytes = new TextEncoder().encode(prefix + text)
+      const entry = held.get(id)
       yield* orDieWith(`cannot append to ${file}`)(
-        fs.writeFile(file, new TextEncoder().encode(prefix + text), { flag: "a", mode: 0o600 })
+        entry === undefined
+          ? fs.writeFile(file, bytes, { flag: "a", mode: 0o600 })
+          : Effect.flatMap(openLog(file, entry), (log) => log.writeAll(bytes))
       )
       wholeTails.add(id)
     })
@@ -123,9 +154,24 @@ export const make = (store: Store): EventLog => {
       if (!unsynced.has(id)) return Effect.void
       unsynced.delete(id)
       const file = fileOf(id)
+      const open = held.get(id)?.open
       return orDieWith(`cannot sync ${file}`)(
-        Effect.scoped(Effect.flatMap(fs.open(file, { flag: "a" }), (handle) => handle.sync))
+        open !== undefined
+          ? open.file.sync
+          : Effect.scoped(Effect.flatMap(fs.open(file, { flag: "a" }), (handle) => handle.sync))
       )
+    })
+
+  const hold = (id: string) =>
+    Effect.sync(() => {
+      if (!held.has(id)) held.set(id, {})
+    })
+
+  const release = (id: string) =>
+    Effect.suspend(() => {
+      const open = held.get(id)?.open
+      held.delete(id)
+      return open === undefined ? Effect.void : Scope.close(open.scope, Exit.void)
     })
 
   const read = (id: string) =>
@@ -153,6 +199,8 @@ export const make = (store: Store): EventLog => {
     append,
     sync,
     read,
+    hold,
+    release,
     forget: (id) => {
       wholeTails.delete(id)
       unsynced.delete(id)
