@@ -17,7 +17,6 @@ import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -30,6 +29,7 @@ import * as AtomicFiles from "./internal/atomicFiles.js"
 import * as EventLog from "./internal/eventLog.js"
 import * as LockFile from "./internal/lockFile.js"
 import * as SessionFile from "./internal/sessionFile.js"
+import * as SessionSummaries from "./internal/sessionSummaries.js"
 import * as SessionWriters from "./internal/sessionWriters.js"
 import { makeScrubbed } from "./internal/secretScrubber.js"
 
@@ -70,18 +70,6 @@ const isSessionId = Schema.is(Session.SessionId)
 /** Refuses anything that could name another path before the disk is touched. */
 const validate = Session.validateId
 
-/** How the store last saw a session file: enough to notice that something else replaced it. */
-interface Stamp {
-  readonly identity: string
-  readonly version: number
-}
-
-const identityOf = (info: FileSystem.File.Info): string =>
-  `${Option.getOrElse(info.ino, () => -1)}:${info.size}:${Option.match(info.mtime, {
-    onNone: () => -1,
-    onSome: (date) => date.getTime()
-  })}`
-
 // =============================================================================
 // Constructors
 // =============================================================================
@@ -95,8 +83,6 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     const directory = path.resolve(options.directory)
     const lockFiles = LockFile.make(fs, host)
     const scrubbed = makeScrubbed("FileSessionStore", (options.secrets ?? []).map(Redacted.value))
-    // How the store last saw each session's file; forgotten when a run lets the session go.
-    const stamps = new Map<string, Stamp>()
     // Session folders this store has made: made once, not before every write.
     const knownDirectories = new Set<string>()
     const serially = SessionWriters.make()
@@ -122,58 +108,13 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     /** Forgets what the store knew of a session's files: the folder was removed, or another process may write next. */
     const forgetFiles = (id: string) =>
       Effect.sync(() => {
-        stamps.delete(id)
+        sessionFiles.forget(id)
         knownDirectories.delete(id)
         eventLog.forget(id)
       })
 
-    // -------------------------------------------------------------------------
-    // Reading sessions
-    // -------------------------------------------------------------------------
-
-    const readSession = (id: string) =>
-      Effect.gen(function* () {
-        const file = fileOf(id, sessionFileName)
-        const info = yield* statOption(file)
-        if (Option.isNone(info)) return yield* new Errors.SessionNotFound({ sessionId: id })
-        const read = yield* SessionFile.read(fs, id, file)
-        return { ...read, identity: identityOf(info.value) }
-      })
-
-    const remember = (id: string, stamp: Stamp | undefined) =>
-      Effect.sync(() => {
-        if (stamp === undefined) stamps.delete(id)
-        else stamps.set(id, stamp)
-      })
-
-    /**
-     * Before `session.json` is replaced: a file the store did not write or read itself is checked first. A corrupt
-     * one is moved aside rather than overwritten; an older version is kept as `session.json.v<n>` once.
-     */
-    const protectExisting = (id: string) =>
-      Effect.gen(function* () {
-        const file = fileOf(id, sessionFileName)
-        const info = yield* statOption(file)
-        if (Option.isNone(info)) return
-        const known = stamps.get(id)
-        let version: number
-        if (known !== undefined && known.identity === identityOf(info.value)) {
-          version = known.version
-        } else {
-          const read = yield* Effect.either(readSession(id))
-          if (Either.isLeft(read)) {
-            if (read.left._tag === "SessionCorrupt") yield* SessionFile.moveAside(fs, read.left, uniqueSuffix)
-            return
-          }
-          version = read.right.version
-        }
-        if (version < Session.currentVersion) {
-          const backup = `${file}.v${version}`
-          if (Option.isNone(yield* statOption(backup))) {
-            yield* orDieWith(`cannot keep ${file} as ${backup}`)(fs.copyFile(file, backup))
-          }
-        }
-      })
+    // How the store last saw each session's file; forgotten when a run lets the session go.
+    const sessionFiles = SessionFile.known({ fs, statOption, uniqueSuffix })
 
     // -------------------------------------------------------------------------
     // Service
@@ -198,22 +139,16 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
           yield* ensureDirectory(id)
           // The log is durable up to every checkpoint.
           yield* eventLog.sync(id)
-          yield* protectExisting(id)
+          yield* sessionFiles.protect(id, file)
           yield* writeAtomically(file, text)
-          const info = yield* statOption(file)
-          yield* remember(
-            id,
-            Option.isSome(info) ? { identity: identityOf(info.value), version: Session.currentVersion } : undefined
-          )
+          yield* sessionFiles.written(id, file)
         })
       )
     })
 
     const load = Effect.fn("FileSessionStore.load")(function* (id: string) {
       const valid = yield* validate(id)
-      const read = yield* readSession(valid)
-      yield* remember(valid, { identity: read.identity, version: read.version })
-      return read.session
+      return yield* sessionFiles.load(valid, fileOf(valid, sessionFileName))
     })
 
     const appendEvents = Effect.fn("FileSessionStore.appendEvents")(function* (
@@ -284,40 +219,21 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       )
     })
 
-    /** A session the system will not let us read (permissions, a file where its folder should be). */
-    const unreadable = (id: string, reason: string) =>
-      new Session.SessionSummary({
-        id,
-        status: "unreadable",
-        query: "",
-        createdAt: 0,
-        updatedAt: 0,
-        costUsd: 0,
-        error: reason.split("\n")[0] ?? reason
-      })
-
-    /**
-     * A session saved as running whose run holds no lock any more (killed, the machine restarted) is interrupted,
-     * not running: `resume` continues it. A lock of another host cannot be judged here and stands.
-     */
     const liveness = (summary: Session.SessionSummary) =>
       summary.status !== "running"
         ? Effect.succeed(summary)
-        : Effect.map(lockFiles.readHolder(fileOf(summary.id, lockFileName)), (holder) => {
-            const held =
-              Option.isSome(holder) &&
-              (Option.isNone(holder.value) ||
-                holder.value.value.hostname !== host.hostname ||
-                host.isAlive(holder.value.value.pid))
-            return held ? summary : new Session.SessionSummary({ ...summary, status: "interrupted" })
-          })
+        : Effect.map(lockFiles.readHolder(fileOf(summary.id, lockFileName)), (lock) =>
+            SessionSummaries.withLiveness(summary, lock, host)
+          )
 
     const summaryOf = (id: string) =>
-      readSession(id).pipe(
-        Effect.flatMap((read) => Effect.map(liveness(Session.summarize(read.session)), Option.some)),
+      sessionFiles.load(id, fileOf(id, sessionFileName)).pipe(
+        Effect.flatMap((session) => Effect.map(liveness(Session.summarize(session)), Option.some)),
         // One session that cannot be read is listed as such; the others are listed all the same.
         Effect.catchAllDefect((defect) =>
-          Effect.succeed(Option.some(unreadable(id, defect instanceof Error ? defect.message : String(defect))))
+          Effect.succeed(
+            Option.some(SessionSummaries.unreadable(id, defect instanceof Error ? defect.message : String(defect)))
+          )
         ),
         Effect.catchTags({
           SessionNotFound: () => Effect.succeedNone,
@@ -327,22 +243,9 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
               const info = yield* statOption(error.path)
               const modified = Option.match(
                 Option.flatMap(info, (i) => i.mtime),
-                {
-                  onNone: () => 0,
-                  onSome: (date) => date.getTime()
-                }
+                { onNone: () => 0, onSome: (date) => date.getTime() }
               )
-              return Option.some(
-                new Session.SessionSummary({
-                  id,
-                  status: "corrupt",
-                  query: "",
-                  createdAt: modified,
-                  updatedAt: modified,
-                  costUsd: 0,
-                  error: error.reason
-                })
-              )
+              return Option.some(SessionSummaries.corrupt(id, error.reason, modified))
             })
         })
       )

@@ -7,6 +7,8 @@ import { Errors, Session } from "@deep-research/core"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import { isNotFound, orDieWith } from "./fileErrors.js"
 import { decodeStored, versionOf } from "./sessionMigrations.js"
 
@@ -70,3 +72,82 @@ export const moveAside = (
     )
     return aside
   })
+
+// =============================================================================
+// The files a store knows
+// =============================================================================
+
+/** How the store last saw a session file: enough to notice that something else replaced it. */
+interface Stamp {
+  readonly identity: string
+  readonly version: number
+}
+
+const identityOf = (info: FileSystem.File.Info): string =>
+  `${Option.getOrElse(info.ino, () => -1)}:${info.size}:${Option.match(info.mtime, {
+    onNone: () => -1,
+    onSome: (date) => date.getTime()
+  })}`
+
+/** What `known` needs of its store. */
+export interface Files {
+  readonly fs: FileSystem.FileSystem
+  readonly statOption: (file: string) => Effect.Effect<Option.Option<FileSystem.File.Info>>
+  readonly uniqueSuffix: Effect.Effect<string>
+}
+
+/**
+ * The session files a store has read or written, as it last saw them. A file it did not write or read itself (another
+ * process, a hand edit) is checked before it is replaced: a corrupt one is moved aside rather than overwritten, and
+ * one of an older version is kept as `session.json.v<n>` once.
+ */
+export const known = ({ fs, statOption, uniqueSuffix }: Files) => {
+  const stamps = new Map<string, Stamp>()
+
+  /** Reads a session's file and remembers it as seen. */
+  const load = (id: string, file: string) =>
+    Effect.gen(function* () {
+      const info = yield* statOption(file)
+      if (Option.isNone(info)) return yield* new Errors.SessionNotFound({ sessionId: id })
+      const result = yield* read(fs, id, file)
+      stamps.set(id, { identity: identityOf(info.value), version: result.version })
+      return result.session
+    })
+
+  /** Before `file` is replaced: checks a file the store does not know, moving a corrupt one aside. */
+  const protect = (id: string, file: string) =>
+    Effect.gen(function* () {
+      const info = yield* statOption(file)
+      if (Option.isNone(info)) return
+      const seen = stamps.get(id)
+      let version: number
+      if (seen !== undefined && seen.identity === identityOf(info.value)) {
+        version = seen.version
+      } else {
+        const existing = yield* Effect.either(read(fs, id, file))
+        if (Either.isLeft(existing)) {
+          if (existing.left._tag === "SessionCorrupt") yield* moveAside(fs, existing.left, uniqueSuffix)
+          return
+        }
+        version = existing.right.version
+      }
+      if (version < Session.currentVersion) {
+        const backup = `${file}.v${version}`
+        if (Option.isNone(yield* statOption(backup))) {
+          yield* orDieWith(`cannot keep ${file} as ${backup}`)(fs.copyFile(file, backup))
+        }
+      }
+    })
+
+  /** After the store wrote `file`: remembers it as written, in the current version. */
+  const written = (id: string, file: string) =>
+    Effect.map(statOption(file), (info) => {
+      if (Option.isSome(info)) stamps.set(id, { identity: identityOf(info.value), version: Session.currentVersion })
+      else stamps.delete(id)
+    })
+
+  /** Forgets a session's file: another process may write it next. */
+  const forget = (id: string) => void stamps.delete(id)
+
+  return { load, protect, written, forget }
+}
