@@ -151,10 +151,8 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       return yield* sessionFiles.load(valid, fileOf(valid, sessionFileName))
     })
 
-    const appendEvents = Effect.fn("FileSessionStore.appendEvents")(function* (
-      id: string,
-      events: ReadonlyArray<ResearchEvents.ResearchEvent>
-    ) {
+    // Untraced: one span an event would be most of a run's spans, and none says more than the event itself.
+    const appendEvents = Effect.fnUntraced(function* (id: string, events: ReadonlyArray<ResearchEvents.ResearchEvent>) {
       const valid = yield* validate(id)
       if (events.length === 0) return
       const lines = yield* Effect.try({

@@ -14,6 +14,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { isNotFound, orDieWith } from "./fileErrors.js"
+import type * as SessionWriters from "./sessionWriters.js"
 
 /** Event lines waiting to be appended, and the caller waiting for them to be written. */
 interface PendingAppend {
@@ -26,8 +27,8 @@ export interface Store {
   readonly fs: FileSystem.FileSystem
   /** The log's file for a session. */
   readonly fileOf: (id: string) => string
-  /** Runs an effect while holding the session's writer (one at a time per session in this process). */
-  readonly serially: <A, E, R>(id: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** The sessions' writers (one write at a time per session in this process). */
+  readonly serially: SessionWriters.SessionWriters
   /** Makes the session's folder when it is not there yet. */
   readonly ensureDirectory: (id: string) => Effect.Effect<void>
 }
@@ -47,6 +48,8 @@ export interface EventLog {
   readonly forget: (id: string) => void
 }
 
+const encoder = new TextEncoder()
+
 /** A log kept open while its session is held: opened at the first write. */
 interface Held {
   open?: { readonly file: FileSystem.File; readonly scope: Scope.CloseableScope }
@@ -65,8 +68,10 @@ export const make = (store: Store): EventLog => {
 
   /** The open log of a held session, opened now if it is not yet. */
   const openLog = (file: string, entry: Held) =>
+    entry.open !== undefined ? Effect.succeed(entry.open.file) : openHeld(file, entry)
+
+  const openHeld = (file: string, entry: Held) =>
     Effect.gen(function* () {
-      if (entry.open !== undefined) return entry.open.file
       const scope = yield* Scope.make()
       const opened = yield* fs.open(file, { flag: "a", mode: 0o600 }).pipe(
         Scope.extend(scope),
@@ -101,7 +106,7 @@ export const make = (store: Store): EventLog => {
       // Until the write is known to be whole, the tail is checked again before the next one.
       wholeTails.delete(id)
       unsynced.add(id)
-      const bytes = new TextEncoder().encode(prefix + text)
+      const bytes = encoder.encode(prefix + text)
       const entry = held.get(id)
       yield* orDieWith(`cannot append to ${file}`)(
         entry === undefined
@@ -111,7 +116,27 @@ export const make = (store: Store): EventLog => {
       wholeTails.add(id)
     })
 
-  const append = (id: string, text: string) =>
+  /**
+   * Writes every batch queued for the session, after the caller's own lines if it brought any, in one write, and
+   * tells each queued caller how it went. Runs while holding the session's writer.
+   */
+  const writeQueued = (id: string, own: string | undefined): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const batch = pending.get(id) ?? []
+      pending.delete(id)
+      const texts = batch.map((a) => a.text)
+      if (own !== undefined) texts.unshift(own)
+      if (texts.length === 0) return Effect.void
+      const written = write(id, texts.join(""))
+      if (batch.length === 0) return written
+      return Effect.flatMap(Effect.exit(written), (exit) => {
+        for (const a of batch) Deferred.unsafeDone(a.done, exit)
+        return exit
+      })
+    })
+
+  /** A caller that finds the session's writer taken queues its lines for whoever holds it next. */
+  const appendQueued = (id: string, text: string) =>
     Effect.gen(function* () {
       const mine: PendingAppend = { text, done: yield* Deferred.make<void>() }
       const enqueue = Effect.sync(() => {
@@ -122,20 +147,7 @@ export const make = (store: Store): EventLog => {
       // Group commit: whoever holds the session's writer next appends every queued batch in one write, in the order
       // they were queued; each caller still returns only once its own lines are written. Events published at once
       // (parallel researchers, many sessions on a busy disk) cost one write instead of one each.
-      yield* Effect.zipRight(
-        enqueue,
-        store.serially(
-          id,
-          Effect.suspend(() => {
-            const batch = pending.get(id) ?? []
-            pending.delete(id)
-            if (batch.length === 0) return Effect.void
-            return Effect.flatMap(Effect.exit(write(id, batch.map((a) => a.text).join(""))), (exit) =>
-              Effect.forEach(batch, (a) => Deferred.done(a.done, exit), { discard: true })
-            )
-          })
-        )
-      ).pipe(
+      yield* Effect.zipRight(enqueue, store.serially(id, writeQueued(id, undefined))).pipe(
         // Interrupted before its batch was taken, a caller's lines are not written.
         Effect.onInterrupt(() =>
           Effect.sync(() => {
@@ -148,6 +160,13 @@ export const make = (store: Store): EventLog => {
       )
       yield* Deferred.await(mine.done)
     })
+
+  // The usual case, one event at a time: a caller that finds the writer free writes its own lines (with any queued
+  // while it takes the writer), without queueing them.
+  const append = (id: string, text: string): Effect.Effect<void> =>
+    Effect.suspend(() =>
+      store.serially.busy(id) || pending.has(id) ? appendQueued(id, text) : store.serially(id, writeQueued(id, text))
+    )
 
   const sync = (id: string): Effect.Effect<void> =>
     Effect.suspend(() => {

@@ -1,0 +1,108 @@
+/**
+ * The file store's event log while a run holds its session: kept open for appending, closed when the run lets the
+ * session go, and everything appended through it read back by another store (another process) afterwards.
+ */
+import { ResearchConfig, ResearchEvents, Session } from "@deep-research/core"
+import { FileSessionStore } from "@deep-research/providers"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
+
+const platform = Layer.merge(NodeFileSystem.layer, NodePath.layer)
+
+const checkpointed = (label: string, timestamp: number) =>
+  Schema.decodeUnknownSync(ResearchEvents.ResearchEvent)({ _tag: "Checkpointed", label, sessionId: "held", timestamp })
+
+const session = new Session.Session({
+  version: Session.currentVersion,
+  id: "held",
+  query: "q",
+  createdAt: 1,
+  updatedAt: 1,
+  config: ResearchConfig.defaults,
+  status: "running",
+  rounds: [],
+  sources: [],
+  metrics: [],
+  usage: []
+})
+
+/** The open descriptors of this process on a file. */
+const descriptorsOn = (file: string): number =>
+  fs.readdirSync("/proc/self/fd").filter((fd) => {
+    try {
+      return fs.readlinkSync(`/proc/self/fd/${fd}`) === file
+    } catch {
+      return false
+    }
+  }).length
+
+const labelsOf = (events: ReadonlyArray<ResearchEvents.ResearchEvent>) =>
+  events.flatMap((event) => (event._tag === "Checkpointed" ? [event.label] : []))
+
+describe("FileSessionStore, the event log of a held session", () => {
+  it.scoped("stays open while the run holds the session, is closed when it lets go, and reads back whole", () =>
+    Effect.gen(function* () {
+      const files = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const directory = yield* files.makeTempDirectoryScoped({ prefix: "deep-research-held-log-" })
+      const log = path.join(directory, "held", "events.jsonl")
+      const store = yield* FileSessionStore.make({ directory })
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          yield* store.lock("held")
+          yield* store.appendEvents("held", [checkpointed("1", 1)])
+          // Appends one after the other, appends at once (queued behind each other and behind a checkpoint), and a
+          // checkpoint between them: all through the one open log.
+          yield* store.appendEvents("held", [checkpointed("2", 2)])
+          yield* Effect.all(
+            [store.save(session), ...[3, 4, 5, 6].map((n) => store.appendEvents("held", [checkpointed(String(n), n)]))],
+            { concurrency: "unbounded", discard: true }
+          )
+          yield* store.appendEvents("held", [checkpointed("7", 7)])
+          assert.strictEqual(descriptorsOn(log), 1)
+        })
+      )
+      assert.strictEqual(descriptorsOn(log), 0, "letting the session go closes its log")
+      // Another process reads every event: nothing stayed in this one.
+      const other = yield* FileSessionStore.make({ directory })
+      const labels = labelsOf(yield* other.events("held"))
+      assert.deepStrictEqual([...labels].sort(), ["1", "2", "3", "4", "5", "6", "7"])
+      assert.deepStrictEqual(labels.slice(0, 2), ["1", "2"])
+      assert.strictEqual(labels[6], "7")
+      // Nothing holds the file any more: it can be moved away, and the next run of the session starts a new log.
+      fs.renameSync(log, `${log}.old`)
+      yield* Effect.scoped(Effect.zipRight(store.lock("held"), store.appendEvents("held", [checkpointed("8", 8)])))
+      assert.deepStrictEqual(labelsOf(yield* other.events("held")), ["8"])
+    }).pipe(Effect.provide(platform))
+  )
+
+  it.scoped("a second run of the session appends after the first run's events, through a log of its own", () =>
+    Effect.gen(function* () {
+      const files = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const directory = yield* files.makeTempDirectoryScoped({ prefix: "deep-research-held-log-" })
+      const log = path.join(directory, "held", "events.jsonl")
+      const first = yield* FileSessionStore.make({ directory })
+      yield* Effect.scoped(Effect.zipRight(first.lock("held"), first.appendEvents("held", [checkpointed("1", 1)])))
+      // The next run is another process, which finds a log written by someone else.
+      const second = yield* FileSessionStore.make({ directory })
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          yield* second.lock("held")
+          yield* second.appendEvents("held", [checkpointed("2", 2)])
+          yield* second.appendEvents("held", [checkpointed("3", 3)])
+        })
+      )
+      assert.strictEqual(descriptorsOn(log), 0)
+      assert.deepStrictEqual(labelsOf(yield* first.events("held")), ["1", "2", "3"])
+      assert.strictEqual(fs.statSync(log).mode & 0o777, 0o600)
+    }).pipe(Effect.provide(platform))
+  )
+})
