@@ -27,6 +27,7 @@ import { isNotFound, orDieWith } from "./internal/fileErrors.js"
 import * as Environment from "./Environment.js"
 import * as AtomicFiles from "./internal/atomicFiles.js"
 import * as EventLog from "./internal/eventLog.js"
+import * as HeldHandles from "./internal/heldHandles.js"
 import * as LockFile from "./internal/lockFile.js"
 import * as SessionFile from "./internal/sessionFile.js"
 import * as SessionSummaries from "./internal/sessionSummaries.js"
@@ -86,7 +87,11 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     // Session folders this store has made: made once, not before every write.
     const knownDirectories = new Set<string>()
     const serially = SessionWriters.make()
-    const { makeDirectories, statOption, uniqueSuffix, writeAtomically } = AtomicFiles.make(fs, path, host.pid)
+    const { makeDirectories, statOption, syncFolder, uniqueSuffix, writeAtomically } = AtomicFiles.make(
+      fs,
+      path,
+      host.pid
+    )
 
     const sessionDirectory = (id: string) => path.join(directory, id)
     const fileOf = (id: string, name: string) => path.join(directory, id, name)
@@ -97,6 +102,17 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         : orDieWith(`cannot create ${sessionDirectory(id)}`)(makeDirectories(sessionDirectory(id))).pipe(
             Effect.zipRight(Effect.sync(() => knownDirectories.add(id)))
           )
+
+    // A held session's folder stays open: a checkpoint's rename is made durable by one sync, not an open and a close.
+    const folders = HeldHandles.make((id) => fs.open(sessionDirectory(id), { flag: "r" }))
+    const syncSessionFolder = (id: string) =>
+      Option.match(folders.get(id), {
+        onNone: () => syncFolder(sessionDirectory(id)),
+        onSome: (folder) => Effect.ignore(Effect.flatMap(folder, (open) => open.sync))
+      })
+    /** Replaces a file of a session's folder atomically. */
+    const writeInSession = (id: string, file: string, text: string) =>
+      writeAtomically(file, text, syncSessionFolder(id))
 
     const eventLog = EventLog.make({
       fs,
@@ -140,7 +156,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
           // The log is durable up to every checkpoint.
           yield* eventLog.sync(id)
           yield* sessionFiles.protect(id, file)
-          yield* writeAtomically(file, text)
+          yield* writeInSession(id, file, text)
           yield* sessionFiles.written(id, file)
         })
       )
@@ -178,7 +194,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       const valid = yield* validate(id)
       const file = fileOf(valid, reportFileName)
       const text = yield* scrubbed(file, markdown)
-      yield* serially(valid, Effect.zipRight(ensureDirectory(valid), writeAtomically(file, text)))
+      yield* serially(valid, Effect.zipRight(ensureDirectory(valid), writeInSession(valid, file, text)))
     })
 
     const saveArtefact = Effect.fn("FileSessionStore.saveArtefact")(function* (
@@ -189,7 +205,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       const valid = yield* validate(id)
       const file = fileOf(valid, yield* SessionStore.validateArtefactName(name))
       const text = yield* scrubbed(file, content)
-      yield* serially(valid, Effect.zipRight(ensureDirectory(valid), writeAtomically(file, text)))
+      yield* serially(valid, Effect.zipRight(ensureDirectory(valid), writeInSession(valid, file, text)))
     })
 
     const readArtefact = Effect.fn("FileSessionStore.artefact")(function* (id: string, name: string) {
@@ -280,14 +296,18 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       // knew of the session's files: another process may write them next.
       const syncLog = serially(
         valid,
-        Effect.zipRight(Effect.ensuring(eventLog.sync(valid), eventLog.release(valid)), forgetFiles(valid))
+        Effect.zipRight(
+          Effect.ensuring(Effect.ensuring(eventLog.sync(valid), eventLog.release(valid)), folders.release(valid)),
+          forgetFiles(valid)
+        )
       )
       yield* Effect.acquireRelease(
         Effect.onError(acquire, () => forget),
         () => Effect.ensuring(Effect.zipRight(syncLog, lockFiles.release(file, holder.token)), forget)
       )
-      // While the run holds the session, its event log stays open for appending.
+      // While the run holds the session, its event log stays open for appending, and its folder for syncing.
       yield* eventLog.hold(valid)
+      yield* folders.hold(valid)
     })
 
     const remove = Effect.fn("FileSessionStore.delete")(function* (id: string) {

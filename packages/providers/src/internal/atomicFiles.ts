@@ -19,10 +19,19 @@ export interface AtomicFiles {
   readonly makeDirectories: (folder: string) => Effect.Effect<void, PlatformError>
   /** A file's information, or `None` when there is no such file. */
   readonly statOption: (file: string) => Effect.Effect<Option.Option<FileSystem.File.Info>>
-  /** Writes a temporary file next to `file` (mode 0600), syncs it, renames it over `file`, and syncs the folder. */
-  readonly writeAtomically: (file: string, text: string) => Effect.Effect<void>
+  /**
+   * Writes a temporary file next to `file` (mode 0600), syncs it, renames it over `file`, and syncs the folder, by
+   * opening it or with `syncFolder` (a folder the caller keeps open).
+   */
+  readonly writeAtomically: (file: string, text: string, syncFolder?: Effect.Effect<void>) => Effect.Effect<void>
   /** `writeAtomically` for callers that report a failed write themselves. */
-  readonly writeOrFail: (file: string, text: string) => Effect.Effect<void, PlatformError>
+  readonly writeOrFail: (
+    file: string,
+    text: string,
+    syncFolder?: Effect.Effect<void>
+  ) => Effect.Effect<void, PlatformError>
+  /** Syncs a folder, making the renames in it durable; nothing where folders cannot be opened. */
+  readonly syncFolder: (folder: string) => Effect.Effect<void>
   /** A suffix no other temporary file of this process, or of another on the host, has. */
   readonly uniqueSuffix: Effect.Effect<string>
 }
@@ -52,7 +61,11 @@ export const make = (fs: FileSystem.FileSystem, path: Path.Path, pid: number): A
       orDieWith(`cannot stat ${file}`)
     )
 
-  const writeOrFail = (file: string, text: string) =>
+  // Not every platform can open a folder.
+  const syncFolder = (folder: string) =>
+    Effect.ignore(Effect.scoped(Effect.flatMap(fs.open(folder, { flag: "r" }), (handle) => handle.sync)))
+
+  const writeOrFail = (file: string, text: string, syncTheFolder = syncFolder(path.dirname(file))) =>
     Effect.gen(function* () {
       const temporary = `${file}.tmp-${yield* uniqueSuffix}`
       const write = Effect.scoped(
@@ -64,14 +77,12 @@ export const make = (fs: FileSystem.FileSystem, path: Path.Path, pid: number): A
         })
       ).pipe(Effect.zipRight(fs.rename(temporary, file)))
       yield* write.pipe(Effect.tapError(() => Effect.ignore(fs.remove(temporary))))
-      // The rename is durable only once the folder itself is synced; not every platform can open a folder.
-      yield* Effect.ignore(
-        Effect.scoped(Effect.flatMap(fs.open(path.dirname(file), { flag: "r" }), (handle) => handle.sync))
-      )
+      // The rename is durable only once the folder itself is synced.
+      yield* syncTheFolder
     })
 
-  const writeAtomically = (file: string, text: string) =>
-    writeOrFail(file, text).pipe(orDieWith(`cannot write ${file}`))
+  const writeAtomically = (file: string, text: string, syncTheFolder?: Effect.Effect<void>) =>
+    writeOrFail(file, text, syncTheFolder).pipe(orDieWith(`cannot write ${file}`))
 
-  return { makeDirectories, statOption, writeAtomically, writeOrFail, uniqueSuffix }
+  return { makeDirectories, statOption, writeAtomically, writeOrFail, syncFolder, uniqueSuffix }
 }

@@ -10,10 +10,9 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as Scope from "effect/Scope"
 import { isNotFound, orDieWith } from "./fileErrors.js"
+import * as HeldHandles from "./heldHandles.js"
 import type * as SessionWriters from "./sessionWriters.js"
 
 /** Event lines waiting to be appended, and the caller waiting for them to be written. */
@@ -50,11 +49,6 @@ export interface EventLog {
 
 const encoder = new TextEncoder()
 
-/** A log kept open while its session is held: opened at the first write. */
-interface Held {
-  open?: { readonly file: FileSystem.File; readonly scope: Scope.CloseableScope }
-}
-
 export const make = (store: Store): EventLog => {
   const { fs, fileOf } = store
   // Event lines waiting for their session's writer, in the order they were published.
@@ -63,23 +57,8 @@ export const make = (store: Store): EventLog => {
   const wholeTails = new Set<string>()
   // Logs written since they were last synced.
   const unsynced = new Set<string>()
-  // Logs of the sessions a run of this store holds.
-  const held = new Map<string, Held>()
-
-  /** The open log of a held session, opened now if it is not yet. */
-  const openLog = (file: string, entry: Held) =>
-    entry.open !== undefined ? Effect.succeed(entry.open.file) : openHeld(file, entry)
-
-  const openHeld = (file: string, entry: Held) =>
-    Effect.gen(function* () {
-      const scope = yield* Scope.make()
-      const opened = yield* fs.open(file, { flag: "a", mode: 0o600 }).pipe(
-        Scope.extend(scope),
-        Effect.tapError(() => Scope.close(scope, Exit.void))
-      )
-      entry.open = { file: opened, scope }
-      return opened
-    })
+  // Logs of the sessions a run of this store holds, open for appending from their first write.
+  const held = HeldHandles.make((id) => fs.open(fileOf(id), { flag: "a", mode: 0o600 }))
 
   /**
    * What must come before new lines in a log this store did not write last: a crash can leave a torn last line, and
@@ -107,11 +86,11 @@ export const make = (store: Store): EventLog => {
       wholeTails.delete(id)
       unsynced.add(id)
       const bytes = encoder.encode(prefix + text)
-      const entry = held.get(id)
       yield* orDieWith(`cannot append to ${file}`)(
-        entry === undefined
-          ? fs.writeFile(file, bytes, { flag: "a", mode: 0o600 })
-          : Effect.flatMap(openLog(file, entry), (log) => log.writeAll(bytes))
+        Option.match(held.get(id), {
+          onNone: () => fs.writeFile(file, bytes, { flag: "a", mode: 0o600 }),
+          onSome: (log) => Effect.flatMap(log, (open) => open.writeAll(bytes))
+        })
       )
       wholeTails.add(id)
     })
@@ -173,24 +152,12 @@ export const make = (store: Store): EventLog => {
       if (!unsynced.has(id)) return Effect.void
       unsynced.delete(id)
       const file = fileOf(id)
-      const open = held.get(id)?.open
+      const open = held.opened(id)
       return orDieWith(`cannot sync ${file}`)(
         open !== undefined
-          ? open.file.sync
+          ? open.sync
           : Effect.scoped(Effect.flatMap(fs.open(file, { flag: "a" }), (handle) => handle.sync))
       )
-    })
-
-  const hold = (id: string) =>
-    Effect.sync(() => {
-      if (!held.has(id)) held.set(id, {})
-    })
-
-  const release = (id: string) =>
-    Effect.suspend(() => {
-      const open = held.get(id)?.open
-      held.delete(id)
-      return open === undefined ? Effect.void : Scope.close(open.scope, Exit.void)
     })
 
   const read = (id: string) =>
@@ -218,8 +185,8 @@ export const make = (store: Store): EventLog => {
     append,
     sync,
     read,
-    hold,
-    release,
+    hold: held.hold,
+    release: held.release,
     forget: (id) => {
       wholeTails.delete(id)
       unsynced.delete(id)

@@ -1,6 +1,7 @@
 /**
- * The file store's event log while a run holds its session: kept open for appending, closed when the run lets the
- * session go, and everything appended through it read back by another store (another process) afterwards.
+ * The files the file store keeps open while a run holds a session: its event log, kept open for appending, and its
+ * folder, kept open for syncing; both closed when the run lets the session go, and everything written through them read
+ * back by another store (another process) afterwards. Also `HeldHandles` alone.
  */
 import { ResearchConfig, ResearchEvents, Session } from "@deep-research/core"
 import { FileSessionStore } from "@deep-research/providers"
@@ -11,8 +12,10 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
+import * as HeldHandles from "../src/internal/heldHandles.js"
 
 const platform = Layer.merge(NodeFileSystem.layer, NodePath.layer)
 
@@ -103,6 +106,74 @@ describe("FileSessionStore, the event log of a held session", () => {
       assert.strictEqual(descriptorsOn(log), 0)
       assert.deepStrictEqual(labelsOf(yield* first.events("held")), ["1", "2", "3"])
       assert.strictEqual(fs.statSync(log).mode & 0o777, 0o600)
+    }).pipe(Effect.provide(platform))
+  )
+})
+
+describe("FileSessionStore, the folder of a held session", () => {
+  it.scoped(
+    "stays open for the checkpoints' syncs while the run holds the session, and is closed when it lets go",
+    () =>
+      Effect.gen(function* () {
+        const files = yield* FileSystem.FileSystem
+        const path = yield* Path.Path
+        const directory = yield* files.makeTempDirectoryScoped({ prefix: "deep-research-held-folder-" })
+        const folder = path.join(directory, "held")
+        const store = yield* FileSessionStore.make({ directory })
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* store.lock("held")
+            yield* store.save(session)
+            yield* store.saveArtefact("held", "notes.json", "{}")
+            yield* store.save(session)
+            assert.strictEqual(descriptorsOn(folder), 1)
+          })
+        )
+        assert.strictEqual(descriptorsOn(folder), 0)
+        // Without the lock, each replaced file still syncs the folder, which is left closed.
+        yield* store.save(session)
+        assert.strictEqual(descriptorsOn(folder), 0)
+        const other = yield* FileSessionStore.make({ directory })
+        assert.deepStrictEqual(yield* other.load("held"), session)
+        assert.deepStrictEqual(yield* other.artefact("held", "notes.json"), Option.some("{}"))
+        assert.deepStrictEqual(fs.readdirSync(folder).sort(), ["notes.json", "session.json"])
+      }).pipe(Effect.provide(platform))
+  )
+})
+
+describe("HeldHandles", () => {
+  it.scoped("opens a held session's file at its first use, keeps that one open, and closes it on release", () =>
+    Effect.gen(function* () {
+      const files = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const directory = yield* files.makeTempDirectoryScoped({ prefix: "deep-research-held-handles-" })
+      const fileOf = (id: string) => path.join(directory, id)
+      let opens = 0
+      const handles = HeldHandles.make((id) =>
+        Effect.zipRight(
+          Effect.sync(() => opens++),
+          files.open(fileOf(id), { flag: "a" })
+        )
+      )
+      assert.isTrue(Option.isNone(handles.get("a")), "not held: the caller opens the file itself")
+      yield* handles.hold("a")
+      assert.strictEqual(handles.opened("a"), undefined)
+      assert.strictEqual(opens, 0, "holding opens nothing")
+      const first = yield* Option.getOrThrow(handles.get("a"))
+      const second = yield* Option.getOrThrow(handles.get("a"))
+      assert.strictEqual(first, second)
+      assert.strictEqual(handles.opened("a"), first)
+      assert.strictEqual(opens, 1)
+      assert.strictEqual(descriptorsOn(fileOf("a")), 1)
+      yield* handles.release("a")
+      assert.strictEqual(descriptorsOn(fileOf("a")), 0)
+      assert.isTrue(Option.isNone(handles.get("a")))
+      // A file that cannot be opened fails its use, and is tried again at the next.
+      const failing = HeldHandles.make((id) => files.open(path.join(directory, "no-such-folder", id), { flag: "r" }))
+      yield* failing.hold("b")
+      assert.isTrue((yield* Effect.either(Option.getOrThrow(failing.get("b"))))._tag === "Left")
+      assert.strictEqual(failing.opened("b"), undefined)
+      yield* failing.release("b")
     }).pipe(Effect.provide(platform))
   )
 })
