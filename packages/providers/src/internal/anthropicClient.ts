@@ -9,6 +9,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { fromError } from "./anthropicErrors.js"
+import * as HttpTransport from "./httpTransport.js"
 
 /** How to reach the API. */
 export interface ClientOptions {
@@ -35,6 +36,7 @@ export const makeClient = (options: ClientOptions): Client => {
     // `null`, not `undefined`: the SDK would otherwise read ANTHROPIC_BASE_URL itself, behind the Config layer's back.
     baseURL: options.baseUrl ?? null,
     maxRetries: 0,
+    fetch: HttpTransport.fetch,
     // An explicit timeout also keeps the SDK from refusing non-streaming calls with a large `max_tokens`.
     timeout: Duration.toMillis(timeout),
     ...(options.headers !== undefined ? { defaultHeaders: { ...options.headers } } : {})

@@ -6,6 +6,7 @@ import { Errors } from "@deep-research/core"
 import * as Duration from "effect/Duration"
 import * as Predicate from "effect/Predicate"
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
+import * as HttpTransport from "./httpTransport.js"
 
 /** Who was called, for the error's fields. */
 export interface ErrorContext {
@@ -36,7 +37,7 @@ const errorBodies = new WeakMap<Headers, string>()
 
 /** A fetch that remembers the body of every error response for `toProviderError`. */
 export const fetchKeepingErrorBodies =
-  (inner: typeof fetch = globalThis.fetch): typeof fetch =>
+  (inner: typeof fetch = HttpTransport.fetch): typeof fetch =>
   async (input, init) => {
     const response = await inner(input, init)
     if (!response.ok) {
