@@ -22,6 +22,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import { isNotFound, orDieWith } from "./internal/fileErrors.js"
 import * as Environment from "./Environment.js"
@@ -46,6 +47,12 @@ export interface Options {
   readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
   /** The process taking locks; this Node process by default. */
   readonly host?: Host | undefined
+  /**
+   * A synchronous write to an open descriptor of the FileSystem's, when its descriptors are the system's (Node's
+   * `fs.writeSync`; `layerNode` gives it): the event log of a session a run holds is appended with it, a few
+   * microseconds of CPU where a write through the thread pool costs about fifty. Without it, the FileSystem writes.
+   */
+  readonly writeSync?: EventLog.WriteSync | undefined
 }
 
 /** The process that takes locks, and how it tells whether another process of its host still runs. */
@@ -118,7 +125,8 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       fs,
       fileOf: (id) => fileOf(id, eventsFileName),
       serially,
-      ensureDirectory
+      ensureDirectory,
+      writeSync: options.writeSync
     })
 
     /** Forgets what the store knew of a session's files: the folder was removed, or another process may write next. */
@@ -352,7 +360,9 @@ export const layer = (
 
 /** The file store on Node's file system. */
 export const layerNode = (options: Options): Layer.Layer<SessionStore.SessionStore> =>
-  layer(options).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
+  layer({ writeSync: (fd, bytes, offset) => nodeFs.writeSync(fd, bytes, offset), ...options }).pipe(
+    Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
+  )
 
 /** The secrets of the environment's API key variables, for `Options.secrets`. */
 export const secretsConfig: Config.Config<ReadonlyArray<Redacted.Redacted<string>>> = Config.map(

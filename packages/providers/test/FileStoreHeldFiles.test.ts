@@ -10,11 +10,14 @@ import * as Path from "@effect/platform/Path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { assert, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
+
 import * as HeldHandles from "../src/internal/heldHandles.js"
 
 const platform = Layer.merge(NodeFileSystem.layer, NodePath.layer)
@@ -50,13 +53,14 @@ const labelsOf = (events: ReadonlyArray<ResearchEvents.ResearchEvent>) =>
   events.flatMap((event) => (event._tag === "Checkpointed" ? [event.label] : []))
 
 describe("FileSessionStore, the event log of a held session", () => {
-  it.scoped("stays open while the run holds the session, is closed when it lets go, and reads back whole", () =>
+  /** The held log's case, with the store writing through the FileSystem or through `writeSync`. */
+  const heldLog = (writeSync: FileSessionStore.Options["writeSync"]) =>
     Effect.gen(function* () {
       const files = yield* FileSystem.FileSystem
       const path = yield* Path.Path
       const directory = yield* files.makeTempDirectoryScoped({ prefix: "deep-research-held-log-" })
       const log = path.join(directory, "held", "events.jsonl")
-      const store = yield* FileSessionStore.make({ directory })
+      const store = yield* FileSessionStore.make({ directory, writeSync })
       yield* Effect.scoped(
         Effect.gen(function* () {
           yield* store.lock("held")
@@ -83,6 +87,41 @@ describe("FileSessionStore, the event log of a held session", () => {
       fs.renameSync(log, `${log}.old`)
       yield* Effect.scoped(Effect.zipRight(store.lock("held"), store.appendEvents("held", [checkpointed("8", 8)])))
       assert.deepStrictEqual(labelsOf(yield* other.events("held")), ["8"])
+    }).pipe(Effect.provide(platform))
+
+  it.scoped("stays open while the run holds the session, is closed when it lets go, and reads back whole", () =>
+    heldLog(undefined)
+  )
+
+  it.scoped("the same, appended with a synchronous write on the open descriptor (as on Node)", () =>
+    Effect.gen(function* () {
+      let writes = 0
+      yield* heldLog((fd, bytes, offset) => {
+        writes++
+        return fs.writeSync(fd, bytes, offset)
+      })
+      assert.isAtLeast(writes, 3, "the held runs' appends (those queued together in one write) went through writeSync")
+    })
+  )
+
+  it.scoped("a synchronous write that fails ends the run with the log's path and the system's reason", () =>
+    Effect.gen(function* () {
+      const files = yield* FileSystem.FileSystem
+      const directory = yield* files.makeTempDirectoryScoped({ prefix: "deep-research-held-log-" })
+      const store = yield* FileSessionStore.make({
+        directory,
+        writeSync: () => {
+          throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" })
+        }
+      })
+      const exit = yield* Effect.exit(
+        Effect.scoped(Effect.zipRight(store.lock("held"), store.appendEvents("held", [checkpointed("1", 1)])))
+      )
+      assert.isTrue(Exit.isFailure(exit))
+      const message = Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""
+      assert.include(message, "cannot append to")
+      assert.include(message, "events.jsonl")
+      assert.include(message, "no space left on device")
     }).pipe(Effect.provide(platform))
   )
 
