@@ -78,6 +78,32 @@ describe("adaptive rate", () => {
     })
   )
 
+  it.effect("the rate sent counts the last ten seconds only: older requests drop out", () =>
+    Effect.gen(function* () {
+      const make = AdaptiveLimiter.make({
+        ratePerSecond: undefined,
+        burst: 1,
+        maxRatePerSecond: undefined,
+        adaptive: true
+      })
+      const busy = yield* make
+      for (let i = 0; i < 20; i++) yield* busy.acquire
+      yield* TestClock.adjust("15 seconds")
+      for (let i = 0; i < 6; i++) yield* busy.acquire
+      yield* busy.rateLimited(undefined)
+      // Only the six of the last ten seconds count: 0.6 a second sent, 0.3 allowed.
+      assert.strictEqual(yield* busy.rate, 0.3)
+
+      const quiet = yield* make
+      for (let i = 0; i < 20; i++) yield* quiet.acquire
+      yield* TestClock.adjust("15 seconds")
+      for (let i = 0; i < 3; i++) yield* quiet.acquire
+      yield* quiet.rateLimited(undefined)
+      // Three requests in the window tell nothing about the provider's rate: no limit is set from them.
+      assert.isUndefined(yield* quiet.rate)
+    })
+  )
+
   it.effect("through the policy: a provider answering 429 is slowed for the calls that follow", () =>
     Effect.gen(function* () {
       const resilience = yield* Resilience.make(

@@ -44,8 +44,17 @@ interface State {
   /** No request goes before this time (a `retry-after`). */
   readonly pausedUntil: number
   readonly successes: number
-  /** When the recent requests were sent: the rate actually sent when there is no limit. */
-  readonly recent: ReadonlyArray<number>
+  /** The requests sent lately: the rate actually sent when there is no limit. */
+  readonly sent: Sent
+}
+
+/**
+ * Requests sent in each of the last whole seconds, the newest last: a count a second rather than a time a request,
+ * so a limiter shared by a thousand sessions does the same small work at every request.
+ */
+interface Sent {
+  readonly second: number
+  readonly counts: ReadonlyArray<number>
 }
 
 /** The slowest a provider is ever driven to: one request a minute. */
@@ -55,14 +64,35 @@ const successesPerStep = 10
 const growth = 1.25
 /** Without a ceiling, a rate this many times what is being sent limits nothing: the limit is lifted. */
 const liftFactor = 4
-const recentWindowMillis = 10_000
+const windowSeconds = 10
+
+const noneSent = (now: number): Sent => ({
+  second: Math.floor(now / 1000),
+  counts: Array.from({ length: windowSeconds }, () => 0)
+})
+
+/** The counts as they stand at `now`: older seconds dropped, seconds without a request counted as none. */
+const sentAt = (sent: Sent, now: number): Sent => {
+  const second = Math.floor(now / 1000)
+  const shift = second - sent.second
+  if (shift <= 0) return sent
+  if (shift >= windowSeconds) return noneSent(now)
+  return { second, counts: [...sent.counts.slice(shift), ...Array.from({ length: shift }, () => 0)] }
+}
+
+const withOneMore = (sent: Sent, now: number): Sent => {
+  const current = sentAt(sent, now)
+  const counts = [...current.counts]
+  counts[windowSeconds - 1]! += 1
+  return { second: current.second, counts }
+}
 
 /** Fewer requests than this in the window tell nothing about the rate a provider takes. */
 const minSamples = 5
 
-const sentRate = (recent: ReadonlyArray<number>, now: number): number | undefined => {
-  const inWindow = recent.filter((at) => now - at <= recentWindowMillis).length
-  return inWindow < minSamples ? undefined : inWindow / (recentWindowMillis / 1000)
+const sentRate = (sent: Sent, now: number): number | undefined => {
+  const inWindow = sentAt(sent, now).counts.reduce((sum, count) => sum + count, 0)
+  return inWindow < minSamples ? undefined : inWindow / windowSeconds
 }
 
 /** Where the bucket stands at `now`: refilled at the rate in force, never above the burst. */
@@ -80,18 +110,18 @@ export const make = (options: Options): Effect.Effect<Limiter> =>
       at: start,
       pausedUntil: start,
       successes: 0,
-      recent: []
+      sent: noneSent(start)
     })
 
     const acquire = Effect.flatMap(Clock.currentTimeMillis, (now) =>
       Ref.modify(state, (s): readonly [number, State] => {
-        const recent = options.adaptive ? [...s.recent.filter((at) => now - at <= recentWindowMillis), now] : s.recent
+        const sent = options.adaptive ? withOneMore(s.sent, now) : s.sent
         const from = Math.max(now, s.pausedUntil)
-        if (s.rate === undefined) return [from - now, { ...s, recent }]
+        if (s.rate === undefined) return [from - now, { ...s, sent }]
         // A waiting caller reserves its token up front (the count goes below zero), so callers go in arrival order.
         const left = refill(s, from, burst) - 1
         const wait = from - now + (left >= 0 ? 0 : Math.ceil((-left * 1000) / s.rate))
-        return [wait, { ...s, tokens: left, at: from, recent }]
+        return [wait, { ...s, tokens: left, at: from, sent }]
       })
     ).pipe(Effect.flatMap((wait) => (wait > 0 ? Effect.sleep(Duration.millis(wait)) : Effect.void)))
 
@@ -100,7 +130,7 @@ export const make = (options: Options): Effect.Effect<Limiter> =>
         ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
             Ref.update(state, (s) => {
               // Without a limit, the rate sent is halved; too few requests to tell it, only the pause applies.
-              const from = s.rate ?? sentRate(s.recent, now)
+              const from = s.rate ?? sentRate(s.sent, now)
               const rate = from === undefined ? undefined : Math.max(minRate, from / 2)
               const pausedUntil =
                 retryAfter === undefined ? s.pausedUntil : Math.max(s.pausedUntil, now + Duration.toMillis(retryAfter))
@@ -120,7 +150,7 @@ export const make = (options: Options): Effect.Effect<Limiter> =>
             if (options.maxRatePerSecond !== undefined) {
               return { ...s, rate: Math.min(options.maxRatePerSecond, grown), tokens, at: now, successes: 0 }
             }
-            const lifted = grown >= liftFactor * (sentRate(s.recent, now) ?? minRate)
+            const lifted = grown >= liftFactor * (sentRate(s.sent, now) ?? minRate)
             return { ...s, rate: lifted ? undefined : grown, tokens, at: now, successes: 0 }
           })
         )
