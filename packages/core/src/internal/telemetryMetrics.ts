@@ -68,12 +68,29 @@ export const researchUnitsActive = Metric.counter("deep_research.research_units.
   description: "Research units in flight"
 })
 
+// Tagged metrics already made, by metric and tags.
+const tagged = new WeakMap<object, Map<string, unknown>>()
+
 /** `metric` with the given tags (attributes, once exported). */
 export const withTags = <Type, In, Out>(
   metric: Metric.Metric<Type, In, Out>,
   tags: Readonly<Record<string, string>>
-): Metric.Metric<Type, In, Out> =>
-  Metric.taggedWithLabels(
-    metric,
-    Object.entries(tags).map(([key, value]) => MetricLabel.make(key, value))
-  )
+): Metric.Metric<Type, In, Out> => {
+  // Made once for each set of tags (a handful: roles, models, providers, kinds): tagging builds and hashes a new key.
+  let byTags = tagged.get(metric)
+  if (byTags === undefined) {
+    byTags = new Map()
+    tagged.set(metric, byTags)
+  }
+  const entries = Object.entries(tags)
+  const key = JSON.stringify(entries)
+  let made = byTags.get(key)
+  if (made === undefined) {
+    made = Metric.taggedWithLabels(
+      metric,
+      entries.map(([name, value]) => MetricLabel.make(name, value))
+    )
+    byTags.set(key, made)
+  }
+  return made as Metric.Metric<Type, In, Out>
+}
