@@ -63,15 +63,18 @@ export const addRoles = (
     if (x === undefined) return y === undefined ? [] : [y]
     if (y === undefined) return [x]
     return [
-      new Usage.RoleUsage({
-        role,
-        calls: x.calls + y.calls,
-        inputTokens: x.inputTokens + y.inputTokens,
-        outputTokens: x.outputTokens + y.outputTokens,
-        cachedInputTokens: x.cachedInputTokens + y.cachedInputTokens,
-        reasoningTokens: x.reasoningTokens + y.reasoningTokens,
-        costUsd: x.costUsd + y.costUsd
-      })
+      new Usage.RoleUsage(
+        {
+          role,
+          calls: x.calls + y.calls,
+          inputTokens: x.inputTokens + y.inputTokens,
+          outputTokens: x.outputTokens + y.outputTokens,
+          cachedInputTokens: x.cachedInputTokens + y.cachedInputTokens,
+          reasoningTokens: x.reasoningTokens + y.reasoningTokens,
+          costUsd: x.costUsd + y.costUsd
+        },
+        true
+      )
     ]
   })
 
@@ -111,13 +114,18 @@ export const make = (initial: Session, ledger: UsageLedger.Service): Effect.Effe
     const state = yield* SynchronizedRef.make(initial)
     const running = yield* Ref.make<Running | undefined>(undefined)
 
+    // Every checkpoint stamps the account, from values of the types the classes hold: made without validating them
+    // again (a class of classes takes about 35 us to validate, the stamp a few times that).
     const metricsOf = (current: Running, now: number, usage: ReadonlyArray<Usage.RoleUsage>): Usage.PhaseMetrics =>
-      new Usage.PhaseMetrics({
-        phase: current.phase,
-        startedAt: current.base?.startedAt ?? current.startedAt,
-        durationMillis: (current.base?.durationMillis ?? 0) + Math.max(0, now - current.startedAt),
-        roles: addRoles(current.base?.roles ?? [], difference(usage, current.usageAtStart))
-      })
+      new Usage.PhaseMetrics(
+        {
+          phase: current.phase,
+          startedAt: current.base?.startedAt ?? current.startedAt,
+          durationMillis: (current.base?.durationMillis ?? 0) + Math.max(0, now - current.startedAt),
+          roles: addRoles(current.base?.roles ?? [], difference(usage, current.usageAtStart))
+        },
+        true
+      )
 
     const stamp = (session: Session): Effect.Effect<Session> =>
       Effect.gen(function* () {
@@ -130,7 +138,7 @@ export const make = (initial: Session, ledger: UsageLedger.Service): Effect.Effe
             : [...session.metrics.filter((m) => m.phase !== current.phase), metricsOf(current, now, usage)].sort(
                 (a, b) => Usage.Phase.literals.indexOf(a.phase) - Usage.Phase.literals.indexOf(b.phase)
               )
-        return patch(session, { updatedAt: now, usage, metrics })
+        return new Session({ ...session, updatedAt: now, usage, metrics }, true)
       })
 
     const update = (label: string | ((saved: Session) => string), change: (session: Session) => Session) =>
