@@ -41,7 +41,8 @@ const steps: ReadonlyArray<Step> = [
     args: ["--sessions", quick ? "100" : "1000", ...sessionLimit],
     node: ["--max-old-space-size=1024"]
   },
-  { name: "cliStart", script: "cliStart.js", args: [] }
+  { name: "cliStart", script: "cliStart.js", args: [] },
+  { name: "perCall", script: "perCall.js", args: ["--calls", quick ? "100" : "400"] }
 ]
 
 mkdirSync(results, { recursive: true })
