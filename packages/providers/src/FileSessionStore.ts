@@ -94,11 +94,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     // Session folders this store has made: made once, not before every write.
     const knownDirectories = new Set<string>()
     const serially = SessionWriters.make()
-    const { makeDirectories, statOption, syncFolder, uniqueSuffix, writeAtomically } = AtomicFiles.make(
-      fs,
-      path,
-      host.pid
-    )
+    const { makeDirectories, statOption, uniqueSuffix, writeAtomically } = AtomicFiles.make(fs, path, host.pid)
 
     const sessionDirectory = (id: string) => path.join(directory, id)
     const fileOf = (id: string, name: string) => path.join(directory, id, name)
@@ -112,14 +108,9 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
 
     // A held session's folder stays open: a checkpoint's rename is made durable by one sync, not an open and a close.
     const folders = HeldHandles.make((id) => fs.open(sessionDirectory(id), { flag: "r" }))
-    const syncSessionFolder = (id: string) =>
-      Option.match(folders.get(id), {
-        onNone: () => syncFolder(sessionDirectory(id)),
-        onSome: (folder) => Effect.ignore(Effect.flatMap(folder, (open) => open.sync))
-      })
-    /** Replaces a file of a session's folder atomically. */
+    /** Replaces a file of a session's folder atomically (not every platform can open a folder to sync it). */
     const writeInSession = (id: string, file: string, text: string) =>
-      writeAtomically(file, text, syncSessionFolder(id))
+      writeAtomically(file, text, Effect.ignore(folders.sync(id)))
 
     const eventLog = EventLog.make({
       fs,

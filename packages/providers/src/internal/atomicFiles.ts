@@ -30,8 +30,6 @@ export interface AtomicFiles {
     text: string,
     syncFolder?: Effect.Effect<void>
   ) => Effect.Effect<void, PlatformError>
-  /** Syncs a folder, making the renames in it durable; nothing where folders cannot be opened. */
-  readonly syncFolder: (folder: string) => Effect.Effect<void>
   /** A suffix no other temporary file of this process, or of another on the host, has. */
   readonly uniqueSuffix: Effect.Effect<string>
 }
@@ -84,5 +82,5 @@ export const make = (fs: FileSystem.FileSystem, path: Path.Path, pid: number): A
   const writeAtomically = (file: string, text: string, syncTheFolder?: Effect.Effect<void>) =>
     writeOrFail(file, text, syncTheFolder).pipe(orDieWith(`cannot write ${file}`))
 
-  return { makeDirectories, statOption, writeAtomically, writeOrFail, syncFolder, uniqueSuffix }
+  return { makeDirectories, statOption, writeAtomically, writeOrFail, uniqueSuffix }
 }

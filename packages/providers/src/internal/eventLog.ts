@@ -179,13 +179,7 @@ export const make = (store: Store): EventLog => {
     Effect.suspend(() => {
       if (!unsynced.has(id)) return Effect.void
       unsynced.delete(id)
-      const file = fileOf(id)
-      const open = held.opened(id)
-      return orDieWith(`cannot sync ${file}`)(
-        open !== undefined
-          ? open.sync
-          : Effect.scoped(Effect.flatMap(fs.open(file, { flag: "a" }), (handle) => handle.sync))
-      )
+      return orDieWith(`cannot sync ${fileOf(id)}`)(held.sync(id))
     })
 
   const read = (id: string) =>

@@ -20,6 +20,8 @@ export interface HeldHandles {
   readonly get: (id: string) => Option.Option<Effect.Effect<FileSystem.File, PlatformError>>
   /** The session's file if it is held and already open. */
   readonly opened: (id: string) => FileSystem.File | undefined
+  /** Syncs the session's file: the held one (opened now if it is not yet), or one opened for the sync and closed. */
+  readonly sync: (id: string) => Effect.Effect<void, PlatformError>
 }
 
 /** A held session's file: opened at its first use. */
@@ -60,5 +62,11 @@ export const make = (open: (id: string) => Effect.Effect<FileSystem.File, Platfo
       return open === undefined ? Effect.void : Scope.close(open.scope, Exit.void)
     })
 
-  return { hold, release, get, opened: (id) => held.get(id)?.open?.file }
+  const sync = (id: string) =>
+    Option.match(get(id), {
+      onNone: () => Effect.scoped(Effect.flatMap(open(id), (file) => file.sync)),
+      onSome: (file) => Effect.flatMap(file, (opened) => opened.sync)
+    })
+
+  return { hold, release, get, opened: (id) => held.get(id)?.open?.file, sync }
 }
