@@ -109,16 +109,16 @@ const recordingEvents = (sessionId: string) =>
     const outer = yield* Effect.serviceOption(ResearchEvents.ResearchEvents)
     const stream = Option.isSome(outer) ? outer.value : yield* ResearchEvents.make
     const service: ResearchEvents.Service = {
+      // Every event of the run passes here: a few runtime steps, not a generator.
       publish: (input) =>
-        Effect.gen(function* () {
-          const id = yield* FiberRef.get(ResearchEvents.currentSessionId)
-          const timestamp = yield* Clock.currentTimeMillis
-          const event = decodeEvent({ ...input, timestamp, ...(Option.isSome(id) ? { sessionId: id.value } : {}) })
-          if (Either.isRight(event) && event.right.sessionId === sessionId) {
-            yield* Effect.ignore(store.appendEvents(sessionId, [event.right]))
-          }
-          yield* stream.publish(input)
-        }),
+        FiberRef.getWith(ResearchEvents.currentSessionId, (id) =>
+          Effect.flatMap(Clock.currentTimeMillis, (timestamp) => {
+            const event = decodeEvent({ ...input, timestamp, ...(Option.isSome(id) ? { sessionId: id.value } : {}) })
+            return Either.isRight(event) && event.right.sessionId === sessionId
+              ? Effect.zipRight(Effect.ignore(store.appendEvents(sessionId, [event.right])), stream.publish(input))
+              : stream.publish(input)
+          })
+        ),
       subscribe: stream.subscribe
     }
     return service

@@ -3,6 +3,7 @@
  * call, source, retry, breaker change and budget warning; the CLI renders them, the session store keeps them.
  * Each event carries the session it belongs to (taken from the fiber that publishes it) and a timestamp.
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -216,15 +217,16 @@ export class ResearchEvents extends Context.Tag("@deep-research/core/ResearchEve
 
 /** A progress stream over an unbounded PubSub. */
 export const make: Effect.Effect<Service> = Effect.map(PubSub.unbounded<ResearchEvent>(), (pubsub) => ({
+  // Every event of a run passes here: a few runtime steps, not a generator or `Effect.all`.
   publish: (input) =>
-    Effect.flatMap(
-      Effect.all([FiberRef.get(currentSessionId), Effect.clockWith((c) => c.currentTimeMillis)]),
-      ([id, now]) =>
+    FiberRef.getWith(currentSessionId, (id) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
         PubSub.publish(pubsub, {
           ...input,
           timestamp: now,
           ...(Option.isSome(id) ? { sessionId: id.value } : {})
         } as ResearchEvent)
+      )
     ).pipe(Effect.asVoid),
   subscribe: PubSub.subscribe(pubsub)
 }))

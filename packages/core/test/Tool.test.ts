@@ -43,6 +43,21 @@ describe("Tool wire schemas", () => {
     }
   })
 
+  it("the researcher's tools are sized by the configuration, and shared between units of the same sizes", () => {
+    const first = Researcher.makeTools({ maxQueriesPerSearch: 2, maxUrlsPerExtract: 4 })
+    const again = Researcher.makeTools({ maxQueriesPerSearch: 2, maxUrlsPerExtract: 4 })
+    const other = Researcher.makeTools({ maxQueriesPerSearch: 5, maxUrlsPerExtract: 4 })
+    assert.strictEqual(again, first)
+    const maxItems = (tool: { readonly definition: Tool.ToolDefinition }, field: string) =>
+      Object(Object(tool.definition.parameters["properties"])[field])["maxItems"]
+    assert.strictEqual(maxItems(first.webSearch, "queries"), 2)
+    assert.strictEqual(maxItems(other.webSearch, "queries"), 5)
+    assert.strictEqual(maxItems(first.extractContent, "urls"), 4)
+    // The Schema that decodes the arguments holds the same bound as the JSON schema the model is sent.
+    assert.isTrue(Either.isLeft(Schema.decodeUnknownEither(first.webSearch.schema)({ queries: ["a", "b", "c"] })))
+    assert.isTrue(Either.isRight(Schema.decodeUnknownEither(other.webSearch.schema)({ queries: ["a", "b", "c"] })))
+  })
+
   it("a class (a root reference in Effect's JSON Schema) is inlined at the root", () => {
     const schema = Tool.jsonSchemaOf(Directive)
     assertObjectRoot(schema)
