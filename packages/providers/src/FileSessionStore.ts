@@ -30,6 +30,7 @@ import * as AtomicFiles from "./internal/atomicFiles.js"
 import * as EventLog from "./internal/eventLog.js"
 import * as HeldHandles from "./internal/heldHandles.js"
 import * as LockFile from "./internal/lockFile.js"
+import * as NativeFiles from "./internal/nativeFiles.js"
 import * as SessionFile from "./internal/sessionFile.js"
 import * as SessionSummaries from "./internal/sessionSummaries.js"
 import * as SessionWriters from "./internal/sessionWriters.js"
@@ -53,7 +54,19 @@ export interface Options {
    * microseconds of CPU where a write through the thread pool costs about fifty. Without it, the FileSystem writes.
    */
   readonly writeSync?: EventLog.WriteSync | undefined
+  /**
+   * The system's own file calls, when the FileSystem's paths and descriptors are the system's (`layerNode` gives
+   * Node's): stats, atomic writes, lock files and syncs of held files made with them cost a few microseconds of the
+   * event loop's CPU each instead of a trip through the thread pool; syncs still wait for the disk off the event loop.
+   */
+  readonly native?: Native | undefined
 }
+
+/** The system's own file calls the store can use (`Options.native`). */
+export type Native = NativeFiles.NativeFiles
+
+/** Node's file calls, for `Options.native` (what `layerNode` gives). */
+export const nodeNative: Native = NativeFiles.node
 
 /** The process that takes locks, and how it tells whether another process of its host still runs. */
 export type Host = LockFile.Host
@@ -89,12 +102,14 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     const path = yield* Path.Path
     const host = options.host ?? nodeHost
     const directory = path.resolve(options.directory)
-    const lockFiles = LockFile.make(fs, host)
+    const native = options.native
+    const lockFiles = LockFile.make(fs, host, native)
+    const syncFile = native === undefined ? undefined : (file: FileSystem.File) => native.sync(file.fd)
     const scrubbed = makeScrubbed("FileSessionStore", (options.secrets ?? []).map(Redacted.value))
     // Session folders this store has made: made once, not before every write.
     const knownDirectories = new Set<string>()
     const serially = SessionWriters.make()
-    const { makeDirectories, statOption, uniqueSuffix, writeAtomically } = AtomicFiles.make(fs, path, host.pid)
+    const { makeDirectories, statOption, uniqueSuffix, writeAtomically } = AtomicFiles.make(fs, path, host.pid, native)
 
     const sessionDirectory = (id: string) => path.join(directory, id)
     const fileOf = (id: string, name: string) => path.join(directory, id, name)
@@ -107,7 +122,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
           )
 
     // A held session's folder stays open: a checkpoint's rename is made durable by one sync, not an open and a close.
-    const folders = HeldHandles.make((id) => fs.open(sessionDirectory(id), { flag: "r" }))
+    const folders = HeldHandles.make((id) => fs.open(sessionDirectory(id), { flag: "r" }), syncFile)
     /** Replaces a file of a session's folder atomically (not every platform can open a folder to sync it). */
     const writeInSession = (id: string, file: string, text: string) =>
       writeAtomically(file, text, Effect.ignore(folders.sync(id)))
@@ -117,7 +132,8 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       fileOf: (id) => fileOf(id, eventsFileName),
       serially,
       ensureDirectory,
-      writeSync: options.writeSync
+      writeSync: options.writeSync,
+      syncFile
     })
 
     /** Forgets what the store knew of a session's files: the folder was removed, or another process may write next. */
@@ -155,8 +171,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
           // The log is durable up to every checkpoint.
           yield* eventLog.sync(id)
           yield* sessionFiles.protect(id, file)
-          yield* writeInSession(id, file, text)
-          yield* sessionFiles.written(id, file)
+          yield* sessionFiles.written(id, yield* writeInSession(id, file, text))
         })
       )
     })
@@ -351,9 +366,11 @@ export const layer = (
 
 /** The file store on Node's file system. */
 export const layerNode = (options: Options): Layer.Layer<SessionStore.SessionStore> =>
-  layer({ writeSync: (fd, bytes, offset) => nodeFs.writeSync(fd, bytes, offset), ...options }).pipe(
-    Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
-  )
+  layer({
+    writeSync: (fd, bytes, offset) => nodeFs.writeSync(fd, bytes, offset),
+    native: nodeNative,
+    ...options
+  }).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
 
 /** The secrets of the environment's API key variables, for `Options.secrets`. */
 export const secretsConfig: Config.Config<ReadonlyArray<Redacted.Redacted<string>>> = Config.map(

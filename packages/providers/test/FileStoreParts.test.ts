@@ -16,6 +16,7 @@ import * as Ref from "effect/Ref"
 import * as fs from "node:fs"
 import * as AtomicFiles from "../src/internal/atomicFiles.js"
 import * as EventLog from "../src/internal/eventLog.js"
+import * as NativeFiles from "../src/internal/nativeFiles.js"
 import * as SessionWriters from "../src/internal/sessionWriters.js"
 
 const platform = Layer.merge(NodeFileSystem.layer, NodePath.layer)
@@ -146,13 +147,17 @@ describe("EventLog while a session is held", () => {
   )
 })
 
-describe("AtomicFiles", () => {
+// The same behaviour over the FileSystem and with Node's own calls.
+describe.each([
+  { over: "the FileSystem", native: undefined },
+  { over: "Node's own calls", native: NativeFiles.node }
+])("AtomicFiles over $over", ({ native }) => {
   it.scoped("replaces a file whole, 0600, leaving no temporary file; makes folders 0700 level by level", () =>
     Effect.gen(function* () {
       const files = yield* FileSystem.FileSystem
       const path = yield* Path.Path
       const dir = yield* files.makeTempDirectoryScoped()
-      const atomic = AtomicFiles.make(files, path, process.pid)
+      const atomic = AtomicFiles.make(files, path, process.pid, native)
       const folder = path.join(dir, "a", "b")
       yield* Effect.orDie(atomic.makeDirectories(folder))
       assert.strictEqual(fs.statSync(path.join(dir, "a")).mode & 0o777, 0o700)
@@ -166,6 +171,47 @@ describe("AtomicFiles", () => {
       assert.isTrue(Option.isSome(yield* atomic.statOption(file)))
       const suffixes = yield* Effect.all([atomic.uniqueSuffix, atomic.uniqueSuffix])
       assert.notStrictEqual(suffixes[0], suffixes[1])
+    }).pipe(Effect.provide(platform))
+  )
+
+  it.scoped("gives the written file's information as a stat of the file gives it afterwards", () =>
+    Effect.gen(function* () {
+      const files = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const dir = yield* files.makeTempDirectoryScoped()
+      const atomic = AtomicFiles.make(files, path, process.pid, native)
+      const file = path.join(dir, "report.md")
+      yield* atomic.writeAtomically(file, "old")
+      const info = yield* atomic.writeAtomically(file, "the new text")
+      const after = yield* files.stat(file)
+      assert.deepStrictEqual(Option.getOrUndefined(info.ino), Option.getOrUndefined(after.ino))
+      assert.strictEqual(info.size, after.size)
+      assert.strictEqual(Number(info.size), "the new text".length)
+      assert.deepStrictEqual(Option.getOrUndefined(info.mtime), Option.getOrUndefined(after.mtime))
+    }).pipe(Effect.provide(platform))
+  )
+
+  it.scoped("an empty text is written as an empty file", () =>
+    Effect.gen(function* () {
+      const files = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const dir = yield* files.makeTempDirectoryScoped()
+      const file = path.join(dir, "empty")
+      yield* AtomicFiles.make(files, path, process.pid, native).writeAtomically(file, "")
+      assert.strictEqual(fs.readFileSync(file, "utf8"), "")
+      assert.deepStrictEqual(fs.readdirSync(dir), ["empty"])
+    }).pipe(Effect.provide(platform))
+  )
+
+  it.scoped("a write into a missing folder fails and leaves the folder's parent as it was", () =>
+    Effect.gen(function* () {
+      const files = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const dir = yield* files.makeTempDirectoryScoped()
+      const atomic = AtomicFiles.make(files, path, process.pid, native)
+      const error = yield* Effect.flip(atomic.writeOrFail(path.join(dir, "missing", "file"), "text"))
+      assert.strictEqual(error._tag === "SystemError" ? error.reason : error._tag, "NotFound")
+      assert.deepStrictEqual(fs.readdirSync(dir), [])
     }).pipe(Effect.provide(platform))
   )
 })

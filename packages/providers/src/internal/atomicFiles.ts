@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import { isAlreadyExists, isNotFound, orDieWith } from "./fileErrors.js"
+import type { NativeFiles } from "./nativeFiles.js"
 
 export interface AtomicFiles {
   /**
@@ -21,20 +22,36 @@ export interface AtomicFiles {
   readonly statOption: (file: string) => Effect.Effect<Option.Option<FileSystem.File.Info>>
   /**
    * Writes a temporary file next to `file` (mode 0600), syncs it, renames it over `file`, and syncs the folder, by
-   * opening it or with `syncFolder` (a folder the caller keeps open).
+   * opening it or with `syncFolder` (a folder the caller keeps open). Gives the written file's information, as a
+   * stat of `file` would right after.
    */
-  readonly writeAtomically: (file: string, text: string, syncFolder?: Effect.Effect<void>) => Effect.Effect<void>
+  readonly writeAtomically: (
+    file: string,
+    text: string,
+    syncFolder?: Effect.Effect<void>
+  ) => Effect.Effect<FileSystem.File.Info>
   /** `writeAtomically` for callers that report a failed write themselves. */
   readonly writeOrFail: (
     file: string,
     text: string,
     syncFolder?: Effect.Effect<void>
-  ) => Effect.Effect<void, PlatformError>
+  ) => Effect.Effect<FileSystem.File.Info, PlatformError>
   /** A suffix no other temporary file of this process, or of another on the host, has. */
   readonly uniqueSuffix: Effect.Effect<string>
 }
 
-export const make = (fs: FileSystem.FileSystem, path: Path.Path, pid: number): AtomicFiles => {
+const encoder = new TextEncoder()
+
+/**
+ * The operations over `fs`; with `native`, the system's own calls for the same paths (the store's hot paths: stats,
+ * folders, and the temporary file of an atomic write).
+ */
+export const make = (
+  fs: FileSystem.FileSystem,
+  path: Path.Path,
+  pid: number,
+  native?: NativeFiles | undefined
+): AtomicFiles => {
   let counter = 0
 
   const uniqueSuffix = Effect.map(Random.nextIntBetween(0, 0x7fffffff), (random) => {
@@ -42,22 +59,42 @@ export const make = (fs: FileSystem.FileSystem, path: Path.Path, pid: number): A
     return `${pid}-${counter}-${random.toString(36)}`
   })
 
+  const statOrFail = (file: string): Effect.Effect<Option.Option<FileSystem.File.Info>, PlatformError> =>
+    native !== undefined
+      ? native.stat(file)
+      : fs.stat(file).pipe(
+          Effect.map(Option.some),
+          Effect.catchIf(isNotFound, () => Effect.succeedNone)
+        )
+
+  const makeDirectory = (folder: string) =>
+    native !== undefined ? native.makeDirectory(folder, 0o700) : fs.makeDirectory(folder, { mode: 0o700 })
+
   const makeDirectories = (folder: string): Effect.Effect<void, PlatformError> =>
-    Effect.flatMap(Effect.option(fs.stat(folder)), (stat) => {
-      if (Option.isSome(stat)) return Effect.void
+    Effect.flatMap(Effect.option(statOrFail(folder)), (stat) => {
+      if (Option.isSome(stat) && Option.isSome(stat.value)) return Effect.void
       const parent = path.dirname(folder)
       return Effect.zipRight(
         parent === folder ? Effect.void : makeDirectories(parent),
-        fs.makeDirectory(folder, { mode: 0o700 }).pipe(Effect.catchIf(isAlreadyExists, () => Effect.void))
+        makeDirectory(folder).pipe(Effect.catchIf(isAlreadyExists, () => Effect.void))
       )
     })
 
-  const statOption = (file: string) =>
-    fs.stat(file).pipe(
-      Effect.map(Option.some),
-      Effect.catchIf(isNotFound, () => Effect.succeedNone),
-      orDieWith(`cannot stat ${file}`)
-    )
+  const statOption = (file: string) => orDieWith(`cannot stat ${file}`)(statOrFail(file))
+
+  /** Creates the temporary file with its text, synced, and gives its information. */
+  const writeTemporary = (temporary: string, text: string): Effect.Effect<FileSystem.File.Info, PlatformError> =>
+    native !== undefined
+      ? native.writeNew(temporary, encoder.encode(text))
+      : Effect.scoped(
+          Effect.gen(function* () {
+            const handle = yield* fs.open(temporary, { flag: "wx", mode: 0o600 })
+            // The platform's writeAll fails on an empty buffer ("write returned 0 bytes written").
+            if (text !== "") yield* handle.writeAll(encoder.encode(text))
+            yield* handle.sync
+            return yield* handle.stat
+          })
+        )
 
   // Not every platform can open a folder.
   const syncFolder = (folder: string) =>
@@ -66,17 +103,13 @@ export const make = (fs: FileSystem.FileSystem, path: Path.Path, pid: number): A
   const writeOrFail = (file: string, text: string, syncTheFolder = syncFolder(path.dirname(file))) =>
     Effect.gen(function* () {
       const temporary = `${file}.tmp-${yield* uniqueSuffix}`
-      const write = Effect.scoped(
-        Effect.gen(function* () {
-          const handle = yield* fs.open(temporary, { flag: "wx", mode: 0o600 })
-          // The platform's writeAll fails on an empty buffer ("write returned 0 bytes written").
-          if (text !== "") yield* handle.writeAll(new TextEncoder().encode(text))
-          yield* handle.sync
-        })
-      ).pipe(Effect.zipRight(fs.rename(temporary, file)))
-      yield* write.pipe(Effect.tapError(() => Effect.ignore(fs.remove(temporary))))
+      const rename = native !== undefined ? native.rename(temporary, file) : fs.rename(temporary, file)
+      const info = yield* Effect.zipLeft(writeTemporary(temporary, text), rename).pipe(
+        Effect.tapError(() => Effect.ignore(native !== undefined ? native.remove(temporary) : fs.remove(temporary)))
+      )
       // The rename is durable only once the folder itself is synced.
       yield* syncTheFolder
+      return info
     })
 
   const writeAtomically = (file: string, text: string, syncTheFolder?: Effect.Effect<void>) =>

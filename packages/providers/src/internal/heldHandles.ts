@@ -29,8 +29,14 @@ interface Held {
   open?: { readonly file: FileSystem.File; readonly scope: Scope.CloseableScope }
 }
 
-/** Held files of the sessions, each opened by `open` (which closes it when its scope closes). */
-export const make = (open: (id: string) => Effect.Effect<FileSystem.File, PlatformError, Scope.Scope>): HeldHandles => {
+/**
+ * Held files of the sessions, each opened by `open` (which closes it when its scope closes), and synced by `syncFile`
+ * (the file's own sync unless the caller has a cheaper one for its descriptors).
+ */
+export const make = (
+  open: (id: string) => Effect.Effect<FileSystem.File, PlatformError, Scope.Scope>,
+  syncFile: (file: FileSystem.File) => Effect.Effect<void, PlatformError> = (file) => file.sync
+): HeldHandles => {
   const held = new Map<string, Held>()
 
   const openNow = (id: string, entry: Held) =>
@@ -64,8 +70,8 @@ export const make = (open: (id: string) => Effect.Effect<FileSystem.File, Platfo
 
   const sync = (id: string) =>
     Option.match(get(id), {
-      onNone: () => Effect.scoped(Effect.flatMap(open(id), (file) => file.sync)),
-      onSome: (file) => Effect.flatMap(file, (opened) => opened.sync)
+      onNone: () => Effect.scoped(Effect.flatMap(open(id), syncFile)),
+      onSome: (file) => Effect.flatMap(file, syncFile)
     })
 
   return { hold, release, get, opened: (id) => held.get(id)?.open?.file, sync }

@@ -10,6 +10,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as os from "node:os"
 import { isAlreadyExists, isNotFound, orDieWith } from "./fileErrors.js"
+import type { NativeFiles } from "./nativeFiles.js"
 
 /** The process that takes locks, and how it tells whether another process of its host still runs. */
 export interface Host {
@@ -55,8 +56,15 @@ export const LockHolder = Schema.Struct({
 export type LockHolder = typeof LockHolder.Type
 const LockHolderJson = Schema.parseJson(LockHolder)
 
-/** The lock-file operations over a file system, for one host. */
-export const make = (fs: FileSystem.FileSystem, host: Host) => {
+/**
+ * The lock-file operations over a file system, for one host; with `native`, the system's own calls for taking a lock
+ * and letting it go.
+ */
+export const make = (fs: FileSystem.FileSystem, host: Host, native?: NativeFiles | undefined) => {
+  const readText = (file: string) => (native !== undefined ? native.readText(file) : fs.readFileString(file))
+  const link = (from: string, to: string) => (native !== undefined ? native.link(from, to) : fs.link(from, to))
+  const remove = (file: string) => (native !== undefined ? native.remove(file) : fs.remove(file))
+
   const describeHolder = (holder: LockHolder, file: string): string =>
     holder.hostname === host.hostname
       ? `pid ${holder.pid} since ${holder.startedAt}; lock file ${file}`
@@ -64,21 +72,25 @@ export const make = (fs: FileSystem.FileSystem, host: Host) => {
         `that run is alive: remove ${file} if it is not`
 
   const readHolder = (file: string) =>
-    fs.readFileString(file).pipe(
+    readText(file).pipe(
       Effect.flatMap((text) => Effect.option(Schema.decode(LockHolderJson)(text))),
       Effect.map(Option.some),
       Effect.catchIf(isNotFound, () => Effect.succeedNone),
       orDieWith(`cannot read ${file}`)
     )
 
-  const writeHolder = (file: string, holder: LockHolder) =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        const handle = yield* fs.open(file, { flag: "wx", mode: 0o600 })
-        yield* handle.writeAll(new TextEncoder().encode(Schema.encodeSync(LockHolderJson)(holder)))
-        yield* handle.sync
-      })
-    )
+  const writeHolder = (file: string, holder: LockHolder) => {
+    const bytes = new TextEncoder().encode(Schema.encodeSync(LockHolderJson)(holder))
+    return native !== undefined
+      ? Effect.asVoid(native.writeNew(file, bytes))
+      : Effect.scoped(
+          Effect.gen(function* () {
+            const handle = yield* fs.open(file, { flag: "wx", mode: 0o600 })
+            yield* handle.writeAll(bytes)
+            yield* handle.sync
+          })
+        )
+  }
 
   /**
    * Creates the lock file exclusively with its full contents at once: written aside, then linked, which fails if
@@ -88,7 +100,7 @@ export const make = (fs: FileSystem.FileSystem, host: Host) => {
     Effect.gen(function* () {
       const temporary = `${file}.tmp-${holder.token}`
       yield* orDieWith(`cannot write ${temporary}`)(writeHolder(temporary, holder))
-      return yield* fs.link(temporary, file).pipe(
+      return yield* link(temporary, file).pipe(
         Effect.as(true),
         Effect.catchIf(isAlreadyExists, () => Effect.succeed(false)),
         Effect.catchAll(() =>
@@ -98,7 +110,7 @@ export const make = (fs: FileSystem.FileSystem, host: Host) => {
           )
         ),
         orDieWith(`cannot create ${file}`),
-        Effect.ensuring(Effect.ignore(fs.remove(temporary)))
+        Effect.ensuring(Effect.ignore(remove(temporary)))
       )
     })
 
@@ -129,7 +141,7 @@ export const make = (fs: FileSystem.FileSystem, host: Host) => {
     Effect.gen(function* () {
       const holder = yield* readHolder(file)
       if (Option.exists(Option.flatten(holder), (h) => h.token === token)) {
-        yield* orDieWith(`cannot remove ${file}`)(fs.remove(file))
+        yield* orDieWith(`cannot remove ${file}`)(remove(file))
       }
     }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("FileSessionStore: could not release a lock", cause)))
 

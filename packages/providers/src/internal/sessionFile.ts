@@ -139,12 +139,9 @@ export const known = ({ fs, statOption, uniqueSuffix }: Files) => {
       }
     })
 
-  /** After the store wrote `file`: remembers it as written, in the current version. */
-  const written = (id: string, file: string) =>
-    Effect.map(statOption(file), (info) => {
-      if (Option.isSome(info)) stamps.set(id, { identity: identityOf(info.value), version: Session.currentVersion })
-      else stamps.delete(id)
-    })
+  /** After the store wrote the session's file: remembers it as written (`info`, from the write), in the current version. */
+  const written = (id: string, info: FileSystem.File.Info) =>
+    Effect.sync(() => void stamps.set(id, { identity: identityOf(info), version: Session.currentVersion }))
 
   /** Forgets a session's file: another process may write it next. */
   const forget = (id: string) => void stamps.delete(id)

@@ -1,0 +1,155 @@
+/**
+ * The file store's hot file operations done by the system directly, for a `FileSystem` whose paths and descriptors
+ * are the system's (Node's; `FileSessionStore.layerNode` gives them). Through `@effect/platform-node` an operation
+ * costs the event loop about sixty microseconds of CPU; a raw Node callback about twenty, a synchronous call a few
+ * plus the kernel's own work. So the calls that only read or fill the kernel's caches (stat, write, read, close) are
+ * synchronous; those that change a folder (create, rename, link, remove: each a journal entry of up to a hundred
+ * microseconds of kernel work, which can wait for the journal) and syncs (which wait for the disk) go through the
+ * thread pool by raw callbacks, so that the event loop never waits for the disk or the journal. Failures are the
+ * platform's `SystemError`s, with the same reasons as `NodeFileSystem`'s.
+ */
+import { type PlatformError, SystemError, type SystemErrorReason } from "@effect/platform/Error"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as nodeFs from "node:fs"
+
+export interface NativeFiles {
+  /** A file's information, `None` when there is no such file. */
+  readonly stat: (path: string) => Effect.Effect<Option.Option<FileSystem.File.Info>, PlatformError>
+  /**
+   * Creates `file` exclusively (mode 0600) with all of `bytes`, syncs it to the disk, and gives its information (its
+   * identity stays the same when it is renamed or linked).
+   */
+  readonly writeNew: (file: string, bytes: Uint8Array) => Effect.Effect<FileSystem.File.Info, PlatformError>
+  readonly rename: (from: string, to: string) => Effect.Effect<void, PlatformError>
+  /** A hard link `to` the file `from`; fails with `AlreadyExists` when `to` exists. */
+  readonly link: (from: string, to: string) => Effect.Effect<void, PlatformError>
+  /** Removes a file (not a folder). */
+  readonly remove: (path: string) => Effect.Effect<void, PlatformError>
+  readonly readText: (path: string) => Effect.Effect<string, PlatformError>
+  /** Makes one folder (its parent must exist). */
+  readonly makeDirectory: (path: string, mode: number) => Effect.Effect<void, PlatformError>
+  /** Syncs an open descriptor to the disk, through the thread pool: the event loop does not wait for the disk. */
+  readonly sync: (fd: number) => Effect.Effect<void, PlatformError>
+}
+
+const reasonOf = (code: unknown): SystemErrorReason => {
+  switch (code) {
+    case "ENOENT":
+      return "NotFound"
+    case "EACCES":
+      return "PermissionDenied"
+    case "EEXIST":
+      return "AlreadyExists"
+    case "EISDIR":
+    case "ENOTDIR":
+    case "ELOOP":
+      return "BadResource"
+    case "EBUSY":
+      return "Busy"
+    default:
+      return "Unknown"
+  }
+}
+
+/** A system call's failure as the platform's error. */
+const systemError = (method: string, pathOrDescriptor: string | number, error: unknown): PlatformError =>
+  new SystemError({
+    reason: reasonOf(Predicate.hasProperty(error, "code") ? error.code : undefined),
+    module: "FileSystem",
+    method,
+    pathOrDescriptor,
+    description: error instanceof Error ? error.message : String(error),
+    cause: error
+  })
+
+const attempt = <A>(method: string, path: string | number, run: () => A): Effect.Effect<A, PlatformError> =>
+  Effect.try({ try: run, catch: (error) => systemError(method, path, error) })
+
+/** The same information `NodeFileSystem` gives. */
+const infoOf = (stat: nodeFs.Stats): FileSystem.File.Info => ({
+  type: stat.isFile()
+    ? "File"
+    : stat.isDirectory()
+      ? "Directory"
+      : stat.isSymbolicLink()
+        ? "SymbolicLink"
+        : stat.isBlockDevice()
+          ? "BlockDevice"
+          : stat.isCharacterDevice()
+            ? "CharacterDevice"
+            : stat.isFIFO()
+              ? "FIFO"
+              : stat.isSocket()
+                ? "Socket"
+                : "Unknown",
+  mtime: Option.fromNullable(stat.mtime),
+  atime: Option.fromNullable(stat.atime),
+  birthtime: Option.fromNullable(stat.birthtime),
+  dev: stat.dev,
+  rdev: Option.fromNullable(stat.rdev),
+  ino: Option.fromNullable(stat.ino),
+  mode: stat.mode,
+  nlink: Option.fromNullable(stat.nlink),
+  uid: Option.fromNullable(stat.uid),
+  gid: Option.fromNullable(stat.gid),
+  size: FileSystem.Size(stat.size),
+  blksize: Option.map(Option.fromNullable(stat.blksize), FileSystem.Size),
+  blocks: Option.fromNullable(stat.blocks)
+})
+
+/** A call through the thread pool, by Node's callback. */
+const pooled = <A>(
+  method: string,
+  path: string | number,
+  call: (callback: (error: NodeJS.ErrnoException | null, result: A) => void) => void
+): Effect.Effect<A, PlatformError> =>
+  Effect.async<A, PlatformError>((resume) => {
+    call((error, result) =>
+      resume(error === null ? Effect.succeed(result) : Effect.fail(systemError(method, path, error)))
+    )
+  })
+
+const sync = (fd: number): Effect.Effect<void, PlatformError> =>
+  pooled<void>("sync", fd, (callback) => nodeFs.fsync(fd, (error) => callback(error, undefined)))
+
+const writeNew = (file: string, bytes: Uint8Array): Effect.Effect<FileSystem.File.Info, PlatformError> =>
+  Effect.flatMap(
+    pooled<number>("open", file, (callback) => nodeFs.open(file, "wx", 0o600, callback)),
+    (fd) =>
+      Effect.gen(function* () {
+        yield* attempt("write", file, () => {
+          let offset = 0
+          while (offset < bytes.length) offset += nodeFs.writeSync(fd, bytes, offset)
+        })
+        yield* sync(fd)
+        return yield* attempt("stat", file, () => infoOf(nodeFs.fstatSync(fd)))
+      }).pipe(Effect.ensuring(Effect.ignore(attempt("close", file, () => nodeFs.closeSync(fd)))))
+  ).pipe(
+    // Never closed while its sync runs in the thread pool: the descriptor could be another file's by then.
+    Effect.uninterruptible
+  )
+
+/** Node's file system. */
+export const node: NativeFiles = {
+  stat: (path) =>
+    attempt("stat", path, () => {
+      const stat = nodeFs.statSync(path, { throwIfNoEntry: false })
+      return stat === undefined ? Option.none() : Option.some(infoOf(stat))
+    }),
+  writeNew,
+  rename: (from, to) =>
+    pooled<void>("rename", from, (callback) => nodeFs.rename(from, to, (error) => callback(error, undefined))),
+  link: (from, to) =>
+    pooled<void>("link", from, (callback) => nodeFs.link(from, to, (error) => callback(error, undefined))),
+  remove: (path) =>
+    pooled<void>("remove", path, (callback) => nodeFs.unlink(path, (error) => callback(error, undefined))),
+  readText: (path) => attempt("readFile", path, () => nodeFs.readFileSync(path, "utf8")),
+  makeDirectory: (path, mode) =>
+    pooled<void>("makeDirectory", path, (callback) =>
+      nodeFs.mkdir(path, { mode }, (error) => callback(error, undefined))
+    ),
+  sync
+}
