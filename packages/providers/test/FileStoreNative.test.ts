@@ -42,7 +42,7 @@ const recorded = () => {
   const note = (what: string) => Effect.sync(() => void calls.push(what))
   const native: NativeFiles.NativeFiles = {
     ...NativeFiles.node,
-    writeNew: (file, bytes) => Effect.zipRight(note(`writeNew ${file}`), NativeFiles.node.writeNew(file, bytes)),
+    writeNew: (file, text) => Effect.zipRight(note(`writeNew ${file}`), NativeFiles.node.writeNew(file, text)),
     sync: (fd) => Effect.zipRight(note(`sync ${fs.readlinkSync(`/proc/self/fd/${fd}`)}`), NativeFiles.node.sync(fd))
   }
   return { calls, native }
@@ -147,10 +147,10 @@ describe("NativeFiles.node", () => {
       const reason = (error: { readonly _tag: string; readonly reason?: string }) => error.reason ?? error._tag
       assert.strictEqual(reason(yield* Effect.flip(native.readText(file))), "NotFound")
       assert.strictEqual(reason(yield* Effect.flip(native.remove(file))), "NotFound")
-      const info = yield* native.writeNew(file, new TextEncoder().encode("text"))
+      const info = yield* native.writeNew(file, "text")
       assert.strictEqual(info.type, "File")
       assert.strictEqual(Number(info.size), 4)
-      assert.strictEqual(reason(yield* Effect.flip(native.writeNew(file, new Uint8Array(1)))), "AlreadyExists")
+      assert.strictEqual(reason(yield* Effect.flip(native.writeNew(file, "again"))), "AlreadyExists")
       assert.strictEqual(reason(yield* Effect.flip(native.link(file, file))), "AlreadyExists")
       assert.strictEqual(yield* native.readText(file), "text")
     }).pipe(Effect.provide(platform))

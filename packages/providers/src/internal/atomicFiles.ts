@@ -85,7 +85,7 @@ export const make = (
   /** Creates the temporary file with its text, synced, and gives its information. */
   const writeTemporary = (temporary: string, text: string): Effect.Effect<FileSystem.File.Info, PlatformError> =>
     native !== undefined
-      ? native.writeNew(temporary, encoder.encode(text))
+      ? native.writeNew(temporary, text)
       : Effect.scoped(
           Effect.gen(function* () {
             const handle = yield* fs.open(temporary, { flag: "wx", mode: 0o600 })

@@ -80,13 +80,13 @@ export const make = (fs: FileSystem.FileSystem, host: Host, native?: NativeFiles
     )
 
   const writeHolder = (file: string, holder: LockHolder) => {
-    const bytes = new TextEncoder().encode(Schema.encodeSync(LockHolderJson)(holder))
+    const text = Schema.encodeSync(LockHolderJson)(holder)
     return native !== undefined
-      ? Effect.asVoid(native.writeNew(file, bytes))
+      ? Effect.asVoid(native.writeNew(file, text))
       : Effect.scoped(
           Effect.gen(function* () {
             const handle = yield* fs.open(file, { flag: "wx", mode: 0o600 })
-            yield* handle.writeAll(bytes)
+            yield* handle.writeAll(new TextEncoder().encode(text))
             yield* handle.sync
           })
         )
