@@ -59,14 +59,11 @@ export interface Options {
    * Node's): stats, atomic writes, lock files and syncs of held files made with them cost a few microseconds of the
    * event loop's CPU each instead of a trip through the thread pool; syncs still wait for the disk off the event loop.
    */
-  readonly native?: Native | undefined
+  readonly native?: NativeFiles.NativeFiles | undefined
 }
 
-/** The system's own file calls the store can use (`Options.native`). */
-export type Native = NativeFiles.NativeFiles
-
 /** Node's file calls, for `Options.native` (what `layerNode` gives). */
-export const nodeNative: Native = NativeFiles.node
+export const nodeNative: NativeFiles.NativeFiles = NativeFiles.node
 
 /** The process that takes locks, and how it tells whether another process of its host still runs. */
 export type Host = LockFile.Host
@@ -247,36 +244,12 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       )
     })
 
-    const liveness = (summary: Session.SessionSummary) =>
-      summary.status !== "running"
-        ? Effect.succeed(summary)
-        : Effect.map(lockFiles.readHolder(fileOf(summary.id, lockFileName)), (lock) =>
-            SessionSummaries.withLiveness(summary, lock, host)
-          )
-
-    const summaryOf = (id: string) =>
-      sessionFiles.load(id, fileOf(id, sessionFileName)).pipe(
-        Effect.flatMap((session) => Effect.map(liveness(Session.summarize(session)), Option.some)),
-        // One session that cannot be read is listed as such; the others are listed all the same.
-        Effect.catchAllDefect((defect) =>
-          Effect.succeed(
-            Option.some(SessionSummaries.unreadable(id, defect instanceof Error ? defect.message : String(defect)))
-          )
-        ),
-        Effect.catchTags({
-          SessionNotFound: () => Effect.succeedNone,
-          SessionCorrupt: (error) =>
-            Effect.gen(function* () {
-              yield* Effect.logWarning(`FileSessionStore: ${error.message}`)
-              const info = yield* statOption(error.path)
-              const modified = Option.match(
-                Option.flatMap(info, (i) => i.mtime),
-                { onNone: () => 0, onSome: (date) => date.getTime() }
-              )
-              return Option.some(SessionSummaries.corrupt(id, error.reason, modified))
-            })
-        })
-      )
+    const summaryOf = SessionSummaries.summaryOf({
+      load: (id) => sessionFiles.load(id, fileOf(id, sessionFileName)),
+      readLock: (id) => lockFiles.readHolder(fileOf(id, lockFileName)),
+      statOption,
+      host
+    })
 
     const list = Effect.gen(function* () {
       const names = yield* fs.readDirectory(directory).pipe(

@@ -1,8 +1,11 @@
 /**
- * How the file store lists a session it cannot list as saved: one the system will not let it read, one whose file is
- * corrupt, and one saved as running whose run is gone.
+ * How the file store lists a session: as saved, or as one it cannot list as saved: one the system will not let it
+ * read, one whose file is corrupt, and one saved as running whose run is gone.
  */
+import type { Errors } from "@deep-research/core"
 import { Session } from "@deep-research/core"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as LockFile from "./lockFile.js"
 
@@ -45,3 +48,43 @@ export const withLiveness = (
     (Option.isNone(lock.value) || lock.value.value.hostname !== host.hostname || host.isAlive(lock.value.value.pid))
   return held ? summary : new Session.SessionSummary({ ...summary, status: "interrupted" })
 }
+
+/** What listing needs of its store. */
+export interface Listing {
+  /** Reads a session's file. */
+  readonly load: (id: string) => Effect.Effect<Session.Session, Errors.SessionNotFound | Errors.SessionCorrupt>
+  /** Who holds a session's lock: `None` when there is no lock, `Some(None)` when it cannot be read. */
+  readonly readLock: (id: string) => Effect.Effect<Option.Option<Option.Option<LockFile.LockHolder>>>
+  readonly statOption: (file: string) => Effect.Effect<Option.Option<FileSystem.File.Info>>
+  readonly host: LockFile.Host
+}
+
+/** A session's line of the listing; `None` when it has no file (any more). */
+export const summaryOf =
+  ({ host, load, readLock, statOption }: Listing) =>
+  (id: string): Effect.Effect<Option.Option<Session.SessionSummary>> =>
+    load(id).pipe(
+      Effect.flatMap((session) => {
+        const summary = Session.summarize(session)
+        return summary.status !== "running"
+          ? Effect.succeed(Option.some(summary))
+          : Effect.map(readLock(id), (lock) => Option.some(withLiveness(summary, lock, host)))
+      }),
+      // One session that cannot be read is listed as such; the others are listed all the same.
+      Effect.catchAllDefect((defect) =>
+        Effect.succeed(Option.some(unreadable(id, defect instanceof Error ? defect.message : String(defect))))
+      ),
+      Effect.catchTags({
+        SessionNotFound: () => Effect.succeedNone,
+        SessionCorrupt: (error) =>
+          Effect.gen(function* () {
+            yield* Effect.logWarning(`FileSessionStore: ${error.message}`)
+            const info = yield* statOption(error.path)
+            const modified = Option.match(
+              Option.flatMap(info, (i) => i.mtime),
+              { onNone: () => 0, onSome: (date) => date.getTime() }
+            )
+            return Option.some(corrupt(id, error.reason, modified))
+          })
+      })
+    )
