@@ -1,17 +1,18 @@
 /**
- * A circuit breaker for one provider, kept in a `Ref` and timed with `Clock` (so `TestClock` drives it). Closed, it
+ * A circuit breaker for one provider, timed with `Clock` (so `TestClock` drives it). Closed, it
  * lets calls through and counts consecutive failures that say the provider is down; at the threshold it opens and
  * refuses calls with `CircuitOpen` without making them; after the reset timeout it lets one trial call through
  * (half-open): a success closes it, a counted failure opens it again.
+ *
+ * Its state is a variable read and replaced in one synchronous step (as atomic as a `Ref`, which every call of every
+ * session would otherwise go through several steps of the runtime to reach).
  */
 import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import * as Ref from "effect/Ref"
 import { CircuitOpen, tripsBreaker } from "./Errors.js"
 import * as ResearchEvents from "./ResearchEvents.js"
 
@@ -61,14 +62,14 @@ export const defaultIsFailure = (error: unknown): boolean =>
   Predicate.hasProperty(error, "_tag") && typeof error._tag === "string" && tripsBreaker({ _tag: error._tag })
 
 /** Makes a closed breaker. */
-export const make = (options: Options): Effect.Effect<CircuitBreaker> =>
-  Effect.map(Ref.make<Internal>({ _tag: "Closed", failures: 0 }), (ref) => fromRef(options, ref))
+export const make = (options: Options): Effect.Effect<CircuitBreaker> => Effect.sync(() => unsafeMake(options))
 
-const fromRef = (options: Options, ref: Ref.Ref<Internal>): CircuitBreaker => {
+const unsafeMake = (options: Options): CircuitBreaker => {
   const provider = options.provider
   const threshold = Math.max(1, options.failureThreshold ?? 5)
   const resetMillis = Duration.toMillis(Duration.decode(options.resetTimeout ?? "30 seconds"))
   const isFailure = options.isFailure ?? defaultIsFailure
+  let current: Internal = { _tag: "Closed", failures: 0 }
 
   const announce = (state: State) =>
     Effect.zipRight(
@@ -76,47 +77,43 @@ const fromRef = (options: Options, ref: Ref.Ref<Internal>): CircuitBreaker => {
       ResearchEvents.publish({ _tag: "CircuitChanged", provider, state })
     )
 
-  const admit = (now: number) =>
-    Ref.modify(ref, (state): readonly [Admission, Internal] => {
-      switch (state._tag) {
-        case "Closed":
-          return [{ _tag: "Admit", trial: false, changed: false }, state]
-        case "Open":
-          return now >= state.retryAt
-            ? [
-                { _tag: "Admit", trial: true, changed: true },
-                { _tag: "HalfOpen", trialRunning: true }
-              ]
-            : [{ _tag: "Reject", retryAt: state.retryAt }, state]
-        case "HalfOpen":
-          // One trial at a time: the others are refused until it tells whether the provider is back.
-          return state.trialRunning
-            ? [{ _tag: "Reject", retryAt: now }, state]
-            : [
-                { _tag: "Admit", trial: true, changed: false },
-                { _tag: "HalfOpen", trialRunning: true }
-              ]
-      }
-    })
+  const admit = (now: number): Admission => {
+    const state = current
+    switch (state._tag) {
+      case "Closed":
+        return admitted
+      case "Open":
+        if (now < state.retryAt) return { _tag: "Reject", retryAt: state.retryAt }
+        current = { _tag: "HalfOpen", trialRunning: true }
+        return { _tag: "Admit", trial: true, changed: true }
+      case "HalfOpen":
+        // One trial at a time: the others are refused until it tells whether the provider is back.
+        if (state.trialRunning) return { _tag: "Reject", retryAt: now }
+        current = { _tag: "HalfOpen", trialRunning: true }
+        return { _tag: "Admit", trial: true, changed: false }
+    }
+  }
 
   /** Records an outcome; returns the new state when it changed. */
-  const record = (trial: boolean, outcome: "success" | "failure" | "neutral", now: number) =>
-    Ref.modify(ref, (state): readonly [Option.Option<State>, Internal] => {
-      if (outcome === "success") {
-        return [state._tag === "Closed" ? Option.none() : Option.some("closed"), { _tag: "Closed", failures: 0 }]
+  const record = (trial: boolean, outcome: "success" | "failure" | "neutral", now: number): State | undefined => {
+    const state = current
+    if (outcome === "success") {
+      if (state._tag === "Closed" && state.failures === 0) return undefined
+      current = closed
+      return state._tag === "Closed" ? undefined : "closed"
+    }
+    if (outcome === "failure") {
+      if (state._tag === "HalfOpen" || (state._tag === "Closed" && state.failures + 1 >= threshold)) {
+        current = { _tag: "Open", retryAt: now + resetMillis }
+        return "open"
       }
-      if (outcome === "failure") {
-        if (state._tag === "HalfOpen" || (state._tag === "Closed" && state.failures + 1 >= threshold)) {
-          return [Option.some("open"), { _tag: "Open", retryAt: now + resetMillis }]
-        }
-        if (state._tag === "Closed") return [Option.none(), { _tag: "Closed", failures: state.failures + 1 }]
-        return [Option.none(), state]
-      }
-      // Neither verdict (a rate limit, a bad request, an interruption): a trial ends without deciding.
-      return trial && state._tag === "HalfOpen"
-        ? [Option.none(), { _tag: "HalfOpen", trialRunning: false }]
-        : [Option.none(), state]
-    })
+      if (state._tag === "Closed") current = { _tag: "Closed", failures: state.failures + 1 }
+      return undefined
+    }
+    // Neither verdict (a rate limit, a bad request, an interruption): a trial ends without deciding.
+    if (trial && state._tag === "HalfOpen") current = { _tag: "HalfOpen", trialRunning: false }
+    return undefined
+  }
 
   const outcomeOf = <A, E>(exit: Exit.Exit<A, E>): "success" | "failure" | "neutral" => {
     if (Exit.isSuccess(exit)) return "success"
@@ -126,27 +123,25 @@ const fromRef = (options: Options, ref: Ref.Ref<Internal>): CircuitBreaker => {
 
   const protect = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | CircuitOpen, R> =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function* () {
-        const admission = yield* Effect.flatMap(Clock.currentTimeMillis, admit)
-        if (admission._tag === "Reject") {
-          return yield* Effect.fail(new CircuitOpen({ provider, retryAt: admission.retryAt }))
-        }
-        if (admission.changed) yield* announce("half_open")
-        const exit = yield* Effect.exit(restore(effect))
-        const now = yield* Clock.currentTimeMillis
-        const changed = yield* record(admission.trial, outcomeOf(exit), now)
-        if (Option.isSome(changed)) yield* announce(changed.value)
-        return yield* exit
+      Effect.clockWith((clock): Effect.Effect<A, E | CircuitOpen, R> => {
+        const admission = admit(clock.unsafeCurrentTimeMillis())
+        if (admission._tag === "Reject") return Effect.fail(new CircuitOpen({ provider, retryAt: admission.retryAt }))
+        const run = Effect.flatMap(Effect.exit(restore(effect)), (exit) => {
+          const changed = record(admission.trial, outcomeOf(exit), clock.unsafeCurrentTimeMillis())
+          return changed === undefined ? exit : Effect.zipRight(announce(changed), exit)
+        })
+        return admission.changed ? Effect.zipRight(announce("half_open"), run) : run
       })
     )
 
-  const state = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    Effect.map(Ref.get(ref), (internal): State => {
+  const state = Effect.clockWith((clock) =>
+    Effect.sync((): State => {
+      const internal = current
       switch (internal._tag) {
         case "Closed":
           return "closed"
         case "Open":
-          return now >= internal.retryAt ? "half_open" : "open"
+          return clock.unsafeCurrentTimeMillis() >= internal.retryAt ? "half_open" : "open"
         case "HalfOpen":
           return "half_open"
       }
@@ -155,3 +150,6 @@ const fromRef = (options: Options, ref: Ref.Ref<Internal>): CircuitBreaker => {
 
   return { provider, state, protect }
 }
+
+const closed: Internal = { _tag: "Closed", failures: 0 }
+const admitted: Admission = { _tag: "Admit", trial: false, changed: false }

@@ -18,7 +18,6 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import * as SynchronizedRef from "effect/SynchronizedRef"
 import * as CircuitBreaker from "./CircuitBreaker.js"
 import type * as ContentExtractor from "./ContentExtractor.js"
 import { isRetryable, Timeout } from "./Errors.js"
@@ -286,86 +285,134 @@ const describeError = (error: unknown): string =>
     ? `${Predicate.hasProperty(error, "_tag") ? String(error._tag) : error.name}: ${error.message}`
     : String(error)
 
+const traceRejection = (provider: string, error: unknown): Effect.Effect<void> =>
+  Predicate.isTagged(error, "CircuitOpen")
+    ? Telemetry.spanEvent("circuit_breaker.rejected", { "deep_research.provider": provider })
+    : Effect.void
+
+/** The retry schedule of a provider's calls, announcing each retry as an event, a span event and a debug log. */
+const announcedRetries = <E>(provider: string, policy: Policy) =>
+  retrySchedule<E>(policy, (error, retry, delay) =>
+    Effect.zipRight(
+      Effect.zipRight(
+        // The Retrying event says it to whoever watches; the log keeps it for debugging only (a warning too would
+        // show every retry twice).
+        Effect.logDebug(`${provider}: attempt ${retry} failed (${describeError(error)}); retrying`),
+        Telemetry.spanEvent("retry", {
+          "deep_research.provider": provider,
+          "deep_research.retry.attempt": retry,
+          "deep_research.retry.delay_ms": Duration.toMillis(delay),
+          "error.type": Telemetry.errorType(error)
+        })
+      ),
+      ResearchEvents.publish({
+        _tag: "Retrying",
+        provider,
+        attempt: retry,
+        delayMillis: Duration.toMillis(delay),
+        error: describeError(error)
+      })
+    )
+  )
+
+/**
+ * `attempt`, retried on the schedule when it fails. The schedule is made only once an attempt has failed (most calls
+ * succeed at once, and its driver costs a dozen runtime steps): the retries are then driven by it exactly as
+ * `Effect.retry` drives them, the first failure included.
+ */
+const retried = <A, E, R>(
+  provider: string,
+  policy: Policy,
+  attempt: Effect.Effect<A, E, R>,
+  traced: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.catchAll(attempt, (first) => {
+    let replayed = false
+    const again = Effect.suspend(() => {
+      if (replayed) return traced
+      replayed = true
+      return Effect.fail(first)
+    })
+    return Effect.zipRight(traceRejection(provider, first), Effect.retry(again, announcedRetries<E>(provider, policy)))
+  })
+
+/** One attempt through the breaker, the limiter, the permits and the time limit of a provider. */
+const attemptWith = <A, E, R>(
+  state: ProviderState,
+  provider: string,
+  effect: Effect.Effect<A, E, R>,
+  timeout: Duration.Duration
+): Effect.Effect<A, E | CircuitOpen | Timeout, R> =>
+  state.breaker.protect(
+    Effect.zipRight(
+      Telemetry.rateLimitWait(provider, state.limiter.acquire),
+      state.withPermit(
+        Effect.timeoutFail(effect, {
+          duration: timeout,
+          onTimeout: () => new Timeout({ provider, after: timeout })
+        })
+      )
+    ).pipe(
+      // The provider's answers set its pace: a 429 slows it (and pauses it for a retry-after), successes speed it up
+      // again.
+      Effect.tapBoth({
+        onFailure: (error) =>
+          Predicate.isTagged(error, "RateLimited")
+            ? state.limiter.rateLimited(
+                Option.getOrUndefined(
+                  Option.map(Option.fromNullable(retryAfterOf(error)), (wait) =>
+                    Duration.min(wait, state.policy.maxRetryDelay)
+                  )
+                )
+              )
+            : Effect.void,
+        onSuccess: () => state.limiter.succeeded
+      })
+    )
+  )
+
 const policy = (settings: Settings): Effect.Effect<Service> =>
-  Effect.gen(function* () {
-    const states = yield* SynchronizedRef.make(new Map<string, ProviderState>())
+  Effect.sync(() => {
+    // Looked up at every call, made at the first: a plain map, since a state made twice by two first calls at once
+    // is harmless (the second is dropped before use) and a lookup then costs no runtime step.
+    const states = new Map<string, ProviderState>()
     const wrapped = new WeakSet<object>()
 
     const stateOf = (provider: string, kind: Kind): Effect.Effect<ProviderState> => {
       const key = `${kind}:${provider}`
-      return SynchronizedRef.modifyEffect(states, (map) => {
-        const existing = map.get(key)
-        if (existing !== undefined) return Effect.succeed([existing, map] as const)
-        return Effect.map(
-          makeProviderState(provider, policyFor(settings, provider, kind)),
-          (state) => [state, new Map(map).set(key, state)] as const
-        )
+      const existing = states.get(key)
+      if (existing !== undefined) return Effect.succeed(existing)
+      return Effect.map(makeProviderState(provider, policyFor(settings, provider, kind)), (made) => {
+        const raced = states.get(key)
+        if (raced !== undefined) return raced
+        states.set(key, made)
+        return made
       })
+    }
+
+    const protectWith = <A, E, R>(
+      state: ProviderState,
+      provider: string,
+      effect: Effect.Effect<A, E, R>,
+      options: ProtectOptions | undefined
+    ): Effect.Effect<A, E | CircuitOpen | Timeout, R> => {
+      const timeout = Duration.decode(options?.attemptTimeout ?? state.policy.attemptTimeout)
+      const attempt = attemptWith(state, provider, effect, timeout)
+      const traced = Effect.tapError(attempt, (error) => traceRejection(provider, error))
+      return retried(provider, state.policy, attempt, traced)
     }
 
     const protect = <A, E, R>(
       provider: string,
       effect: Effect.Effect<A, E, R>,
       options?: ProtectOptions
-    ): Effect.Effect<A, E | CircuitOpen | Timeout, R> =>
-      Effect.flatMap(stateOf(provider, options?.kind ?? "model"), (state) => {
-        const timeout = Duration.decode(options?.attemptTimeout ?? state.policy.attemptTimeout)
-        const attempt = state.breaker.protect(
-          Effect.zipRight(
-            Telemetry.rateLimitWait(provider, state.limiter.acquire),
-            state.withPermit(
-              Effect.timeoutFail(effect, {
-                duration: timeout,
-                onTimeout: () => new Timeout({ provider, after: timeout })
-              })
-            )
-          ).pipe(
-            // The provider's answers set its pace: a 429 slows it (and pauses it for a retry-after), successes speed
-            // it up again.
-            Effect.tapBoth({
-              onFailure: (error) =>
-                Predicate.isTagged(error, "RateLimited")
-                  ? state.limiter.rateLimited(
-                      Option.getOrUndefined(
-                        Option.map(Option.fromNullable(retryAfterOf(error)), (wait) =>
-                          Duration.min(wait, state.policy.maxRetryDelay)
-                        )
-                      )
-                    )
-                  : Effect.void,
-              onSuccess: () => state.limiter.succeeded
-            })
-          )
-        )
-        const schedule = retrySchedule<E | CircuitOpen | Timeout>(state.policy, (error, retry, delay) =>
-          Effect.zipRight(
-            Effect.zipRight(
-              // The Retrying event says it to whoever watches; the log keeps it for debugging only (a warning too would
-              // show every retry twice).
-              Effect.logDebug(`${provider}: attempt ${retry} failed (${describeError(error)}); retrying`),
-              Telemetry.spanEvent("retry", {
-                "deep_research.provider": provider,
-                "deep_research.retry.attempt": retry,
-                "deep_research.retry.delay_ms": Duration.toMillis(delay),
-                "error.type": Telemetry.errorType(error)
-              })
-            ),
-            ResearchEvents.publish({
-              _tag: "Retrying",
-              provider,
-              attempt: retry,
-              delayMillis: Duration.toMillis(delay),
-              error: describeError(error)
-            })
-          )
-        )
-        const rejectionsTraced = Effect.tapError(attempt, (error) =>
-          Predicate.isTagged(error, "CircuitOpen")
-            ? Telemetry.spanEvent("circuit_breaker.rejected", { "deep_research.provider": provider })
-            : Effect.void
-        )
-        return Effect.retry(rejectionsTraced, schedule)
-      })
+    ): Effect.Effect<A, E | CircuitOpen | Timeout, R> => {
+      const kind = options?.kind ?? "model"
+      const existing = states.get(`${kind}:${provider}`)
+      return existing !== undefined
+        ? protectWith(existing, provider, effect, options)
+        : Effect.flatMap(stateOf(provider, kind), (state) => protectWith(state, provider, effect, options))
+    }
 
     const circuitState = (provider: string, kind: Kind = "model") =>
       Effect.flatMap(stateOf(provider, kind), (state) => state.breaker.state)

@@ -6,12 +6,12 @@
  * and a higher one is used when it is there.
  *
  * Effect's own `RateLimiter` takes a fixed rate for its lifetime; this one must change its rate while requests wait,
- * which is why it is made here, on `Ref` + `Clock` (so `TestClock` drives it).
+ * which is why it is made here, on `Clock` (so `TestClock` drives it). Its state is a variable read and replaced in one
+ * synchronous step (as atomic as a `Ref`, and a few runtime steps cheaper at every request).
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Ref from "effect/Ref"
 
 /** How a limiter starts and how far it may go. */
 export interface Options {
@@ -101,60 +101,75 @@ const refill = (state: State, now: number, burst: number): number =>
 
 /** Makes a limiter. */
 export const make = (options: Options): Effect.Effect<Limiter> =>
-  Effect.gen(function* () {
+  Effect.map(Clock.currentTimeMillis, (start) => {
     const burst = Math.max(1, options.burst)
-    const start = yield* Clock.currentTimeMillis
-    const state = yield* Ref.make<State>({
+    let state: State = {
       rate: options.ratePerSecond,
       tokens: burst,
       at: start,
       pausedUntil: start,
       successes: 0,
       sent: noneSent(start)
-    })
+    }
 
-    const acquire = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      Ref.modify(state, (s): readonly [number, State] => {
-        const sent = options.adaptive ? withOneMore(s.sent, now) : s.sent
-        const from = Math.max(now, s.pausedUntil)
-        if (s.rate === undefined) return [from - now, { ...s, sent }]
-        // A waiting caller reserves its token up front (the count goes below zero), so callers go in arrival order.
-        const left = refill(s, from, burst) - 1
-        const wait = from - now + (left >= 0 ? 0 : Math.ceil((-left * 1000) / s.rate))
-        return [wait, { ...s, tokens: left, at: from, sent }]
-      })
-    ).pipe(Effect.flatMap((wait) => (wait > 0 ? Effect.sleep(Duration.millis(wait)) : Effect.void)))
+    /** Takes a token at `now`; returns how long to wait for it. */
+    const reserve = (now: number): number => {
+      const s = state
+      const sent = options.adaptive ? withOneMore(s.sent, now) : s.sent
+      const from = Math.max(now, s.pausedUntil)
+      if (s.rate === undefined) {
+        state = { ...s, sent }
+        return from - now
+      }
+      // A waiting caller reserves its token up front (the count goes below zero), so callers go in arrival order.
+      const left = refill(s, from, burst) - 1
+      state = { ...s, tokens: left, at: from, sent }
+      return from - now + (left >= 0 ? 0 : Math.ceil((-left * 1000) / s.rate))
+    }
+
+    const acquire = Effect.clockWith((clock) => {
+      const wait = reserve(clock.unsafeCurrentTimeMillis())
+      return wait > 0 ? Effect.sleep(Duration.millis(wait)) : Effect.void
+    })
 
     const rateLimited = (retryAfter: Duration.Duration | undefined) =>
       options.adaptive
-        ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            Ref.update(state, (s) => {
+        ? Effect.clockWith((clock) =>
+            Effect.sync(() => {
+              const now = clock.unsafeCurrentTimeMillis()
+              const s = state
               // Without a limit, the rate sent is halved; too few requests to tell it, only the pause applies.
               const from = s.rate ?? sentRate(s.sent, now)
               const rate = from === undefined ? undefined : Math.max(minRate, from / 2)
               const pausedUntil =
                 retryAfter === undefined ? s.pausedUntil : Math.max(s.pausedUntil, now + Duration.toMillis(retryAfter))
-              return { ...s, rate, tokens: Math.min(refill(s, now, burst), 0), at: now, pausedUntil, successes: 0 }
+              state = { ...s, rate, tokens: Math.min(refill(s, now, burst), 0), at: now, pausedUntil, successes: 0 }
             })
           )
         : Effect.void
 
     const succeeded = options.adaptive
-      ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Ref.update(state, (s) => {
-            if (s.rate === undefined) return s
+      ? Effect.clockWith((clock) =>
+          Effect.sync(() => {
+            const s = state
+            if (s.rate === undefined) return
             const successes = s.successes + 1
-            if (successes < successesPerStep) return { ...s, successes }
+            if (successes < successesPerStep) {
+              state = { ...s, successes }
+              return
+            }
+            const now = clock.unsafeCurrentTimeMillis()
             const grown = s.rate * growth
             const tokens = refill(s, now, burst)
             if (options.maxRatePerSecond !== undefined) {
-              return { ...s, rate: Math.min(options.maxRatePerSecond, grown), tokens, at: now, successes: 0 }
+              state = { ...s, rate: Math.min(options.maxRatePerSecond, grown), tokens, at: now, successes: 0 }
+              return
             }
             const lifted = grown >= liftFactor * (sentRate(s.sent, now) ?? minRate)
-            return { ...s, rate: lifted ? undefined : grown, tokens, at: now, successes: 0 }
+            state = { ...s, rate: lifted ? undefined : grown, tokens, at: now, successes: 0 }
           })
         )
       : Effect.void
 
-    return { acquire, rateLimited, succeeded, rate: Effect.map(Ref.get(state), (s) => s.rate) }
+    return { acquire, rateLimited, succeeded, rate: Effect.sync(() => state.rate) }
   })
