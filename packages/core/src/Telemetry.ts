@@ -9,8 +9,10 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Metric from "effect/Metric"
+import type * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Tracer from "effect/Tracer"
@@ -101,8 +103,6 @@ export {
 // Spans
 // =============================================================================
 
-const currentSessionId = FiberRef.get(ResearchEvents.currentSessionId)
-
 /** The tag of an error, for `error.type`. */
 export const errorType = (error: unknown): string =>
   Predicate.hasProperty(error, "_tag") && typeof error._tag === "string"
@@ -116,28 +116,50 @@ const causeType = (cause: Cause.Cause<unknown>): string =>
     ? "interrupted"
     : Option.match(Cause.failureOption(cause), { onNone: () => "defect", onSome: errorType })
 
-/** Counts a request and its error, and times it, under `kind` and `provider`. */
-const measured = <A, E, R>(
+const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock =>
+  Context.get(fiber.currentDefaultServices, Clock.Clock)
+
+/**
+ * Runs `effect` as the child of `span`, timed by the fiber's clock. `onEnd` gets the outcome, the seconds it took and
+ * the fiber's metric labels (and what `onStart` returned), and records what it says in the same step: a request's span attributes and metrics are
+ * set by plain calls (`span.attribute`, `unsafeUpdate`), not by a dozen effects of a few runtime steps each.
+ */
+const timedIn = <A, E, R, S>(
+  span: Tracer.Span,
+  effect: Effect.Effect<A, E, R>,
+  onStart: (fiber: Fiber.RuntimeFiber<unknown, unknown>) => S,
+  onEnd: (exit: Exit.Exit<A, E>, seconds: number, labels: ReadonlyArray<MetricLabel.MetricLabel>, started: S) => void
+): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime((fiber) => {
+    const started = onStart(fiber)
+    const startedAt = clockOf(fiber).unsafeCurrentTimeMillis()
+    return Effect.flatMap(Effect.exit(Effect.withParentSpan(effect, span)), (exit) => {
+      const seconds = (clockOf(fiber).unsafeCurrentTimeMillis() - startedAt) / 1_000
+      onEnd(exit, seconds, fiber.getFiberRef(metricLabels), started)
+      return exit
+    })
+  })
+
+const metricLabels = FiberRef.currentMetricLabels
+
+/** Counts a request and its error, and times it, under `kind` and `provider`; returns the error's type. */
+const countRequest = (
+  span: Tracer.Span,
   kind: string,
   provider: string,
-  effect: Effect.Effect<A, E, R>,
-  onEnd: (seconds: number, errorType: string | undefined) => Effect.Effect<void> = () => Effect.void
-): Effect.Effect<A, E, R> =>
-  Effect.gen(function* () {
-    const startedAt = yield* Clock.currentTimeMillis
-    const exit = yield* Effect.exit(effect)
-    const seconds = ((yield* Clock.currentTimeMillis) - startedAt) / 1_000
-    const tags = { [attributes.requestKind]: kind, [attributes.providerName]: provider }
-    yield* Metric.increment(withTags(requests, tags))
-    yield* Metric.update(withTags(requestDuration, tags), seconds)
-    if (Exit.isFailure(exit)) {
-      const type = causeType(exit.cause)
-      yield* Metric.increment(withTags(requestErrors, { ...tags, [attributes.errorType]: type }))
-      yield* Effect.annotateCurrentSpan(attributes.errorType, type)
-    }
-    yield* onEnd(seconds, Exit.isFailure(exit) ? causeType(exit.cause) : undefined)
-    return yield* exit
-  })
+  exit: Exit.Exit<unknown, unknown>,
+  seconds: number,
+  labels: ReadonlyArray<MetricLabel.MetricLabel>
+): string | undefined => {
+  const tags = { [attributes.requestKind]: kind, [attributes.providerName]: provider }
+  withTags(requests, tags).unsafeUpdate(1, labels)
+  withTags(requestDuration, tags).unsafeUpdate(seconds, labels)
+  if (Exit.isSuccess(exit)) return undefined
+  const type = causeType(exit.cause)
+  withTags(requestErrors, { ...tags, [attributes.errorType]: type }).unsafeUpdate(1, labels)
+  span.attribute(attributes.errorType, type)
+  return type
+}
 
 /** What a model call is known by before it is made. */
 export interface ModelCall {
@@ -147,36 +169,36 @@ export interface ModelCall {
   readonly request: LanguageModel.GenerateRequest
 }
 
-const completionAttributes = (completion: LanguageModel.Completion, costUsd: number) => ({
-  [attributes.responseModel]: completion.model,
-  [attributes.finishReasons]: [completion.finishReason],
-  [attributes.inputTokens]: completion.usage.inputTokens,
-  [attributes.outputTokens]: completion.usage.outputTokens,
-  [attributes.cacheReadInputTokens]: completion.usage.cachedInputTokens,
-  [attributes.reasoningOutputTokens]: completion.usage.reasoningTokens,
-  [attributes.costUsd]: costUsd
-})
-
 const conventionTags = (call: ModelCall) => ({
   [attributes.operationName]: "chat",
   [attributes.providerName]: call.provider,
   [attributes.requestModel]: call.model
 })
 
-const recordUsage = (call: ModelCall, completion: LanguageModel.Completion, costUsd: number) => {
+const annotateCompletion = (span: Tracer.Span, completion: LanguageModel.Completion, costUsd: number): void => {
+  span.attribute(attributes.responseModel, completion.model)
+  span.attribute(attributes.finishReasons, [completion.finishReason])
+  span.attribute(attributes.inputTokens, completion.usage.inputTokens)
+  span.attribute(attributes.outputTokens, completion.usage.outputTokens)
+  span.attribute(attributes.cacheReadInputTokens, completion.usage.cachedInputTokens)
+  span.attribute(attributes.reasoningOutputTokens, completion.usage.reasoningTokens)
+  span.attribute(attributes.costUsd, costUsd)
+}
+
+const recordUsage = (
+  call: ModelCall,
+  completion: LanguageModel.Completion,
+  costUsd: number,
+  labels: ReadonlyArray<MetricLabel.MetricLabel>
+): void => {
   const byRole = { [attributes.role]: call.role, [attributes.requestModel]: call.model }
   const usageTags = { ...conventionTags(call), [attributes.responseModel]: completion.model }
   const { inputTokens, outputTokens } = completion.usage
-  return Effect.all(
-    [
-      Metric.update(withTags(clientTokenUsage, { ...usageTags, "gen_ai.token.type": "input" }), inputTokens),
-      Metric.update(withTags(clientTokenUsage, { ...usageTags, "gen_ai.token.type": "output" }), outputTokens),
-      Metric.incrementBy(withTags(tokens, { ...byRole, "gen_ai.token.type": "input" }), inputTokens),
-      Metric.incrementBy(withTags(tokens, { ...byRole, "gen_ai.token.type": "output" }), outputTokens),
-      Metric.incrementBy(withTags(cost, byRole), costUsd)
-    ],
-    { discard: true }
-  )
+  withTags(clientTokenUsage, { ...usageTags, "gen_ai.token.type": "input" }).unsafeUpdate(inputTokens, labels)
+  withTags(clientTokenUsage, { ...usageTags, "gen_ai.token.type": "output" }).unsafeUpdate(outputTokens, labels)
+  withTags(tokens, { ...byRole, "gen_ai.token.type": "input" }).unsafeUpdate(inputTokens, labels)
+  withTags(tokens, { ...byRole, "gen_ai.token.type": "output" }).unsafeUpdate(outputTokens, labels)
+  withTags(cost, byRole).unsafeUpdate(costUsd, labels)
 }
 
 /**
@@ -188,40 +210,9 @@ export const modelCall = <E, R>(
   effect: Effect.Effect<LanguageModel.Completion, E, R>,
   costOf: (completion: LanguageModel.Completion) => number
 ): Effect.Effect<LanguageModel.Completion, E, R> =>
-  Effect.gen(function* () {
-    const capture = yield* CaptureContent
-    const sessionId = yield* currentSessionId
-    if (capture) {
-      const system = TelemetryContent.systemInstructions(call.request)
-      yield* Effect.annotateCurrentSpan({
-        [attributes.inputMessages]: TelemetryContent.inputMessages(call.request),
-        ...(system === undefined ? {} : { [attributes.systemInstructions]: system })
-      })
-    }
-    if (Option.isSome(sessionId)) {
-      yield* Effect.annotateCurrentSpan({
-        [attributes.sessionId]: sessionId.value,
-        [attributes.conversationId]: sessionId.value
-      })
-    }
-    const completion = yield* measured("model", call.provider, effect, (seconds, errorType) =>
-      Metric.update(
-        withTags(clientOperationDuration, {
-          ...conventionTags(call),
-          ...(errorType === undefined ? {} : { [attributes.errorType]: errorType })
-        }),
-        seconds
-      )
-    )
-    const costUsd = costOf(completion)
-    yield* Effect.annotateCurrentSpan(completionAttributes(completion, costUsd))
-    if (capture) {
-      yield* Effect.annotateCurrentSpan(attributes.outputMessages, TelemetryContent.outputMessages(completion))
-    }
-    yield* recordUsage(call, completion, costUsd)
-    return completion
-  }).pipe(
-    Effect.withSpan(`chat ${call.model}`, {
+  Effect.useSpan(
+    `chat ${call.model}`,
+    {
       kind: "client",
       attributes: {
         [attributes.operationName]: "chat",
@@ -233,7 +224,38 @@ export const modelCall = <E, R>(
           ? {}
           : { [attributes.requestMaxTokens]: call.request.maxOutputTokens })
       }
-    })
+    },
+    (span) =>
+      timedIn(
+        span,
+        effect,
+        (fiber) => {
+          const capture = Context.get(fiber.currentContext, CaptureContent)
+          if (capture) {
+            const system = TelemetryContent.systemInstructions(call.request)
+            span.attribute(attributes.inputMessages, TelemetryContent.inputMessages(call.request))
+            if (system !== undefined) span.attribute(attributes.systemInstructions, system)
+          }
+          const sessionId = fiber.getFiberRef(ResearchEvents.currentSessionId)
+          if (Option.isSome(sessionId)) {
+            span.attribute(attributes.sessionId, sessionId.value)
+            span.attribute(attributes.conversationId, sessionId.value)
+          }
+          return capture
+        },
+        (exit, seconds, labels, capture) => {
+          const error = countRequest(span, "model", call.provider, exit, seconds, labels)
+          withTags(clientOperationDuration, {
+            ...conventionTags(call),
+            ...(error === undefined ? {} : { [attributes.errorType]: error })
+          }).unsafeUpdate(seconds, labels)
+          if (Exit.isFailure(exit)) return
+          const costUsd = costOf(exit.value)
+          annotateCompletion(span, exit.value, costUsd)
+          if (capture) span.attribute(attributes.outputMessages, TelemetryContent.outputMessages(exit.value))
+          recordUsage(call, exit.value, costUsd, labels)
+        }
+      )
   )
 
 /**
@@ -246,23 +268,31 @@ export const providerCall = <A, E, R>(
   details: { readonly query?: string | undefined; readonly urls?: ReadonlyArray<string> | undefined },
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
-  Effect.gen(function* () {
-    const capture = yield* CaptureContent
-    const sessionId = yield* currentSessionId
-    if (Option.isSome(sessionId)) yield* Effect.annotateCurrentSpan(attributes.sessionId, sessionId.value)
-    if (capture && details.query !== undefined) {
-      yield* Effect.annotateCurrentSpan("deep_research.search.query", details.query)
-    }
-    return yield* measured(kind, provider, effect)
-  }).pipe(
-    Effect.withSpan(`${kind} ${provider}`, {
+  Effect.useSpan(
+    `${kind} ${provider}`,
+    {
       kind: "client",
       attributes: {
         [attributes.requestKind]: kind,
         [attributes.providerName]: provider,
         ...(details.urls === undefined ? {} : { "deep_research.extract.urls": [...details.urls] })
       }
-    })
+    },
+    (span) =>
+      timedIn(
+        span,
+        effect,
+        (fiber) => {
+          const sessionId = fiber.getFiberRef(ResearchEvents.currentSessionId)
+          if (Option.isSome(sessionId)) span.attribute(attributes.sessionId, sessionId.value)
+          if (details.query !== undefined && Context.get(fiber.currentContext, CaptureContent)) {
+            span.attribute("deep_research.search.query", details.query)
+          }
+        },
+        (exit, seconds, labels) => {
+          countRequest(span, kind, provider, exit, seconds, labels)
+        }
+      )
   )
 
 /** A tool call of a researcher as a span (`execute_tool {name}`, as the GenAI conventions name it). */
@@ -279,11 +309,11 @@ export const toolCall =
 
 /** Adds an event to the current span, if there is one (retries, breaker rejections, rate-limit waits). */
 export const spanEvent = (name: string, eventAttributes: Record<string, unknown>): Effect.Effect<void> =>
-  Effect.flatMap(Effect.option(Effect.currentSpan), (span) =>
-    Option.isNone(span)
-      ? Effect.void
-      : Effect.map(Clock.currentTimeNanos, (now) => span.value.event(name, now, eventAttributes))
-  )
+  Effect.withFiberRuntime((fiber) => {
+    const span = fiber.currentSpan
+    if (span?._tag === "Span") span.event(name, clockOf(fiber).unsafeCurrentTimeNanos(), eventAttributes)
+    return Effect.void
+  })
 
 /** Keeps a research unit counted as in flight while it runs. */
 export const inFlight = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
@@ -358,11 +388,12 @@ export const sessionRun = <E, R>(
 
 /** Runs a rate limiter's `acquire`, adding a `rate_limit.wait` event to the current span when it had to wait. */
 export const rateLimitWait = (provider: string, acquire: Effect.Effect<void>): Effect.Effect<void> =>
-  Effect.gen(function* () {
-    const startedAt = yield* Clock.currentTimeMillis
-    yield* acquire
-    const waited = (yield* Clock.currentTimeMillis) - startedAt
-    if (waited > 0) {
-      yield* spanEvent("rate_limit.wait", { "deep_research.provider": provider, "deep_research.wait_ms": waited })
-    }
+  Effect.clockWith((clock) => {
+    const startedAt = clock.unsafeCurrentTimeMillis()
+    return Effect.flatMap(acquire, () => {
+      const waited = clock.unsafeCurrentTimeMillis() - startedAt
+      return waited > 0
+        ? spanEvent("rate_limit.wait", { "deep_research.provider": provider, "deep_research.wait_ms": waited })
+        : Effect.void
+    })
   })
