@@ -136,26 +136,30 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service> =>
     }
     const contextWindow = options.contextWindow ?? (yield* Tokens.contextWindow(options.model))
 
-    const send = Effect.fn("OpenAiLanguageModel.generate")(function* (request: LanguageModel.GenerateRequest) {
-      const prepared = toChatRequest(options, capabilities, request)
-      const raw = yield* Effect.tryPromise({
-        try: (signal) =>
-          options.stream === true
-            ? client.chat.completions
-                .create({ ...prepared.body, stream: true, stream_options: { include_usage: true } }, { signal })
-                .then(accumulate)
-            : client.chat.completions.create({ ...prepared.body, stream: false }, { signal }),
-        catch: (error): Errors.ProviderError | CapabilityRefused => {
-          const refused = refusedCapability(error)
-          const sent = refused === "toolCalling" ? prepared.body.tools !== undefined : prepared.body.response_format
-          return refused !== undefined && sent !== undefined
-            ? new CapabilityRefused({ capability: refused, reason: toProviderError(error, errorContext).message })
-            : toProviderError(error, errorContext)
-        }
+    // No span of its own: the call is already the `chat {model}` span, and one more would cost a call about 35
+    // runtime steps. Suspended, so that each attempt is built from the capabilities known when it is sent.
+    const send = (request: LanguageModel.GenerateRequest) =>
+      Effect.suspend(() => {
+        const prepared = toChatRequest(options, capabilities, request)
+        return Effect.tryPromise({
+          try: (signal) =>
+            options.stream === true
+              ? client.chat.completions
+                  .create({ ...prepared.body, stream: true, stream_options: { include_usage: true } }, { signal })
+                  .then(accumulate)
+              : client.chat.completions.create({ ...prepared.body, stream: false }, { signal }),
+          catch: (error): Errors.ProviderError | CapabilityRefused => {
+            const refused = refusedCapability(error)
+            const sent = refused === "toolCalling" ? prepared.body.tools !== undefined : prepared.body.response_format
+            return refused !== undefined && sent !== undefined
+              ? new CapabilityRefused({ capability: refused, reason: toProviderError(error, errorContext).message })
+              : toProviderError(error, errorContext)
+          }
+        }).pipe(
+          Effect.flatMap((raw) => decodeCompletion(raw, provider)),
+          Effect.map((completion) => toCompletion(completion, options.model, prepared))
+        )
       })
-      const completion = yield* decodeCompletion(raw, provider)
-      return toCompletion(completion, options.model, prepared)
-    })
 
     const fallBack = (refusal: CapabilityRefused) =>
       Effect.suspend(() => {

@@ -5,6 +5,7 @@
  */
 import { Errors, LanguageModel, StructuredOutput, Usage } from "@deep-research/core"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { ChatCompletionChunk } from "openai/resources/chat/completions"
@@ -48,16 +49,20 @@ const WireCompletion = Schema.Struct({
 })
 type WireCompletion = typeof WireCompletion.Type
 
+const decodeWire = Schema.decodeUnknownEither(WireCompletion)
+
+/** The answer's fields this module reads, decoded in one step (the schema is synchronous). */
 export const decodeCompletion = (raw: unknown, provider: string): Effect.Effect<WireCompletion, Errors.ProviderError> =>
-  Schema.decodeUnknown(WireCompletion)(raw).pipe(
-    Effect.mapError(
-      (error) =>
+  Either.match(decodeWire(raw), {
+    onLeft: (error) =>
+      Effect.fail(
         new Errors.ProviderUnavailable({
           provider,
           detail: `unexpected answer shape: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
         })
-    )
-  )
+      ),
+    onRight: Effect.succeed
+  })
 
 /** Folds a stream of chunks into the shape of a non-streamed completion. */
 export const accumulate = async (stream: AsyncIterable<ChatCompletionChunk>): Promise<unknown> => {
@@ -149,14 +154,17 @@ export const toCompletion = (
     call.function?.name === undefined || call.function.name === null
       ? []
       : [
-          new LanguageModel.ToolCall({
-            id: call.id ?? `call_${index}`,
-            name: call.function.name,
-            arguments: tidyArguments(
-              parseArguments(call.function.arguments ?? ""),
-              prepared.strictTools.get(call.function.name)
-            )
-          })
+          new LanguageModel.ToolCall(
+            {
+              id: call.id ?? `call_${index}`,
+              name: call.function.name,
+              arguments: tidyArguments(
+                parseArguments(call.function.arguments ?? ""),
+                prepared.strictTools.get(call.function.name)
+              )
+            },
+            true
+          )
         ]
   )
   const content = message?.content ?? ""
@@ -168,19 +176,22 @@ export const toCompletion = (
       ? thought
       : tidyStructured(thought, prepared.responseSchema)
   const usage = wire.usage
-  // Made from the decoded answer, whose types the compiler has checked: the class's own validation (about 50 us, a
-  // call) would check them again.
+  // Made from the decoded answer, whose types the compiler has checked: the classes' own validation (about 50 us, a
+  // call, for the completion) would check them again.
   return new LanguageModel.Completion(
     {
       text,
       toolCalls,
       finishReason: refused ? "content_filter" : toFinishReason(choice?.finish_reason, toolCalls.length > 0),
-      usage: new Usage.Usage({
-        inputTokens: usage?.prompt_tokens ?? 0,
-        outputTokens: usage?.completion_tokens ?? 0,
-        cachedInputTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
-        reasoningTokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0
-      }),
+      usage: new Usage.Usage(
+        {
+          inputTokens: usage?.prompt_tokens ?? 0,
+          outputTokens: usage?.completion_tokens ?? 0,
+          cachedInputTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+          reasoningTokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0
+        },
+        true
+      ),
       model: wire.model ?? model
     },
     true
