@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Ref } from "effect"
 import * as ContentExtractor from "../src/ContentExtractor.js"
 import * as SearchProvider from "../src/SearchProvider.js"
+import { ProviderUnavailable } from "../src/Errors.js"
 import * as SessionRequests from "../src/SessionRequests.js"
 import { ExtractedPage, SearchResult, SourceSummary } from "../src/Source.js"
 import * as Summarizer from "../src/Summarizer.js"
@@ -175,6 +176,66 @@ describe("SessionRequests when an asker gives up", () => {
       )
       assert.isTrue(outcome._tag === "Some", "the second asker never got its answer")
       if (outcome._tag === "Some") assert.strictEqual(outcome.value[1].summary, "text")
+    })
+  )
+})
+
+describe("SessionRequests when every asker gives up", () => {
+  it.live("the request is stopped, and sent again for the next asker", () =>
+    Effect.gen(function* () {
+      const fakes = yield* counting
+      const started = yield* Ref.make(0)
+      const stopped = yield* Ref.make(0)
+      const slow: Summarizer.Service = {
+        summarize: (input) =>
+          Effect.zipRight(
+            Ref.update(started, (n) => n + 1),
+            Effect.as(Effect.sleep("50 millis"), new SourceSummary({ summary: input.content, excerpts: [] }))
+          ).pipe(Effect.onInterrupt(() => Ref.update(stopped, (n) => n + 1)))
+      }
+      const [first, second] = yield* SessionRequests.share(
+        Effect.flatMap(Summarizer.Summarizer, (s) => {
+          const ask = s.summarize({ url: "https://a.org", title: "A", content: "text" })
+          return Effect.zip(ask.pipe(Effect.timeoutOption("5 millis")), ask)
+        })
+      ).pipe(
+        Effect.provideService(SearchProvider.SearchProvider, fakes.search),
+        Effect.provideService(ContentExtractor.ContentExtractor, fakes.extractor),
+        Effect.provideService(Summarizer.Summarizer, slow)
+      )
+      assert.isTrue(first._tag === "None")
+      assert.strictEqual(second.summary, "text")
+      assert.strictEqual(yield* Ref.get(started), 2)
+      assert.strictEqual(yield* Ref.get(stopped), 1)
+    })
+  )
+})
+
+describe("SessionRequests when a request fails", () => {
+  it.live("a later asker is answered the same failure, the request not sent again", () =>
+    Effect.gen(function* () {
+      const fakes = yield* counting
+      const sent = yield* Ref.make(0)
+      const failing: SearchProvider.Service = {
+        name: "fake",
+        search: () =>
+          Effect.zipRight(
+            Ref.update(sent, (n) => n + 1),
+            Effect.fail(new ProviderUnavailable({ provider: "fake", detail: "down" }))
+          )
+      }
+      const outcomes = yield* SessionRequests.share(
+        Effect.flatMap(SearchProvider.SearchProvider, (s) => {
+          const ask = Effect.either(s.search("solar", { maxResults: 5 }))
+          return Effect.zip(ask, ask)
+        })
+      ).pipe(
+        Effect.provideService(SearchProvider.SearchProvider, failing),
+        Effect.provideService(ContentExtractor.ContentExtractor, fakes.extractor),
+        Effect.provideService(Summarizer.Summarizer, fakes.summarizer)
+      )
+      assert.isTrue(outcomes[0]._tag === "Left" && outcomes[1]._tag === "Left")
+      assert.strictEqual(yield* Ref.get(sent), 1)
     })
   )
 })
