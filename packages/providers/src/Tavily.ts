@@ -17,6 +17,7 @@ import * as Context from "effect/Context"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -99,22 +100,27 @@ export const make = (options: Options): Effect.Effect<Tavily> =>
         ? Effect.fail(new Errors.AuthenticationFailed({ provider: name, detail: "no Tavily API key was given" }))
         : Effect.tryPromise({ try: () => run(client), catch: (error) => fromError(error, { provider: name }) })
 
-    const decode = <A, I>(schema: Schema.Schema<A, I>, raw: unknown): Effect.Effect<A, Errors.ProviderUnavailable> =>
-      Schema.decodeUnknown(schema)(raw).pipe(
-        Effect.mapError(
-          (error) =>
+    const decode = <A>(
+      decoded: Either.Either<A, ParseResult.ParseError>
+    ): Effect.Effect<A, Errors.ProviderUnavailable> =>
+      Either.match(decoded, {
+        onLeft: (error) =>
+          Effect.fail(
             new Errors.ProviderUnavailable({
               provider: name,
               detail: `unreadable response: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
             })
-        )
-      )
+          ),
+        onRight: Effect.succeed
+      })
 
-    const search = Effect.fn("Tavily.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
-      const raw = yield* call((client) => client.search(query, { ...toSearchOptions(searchOptions), ...searchTimeout }))
-      const response = yield* decode(SearchResponse, raw)
-      return toSearchResults(response, name)
-    })
+    // No spans of their own: each call is already the `search {provider}` or `extract {provider}` span around it, and
+    // one more would cost it about 35 runtime steps.
+    const search = (query: string, searchOptions: SearchProvider.SearchOptions) =>
+      call((client) => client.search(query, { ...toSearchOptions(searchOptions), ...searchTimeout })).pipe(
+        Effect.flatMap((raw) => decode(decodeSearchResponse(raw))),
+        Effect.map((response) => toSearchResults(response, name))
+      )
 
     const extractBatch = (urls: ReadonlyArray<string>) =>
       Effect.flatMap(
@@ -125,15 +131,15 @@ export const make = (options: Options): Effect.Effect<Tavily> =>
             ...extractTimeout
           })
         ),
-        (raw) => decode(ExtractResponse, raw)
+        (raw) => decode(decodeExtractResponse(raw))
       ).pipe(Effect.map((response) => toExtractResults(urls, response)))
 
-    const extract = Effect.fn("Tavily.extract")(function* (urls: ReadonlyArray<string>) {
-      const batches: Array<ReadonlyArray<string>> = []
-      for (let i = 0; i < urls.length; i += maxUrlsPerExtract) batches.push(urls.slice(i, i + maxUrlsPerExtract))
-      const results = yield* Effect.forEach(batches, extractBatch)
-      return results.flat()
-    })
+    const extract = (urls: ReadonlyArray<string>) =>
+      Effect.suspend(() => {
+        const batches: Array<ReadonlyArray<string>> = []
+        for (let i = 0; i < urls.length; i += maxUrlsPerExtract) batches.push(urls.slice(i, i + maxUrlsPerExtract))
+        return Effect.map(Effect.forEach(batches, extractBatch), (results) => results.flat())
+      })
 
     return { search: { name, search }, extractor: { name, extract } }
   })
@@ -213,21 +219,29 @@ export const SearchResponse = Schema.Struct({
 })
 export type SearchResponse = typeof SearchResponse.Type
 
+const decodeSearchResponse = Schema.decodeUnknownEither(SearchResponse)
+
 /** Search results in the port's terms. */
 export const toSearchResults = (response: SearchResponse, provider: string): ReadonlyArray<Source.SearchResult> =>
   response.results.map(
     (result) =>
-      new Source.SearchResult({
-        url: result.url,
-        title: result.title ?? result.url,
-        snippet: result.content ?? "",
-        provider,
-        ...(typeof result.rawContent === "string" && result.rawContent !== "" ? { rawContent: result.rawContent } : {}),
-        ...(typeof result.score === "number" ? { score: result.score } : {}),
-        ...(typeof result.publishedDate === "string" && result.publishedDate !== ""
-          ? { publishedDate: result.publishedDate }
-          : {})
-      })
+      // Made from the decoded answer, whose types the compiler has checked: the class would only check them again.
+      new Source.SearchResult(
+        {
+          url: result.url,
+          title: result.title ?? result.url,
+          snippet: result.content ?? "",
+          provider,
+          ...(typeof result.rawContent === "string" && result.rawContent !== ""
+            ? { rawContent: result.rawContent }
+            : {}),
+          ...(typeof result.score === "number" ? { score: result.score } : {}),
+          ...(typeof result.publishedDate === "string" && result.publishedDate !== ""
+            ? { publishedDate: result.publishedDate }
+            : {})
+        },
+        true
+      )
   )
 
 // =============================================================================
@@ -240,6 +254,8 @@ export const ExtractResponse = Schema.Struct({
   failedResults: Schema.Array(Schema.Struct({ url: Schema.String, error: OptionalText }))
 })
 export type ExtractResponse = typeof ExtractResponse.Type
+
+const decodeExtractResponse = Schema.decodeUnknownEither(ExtractResponse)
 
 /** Tavily may echo a URL normalised (trailing slash, host case); match on a lenient form when the exact one fails. */
 const urlKey = (url: string): string => {
