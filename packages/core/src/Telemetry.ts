@@ -18,16 +18,14 @@ import * as Predicate from "effect/Predicate"
 import * as Tracer from "effect/Tracer"
 import type * as LanguageModel from "./LanguageModel.js"
 import {
-  tokens,
-  cost,
   requests,
   requestErrors,
   requestDuration,
-  clientTokenUsage,
   clientOperationDuration,
   sessions,
   researchUnitsActive,
-  withTags
+  withTags,
+  modelCallInstruments
 } from "./internal/telemetryMetrics.js"
 import * as ResearchEvents from "./ResearchEvents.js"
 import type * as Session from "./Session.js"
@@ -120,9 +118,9 @@ const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock =>
   Context.get(fiber.currentDefaultServices, Clock.Clock)
 
 /**
- * Runs `effect` as the child of `span`, timed by the fiber's clock. `onEnd` gets the outcome, the seconds it took and
- * the fiber's metric labels (and what `onStart` returned), and records what it says in the same step: a request's span attributes and metrics are
- * set by plain calls (`span.attribute`, `unsafeUpdate`), not by a dozen effects of a few runtime steps each.
+ * Runs `effect` as the child of `span`, timed by the fiber's clock. `onEnd` gets the outcome, the seconds it took, the
+ * fiber's metric labels and what `onStart` returned, and records what it says in the same step: a request's span
+ * attributes and metrics are set by plain calls (`span.attribute`, `unsafeUpdate`), not by a dozen effects.
  */
 const timedIn = <A, E, R, S>(
   span: Tracer.Span,
@@ -135,12 +133,10 @@ const timedIn = <A, E, R, S>(
     const startedAt = clockOf(fiber).unsafeCurrentTimeMillis()
     return Effect.flatMap(Effect.exit(Effect.withParentSpan(effect, span)), (exit) => {
       const seconds = (clockOf(fiber).unsafeCurrentTimeMillis() - startedAt) / 1_000
-      onEnd(exit, seconds, fiber.getFiberRef(metricLabels), started)
+      onEnd(exit, seconds, fiber.getFiberRef(FiberRef.currentMetricLabels), started)
       return exit
     })
   })
-
-const metricLabels = FiberRef.currentMetricLabels
 
 /** Counts a request and its error, and times it, under `kind` and `provider`; returns the error's type. */
 const countRequest = (
@@ -185,20 +181,23 @@ const annotateCompletion = (span: Tracer.Span, completion: LanguageModel.Complet
   span.attribute(attributes.costUsd, costUsd)
 }
 
-const recordUsage = (
+const recordSuccess = (
   call: ModelCall,
   completion: LanguageModel.Completion,
+  seconds: number,
   costUsd: number,
   labels: ReadonlyArray<MetricLabel.MetricLabel>
 ): void => {
-  const byRole = { [attributes.role]: call.role, [attributes.requestModel]: call.model }
-  const usageTags = { ...conventionTags(call), [attributes.responseModel]: completion.model }
+  const instruments = modelCallInstruments(call.role, call.provider, call.model, completion.model)
   const { inputTokens, outputTokens } = completion.usage
-  withTags(clientTokenUsage, { ...usageTags, "gen_ai.token.type": "input" }).unsafeUpdate(inputTokens, labels)
-  withTags(clientTokenUsage, { ...usageTags, "gen_ai.token.type": "output" }).unsafeUpdate(outputTokens, labels)
-  withTags(tokens, { ...byRole, "gen_ai.token.type": "input" }).unsafeUpdate(inputTokens, labels)
-  withTags(tokens, { ...byRole, "gen_ai.token.type": "output" }).unsafeUpdate(outputTokens, labels)
-  withTags(cost, byRole).unsafeUpdate(costUsd, labels)
+  instruments.requests.unsafeUpdate(1, labels)
+  instruments.requestDuration.unsafeUpdate(seconds, labels)
+  instruments.operationDuration.unsafeUpdate(seconds, labels)
+  instruments.inputTokenUsage.unsafeUpdate(inputTokens, labels)
+  instruments.outputTokenUsage.unsafeUpdate(outputTokens, labels)
+  instruments.inputTokens.unsafeUpdate(inputTokens, labels)
+  instruments.outputTokens.unsafeUpdate(outputTokens, labels)
+  instruments.cost.unsafeUpdate(costUsd, labels)
 }
 
 /**
@@ -244,16 +243,18 @@ export const modelCall = <E, R>(
           return capture
         },
         (exit, seconds, labels, capture) => {
-          const error = countRequest(span, "model", call.provider, exit, seconds, labels)
-          withTags(clientOperationDuration, {
-            ...conventionTags(call),
-            ...(error === undefined ? {} : { [attributes.errorType]: error })
-          }).unsafeUpdate(seconds, labels)
-          if (Exit.isFailure(exit)) return
+          if (Exit.isFailure(exit)) {
+            const error = countRequest(span, "model", call.provider, exit, seconds, labels)
+            withTags(clientOperationDuration, {
+              ...conventionTags(call),
+              ...(error === undefined ? {} : { [attributes.errorType]: error })
+            }).unsafeUpdate(seconds, labels)
+            return
+          }
           const costUsd = costOf(exit.value)
           annotateCompletion(span, exit.value, costUsd)
           if (capture) span.attribute(attributes.outputMessages, TelemetryContent.outputMessages(exit.value))
-          recordUsage(call, exit.value, costUsd, labels)
+          recordSuccess(call, exit.value, seconds, costUsd, labels)
         }
       )
   )

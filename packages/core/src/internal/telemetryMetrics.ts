@@ -82,15 +82,63 @@ export const withTags = <Type, In, Out>(
     byTags = new Map()
     tagged.set(metric, byTags)
   }
-  const entries = Object.entries(tags)
-  const key = JSON.stringify(entries)
+  const key = JSON.stringify(tags)
   let made = byTags.get(key)
   if (made === undefined) {
     made = Metric.taggedWithLabels(
       metric,
-      entries.map(([name, value]) => MetricLabel.make(name, value))
+      Object.entries(tags).map(([name, value]) => MetricLabel.make(name, value))
     )
     byTags.set(key, made)
   }
   return made as Metric.Metric<Type, In, Out>
+}
+
+/** The instruments a model call that succeeded updates, tagged for its role, provider, model and answering model. */
+export interface ModelCallInstruments {
+  readonly requests: Metric.Metric.Counter<number>
+  readonly requestDuration: Metric.Metric.Histogram<number>
+  readonly operationDuration: Metric.Metric.Histogram<number>
+  readonly inputTokenUsage: Metric.Metric.Histogram<number>
+  readonly outputTokenUsage: Metric.Metric.Histogram<number>
+  readonly inputTokens: Metric.Metric.Counter<number>
+  readonly outputTokens: Metric.Metric.Counter<number>
+  readonly cost: Metric.Metric.Counter<number>
+}
+
+const modelCalls = new Map<string, ModelCallInstruments>()
+
+/**
+ * The instruments of a model call, looked up once per call rather than tagged metric by metric (eight sets of tags
+ * to write out and key at every call). The tag names are those of `Telemetry.attributes`.
+ */
+export const modelCallInstruments = (
+  role: string,
+  provider: string,
+  model: string,
+  responseModel: string
+): ModelCallInstruments => {
+  const key = JSON.stringify([role, provider, model, responseModel])
+  const known = modelCalls.get(key)
+  if (known !== undefined) return known
+  const request = { "deep_research.request.kind": "model", "gen_ai.provider.name": provider }
+  const convention = {
+    "gen_ai.operation.name": "chat",
+    "gen_ai.provider.name": provider,
+    "gen_ai.request.model": model
+  }
+  const usage = { ...convention, "gen_ai.response.model": responseModel }
+  const byRole = { "deep_research.role": role, "gen_ai.request.model": model }
+  const made: ModelCallInstruments = {
+    requests: withTags(requests, request),
+    requestDuration: withTags(requestDuration, request),
+    operationDuration: withTags(clientOperationDuration, convention),
+    inputTokenUsage: withTags(clientTokenUsage, { ...usage, "gen_ai.token.type": "input" }),
+    outputTokenUsage: withTags(clientTokenUsage, { ...usage, "gen_ai.token.type": "output" }),
+    inputTokens: withTags(tokens, { ...byRole, "gen_ai.token.type": "input" }),
+    outputTokens: withTags(tokens, { ...byRole, "gen_ai.token.type": "output" }),
+    cost: withTags(cost, byRole)
+  }
+  modelCalls.set(key, made)
+  return made
 }
