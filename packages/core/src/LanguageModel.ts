@@ -132,13 +132,13 @@ export const make = (options: {
   generate: options.generate
 })
 
-/** Shorthand for a user message. */
-export const user = (content: string): UserMessage => new UserMessage({ content })
+/** Shorthand for a user message. Its field is typed, so the class does not validate it again. */
+export const user = (content: string): UserMessage => new UserMessage({ content }, true)
 
 /** Shorthand for a model message. Its fields are typed, so the class does not validate them again (about 30 us). */
 export const assistant = (content: string, toolCalls: ReadonlyArray<ToolCall> = []): AssistantMessage =>
   new AssistantMessage({ content, toolCalls }, true)
 
-/** Shorthand for a tool result. */
+/** Shorthand for a tool result. Its fields are typed, so the class does not validate them again. */
 export const toolResult = (call: ToolCall, content: string, isError = false): ToolResultMessage =>
-  new ToolResultMessage({ toolCallId: call.id, name: call.name, content, isError })
+  new ToolResultMessage({ toolCallId: call.id, name: call.name, content, isError }, true)

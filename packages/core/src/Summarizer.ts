@@ -50,13 +50,17 @@ export const make = (model: LanguageModel.Service): Service => ({
       { system: Prompt.system, messages: [LanguageModel.user(Prompt.user(input))] },
       { name: "source_summary" }
     )
-    return new SourceSummary({
-      summary: answer.value.summary.trim(),
-      excerpts: answer.value.excerpts
-        .map((excerpt) => excerpt.trim())
-        .filter((excerpt) => excerpt !== "")
-        .slice(0, 5)
-    })
+    // Made from the decoded answer, at most five excerpts: the class would only check it again.
+    return new SourceSummary(
+      {
+        summary: answer.value.summary.trim(),
+        excerpts: answer.value.excerpts
+          .map((excerpt) => excerpt.trim())
+          .filter((excerpt) => excerpt !== "")
+          .slice(0, 5)
+      },
+      true
+    )
   })
 })
 
