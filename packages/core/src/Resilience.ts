@@ -26,7 +26,7 @@ import type * as LanguageModel from "./LanguageModel.js"
 import * as ResearchEvents from "./ResearchEvents.js"
 import type * as SearchProvider from "./SearchProvider.js"
 import * as Telemetry from "./Telemetry.js"
-import * as AdaptiveLimiter from "./internal/adaptiveLimiter.js"
+import * as ProtectedCall from "./internal/protectedCall.js"
 
 // =============================================================================
 // Settings
@@ -193,12 +193,7 @@ export const policyFor = (settings: Settings, provider: string, kind: Kind): Pol
 // =============================================================================
 
 /** The wait a provider asked for, when the error is a rate limit that says. */
-export const retryAfterOf = (error: unknown): Duration.Duration | undefined =>
-  Predicate.isTagged(error, "RateLimited") &&
-  Predicate.hasProperty(error, "retryAfter") &&
-  Duration.isDuration(error.retryAfter)
-    ? error.retryAfter
-    : undefined
+export const retryAfterOf: (error: unknown) => Duration.Duration | undefined = ProtectedCall.retryAfterOf
 
 const retryableError = (error: unknown): boolean =>
   Predicate.hasProperty(error, "_tag") && typeof error._tag === "string" && isRetryable({ _tag: error._tag })
@@ -253,42 +248,10 @@ export interface Service {
   readonly wrapContentExtractor: (extractor: ContentExtractor.Service) => ContentExtractor.Service
 }
 
-interface ProviderState {
-  readonly policy: Policy
-  readonly breaker: CircuitBreaker.CircuitBreaker
-  readonly limiter: AdaptiveLimiter.Limiter
-  readonly withPermit: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-}
-
-const makeProviderState = (provider: string, policy: Policy): Effect.Effect<ProviderState> =>
-  Effect.gen(function* () {
-    const breaker = yield* CircuitBreaker.make({
-      provider,
-      failureThreshold: policy.failureThreshold,
-      resetTimeout: policy.resetTimeout
-    })
-    const limiter = yield* AdaptiveLimiter.make({
-      ratePerSecond: policy.requestsPerSecond,
-      burst: policy.burst,
-      maxRatePerSecond: policy.maxRequestsPerSecond,
-      adaptive: policy.adaptiveRate
-    })
-    const semaphore =
-      policy.maxConcurrency === undefined ? undefined : yield* Effect.makeSemaphore(policy.maxConcurrency)
-    const withPermit = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-      semaphore === undefined ? effect : semaphore.withPermits(1)(effect)
-    return { policy, breaker, limiter, withPermit }
-  })
-
 const describeError = (error: unknown): string =>
   error instanceof Error
     ? `${Predicate.hasProperty(error, "_tag") ? String(error._tag) : error.name}: ${error.message}`
     : String(error)
-
-const traceRejection = (provider: string, error: unknown): Effect.Effect<void> =>
-  Predicate.isTagged(error, "CircuitOpen")
-    ? Telemetry.spanEvent("circuit_breaker.rejected", { "deep_research.provider": provider })
-    : Effect.void
 
 /** The retry schedule of a provider's calls, announcing each retry as an event, a span event and a debug log. */
 const announcedRetries = <E>(provider: string, policy: Policy) =>
@@ -315,91 +278,23 @@ const announcedRetries = <E>(provider: string, policy: Policy) =>
     )
   )
 
-/**
- * `attempt`, retried on the schedule when it fails. The schedule is made only once an attempt has failed (most calls
- * succeed at once, and its driver costs a dozen runtime steps): the retries are then driven by it exactly as
- * `Effect.retry` drives them, the first failure included.
- */
-const retried = <A, E, R>(
-  provider: string,
-  policy: Policy,
-  attempt: Effect.Effect<A, E, R>,
-  traced: Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> =>
-  Effect.catchAll(attempt, (first) => {
-    let replayed = false
-    const again = Effect.suspend(() => {
-      if (replayed) return traced
-      replayed = true
-      return Effect.fail(first)
-    })
-    return Effect.zipRight(traceRejection(provider, first), Effect.retry(again, announcedRetries<E>(provider, policy)))
-  })
-
-/** One attempt through the breaker, the limiter, the permits and the time limit of a provider. */
-const attemptWith = <A, E, R>(
-  state: ProviderState,
-  provider: string,
-  effect: Effect.Effect<A, E, R>,
-  timeout: Duration.Duration
-): Effect.Effect<A, E | CircuitOpen | Timeout, R> =>
-  state.breaker.protect(
-    Effect.zipRight(
-      Telemetry.rateLimitWait(provider, state.limiter.acquire),
-      state.withPermit(
-        Effect.timeoutFail(effect, {
-          duration: timeout,
-          onTimeout: () => new Timeout({ provider, after: timeout })
-        })
-      )
-    ).pipe(
-      // The provider's answers set its pace: a 429 slows it (and pauses it for a retry-after), successes speed it up
-      // again.
-      Effect.tapBoth({
-        onFailure: (error) =>
-          Predicate.isTagged(error, "RateLimited")
-            ? state.limiter.rateLimited(
-                Option.getOrUndefined(
-                  Option.map(Option.fromNullable(retryAfterOf(error)), (wait) =>
-                    Duration.min(wait, state.policy.maxRetryDelay)
-                  )
-                )
-              )
-            : Effect.void,
-        onSuccess: () => state.limiter.succeeded
-      })
-    )
-  )
-
 const policy = (settings: Settings): Effect.Effect<Service> =>
   Effect.sync(() => {
     // Looked up at every call, made at the first: a plain map, since a state made twice by two first calls at once
     // is harmless (the second is dropped before use) and a lookup then costs no runtime step.
-    const states = new Map<string, ProviderState>()
+    const states = new Map<string, ProtectedCall.ProviderState>()
     const wrapped = new WeakSet<object>()
 
-    const stateOf = (provider: string, kind: Kind): Effect.Effect<ProviderState> => {
+    const stateOf = (provider: string, kind: Kind): Effect.Effect<ProtectedCall.ProviderState> => {
       const key = `${kind}:${provider}`
       const existing = states.get(key)
       if (existing !== undefined) return Effect.succeed(existing)
-      return Effect.map(makeProviderState(provider, policyFor(settings, provider, kind)), (made) => {
+      return Effect.map(ProtectedCall.makeProviderState(provider, policyFor(settings, provider, kind)), (made) => {
         const raced = states.get(key)
         if (raced !== undefined) return raced
         states.set(key, made)
         return made
       })
-    }
-
-    const protectWith = <A, E, R>(
-      state: ProviderState,
-      provider: string,
-      effect: Effect.Effect<A, E, R>,
-      options: ProtectOptions | undefined
-    ): Effect.Effect<A, E | CircuitOpen | Timeout, R> => {
-      const timeout = Duration.decode(options?.attemptTimeout ?? state.policy.attemptTimeout)
-      const attempt = attemptWith(state, provider, effect, timeout)
-      const traced = Effect.tapError(attempt, (error) => traceRejection(provider, error))
-      return retried(provider, state.policy, attempt, traced)
     }
 
     const protect = <A, E, R>(
@@ -409,9 +304,15 @@ const policy = (settings: Settings): Effect.Effect<Service> =>
     ): Effect.Effect<A, E | CircuitOpen | Timeout, R> => {
       const kind = options?.kind ?? "model"
       const existing = states.get(`${kind}:${provider}`)
-      return existing !== undefined
-        ? protectWith(existing, provider, effect, options)
-        : Effect.flatMap(stateOf(provider, kind), (state) => protectWith(state, provider, effect, options))
+      const run = (state: ProtectedCall.ProviderState) =>
+        ProtectedCall.protectWith(
+          state,
+          provider,
+          effect,
+          Duration.decode(options?.attemptTimeout ?? state.policy.attemptTimeout),
+          () => announcedRetries<E | CircuitOpen | Timeout>(provider, state.policy)
+        )
+      return existing !== undefined ? run(existing) : Effect.flatMap(stateOf(provider, kind), run)
     }
 
     const circuitState = (provider: string, kind: Kind = "model") =>
