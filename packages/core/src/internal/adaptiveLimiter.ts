@@ -35,6 +35,12 @@ export interface Limiter {
   readonly succeeded: Effect.Effect<void>
   /** The rate in force, undefined for none. */
   readonly rate: Effect.Effect<number | undefined>
+  /** `acquire` at `now`, in one synchronous step: takes a token, returns how many milliseconds to wait for it. */
+  readonly unsafeReserve: (now: number) => number
+  /** `rateLimited` at `now`, in one synchronous step. */
+  readonly unsafeRateLimited: (retryAfter: Duration.Duration | undefined, now: number) => void
+  /** `succeeded` at `now`, in one synchronous step. */
+  readonly unsafeSucceeded: (now: number) => void
 }
 
 interface State {
@@ -112,8 +118,7 @@ export const make = (options: Options): Effect.Effect<Limiter> =>
       sent: noneSent(start)
     }
 
-    /** Takes a token at `now`; returns how long to wait for it. */
-    const reserve = (now: number): number => {
+    const unsafeReserve = (now: number): number => {
       const s = state
       const sent = options.adaptive ? withOneMore(s.sent, now) : s.sent
       const from = Math.max(now, s.pausedUntil)
@@ -127,49 +132,52 @@ export const make = (options: Options): Effect.Effect<Limiter> =>
       return from - now + (left >= 0 ? 0 : Math.ceil((-left * 1000) / s.rate))
     }
 
+    const unsafeRateLimited = (retryAfter: Duration.Duration | undefined, now: number): void => {
+      if (!options.adaptive) return
+      const s = state
+      // Without a limit, the rate sent is halved; too few requests to tell it, only the pause applies.
+      const from = s.rate ?? sentRate(s.sent, now)
+      const rate = from === undefined ? undefined : Math.max(minRate, from / 2)
+      const pausedUntil =
+        retryAfter === undefined ? s.pausedUntil : Math.max(s.pausedUntil, now + Duration.toMillis(retryAfter))
+      state = { ...s, rate, tokens: Math.min(refill(s, now, burst), 0), at: now, pausedUntil, successes: 0 }
+    }
+
+    const unsafeSucceeded = (now: number): void => {
+      const s = state
+      if (!options.adaptive || s.rate === undefined) return
+      const successes = s.successes + 1
+      if (successes < successesPerStep) {
+        state = { ...s, successes }
+        return
+      }
+      const grown = s.rate * growth
+      const tokens = refill(s, now, burst)
+      if (options.maxRatePerSecond !== undefined) {
+        state = { ...s, rate: Math.min(options.maxRatePerSecond, grown), tokens, at: now, successes: 0 }
+        return
+      }
+      const lifted = grown >= liftFactor * (sentRate(s.sent, now) ?? minRate)
+      state = { ...s, rate: lifted ? undefined : grown, tokens, at: now, successes: 0 }
+    }
+
     const acquire = Effect.clockWith((clock) => {
-      const wait = reserve(clock.unsafeCurrentTimeMillis())
+      const wait = unsafeReserve(clock.unsafeCurrentTimeMillis())
       return wait > 0 ? Effect.sleep(Duration.millis(wait)) : Effect.void
     })
 
     const rateLimited = (retryAfter: Duration.Duration | undefined) =>
-      options.adaptive
-        ? Effect.clockWith((clock) =>
-            Effect.sync(() => {
-              const now = clock.unsafeCurrentTimeMillis()
-              const s = state
-              // Without a limit, the rate sent is halved; too few requests to tell it, only the pause applies.
-              const from = s.rate ?? sentRate(s.sent, now)
-              const rate = from === undefined ? undefined : Math.max(minRate, from / 2)
-              const pausedUntil =
-                retryAfter === undefined ? s.pausedUntil : Math.max(s.pausedUntil, now + Duration.toMillis(retryAfter))
-              state = { ...s, rate, tokens: Math.min(refill(s, now, burst), 0), at: now, pausedUntil, successes: 0 }
-            })
-          )
-        : Effect.void
+      Effect.clockWith((clock) => Effect.sync(() => unsafeRateLimited(retryAfter, clock.unsafeCurrentTimeMillis())))
 
-    const succeeded = options.adaptive
-      ? Effect.clockWith((clock) =>
-          Effect.sync(() => {
-            const s = state
-            if (s.rate === undefined) return
-            const successes = s.successes + 1
-            if (successes < successesPerStep) {
-              state = { ...s, successes }
-              return
-            }
-            const now = clock.unsafeCurrentTimeMillis()
-            const grown = s.rate * growth
-            const tokens = refill(s, now, burst)
-            if (options.maxRatePerSecond !== undefined) {
-              state = { ...s, rate: Math.min(options.maxRatePerSecond, grown), tokens, at: now, successes: 0 }
-              return
-            }
-            const lifted = grown >= liftFactor * (sentRate(s.sent, now) ?? minRate)
-            state = { ...s, rate: lifted ? undefined : grown, tokens, at: now, successes: 0 }
-          })
-        )
-      : Effect.void
+    const succeeded = Effect.clockWith((clock) => Effect.sync(() => unsafeSucceeded(clock.unsafeCurrentTimeMillis())))
 
-    return { acquire, rateLimited, succeeded, rate: Effect.sync(() => state.rate) }
+    return {
+      acquire,
+      rateLimited,
+      succeeded,
+      rate: Effect.sync(() => state.rate),
+      unsafeReserve,
+      unsafeRateLimited,
+      unsafeSucceeded
+    }
   })

@@ -3,8 +3,11 @@
  * through them and the attempt's time limit, and the retries of failed attempts. Every model call and search goes
  * through here, so each step of the runtime it takes is taken at every request of every session.
  */
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as Schedule from "effect/Schedule"
 import * as CircuitBreaker from "../CircuitBreaker.js"
@@ -56,6 +59,32 @@ const traceRejection = (provider: string, error: unknown): Effect.Effect<void> =
     ? Telemetry.spanEvent("circuit_breaker.rejected", { "deep_research.provider": provider })
     : Effect.void
 
+/**
+ * `effect` at the pace of the provider's limiter: a token taken first (waiting for it, with a `rate_limit.wait` span
+ * event), and the outcome told after, since the provider's answers set its pace: a 429 slows it (and pauses it for a
+ * retry-after), successes speed it up again. The limiter is read and told in plain calls, with the fiber's clock.
+ */
+const paced = <A, E, R>(state: ProviderState, provider: string, effect: Effect.Effect<A, E, R>) =>
+  Effect.clockWith((clock) => {
+    const wait = state.limiter.unsafeReserve(clock.unsafeCurrentTimeMillis())
+    const told = Effect.flatMap(Effect.exit(effect), (exit) => {
+      const now = clock.unsafeCurrentTimeMillis()
+      if (Exit.isSuccess(exit)) state.limiter.unsafeSucceeded(now)
+      else {
+        const error = Cause.failureOption(exit.cause)
+        if (Option.isSome(error) && Predicate.isTagged(error.value, "RateLimited")) {
+          const retryAfter = retryAfterOf(error.value)
+          state.limiter.unsafeRateLimited(
+            retryAfter === undefined ? undefined : Duration.min(retryAfter, state.policy.maxRetryDelay),
+            now
+          )
+        }
+      }
+      return exit
+    })
+    return wait > 0 ? Effect.zipRight(Telemetry.rateLimitWait(provider, Effect.sleep(wait)), told) : told
+  })
+
 /** One attempt through the breaker, the limiter, the permits and the time limit of a provider. */
 const attemptWith = <A, E, R>(
   state: ProviderState,
@@ -64,27 +93,15 @@ const attemptWith = <A, E, R>(
   timeout: Duration.Duration
 ): Effect.Effect<A, E | CircuitOpen | Timeout, R> =>
   state.breaker.protect(
-    Effect.zipRight(
-      Telemetry.rateLimitWait(provider, state.limiter.acquire),
+    paced(
+      state,
+      provider,
       state.withPermit(
         Effect.timeoutFail(effect, {
           duration: timeout,
           onTimeout: () => new Timeout({ provider, after: timeout })
         })
       )
-    ).pipe(
-      // The provider's answers set its pace: a 429 slows it (and pauses it for a retry-after), successes speed it up
-      // again.
-      Effect.tapBoth({
-        onFailure: (error) => {
-          if (!Predicate.isTagged(error, "RateLimited")) return Effect.void
-          const wait = retryAfterOf(error)
-          return state.limiter.rateLimited(
-            wait === undefined ? undefined : Duration.min(wait, state.policy.maxRetryDelay)
-          )
-        },
-        onSuccess: () => state.limiter.succeeded
-      })
     )
   )
 
