@@ -99,14 +99,14 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     const path = yield* Path.Path
     const host = options.host ?? nodeHost
     const directory = path.resolve(options.directory)
-    const native = options.native
-    const lockFiles = LockFile.make(fs, host, native)
-    const syncFile = native === undefined ? undefined : (file: FileSystem.File) => native.sync(file.fd)
+    // The hot file calls: the system's own when given, the FileSystem's otherwise.
+    const files = options.native ?? NativeFiles.fromFileSystem(fs)
+    const lockFiles = LockFile.make(fs, host, files)
     const scrubbed = makeScrubbed("FileSessionStore", (options.secrets ?? []).map(Redacted.value))
     // Session folders this store has made: made once, not before every write.
     const knownDirectories = new Set<string>()
     const serially = SessionWriters.make()
-    const { makeDirectories, statOption, uniqueSuffix, writeAtomically } = AtomicFiles.make(fs, path, host.pid, native)
+    const { makeDirectories, statOption, uniqueSuffix, writeAtomically } = AtomicFiles.make(fs, path, host.pid, files)
 
     const sessionDirectory = (id: string) => path.join(directory, id)
     const fileOf = (id: string, name: string) => path.join(directory, id, name)
@@ -119,7 +119,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
           )
 
     // A held session's folder stays open: a checkpoint's rename is made durable by one sync, not an open and a close.
-    const folders = HeldHandles.make((id) => fs.open(sessionDirectory(id), { flag: "r" }), syncFile)
+    const folders = HeldHandles.make((id) => fs.open(sessionDirectory(id), { flag: "r" }), files.sync)
     /** Replaces a file of a session's folder atomically (not every platform can open a folder to sync it). */
     const writeInSession = (id: string, file: string, text: string) =>
       writeAtomically(file, text, Effect.ignore(folders.sync(id)))
@@ -130,7 +130,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       serially,
       ensureDirectory,
       writeSync: options.writeSync,
-      syncFile
+      syncFile: files.sync
     })
 
     /** Forgets what the store knew of a session's files: the folder was removed, or another process may write next. */

@@ -43,7 +43,8 @@ const recorded = () => {
   const native: NativeFiles.NativeFiles = {
     ...NativeFiles.node,
     writeNew: (file, text) => Effect.zipRight(note(`writeNew ${file}`), NativeFiles.node.writeNew(file, text)),
-    sync: (fd) => Effect.zipRight(note(`sync ${fs.readlinkSync(`/proc/self/fd/${fd}`)}`), NativeFiles.node.sync(fd))
+    sync: (file) =>
+      Effect.zipRight(note(`sync ${fs.readlinkSync(`/proc/self/fd/${file.fd}`)}`), NativeFiles.node.sync(file))
   }
   return { calls, native }
 }

@@ -9,8 +9,8 @@ import type * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
-import { isAlreadyExists, isNotFound, orDieWith } from "./fileErrors.js"
-import type { NativeFiles } from "./nativeFiles.js"
+import { isAlreadyExists, orDieWith } from "./fileErrors.js"
+import { fromFileSystem, type NativeFiles } from "./nativeFiles.js"
 
 export interface AtomicFiles {
   /**
@@ -40,17 +40,15 @@ export interface AtomicFiles {
   readonly uniqueSuffix: Effect.Effect<string>
 }
 
-const encoder = new TextEncoder()
-
 /**
- * The operations over `fs`; with `native`, the system's own calls for the same paths (the store's hot paths: stats,
- * folders, and the temporary file of an atomic write).
+ * The operations over `fs`, made with `files`: the system's own calls for the same paths when the caller has them
+ * (Node's, for the store's hot paths), the platform's otherwise.
  */
 export const make = (
   fs: FileSystem.FileSystem,
   path: Path.Path,
   pid: number,
-  native?: NativeFiles | undefined
+  files: NativeFiles = fromFileSystem(fs)
 ): AtomicFiles => {
   let counter = 0
 
@@ -59,42 +57,17 @@ export const make = (
     return `${pid}-${counter}-${random.toString(36)}`
   })
 
-  const statOrFail = (file: string): Effect.Effect<Option.Option<FileSystem.File.Info>, PlatformError> =>
-    native !== undefined
-      ? native.stat(file)
-      : fs.stat(file).pipe(
-          Effect.map(Option.some),
-          Effect.catchIf(isNotFound, () => Effect.succeedNone)
-        )
-
-  const makeDirectory = (folder: string) =>
-    native !== undefined ? native.makeDirectory(folder, 0o700) : fs.makeDirectory(folder, { mode: 0o700 })
-
   const makeDirectories = (folder: string): Effect.Effect<void, PlatformError> =>
-    Effect.flatMap(Effect.option(statOrFail(folder)), (stat) => {
+    Effect.flatMap(Effect.option(files.stat(folder)), (stat) => {
       if (Option.isSome(stat) && Option.isSome(stat.value)) return Effect.void
       const parent = path.dirname(folder)
       return Effect.zipRight(
         parent === folder ? Effect.void : makeDirectories(parent),
-        makeDirectory(folder).pipe(Effect.catchIf(isAlreadyExists, () => Effect.void))
+        files.makeDirectory(folder, 0o700).pipe(Effect.catchIf(isAlreadyExists, () => Effect.void))
       )
     })
 
-  const statOption = (file: string) => orDieWith(`cannot stat ${file}`)(statOrFail(file))
-
-  /** Creates the temporary file with its text, synced, and gives its information. */
-  const writeTemporary = (temporary: string, text: string): Effect.Effect<FileSystem.File.Info, PlatformError> =>
-    native !== undefined
-      ? native.writeNew(temporary, text)
-      : Effect.scoped(
-          Effect.gen(function* () {
-            const handle = yield* fs.open(temporary, { flag: "wx", mode: 0o600 })
-            // The platform's writeAll fails on an empty buffer ("write returned 0 bytes written").
-            if (text !== "") yield* handle.writeAll(encoder.encode(text))
-            yield* handle.sync
-            return yield* handle.stat
-          })
-        )
+  const statOption = (file: string) => orDieWith(`cannot stat ${file}`)(files.stat(file))
 
   // Not every platform can open a folder.
   const syncFolder = (folder: string) =>
@@ -103,9 +76,8 @@ export const make = (
   const writeOrFail = (file: string, text: string, syncTheFolder = syncFolder(path.dirname(file))) =>
     Effect.gen(function* () {
       const temporary = `${file}.tmp-${yield* uniqueSuffix}`
-      const rename = native !== undefined ? native.rename(temporary, file) : fs.rename(temporary, file)
-      const info = yield* Effect.zipLeft(writeTemporary(temporary, text), rename).pipe(
-        Effect.tapError(() => Effect.ignore(native !== undefined ? native.remove(temporary) : fs.remove(temporary)))
+      const info = yield* Effect.zipLeft(files.writeNew(temporary, text), files.rename(temporary, file)).pipe(
+        Effect.tapError(() => Effect.ignore(files.remove(temporary)))
       )
       // The rename is durable only once the folder itself is synced.
       yield* syncTheFolder

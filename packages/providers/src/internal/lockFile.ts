@@ -10,7 +10,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as os from "node:os"
 import { isAlreadyExists, isNotFound, orDieWith } from "./fileErrors.js"
-import type { NativeFiles } from "./nativeFiles.js"
+import { fromFileSystem, type NativeFiles } from "./nativeFiles.js"
 
 /** The process that takes locks, and how it tells whether another process of its host still runs. */
 export interface Host {
@@ -57,13 +57,11 @@ export type LockHolder = typeof LockHolder.Type
 const LockHolderJson = Schema.parseJson(LockHolder)
 
 /**
- * The lock-file operations over a file system, for one host; with `native`, the system's own calls for taking a lock
- * and letting it go.
+ * The lock-file operations over a file system, for one host, made with `files`: the system's own calls when the
+ * caller has them, the platform's otherwise.
  */
-export const make = (fs: FileSystem.FileSystem, host: Host, native?: NativeFiles | undefined) => {
-  const readText = (file: string) => (native !== undefined ? native.readText(file) : fs.readFileString(file))
-  const link = (from: string, to: string) => (native !== undefined ? native.link(from, to) : fs.link(from, to))
-  const remove = (file: string) => (native !== undefined ? native.remove(file) : fs.remove(file))
+export const make = (fs: FileSystem.FileSystem, host: Host, files: NativeFiles = fromFileSystem(fs)) => {
+  const { readText, link, remove, rename } = files
 
   const describeHolder = (holder: LockHolder, file: string): string =>
     holder.hostname === host.hostname
@@ -79,18 +77,8 @@ export const make = (fs: FileSystem.FileSystem, host: Host, native?: NativeFiles
       orDieWith(`cannot read ${file}`)
     )
 
-  const writeHolder = (file: string, holder: LockHolder) => {
-    const text = Schema.encodeSync(LockHolderJson)(holder)
-    return native !== undefined
-      ? Effect.asVoid(native.writeNew(file, text))
-      : Effect.scoped(
-          Effect.gen(function* () {
-            const handle = yield* fs.open(file, { flag: "wx", mode: 0o600 })
-            yield* handle.writeAll(new TextEncoder().encode(text))
-            yield* handle.sync
-          })
-        )
-  }
+  const writeHolder = (file: string, holder: LockHolder) =>
+    Effect.asVoid(files.writeNew(file, Schema.encodeSync(LockHolderJson)(holder)))
 
   /**
    * Creates the lock file exclusively with its full contents at once: written aside, then linked, which fails if
@@ -121,7 +109,7 @@ export const make = (fs: FileSystem.FileSystem, host: Host, native?: NativeFiles
   const takeOver = (file: string, stale: LockHolder, token: string, why: string) =>
     Effect.gen(function* () {
       const moved = `${file}.stale-${token}`
-      const renamed = yield* fs.rename(file, moved).pipe(
+      const renamed = yield* rename(file, moved).pipe(
         Effect.as(true),
         Effect.catchIf(isNotFound, () => Effect.succeed(false)),
         orDieWith(`cannot move the stale ${file}`)
@@ -132,9 +120,9 @@ export const make = (fs: FileSystem.FileSystem, host: Host, native?: NativeFiles
         yield* Effect.logWarning(`FileSessionStore: took over the lock of ${file} from pid ${stale.pid}, ${why}`)
       } else if (Option.isSome(movedHolder)) {
         // Someone else's fresh lock was moved: it goes back unless yet another run has locked meanwhile.
-        yield* Effect.ignore(Effect.orElse(fs.link(moved, file), () => writeHolder(file, movedHolder.value)))
+        yield* Effect.ignore(Effect.orElse(link(moved, file), () => writeHolder(file, movedHolder.value)))
       }
-      yield* Effect.ignore(fs.remove(moved))
+      yield* Effect.ignore(remove(moved))
     })
 
   const release = (file: string, token: string) =>

@@ -6,7 +6,8 @@
  * synchronous; those that change a folder (create, rename, link, remove: each a journal entry of up to a hundred
  * microseconds of kernel work, which can wait for the journal) and syncs (which wait for the disk) go through the
  * thread pool by raw callbacks, so that the event loop never waits for the disk or the journal. Failures are the
- * platform's `SystemError`s, with the same reasons as `NodeFileSystem`'s.
+ * platform's `SystemError`s, with the same reasons as `NodeFileSystem`'s. `fromFileSystem` gives the same operations
+ * through any `FileSystem`, so that the store's code is one whatever it runs on.
  */
 import { type PlatformError, SystemError, type SystemErrorReason } from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -14,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as nodeFs from "node:fs"
+import { isNotFound } from "./fileErrors.js"
 
 export interface NativeFiles {
   /** A file's information, `None` when there is no such file. */
@@ -31,8 +33,8 @@ export interface NativeFiles {
   readonly readText: (path: string) => Effect.Effect<string, PlatformError>
   /** Makes one folder (its parent must exist). */
   readonly makeDirectory: (path: string, mode: number) => Effect.Effect<void, PlatformError>
-  /** Syncs an open descriptor to the disk, through the thread pool: the event loop does not wait for the disk. */
-  readonly sync: (fd: number) => Effect.Effect<void, PlatformError>
+  /** Syncs an open file to the disk (Node's: through the thread pool, so the event loop does not wait for the disk). */
+  readonly sync: (file: FileSystem.File) => Effect.Effect<void, PlatformError>
 }
 
 const reasonOf = (code: unknown): SystemErrorReason => {
@@ -112,7 +114,7 @@ const pooled = <A>(
     )
   })
 
-const sync = (fd: number): Effect.Effect<void, PlatformError> =>
+const syncDescriptor = (fd: number): Effect.Effect<void, PlatformError> =>
   pooled<void>("sync", fd, (callback) => nodeFs.fsync(fd, (error) => callback(error, undefined)))
 
 const writeNew = (file: string, text: string): Effect.Effect<FileSystem.File.Info, PlatformError> =>
@@ -126,7 +128,7 @@ const writeNew = (file: string, text: string): Effect.Effect<FileSystem.File.Inf
           let offset = 0
           while (offset < bytes.length) offset += nodeFs.writeSync(fd, bytes, offset)
         })
-        yield* sync(fd)
+        yield* syncDescriptor(fd)
         return yield* attempt("stat", file, () => infoOf(nodeFs.fstatSync(fd)))
       }).pipe(Effect.ensuring(Effect.ignore(attempt("close", file, () => nodeFs.closeSync(fd)))))
   ).pipe(
@@ -153,5 +155,35 @@ export const node: NativeFiles = {
     pooled<void>("makeDirectory", path, (callback) =>
       nodeFs.mkdir(path, { mode }, (error) => callback(error, undefined))
     ),
-  sync
+  sync: (file) => syncDescriptor(file.fd)
 }
+
+/**
+ * The same operations through any `FileSystem` (the platform's calls, each its own effect): what the store uses when
+ * it is given no system calls of its own.
+ */
+export const fromFileSystem = (fs: FileSystem.FileSystem): NativeFiles => ({
+  stat: (path) =>
+    fs.stat(path).pipe(
+      Effect.map(Option.some),
+      Effect.catchIf(isNotFound, () => Effect.succeedNone)
+    ),
+  writeNew: (file, text) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const handle = yield* fs.open(file, { flag: "wx", mode: 0o600 })
+        // The platform's writeAll fails on an empty buffer ("write returned 0 bytes written").
+        if (text !== "") yield* handle.writeAll(encoder.encode(text))
+        yield* handle.sync
+        return yield* handle.stat
+      })
+    ),
+  rename: (from, to) => fs.rename(from, to),
+  link: (from, to) => fs.link(from, to),
+  remove: (path) => fs.remove(path),
+  readText: (path) => fs.readFileString(path),
+  makeDirectory: (path, mode) => fs.makeDirectory(path, { mode }),
+  sync: (file) => file.sync
+})
+
+const encoder = new TextEncoder()
