@@ -36,6 +36,12 @@ const steps: ReadonlyArray<Step> = [
   },
   { name: "sessions-100", script: "sessions.js", args: ["--sessions", quick ? "10" : "100", ...sessionLimit] },
   {
+    // The same after 100 sessions of warm-up, in three measured batches: the steady state of a long-running process.
+    name: "sessions-steady",
+    script: "sessions.js",
+    args: ["--sessions", quick ? "30" : "300", "--warm-up", quick ? "10" : "100", "--batches", "3", ...sessionLimit]
+  },
+  {
     name: "sessions-1000",
     script: "sessions.js",
     args: ["--sessions", quick ? "100" : "1000", ...sessionLimit],

@@ -5,11 +5,17 @@
  * wires them (the search rate limit lifted: 1 request a second would serialise any such load). Reports completion
  * time, event-loop delay percentiles and peak RSS.
  * Usage: node bench/dist/sessions.js --sessions N [--model-latency MS] [--search-latency MS] [--backend http|inprocess] [--events on|off] [--store file|memory] [--ticks-before-timer N]
- *   [--max-sessions N]
+ *   [--max-sessions N] [--warm-up N] [--batches N]
+ *
+ * `--warm-up N` runs N sessions, unmeasured, before the measured ones (1 by default), at the same concurrency.
+ * `--batches K` runs the measured sessions as K batches one after the other and reports each batch's CPU a session,
+ * the main thread's and the other threads' (V8's compiler and collector helpers, libuv's pool) apart: V8 keeps
+ * compiling hot code for the first few hundred sessions, and the batches show when a process reaches its steady state.
  */
 import { Pipeline, SessionLimit } from "@deep-research/core"
 import { Emulator } from "@deep-research/providers/testing"
 import * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Scheduler from "effect/Scheduler"
@@ -34,6 +40,10 @@ const maxSessions = argument("--max-sessions", 0)
 /** Latency of each model call and each search (`--model-latency`, `--search-latency`, in ms). */
 const modelLatencyMillis = argument("--model-latency", 300)
 const searchLatencyMillis = argument("--search-latency", 150)
+/** Sessions run before the measurement, unmeasured, through the same limit. */
+const warmUp = argument("--warm-up", 1)
+/** Consecutive batches the measured sessions run in, each measured on its own. */
+const batches = Math.max(1, Math.min(argument("--batches", 1), sessions))
 
 const storeArg = process.argv.indexOf("--store")
 /** `file` (the embedded default: atomic writes with fsync) or `memory`. */
@@ -85,11 +95,22 @@ const program = Effect.scoped(
         search: inProcess === undefined ? undefined : InProcess.search(inProcess.simulator, searchLatencyMillis)
       })
     )
-    // One session first, unmeasured: a long-running server has its code loaded and compiled before the load comes.
-    yield* Pipeline.research("Warm-up: how much solar power did Europe add in 2024?").pipe(
-      Effect.provide(context),
-      Effect.orDie
-    )
+    const limited = <A, E>(effect: Effect.Effect<A, E, Pipeline.Requirements>): Effect.Effect<A, E> =>
+      effect.pipe(
+        Effect.provide(context),
+        maxSessions > 0 ? Effect.provide(Layer.orDie(SessionLimit.layer(maxSessions))) : (self) => self,
+        ticksBeforeTimer === 2048
+          ? (self) => self
+          : Effect.withScheduler(new Scheduler.MixedScheduler(ticksBeforeTimer))
+      )
+    // Sessions first, unmeasured: a long-running server has its code loaded and compiled before the load comes.
+    yield* limited(
+      Effect.forEach(
+        Array.from({ length: warmUp }, (_, i) => i),
+        (i) => Pipeline.research(`Warm-up ${i}: how much solar power did Europe add in 2024?`),
+        { concurrency: "unbounded", discard: true }
+      )
+    ).pipe(Effect.orDie)
     // `memoryUsage.rss()` reads the RSS alone; `memoryUsage()` also walks V8's heap spaces (about 0.1 ms a call, which
     // the sampler below would add to the CPU measured).
     const rssBefore = process.memoryUsage.rss()
@@ -100,29 +121,53 @@ const program = Effect.scoped(
     const delay = monitorEventLoopDelay({ resolution: 10 })
     delay.enable()
     const durations: Array<number> = []
+    const session = (i: number) => {
+      const began = performance.now()
+      return Pipeline.research(`Question ${i}: how much solar power did region ${i} add in 2024, and why?`).pipe(
+        Effect.tap(() => Effect.sync(() => durations.push(performance.now() - began))),
+        // Only the status is kept: a server keeps finished sessions in its store, not in memory.
+        Effect.map((session) => session.status),
+        Effect.either
+      )
+    }
+    const batchFigures: Array<{
+      readonly sessions: number
+      readonly cpuMillisPerSession: number
+      readonly mainThreadMillisPerSession: number | null
+      readonly otherThreadsMillisPerSession: number | null
+    }> = []
     const cpuBefore = process.cpuUsage()
+    const threadsBefore = Measure.threadCpu()
     const start = performance.now()
-    const results = yield* Effect.forEach(
-      Array.from({ length: sessions }, (_, i) => i),
-      (i) => {
-        const began = performance.now()
-        return Pipeline.research(`Question ${i}: how much solar power did region ${i} add in 2024, and why?`).pipe(
-          Effect.tap(() => Effect.sync(() => durations.push(performance.now() - began))),
-          // Only the status is kept: a server keeps finished sessions in its store, not in memory.
-          Effect.map((session) => session.status),
-          Effect.either
-        )
-      },
-      { concurrency: "unbounded" }
-    ).pipe(
-      Effect.provide(context),
-      maxSessions > 0 ? Effect.provide(Layer.orDie(SessionLimit.layer(maxSessions))) : (effect) => effect,
-      ticksBeforeTimer === 2048
-        ? (effect) => effect
-        : Effect.withScheduler(new Scheduler.MixedScheduler(ticksBeforeTimer))
-    )
+    const results: Array<Either.Either<string, Error>> = []
+    for (let batch = 0; batch < batches; batch++) {
+      const from = Math.floor((sessions * batch) / batches)
+      const to = Math.floor((sessions * (batch + 1)) / batches)
+      const batchCpu = process.cpuUsage()
+      const batchThreads = Measure.threadCpu()
+      results.push(
+        ...(yield* limited(
+          Effect.forEach(
+            Array.from({ length: to - from }, (_, i) => from + i),
+            session,
+            { concurrency: "unbounded" }
+          )
+        ))
+      )
+      const used = process.cpuUsage(batchCpu)
+      const threads = Measure.threadCpu()
+      batchFigures.push({
+        sessions: to - from,
+        cpuMillisPerSession: Measure.round((used.user + used.system) / 1000 / (to - from), 1),
+        mainThreadMillisPerSession:
+          threads && batchThreads ? Measure.round((threads.main - batchThreads.main) / (to - from), 1) : null,
+        otherThreadsMillisPerSession:
+          threads && batchThreads ? Measure.round((threads.other - batchThreads.other) / (to - from), 1) : null
+      })
+    }
     const wall = performance.now() - start
     const cpu = process.cpuUsage(cpuBefore)
+    const threadsAfter = Measure.threadCpu()
     delay.disable()
     clearInterval(sampler)
     const emulatorCpuMillis = yield* emulator.stop
@@ -147,6 +192,21 @@ const program = Effect.scoped(
       cpuMillis: Measure.round((cpu.user + cpu.system) / 1000, 0),
       emulatorCpuMillis,
       cpuMillisPerSession: Measure.round((cpu.user + cpu.system) / 1000 / sessions, 1),
+      // The process's threads apart (Linux only): the main thread runs the sessions, the others compile and collect.
+      mainThreadMillisPerSession:
+        threadsAfter && threadsBefore ? Measure.round((threadsAfter.main - threadsBefore.main) / sessions, 1) : null,
+      otherThreadsMillisPerSession:
+        threadsAfter && threadsBefore ? Measure.round((threadsAfter.other - threadsBefore.other) / sessions, 1) : null,
+      warmUpSessions: warmUp,
+      // With --batches: each batch's figures, and the median of the later half's CPU a session (the steady state).
+      batches: batches > 1 ? batchFigures : undefined,
+      steadyCpuMillisPerSession:
+        batches > 1
+          ? Measure.round(
+              Measure.median(batchFigures.slice(Math.floor(batches / 2)).map((b) => b.cpuMillisPerSession)),
+              1
+            )
+          : undefined,
       // From the call to its result, the wait for a slot of the session limit included.
       sessionMillis: {
         median: Measure.round(Measure.median(durations), 0),
