@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Fiber, Ref, TestClock } from "effect"
 import * as Errors from "../src/Errors.js"
+import type * as LanguageModel from "../src/LanguageModel.js"
 import * as ResearchUnit from "../src/phases/ResearchUnit.js"
 import { Brief, Scope } from "../src/Research.js"
 import { Source } from "../src/Source.js"
@@ -447,6 +448,40 @@ describe("Researcher", () => {
       const output = yield* Fiber.join(fiber)
       assert.strictEqual(output.sources[0]?.content, pages[0]?.content)
       assert.isUndefined(output.sources[0]?.summary)
+    })
+  )
+
+  it.effect("keeps the raw text of a summary that times out and the summaries of the same turn that came back", () =>
+    Effect.gen(function* () {
+      const started = yield* Deferred.make<void>()
+      const options = {
+        researcher: [
+          ScriptedModel.toolCalls(search(`a -> ${nrel}, ${fraunhofer}`)),
+          ScriptedModel.toolCalls(complete("done"))
+        ],
+        web: { route },
+        summarization: (request: LanguageModel.GenerateRequest) =>
+          lastMessage(request).includes(nrel)
+            ? Effect.as(Effect.sleep("20 seconds"), summaryReply("in time"))
+            : Effect.zipRight(
+                Deferred.succeed(started, undefined),
+                Effect.as(Effect.sleep("10 minutes"), summaryReply("late"))
+              )
+      }
+      const fiber = yield* Effect.fork(
+        Effect.flatMap(input(options), ResearchUnit.run).pipe(Effect.provide(layers(options)))
+      )
+      yield* Deferred.await(started)
+      yield* TestClock.adjust("61 seconds")
+      const output = yield* Fiber.join(fiber)
+      assert.deepStrictEqual(
+        output.sources.map((source) => [source.url, source.summary?.summary]),
+        [
+          [nrel, "in time"],
+          [fraunhofer, undefined]
+        ]
+      )
+      assert.strictEqual(output.sources[1]?.content, pages[1]?.content)
     })
   )
 

@@ -5,7 +5,6 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as ContentExtractor from "../ContentExtractor.js"
 import * as LanguageModel from "../LanguageModel.js"
@@ -160,6 +159,21 @@ export type Fetched =
 export const errorMessage = (error: unknown): string =>
   error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error)
 
+/**
+ * Runs an effect for each item, all at once, the results in item order. One item runs in the caller's fiber: Effect's
+ * unbounded `forEach` forks a fiber even for a single item, and most turns fetch one call and search one query.
+ */
+export const forEachAtOnce = <A, B, E, R>(
+  items: ReadonlyArray<A>,
+  f: (item: A) => Effect.Effect<B, E, R>
+): Effect.Effect<ReadonlyArray<B>, E, R> => {
+  if (items.length === 0) return Effect.succeed([])
+  const [only] = items
+  return items.length === 1 && only !== undefined
+    ? Effect.map(f(only), (result) => [result])
+    : Effect.forEach(items, f, { concurrency: "unbounded" })
+}
+
 /** Fetches what a planned call asks for; failures come back as messages, never as errors. */
 export const fetch = (
   planned: Planned,
@@ -169,20 +183,17 @@ export const fetch = (
   switch (planned._tag) {
     case "Search":
       return Effect.map(
-        Effect.forEach(
-          planned.queries,
-          (query) =>
-            Telemetry.providerCall(
-              "search",
-              services.search.name,
-              { query },
-              services.search.search(query, { maxResults: config.searchResultsPerQuery, includeRawContent: true })
-            ).pipe(
-              Effect.mapError(errorMessage),
-              Effect.either,
-              Effect.map((results) => ({ query, results }))
-            ),
-          { concurrency: "unbounded" }
+        forEachAtOnce(planned.queries, (query) =>
+          Telemetry.providerCall(
+            "search",
+            services.search.name,
+            { query },
+            services.search.search(query, { maxResults: config.searchResultsPerQuery, includeRawContent: true })
+          ).pipe(
+            Effect.mapError(errorMessage),
+            Effect.either,
+            Effect.map((results) => ({ query, results }))
+          )
         ),
         (queries): Fetched => ({ _tag: "Search", queries })
       ).pipe(Telemetry.toolCall(planned.call))
@@ -205,6 +216,23 @@ export const fetch = (
       return Effect.succeed(undefined)
   }
 }
+
+/** Fetches what a turn's calls ask for, all at once; `undefined` for the calls answered without fetching. */
+export const fetchAll = (
+  plans: ReadonlyArray<Planned>,
+  services: { readonly search: SearchProvider.Service; readonly extractor: ContentExtractor.Service },
+  config: ResearchConfig
+): Effect.Effect<ReadonlyArray<Fetched | undefined>> =>
+  Effect.map(
+    forEachAtOnce(
+      plans.filter((planned) => planned._tag !== "Answer"),
+      (planned) => fetch(planned, services, config)
+    ),
+    (fetched) => {
+      let next = 0
+      return plans.map((planned) => (planned._tag === "Answer" ? undefined : fetched[next++]))
+    }
+  )
 
 // =============================================================================
 // Placing
@@ -296,25 +324,54 @@ export const place = (
 // Summarising and answering
 // =============================================================================
 
-/** The fetch-time summary of one text; the raw text (capped) stands when it is short, times out or fails. */
-export const summarize = (
-  item: Pending,
+/**
+ * The fetch-time summaries of a turn's texts, summarised at once, in their order. A text shorter than the minimum, or
+ * whose summary fails or is not back within the timeout, stands as its raw text (capped). The texts all start together,
+ * so one timer serves them all: those not answered when it fires are stopped and keep their raw text, each with its
+ * warning, as a timeout of its own would (a timeout races two fibers, three for each text with its own).
+ */
+export const summarizeAll = (
+  items: ReadonlyArray<Pending>,
   summarizer: Summarizer.Service,
   config: ResearchConfig
-): Effect.Effect<Summarised> => {
-  const capped = item.raw.slice(0, config.summarizationInputCap)
-  const raw: Summarised = { content: capped, summary: undefined }
-  if (item.raw.length < config.minSummarizeLength) return Effect.succeed(raw)
-  return summarizer.summarize({ url: item.url, title: item.title, content: capped }).pipe(
+): Effect.Effect<ReadonlyArray<Summarised>> => {
+  const results: Array<Summarised> = items.map((item) => ({
+    content: item.raw.slice(0, config.summarizationInputCap),
+    summary: undefined
+  }))
+  const asked = items.flatMap((item, i) => (item.raw.length < config.minSummarizeLength ? [] : [i]))
+  if (asked.length === 0) return Effect.succeed(results)
+  const settled = new Set<number>()
+  const summarizeOne = (i: number): Effect.Effect<void> => {
+    const item = items[i]
+    const raw = results[i]
+    if (item === undefined || raw === undefined) return Effect.void
+    return Effect.matchEffect(summarizer.summarize({ url: item.url, title: item.title, content: raw.content }), {
+      onSuccess: (summary) => {
+        settled.add(i)
+        results[i] = { content: formatSummary(summary), summary }
+        return Effect.void
+      },
+      onFailure: (cause) => {
+        settled.add(i)
+        return Effect.logWarning(`Summarising ${item.url} failed (${errorMessage(cause)}); the raw text is kept`)
+      }
+    })
+  }
+  return forEachAtOnce(asked, summarizeOne).pipe(
     Effect.timeoutOption(config.summarizationTimeout),
-    Effect.flatMap((summary): Effect.Effect<Summarised> =>
-      Option.isSome(summary)
-        ? Effect.succeed({ content: formatSummary(summary.value), summary: summary.value })
-        : Effect.as(Effect.logWarning(`Summarising ${item.url} timed out; the raw text is kept`), raw)
+    Effect.zipRight(
+      Effect.suspend(() =>
+        settled.size === asked.length
+          ? Effect.void
+          : Effect.forEach(
+              asked.filter((i) => !settled.has(i)),
+              (i) => Effect.logWarning(`Summarising ${items[i]?.url} timed out; the raw text is kept`),
+              { discard: true }
+            )
+      )
     ),
-    Effect.catchAll((cause) =>
-      Effect.as(Effect.logWarning(`Summarising ${item.url} failed (${errorMessage(cause)}); the raw text is kept`), raw)
-    )
+    Effect.as(results)
   )
 }
 

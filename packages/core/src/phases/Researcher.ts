@@ -211,25 +211,20 @@ export const withStatus = (state: State, config: ResearchConfig): ReadonlyArray<
 // A turn
 // =============================================================================
 
-const publishNotices = (directiveId: string, notices: ReadonlyArray<Turn.Notice>) =>
-  Effect.forEach(
-    notices,
-    (notice) =>
-      notice._tag === "Called"
-        ? ResearchEvents.publish({
-            _tag: "ToolCalled",
-            directiveId,
-            tool: notice.tool,
-            detail: notice.detail.slice(0, 500)
-          })
-        : ResearchEvents.publish({
-            _tag: "ToolCallRejected",
-            unit: directiveId,
-            tool: notice.tool,
-            error: notice.error.slice(0, 2_000)
-          }),
-    { discard: true }
-  )
+const publishNotice = (directiveId: string, notice: Turn.Notice) =>
+  notice._tag === "Called"
+    ? ResearchEvents.publish({
+        _tag: "ToolCalled",
+        directiveId,
+        tool: notice.tool,
+        detail: notice.detail.slice(0, 500)
+      })
+    : ResearchEvents.publish({
+        _tag: "ToolCallRejected",
+        unit: directiveId,
+        tool: notice.tool,
+        error: notice.error.slice(0, 2_000)
+      })
 
 /** Carries out one turn's calls: plan, fetch, place, summarise what is new, and answer every call. */
 const execute = Effect.fnUntraced(function* (
@@ -239,24 +234,15 @@ const execute = Effect.fnUntraced(function* (
 ) {
   const { config, directive } = env.input
   const planned = Turn.plan(calls, env.tools, { used, max: config.researcherMaxToolCalls })
-  yield* publishNotices(directive.id, planned.notices)
-  const fetched = yield* Effect.forEach(
-    planned.plans,
-    (plan) => Turn.fetch(plan, { search: env.search, extractor: env.extractor }, config),
-    { concurrency: "unbounded" }
-  )
+  for (const notice of planned.notices) yield* publishNotice(directive.id, notice)
+  const fetched = yield* Turn.fetchAll(planned.plans, { search: env.search, extractor: env.extractor }, config)
   env.ledger.fetchedAt(yield* Clock.currentTimeMillis)
   const { pending, placed } = Turn.place(planned.plans, fetched, env.ledger, env.extractor.name)
   // Summaries are model calls too: when the run is out of budget the raw texts stand instead.
   const stopping = pending.length > 0 && (yield* env.input.shouldStop)
-  const summaries = yield* Effect.forEach(
-    pending,
-    (item): Effect.Effect<Ledger.Summarised> =>
-      stopping
-        ? Effect.succeed({ content: item.raw.slice(0, config.summarizationInputCap), summary: undefined })
-        : Turn.summarize(item, env.summarizer, config),
-    { concurrency: "unbounded" }
-  )
+  const summaries: ReadonlyArray<Ledger.Summarised> = stopping
+    ? pending.map((item) => ({ content: item.raw.slice(0, config.summarizationInputCap), summary: undefined }))
+    : yield* Turn.summarizeAll(pending, env.summarizer, config)
   for (const entry of env.ledger.settle(pending, summaries)) {
     yield* ResearchEvents.publish({
       _tag: "SourceFound",
