@@ -7,13 +7,11 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
-import * as Schema from "effect/Schema"
 import * as Budget from "./Budget.js"
 import type { ContentExtractor } from "./ContentExtractor.js"
 import { InvalidInput, type ResearchError } from "./Errors.js"
@@ -97,8 +95,6 @@ const decodeConfig = (config: ResearchOptions["config"]): Effect.Effect<Research
         )
       )
 
-const decodeEvent = Schema.decodeUnknownEither(ResearchEvents.ResearchEvent)
-
 /**
  * The run's progress stream: every event is appended to the session's log in the store as it is published (so the
  * log holds every event even when nobody listens), then published to the `ResearchEvents` in context, if any.
@@ -109,16 +105,16 @@ const recordingEvents = (sessionId: string) =>
     const outer = yield* Effect.serviceOption(ResearchEvents.ResearchEvents)
     const stream = Option.isSome(outer) ? outer.value : yield* ResearchEvents.make
     const service: ResearchEvents.Service = {
-      // Every event of the run passes here: a few runtime steps, not a generator.
+      // Every event of the run passes here: one runtime step to read the session and the time, not a decoding of
+      // the event (it is typed, and the stores encode it by its schema).
       publish: (input) =>
-        FiberRef.getWith(ResearchEvents.currentSessionId, (id) =>
-          Effect.flatMap(Clock.currentTimeMillis, (timestamp) => {
-            const event = decodeEvent({ ...input, timestamp, ...(Option.isSome(id) ? { sessionId: id.value } : {}) })
-            return Either.isRight(event) && event.right.sessionId === sessionId
-              ? Effect.zipRight(Effect.ignore(store.appendEvents(sessionId, [event.right])), stream.publish(input))
-              : stream.publish(input)
-          })
-        ),
+        Effect.withFiberRuntime((fiber) => {
+          const id = fiber.getFiberRef(ResearchEvents.currentSessionId)
+          if (Option.isNone(id) || id.value !== sessionId) return stream.publish(input)
+          const timestamp = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
+          const event: ResearchEvents.ResearchEvent = { ...input, sessionId, timestamp }
+          return Effect.zipRight(Effect.ignore(store.appendEvents(sessionId, [event])), stream.publish(input))
+        }),
       subscribe: stream.subscribe
     }
     return service

@@ -1,9 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Layer, Ref, Schema } from "effect"
+import { Effect, Either, Layer, Queue, Ref, Schema } from "effect"
 import { ProviderUnavailable } from "../src/Errors.js"
 import * as Language from "../src/internal/language.js"
 import * as Pipeline from "../src/Pipeline.js"
 import * as Pricing from "../src/Pricing.js"
+import * as ResearchEvents from "../src/ResearchEvents.js"
 import * as Resilience from "../src/Resilience.js"
 import { SessionStore } from "../src/SessionStore.js"
 import { ScriptedModel } from "../src/testing/index.js"
@@ -64,6 +65,24 @@ describe("Pipeline", () => {
       }
       assert.isTrue(events.every((e) => e.sessionId === "events"))
     }).pipe(Effect.provide(H.world({})))
+  )
+
+  it.effect(
+    "the session's log holds every event as its subscribers received it, and events of no session it does not",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const queue = yield* Effect.flatMap(ResearchEvents.ResearchEvents, (events) => events.subscribe)
+          yield* Pipeline.research("What are the latest measurements?", { sessionId: "as-published" })
+          yield* ResearchEvents.publish({ _tag: "RoundStarted", round: 99 })
+          const published = [...(yield* Queue.takeAll(queue))]
+          const logged = yield* Effect.flatMap(SessionStore, (store) => store.events("as-published"))
+          assert.strictEqual(published.at(-1)?._tag, "RoundStarted")
+          assert.isUndefined(published.at(-1)?.sessionId)
+          assert.deepStrictEqual(logged, published.slice(0, -1))
+          assert.isTrue(logged.every((event) => typeof event.timestamp === "number"))
+        })
+      ).pipe(Effect.provide(H.world({})))
   )
 
   it.effect("retries and breaker changes during a run are kept in the session's event log", () =>
