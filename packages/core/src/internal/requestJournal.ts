@@ -12,7 +12,6 @@ import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
-import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { SessionStore } from "../SessionStore.js"
@@ -36,12 +35,16 @@ export const SearchKey = Schema.Struct({
 })
 export type SearchKey = typeof SearchKey.Type
 
+const SearchEntry = Schema.Struct({ request: SearchKey, results: Schema.Array(SearchResult) })
+const PageEntry = Schema.Struct({ url: Schema.String, page: ExtractedPage })
+const SummaryEntry = Schema.Struct({ contentSha256: Schema.String, summary: SourceSummary })
+
 /** The journal as stored. Summaries are keyed by the SHA-256 of the text summarised, not by the text. */
 export const JournalFile = Schema.Struct({
   version: Schema.Literal(1),
-  searches: Schema.Array(Schema.Struct({ request: SearchKey, results: Schema.Array(SearchResult) })),
-  pages: Schema.Array(Schema.Struct({ url: Schema.String, page: ExtractedPage })),
-  summaries: Schema.Array(Schema.Struct({ contentSha256: Schema.String, summary: SourceSummary }))
+  searches: Schema.Array(SearchEntry),
+  pages: Schema.Array(PageEntry),
+  summaries: Schema.Array(SummaryEntry)
 })
 export type JournalFile = typeof JournalFile.Type
 
@@ -89,6 +92,41 @@ export const encode = (entries: Entries): string =>
     summaries: [...HashMap.toEntries(entries.summaries)].map(([contentSha256, summary]) => ({ contentSha256, summary }))
   })
 
+const encodeSearchEntry = Schema.encodeSync(Schema.parseJson(SearchEntry))
+const encodePageEntry = Schema.encodeSync(Schema.parseJson(PageEntry))
+const encodeSummaryEntry = Schema.encodeSync(Schema.parseJson(SummaryEntry))
+
+/**
+ * Encodes a journal again and again, each entry once: the text `encode` gives, put together from the entries' own
+ * texts (JSON without spaces is the concatenation of its parts). A live journal is written at every checkpoint that
+ * follows a new answer, and its searches carry whole pages.
+ */
+export const makeEncoder = (): ((entries: Entries) => string) => {
+  const searches = new Map<string, { readonly value: unknown; readonly text: string }>()
+  const pages = new Map<string, { readonly value: unknown; readonly text: string }>()
+  const summaries = new Map<string, { readonly value: unknown; readonly text: string }>()
+  const join = <A>(
+    map: HashMap.HashMap<string, A>,
+    known: Map<string, { readonly value: unknown; readonly text: string }>,
+    encodeEntry: (key: string, value: A) => string
+  ): string => {
+    const texts: Array<string> = []
+    for (const [key, value] of map) {
+      let cached = known.get(key)
+      if (cached === undefined || cached.value !== value) {
+        cached = { value, text: encodeEntry(key, value) }
+        known.set(key, cached)
+      }
+      texts.push(cached.text)
+    }
+    return texts.join(",")
+  }
+  return (entries) =>
+    `{"version":1,"searches":[${join(entries.searches, searches, (_, entry) => encodeSearchEntry(entry))}],` +
+    `"pages":[${join(entries.pages, pages, (url, page) => encodePageEntry({ url, page }))}],` +
+    `"summaries":[${join(entries.summaries, summaries, (contentSha256, summary) => encodeSummaryEntry({ contentSha256, summary }))}]}`
+}
+
 /** The entries of a journal's text, or why it cannot be read. */
 export const decode = (text: string): Either.Either<Entries, ParseResult.ParseError> =>
   Either.map(decodeFile(text), (file) => ({
@@ -130,13 +168,6 @@ export const none: Journal = {
 /** The least time between two writes behind the run, so that a busy run does not rewrite its journal back to back. */
 const writeInterval = Duration.seconds(1)
 
-interface State {
-  readonly entries: Entries
-  /** Counts changes; the store holds revision `written`. */
-  readonly revision: number
-  readonly discarded: boolean
-}
-
 const warnUnreadable = (sessionId: string, reason: string) =>
   Effect.logWarning(`the request journal of session ${sessionId} is ignored: ${reason}`)
 
@@ -170,15 +201,16 @@ export const make = (sessionId: string): Effect.Effect<Journal, never, SessionSt
   Effect.gen(function* () {
     const store = yield* SessionStore
     const loaded = yield* load(sessionId)
-    // A journal that could not be read is replaced at the first write, even by an empty one.
-    const state = yield* Ref.make<State>({
-      entries: loaded.entries,
-      revision: loaded.unusable ? 1 : 0,
-      discarded: false
-    })
-    const written = yield* Ref.make(0)
+    // Read and changed only in single runtime steps, so plain variables do (a write reads them once, then saves).
+    let entries = loaded.entries
+    // Counts changes; the store holds revision `written`. A journal that could not be read is replaced at the first
+    // write, even by an empty one.
+    let revision = loaded.unusable ? 1 : 0
+    let written = 0
+    let discarded = false
     // Whether the store may hold a journal of the session, for `discard`.
-    const stored = yield* Ref.make(loaded.present)
+    let stored = loaded.present
+    const encodeEntries = makeEncoder()
     const writing = yield* Effect.makeSemaphore(1)
     const wake = yield* Queue.sliding<void>(1)
 
@@ -189,22 +221,34 @@ export const make = (sessionId: string): Effect.Effect<Journal, never, SessionSt
           : Effect.logWarning(`the request journal of session ${sessionId} could not be ${what}`, cause)
       )
 
-    const write = writing.withPermits(1)(
-      Effect.gen(function* () {
-        const current = yield* Ref.get(state)
-        if (current.discarded || current.revision === (yield* Ref.get(written))) return
-        yield* store.saveArtefact(sessionId, fileName, encode(current.entries))
-        yield* Ref.set(written, current.revision)
-        yield* Ref.set(stored, true)
-      }).pipe(logged("written"))
+    const upToDate = () => discarded || revision === written
+    // Nothing new, nothing to wait for: a write under way is of a revision not yet counted as written.
+    const write = Effect.suspend(() =>
+      upToDate()
+        ? Effect.void
+        : writing.withPermits(1)(
+            Effect.suspend(() => {
+              if (upToDate()) return Effect.void
+              const saving = revision
+              return Effect.andThen(store.saveArtefact(sessionId, fileName, encodeEntries(entries)), () => {
+                written = saving
+                stored = true
+              })
+            }).pipe(logged("written"))
+          )
     )
 
     const discard = writing.withPermits(1)(
-      Effect.gen(function* () {
-        yield* Ref.update(state, (current) => ({ ...current, entries: emptyEntries, discarded: true }))
-        if (yield* Ref.get(stored)) yield* store.deleteArtefact(sessionId, fileName)
-        yield* Ref.set(stored, false)
-      }).pipe(logged("removed"))
+      Effect.suspend(() => {
+        entries = emptyEntries
+        discarded = true
+        return stored ? store.deleteArtefact(sessionId, fileName) : Effect.void
+      }).pipe(
+        Effect.andThen(() => {
+          stored = false
+        }),
+        logged("removed")
+      )
     )
 
     yield* Effect.forkScoped(
@@ -213,14 +257,13 @@ export const make = (sessionId: string): Effect.Effect<Journal, never, SessionSt
     yield* Effect.addFinalizer(() => write)
 
     const record = (change: (entries: Entries) => Entries) =>
-      Effect.zipRight(
-        Ref.update(state, (current) =>
-          current.discarded ? current : { ...current, entries: change(current.entries), revision: current.revision + 1 }
-        ),
-        Queue.offer(wake, undefined)
-      )
-    const lookup = <A>(find: (entries: Entries) => Option.Option<A>) =>
-      Effect.map(Ref.get(state), (current) => find(current.entries))
+      Effect.suspend(() => {
+        if (discarded) return Effect.void
+        entries = change(entries)
+        revision += 1
+        return Queue.offer(wake, undefined)
+      })
+    const lookup = <A>(find: (entries: Entries) => Option.Option<A>) => Effect.sync(() => find(entries))
 
     return {
       search: (key) => lookup((entries) => Option.map(HashMap.get(entries.searches, key), (entry) => entry.results)),
