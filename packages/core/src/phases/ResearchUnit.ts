@@ -68,19 +68,23 @@ export const run = (
       shouldStop: input.shouldStop
     })
     const failed = research.error !== undefined && research.seen.length === 0
-    const result = new TopicResult({
-      directiveId,
-      status: failed ? "failed" : "completed",
-      findings: compression.findings,
-      supervisorSummary: compression.supervisorSummary,
-      sourceIds: research.seen.map((seen) => seen.source.id),
-      stopReason: research.stopReason,
-      toolCalls: research.toolCalls,
-      turns: research.turns,
-      compressed: compression.compressed,
-      ...(research.error !== undefined ? { error: research.error } : {}),
-      usage: Usage.add(research.usage, compression.usage)
-    })
+    // Typed parts, the counts counted: not validated again.
+    const result = new TopicResult(
+      {
+        directiveId,
+        status: failed ? "failed" : "completed",
+        findings: compression.findings,
+        supervisorSummary: compression.supervisorSummary,
+        sourceIds: research.seen.map((seen) => seen.source.id),
+        stopReason: research.stopReason,
+        toolCalls: research.toolCalls,
+        turns: research.turns,
+        compressed: compression.compressed,
+        ...(research.error !== undefined ? { error: research.error } : {}),
+        usage: Usage.add(research.usage, compression.usage)
+      },
+      true
+    )
     yield* failed
       ? ResearchEvents.publish({ _tag: "ResearcherFailed", directiveId, error: research.error ?? "unknown error" })
       : ResearchEvents.publish({

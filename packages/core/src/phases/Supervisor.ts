@@ -173,16 +173,21 @@ export const newRound = (
 ): SupervisionRound => {
   const ordered = [...directives].sort(byPriority)
   const reflection = reflections.join("\n\n").trim()
-  return new SupervisionRound({
-    round: number,
-    ...(reflection !== "" ? { reflection } : {}),
-    directives: ordered
-      .slice(0, maxDirectivesPerRound)
-      .map((directive, i) => new IssuedDirective({ id: `r${number}-d${i + 1}`, round: number, directive })),
-    results: [],
-    deferred: ordered.slice(maxDirectivesPerRound),
-    completed: false
-  })
+  // Not validated again: the directives were decoded from the model's calls and the round number is a count (each
+  // directive took about 20 µs to validate again).
+  return new SupervisionRound(
+    {
+      round: number,
+      ...(reflection !== "" ? { reflection } : {}),
+      directives: ordered
+        .slice(0, maxDirectivesPerRound)
+        .map((directive, i) => new IssuedDirective({ id: `r${number}-d${i + 1}`, round: number, directive }, true)),
+      results: [],
+      deferred: ordered.slice(maxDirectivesPerRound),
+      completed: false
+    },
+    true
+  )
 }
 
 // =============================================================================
@@ -204,7 +209,8 @@ const recordResult = (session: Handle, round: number, output: UnitOutput) => {
           if (r.round !== round) return r
           const results = [...r.results.filter((x) => x.directiveId !== output.result.directiveId), output.result]
           const completed = r.directives.every((d) => results.some((x) => x.directiveId === d.id))
-          return new SupervisionRound({ ...r, results, completed })
+          // A saved round's parts and a unit's result: not validated again.
+          return new SupervisionRound({ ...r, results, completed }, true)
         }),
         sources: [...s.sources, ...output.sources.filter((source) => !known.has(source.id))]
       })
@@ -219,7 +225,7 @@ const completeRound = (session: Handle, round: number) =>
       ? Effect.succeed(saved)
       : session.update(`round ${round} completed`, (s) =>
           patch(s, {
-            rounds: s.rounds.map((r) => (r.round === round ? new SupervisionRound({ ...r, completed: true }) : r))
+            rounds: s.rounds.map((r) => (r.round === round ? new SupervisionRound({ ...r, completed: true }, true) : r))
           })
         )
   )
