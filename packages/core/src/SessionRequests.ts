@@ -68,13 +68,14 @@ interface Shared<A, E> {
  */
 const keyed = <A, E>() => {
   const requests = new Map<string, Shared<A, E>>()
-  const leave = (key: string, shared: Shared<A, E>): Effect.Effect<void> => {
+  // An asker stops waiting: the request's sender, when it was the last to wait for an answer still to come.
+  const leave = (key: string, shared: Shared<A, E>): Fiber.RuntimeFiber<boolean> | undefined => {
     shared.waiting -= 1
-    if (shared.waiting > 0 || shared.sender === undefined) return Effect.void
+    if (shared.waiting > 0 || shared.sender === undefined) return undefined
     const sender = shared.sender
     shared.sender = undefined
     if (requests.get(key) === shared) requests.delete(key)
-    return Fiber.interrupt(sender)
+    return sender
   }
   return (key: string, send: () => Effect.Effect<A, E>): Effect.Effect<A, E> =>
     Effect.uninterruptibleMask((restore) =>
@@ -87,7 +88,19 @@ const keyed = <A, E>() => {
           settled: false
         }
         shared.waiting += 1
-        const awaited = Effect.onExit(restore(Deferred.await(shared.answer)), () => leave(key, shared))
+        // Within the mask, as `onExit` would (its own mask a few steps more): the asker always leaves.
+        const awaited = Effect.matchCauseEffect(restore(Deferred.await(shared.answer)), {
+          onFailure: (cause) => {
+            const sender = leave(key, shared)
+            return sender === undefined
+              ? Effect.failCause(cause)
+              : Effect.zipRight(Fiber.interrupt(sender), Effect.failCause(cause))
+          },
+          onSuccess: (answer) => {
+            const sender = leave(key, shared)
+            return sender === undefined ? Effect.succeed(answer) : Effect.as(Fiber.interrupt(sender), answer)
+          }
+        })
         if (known !== undefined) return awaited
         requests.set(key, shared)
         return Effect.flatMap(

@@ -190,27 +190,26 @@ export const fetch = (
             { query },
             services.search.search(query, { maxResults: config.searchResultsPerQuery, includeRawContent: true })
           ).pipe(
-            Effect.mapError(errorMessage),
-            Effect.either,
-            Effect.map((results) => ({ query, results }))
+            Effect.match({
+              onFailure: (error) => ({ query, results: Either.left(errorMessage(error)) }),
+              onSuccess: (results) => ({ query, results: Either.right(results) })
+            })
           )
         ),
         (queries): Fetched => ({ _tag: "Search", queries })
       ).pipe(Telemetry.toolCall(planned.call))
     case "Extract":
-      return Effect.map(
-        Effect.either(
-          Effect.mapError(
-            Telemetry.providerCall(
-              "extract",
-              services.extractor.name,
-              { urls: planned.urls },
-              services.extractor.extract(planned.urls)
-            ),
-            errorMessage
-          )
+      return Effect.match(
+        Telemetry.providerCall(
+          "extract",
+          services.extractor.name,
+          { urls: planned.urls },
+          services.extractor.extract(planned.urls)
         ),
-        (results): Fetched => ({ _tag: "Extract", results })
+        {
+          onFailure: (error): Fetched => ({ _tag: "Extract", results: Either.left(errorMessage(error)) }),
+          onSuccess: (results): Fetched => ({ _tag: "Extract", results: Either.right(results) })
+        }
       ).pipe(Telemetry.toolCall(planned.call))
     case "Answer":
       return Effect.succeed(undefined)
