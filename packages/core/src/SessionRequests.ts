@@ -11,6 +11,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Equal from "effect/Equal"
 import * as Fiber from "effect/Fiber"
@@ -271,9 +272,18 @@ export const shareJournaled =
       const summarizer = sharedSummarizer(yield* Summarizer.Summarizer, journal)
       const cache = yield* Request.makeCache({ capacity: cacheCapacity, timeToLive: Duration.infinity })
       return yield* self.pipe(
-        Effect.provideService(SearchProvider.SearchProvider, search),
-        Effect.provideService(ContentExtractor.ContentExtractor, extractor),
-        Effect.provideService(Summarizer.Summarizer, summarizer),
+        // The three views in one change of the context (each `provideService` is a change of its own).
+        Effect.mapInputContext((context: Context.Context<R>) =>
+          Context.add(
+            Context.add(
+              Context.add(context, SearchProvider.SearchProvider, search),
+              ContentExtractor.ContentExtractor,
+              extractor
+            ),
+            Summarizer.Summarizer,
+            summarizer
+          )
+        ),
         Effect.withRequestCaching(true),
         Effect.withRequestCache(cache)
       )

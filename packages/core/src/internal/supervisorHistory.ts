@@ -60,7 +60,7 @@ export const inventory = (session: Session, uptoRound: number): string => {
 
 const encodeDirective = Schema.encodeSync(Directive)
 
-/** The supervisor's conversation, rebuilt from the session's rounds. */
+/** The supervisor's conversation, rebuilt from the session's rounds (from typed parts: not validated again). */
 export const history = (
   session: Session,
   task: Prompt.Task,
@@ -72,19 +72,17 @@ export const history = (
       round.reflection === undefined
         ? []
         : [
-            new LanguageModel.ToolCall({
-              id: `r${round.round}-think`,
-              name: toolNames.think,
-              arguments: { reflection: round.reflection }
-            })
+            new LanguageModel.ToolCall(
+              { id: `r${round.round}-think`, name: toolNames.think, arguments: { reflection: round.reflection } },
+              true
+            )
           ]
     const calls = round.directives.map(
       (d) =>
-        new LanguageModel.ToolCall({
-          id: d.id,
-          name: toolNames.conductResearch,
-          arguments: encodeDirective(d.directive)
-        })
+        new LanguageModel.ToolCall(
+          { id: d.id, name: toolNames.conductResearch, arguments: encodeDirective(d.directive) },
+          true
+        )
     )
     if (thinkCall.length + calls.length === 0) continue
     messages.push(LanguageModel.assistant("", [...thinkCall, ...calls]))
