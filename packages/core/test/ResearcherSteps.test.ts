@@ -3,6 +3,8 @@
  * the loop's state functions.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Ref, TestClock } from "effect"
+import * as Errors from "../src/Errors.js"
 import * as Turn from "../src/internal/researcherTurn.js"
 import * as Ledger from "../src/internal/sourceLedger.js"
 import * as LanguageModel from "../src/LanguageModel.js"
@@ -10,6 +12,7 @@ import * as Novelty from "../src/Novelty.js"
 import * as Researcher from "../src/phases/Researcher.js"
 import { defaults } from "../src/ResearchConfig.js"
 import { Source, SourceSummary } from "../src/Source.js"
+import type * as Summarizer from "../src/Summarizer.js"
 
 const page = (n: number) =>
   `Paragraph ${n}: ` + Array.from({ length: 40 }, (_, i) => `word${(n * 97 + i * 13) % 1000}`).join(" ")
@@ -150,6 +153,66 @@ describe("planning a turn", () => {
     assert.isTrue(plan.completed)
     assert.strictEqual(plan.summary, "done [1]")
   })
+})
+
+describe("fetching and summarising a turn", () => {
+  it.effect("items run all at once, their results in item order, one alone as well as none", () =>
+    Effect.gen(function* () {
+      assert.deepStrictEqual(yield* Turn.forEachAtOnce([], (n: number) => Effect.succeed(n)), [])
+      assert.deepStrictEqual(yield* Turn.forEachAtOnce([7], (n) => Effect.succeed(n * 2)), [14])
+      // Each item waits for the last one to start: they finish only if all run at once.
+      const latch = yield* Deferred.make<void>()
+      const started = yield* Ref.make(0)
+      const doubled = yield* Turn.forEachAtOnce([3, 1, 2], (n) =>
+        Effect.gen(function* () {
+          if ((yield* Ref.updateAndGet(started, (k) => k + 1)) === 3) yield* Deferred.succeed(latch, undefined)
+          yield* Deferred.await(latch)
+          return n * 2
+        })
+      )
+      assert.deepStrictEqual(doubled, [6, 2, 4])
+    })
+  )
+
+  const pending = (url: string, raw: string): Ledger.Pending => {
+    const l = ledger()
+    const waiting: Array<Ledger.Pending> = []
+    l.place(candidate(url, raw), "search", waiting)
+    const [item] = waiting
+    if (item === undefined) throw new Error(`${url} was not placed as new`)
+    return item
+  }
+
+  it.effect("short texts stand raw, failures and late summaries keep the raw text, the others are summarised", () =>
+    Effect.gen(function* () {
+      const config = { ...defaults, minSummarizeLength: 50, summarizationInputCap: 100 }
+      const items = [
+        pending("https://a.org/short", "too short"),
+        pending("https://a.org/fails", page(2)),
+        pending("https://a.org/late", page(3)),
+        pending("https://a.org/fine", page(4))
+      ]
+      const summarizer: Summarizer.Service = {
+        summarize: (input) =>
+          input.url.endsWith("fails")
+            ? Effect.fail(new Errors.ProviderUnavailable({ provider: "test", status: 500 }))
+            : input.url.endsWith("late")
+              ? Effect.as(Effect.sleep("10 minutes"), new SourceSummary({ summary: "late", excerpts: [] }))
+              : Effect.succeed(new SourceSummary({ summary: `about ${input.content.length}`, excerpts: [] }))
+      }
+      const fiber = yield* Effect.fork(Turn.summarizeAll(items, summarizer, config))
+      yield* TestClock.adjust(config.summarizationTimeout)
+      const results = yield* Fiber.join(fiber)
+      assert.deepStrictEqual(
+        results.map((result) => result.summary?.summary),
+        [undefined, undefined, undefined, "about 100"]
+      )
+      assert.deepStrictEqual(
+        results.map((result) => result.content),
+        ["too short", page(2).slice(0, 100), page(3).slice(0, 100), "about 100"]
+      )
+    })
+  )
 })
 
 describe("the researcher's state", () => {

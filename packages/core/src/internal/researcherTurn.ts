@@ -325,53 +325,48 @@ export const place = (
 
 /**
  * The fetch-time summaries of a turn's texts, summarised at once, in their order. A text shorter than the minimum, or
- * whose summary fails or is not back within the timeout, stands as its raw text (capped). The texts all start together,
- * so one timer serves them all: those not answered when it fires are stopped and keep their raw text, each with its
- * warning, as a timeout of its own would (a timeout races two fibers, three for each text with its own).
+ * whose summary fails or is not back within the timeout, stands as its raw text (capped). The texts all start
+ * together, so one timeout serves them all, as one for each would: those not answered when it fires are stopped and
+ * keep their raw text, each with its warning. (A timeout forks two fibers; one for each text cost two a text.)
  */
 export const summarizeAll = (
   items: ReadonlyArray<Pending>,
   summarizer: Summarizer.Service,
   config: ResearchConfig
 ): Effect.Effect<ReadonlyArray<Summarised>> => {
-  const results: Array<Summarised> = items.map((item) => ({
+  const rawOf = (item: Pending): Summarised => ({
     content: item.raw.slice(0, config.summarizationInputCap),
     summary: undefined
-  }))
-  const asked = items.flatMap((item, i) => (item.raw.length < config.minSummarizeLength ? [] : [i]))
-  if (asked.length === 0) return Effect.succeed(results)
-  const settled = new Set<number>()
-  const summarizeOne = (i: number): Effect.Effect<void> => {
-    const item = items[i]
-    const raw = results[i]
-    if (item === undefined || raw === undefined) return Effect.void
-    return Effect.matchEffect(summarizer.summarize({ url: item.url, title: item.title, content: raw.content }), {
-      onSuccess: (summary) => {
-        settled.add(i)
-        results[i] = { content: formatSummary(summary), summary }
-        return Effect.void
-      },
-      onFailure: (cause) => {
-        settled.add(i)
-        return Effect.logWarning(`Summarising ${item.url} failed (${errorMessage(cause)}); the raw text is kept`)
-      }
-    })
-  }
-  return forEachAtOnce(asked, summarizeOne).pipe(
-    Effect.timeoutOption(config.summarizationTimeout),
-    Effect.zipRight(
-      Effect.suspend(() =>
-        settled.size === asked.length
-          ? Effect.void
-          : Effect.forEach(
-              asked.filter((i) => !settled.has(i)),
-              (i) => Effect.logWarning(`Summarising ${items[i]?.url} timed out; the raw text is kept`),
-              { discard: true }
-            )
+  })
+  const asked = items.flatMap((item, index) => (item.raw.length < config.minSummarizeLength ? [] : [{ item, index }]))
+  if (asked.length === 0) return Effect.succeed(items.map(rawOf))
+  return Effect.suspend(() => {
+    const results = items.map(rawOf)
+    const settled = new Set<number>()
+    const summarizeOne = ({ index, item }: { readonly item: Pending; readonly index: number }): Effect.Effect<void> =>
+      Effect.matchEffect(summarizer.summarize({ url: item.url, title: item.title, content: rawOf(item).content }), {
+        onSuccess: (summary) => {
+          settled.add(index)
+          results[index] = { content: formatSummary(summary), summary }
+          return Effect.void
+        },
+        onFailure: (error) => {
+          settled.add(index)
+          return Effect.logWarning(`Summarising ${item.url} failed (${errorMessage(error)}); the raw text is kept`)
+        }
+      })
+    const late = () =>
+      Effect.forEach(
+        asked.filter(({ index }) => !settled.has(index)),
+        ({ item }) => Effect.logWarning(`Summarising ${item.url} timed out; the raw text is kept`),
+        { discard: true }
       )
-    ),
-    Effect.as(results)
-  )
+    return forEachAtOnce(asked, summarizeOne).pipe(
+      Effect.timeoutOption(config.summarizationTimeout),
+      Effect.flatMap(() => (settled.size === asked.length ? Effect.void : late())),
+      Effect.as(results)
+    )
+  })
 }
 
 /** The tool results of a turn, in the order of its plans. */
