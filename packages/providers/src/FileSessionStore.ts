@@ -178,20 +178,25 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       return yield* sessionFiles.load(valid, fileOf(valid, sessionFileName))
     })
 
-    // Untraced: one span an event would be most of a run's spans, and none says more than the event itself.
-    const appendEvents = Effect.fnUntraced(function* (id: string, events: ReadonlyArray<ResearchEvents.ResearchEvent>) {
-      const valid = yield* validate(id)
-      if (events.length === 0) return
-      const lines = yield* Effect.try({
-        try: () => events.map((event) => `${ResearchEvents.encodeJson(event)}\n`).join(""),
-        catch: (error) =>
-          new Errors.InvalidInput({
-            reason: `an event of session ${valid} cannot be stored: ${error instanceof Error ? error.message : String(error)}`
+    // Untraced, and a few runtime steps: every event of a run passes here, and a span an event would be most of a
+    // run's spans, none saying more than the event itself.
+    const appendEvents = (
+      id: string,
+      events: ReadonlyArray<ResearchEvents.ResearchEvent>
+    ): Effect.Effect<void, Errors.InvalidInput> =>
+      Effect.suspend(() => {
+        if (!isSessionId(id)) return Effect.asVoid(validate(id))
+        if (events.length === 0) return Effect.void
+        let lines = ""
+        try {
+          for (const event of events) lines += `${ResearchEvents.encodeJson(event)}\n`
+        } catch (error) {
+          return new Errors.InvalidInput({
+            reason: `an event of session ${id} cannot be stored: ${error instanceof Error ? error.message : String(error)}`
           })
+        }
+        return Effect.flatMap(scrubbed(fileOf(id, eventsFileName), lines), (text) => eventLog.append(id, text))
       })
-      const text = yield* scrubbed(fileOf(valid, eventsFileName), lines)
-      yield* eventLog.append(valid, text)
-    })
 
     const readEvents = Effect.fn("FileSessionStore.events")(function* (id: string) {
       const valid = yield* validate(id)

@@ -125,6 +125,68 @@ describe("FileSessionStore, the event log of a held session", () => {
     }).pipe(Effect.provide(platform))
   )
 
+  it.scoped(
+    "appends of a held session while nothing else writes it go to its log at once, a write each, in order",
+    () =>
+      Effect.gen(function* () {
+        const files = yield* FileSystem.FileSystem
+        const directory = yield* files.makeTempDirectoryScoped({ prefix: "deep-research-held-log-" })
+        let writes = 0
+        const store = yield* FileSessionStore.make({
+          directory,
+          writeSync: (fd, bytes, offset) => {
+            writes++
+            return fs.writeSync(fd, bytes, offset)
+          }
+        })
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* store.lock("held")
+            for (const n of [1, 2, 3, 4, 5]) yield* store.appendEvents("held", [checkpointed(String(n), n)])
+            yield* store.appendEvents("held", [checkpointed("6", 6), checkpointed("7", 7)])
+          })
+        )
+        assert.strictEqual(writes, 6)
+        assert.deepStrictEqual(labelsOf(yield* store.events("held")), ["1", "2", "3", "4", "5", "6", "7"])
+      }).pipe(Effect.provide(platform))
+  )
+
+  it.scoped(
+    "a held log's append torn by a failed write ends the run, and the next append starts a line of its own",
+    () =>
+      Effect.gen(function* () {
+        const files = yield* FileSystem.FileSystem
+        const directory = yield* files.makeTempDirectoryScoped({ prefix: "deep-research-held-log-" })
+        let calls = 0
+        const store = yield* FileSessionStore.make({
+          directory,
+          writeSync: (fd, bytes, offset) => {
+            calls++
+            // The third append: ten bytes reach the disk, then the disk is full.
+            if (calls === 3) return fs.writeSync(fd, bytes, offset, 10)
+            if (calls === 4)
+              throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" })
+            return fs.writeSync(fd, bytes, offset)
+          }
+        })
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* store.lock("held")
+            yield* store.appendEvents("held", [checkpointed("1", 1)])
+            yield* store.appendEvents("held", [checkpointed("2", 2)])
+            const exit = yield* Effect.exit(store.appendEvents("held", [checkpointed("3", 3)]))
+            assert.isTrue(Exit.isFailure(exit))
+            const message = Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""
+            assert.include(message, "cannot append to")
+            assert.include(message, "events.jsonl")
+            assert.include(message, "no space left on device")
+            yield* store.appendEvents("held", [checkpointed("4", 4)])
+          })
+        )
+        assert.deepStrictEqual(labelsOf(yield* store.events("held")), ["1", "2", "4"])
+      }).pipe(Effect.provide(platform))
+  )
+
   it.scoped("a second run of the session appends after the first run's events, through a log of its own", () =>
     Effect.gen(function* () {
       const files = yield* FileSystem.FileSystem

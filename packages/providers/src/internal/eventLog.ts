@@ -63,24 +63,26 @@ const encoder = new TextEncoder()
 export const make = (store: Store): EventLog => {
   const { fs, fileOf, writeSync } = store
 
+  const writeFailure = (error: unknown) =>
+    new SystemError({
+      module: "FileSystem",
+      method: "writeAll",
+      reason: "Unknown",
+      description: error instanceof Error ? error.message : String(error),
+      cause: error
+    })
+
+  /** Writes all of `bytes` to an open log with the store's synchronous write. Throws on failure. */
+  const writeAllSync = (write: WriteSync, log: FileSystem.File, bytes: Uint8Array) => {
+    let offset = 0
+    while (offset < bytes.length) offset += write(log.fd, bytes, offset)
+  }
+
   /** Appends to an open log: synchronously when the store can, through the file system otherwise. */
   const appendTo = (log: FileSystem.File, bytes: Uint8Array): Effect.Effect<void, PlatformError> =>
     writeSync === undefined
       ? log.writeAll(bytes)
-      : Effect.try({
-          try: () => {
-            let offset = 0
-            while (offset < bytes.length) offset += writeSync(log.fd, bytes, offset)
-          },
-          catch: (error) =>
-            new SystemError({
-              module: "FileSystem",
-              method: "writeAll",
-              reason: "Unknown",
-              description: error instanceof Error ? error.message : String(error),
-              cause: error
-            })
-        })
+      : Effect.try({ try: () => writeAllSync(writeSync, log, bytes), catch: writeFailure })
   // Event lines waiting for their session's writer, in the order they were published.
   const pending = new Map<string, Array<PendingAppend>>()
   // Logs this store last wrote, whose last line it therefore knows to be whole.
@@ -170,12 +172,34 @@ export const make = (store: Store): EventLog => {
       yield* Deferred.await(mine.done)
     })
 
-  // The usual case, one event at a time: a caller that finds the writer free writes its own lines (with any queued
-  // while it takes the writer), without queueing them.
+  /**
+   * The usual case on Node, one event at a time while a run holds the session: its log open, its last line known whole
+   * (so its folder is there: both are forgotten together), and nothing else writing it or waiting to. The lines are
+   * written there and then, in one step: nothing can come between, so there is no writer to take. `undefined` when the
+   * log is not in that state.
+   */
+  const appendNow = (id: string, text: string): Effect.Effect<void> | undefined => {
+    const log = held.opened(id)
+    if (writeSync === undefined || log === undefined || !wholeTails.has(id)) return undefined
+    // Until the write is known to be whole, the tail is checked again before the next one.
+    wholeTails.delete(id)
+    unsynced.add(id)
+    try {
+      writeAllSync(writeSync, log, encoder.encode(text))
+    } catch (error) {
+      return orDieWith(`cannot append to ${fileOf(id)}`)(Effect.fail(writeFailure(error)))
+    }
+    wholeTails.add(id)
+    return Effect.void
+  }
+
+  // Otherwise, a caller that finds the writer free writes its own lines (with any queued while it takes the writer),
+  // without queueing them.
   const append = (id: string, text: string): Effect.Effect<void> =>
-    Effect.suspend(() =>
-      store.serially.busy(id) || pending.has(id) ? appendQueued(id, text) : store.serially(id, writeQueued(id, text))
-    )
+    Effect.suspend(() => {
+      if (store.serially.busy(id) || pending.has(id)) return appendQueued(id, text)
+      return appendNow(id, text) ?? store.serially(id, writeQueued(id, text))
+    })
 
   const sync = (id: string): Effect.Effect<void> =>
     Effect.suspend(() => {
