@@ -150,7 +150,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
 
     const save = Effect.fn("FileSessionStore.save")(function* (session: Session.Session) {
       const id = yield* validate(session.id)
-      const encoded = yield* Schema.encode(Session.Session)(session).pipe(
+      const encoded = yield* Session.encode(session).pipe(
         Effect.mapError(
           (error) =>
             new Errors.InvalidInput({
