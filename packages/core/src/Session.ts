@@ -5,6 +5,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import { InvalidInput, ResearchError } from "./Errors.js"
@@ -72,75 +73,171 @@ export class Session extends Schema.Class<Session>("@deep-research/core/Session"
 
 type Encode = (value: unknown) => Either.Either<unknown, ParseResult.ParseIssue>
 
+/** An encoding that gave up: the whole encoding then runs, and says why. */
+const refused = Symbol("refused")
+type Encoded = unknown | typeof refused
+
 /**
  * An encoder that remembers what it gave for each object: a session's parts are immutable values, and most of them
- * (the config, every round and source so far) are the same objects from one checkpoint to the next.
+ * (the config, every round, result and source so far) are the same objects from one checkpoint to the next.
  */
-const remembering = (encode: Encode): Encode => {
+const remembering = (encode: (value: unknown) => Encoded): ((value: unknown) => Encoded) => {
   const known = new WeakMap<object, unknown>()
   return (value) => {
     if (typeof value !== "object" || value === null) return encode(value)
-    if (known.has(value)) return Either.right(known.get(value))
+    if (known.has(value)) return known.get(value)
     const encoded = encode(value)
-    if (Either.isRight(encoded)) known.set(value, encoded.right)
+    if (encoded !== refused) known.set(value, encoded)
     return encoded
   }
 }
 
-/** The element schema of a field that is a plain `Schema.Array`, whose elements are then encoded one by one. */
-const elementOf = (field: Schema.Struct.Field): Schema.Schema<unknown> | undefined =>
-  Schema.isSchema(field) &&
-  AST.isTupleType(field.ast) &&
-  field.ast.elements.length === 0 &&
-  field.ast.rest.length === 1 &&
-  field.ast.rest[0] !== undefined
-    ? Schema.make<unknown>(field.ast.rest[0].type)
+const fromEither = (encoded: Either.Either<unknown, ParseResult.ParseIssue>): Encoded =>
+  Either.isRight(encoded) ? encoded.right : refused
+
+/** Text, numbers, literals and arrays of them: nothing worth remembering, encoded together in one pass. */
+const isPlain = (ast: AST.AST): boolean => {
+  switch (ast._tag) {
+    case "Literal":
+    case "StringKeyword":
+    case "NumberKeyword":
+    case "BooleanKeyword":
+    case "UndefinedKeyword":
+      return true
+    case "Refinement":
+      return isPlain(ast.from)
+    case "Union":
+      return ast.types.every(isPlain)
+    case "TupleType":
+      return ast.elements.every((element) => isPlain(element.type)) && ast.rest.every((rest) => isPlain(rest.type))
+    default:
+      return false
+  }
+}
+
+/** An array's elements: their AST, and the schema the array was made with (a class stays a class). */
+interface Element {
+  readonly ast: AST.AST
+  readonly schema: unknown
+}
+
+/** The elements of a field that is a plain `Schema.Array`, which are then encoded one by one. */
+const elementOf = (field: Schema.Struct.Field): Element | undefined => {
+  if (!Schema.isSchema(field) || !AST.isTupleType(field.ast) || field.ast.elements.length > 0) return undefined
+  const [rest, ...more] = field.ast.rest
+  if (rest === undefined || more.length > 0) return undefined
+  return { ast: rest.type, schema: Predicate.hasProperty(field, "value") ? field.value : undefined }
+}
+
+/** The fields of a `Schema.Class` (its constructor, whose instances are then encoded field by field). */
+const classFieldsOf = ({ ast, schema }: Element): Schema.Struct.Fields | undefined =>
+  AST.isTransformation(ast) &&
+  AST.isDeclaration(ast.to) &&
+  Schema.isSchema(schema) &&
+  schema.ast === ast &&
+  Predicate.hasProperty(schema, "fields") &&
+  Predicate.isRecord(schema.fields)
+    ? // A class's own fields, as `Schema.Class` keeps them.
+      (schema.fields as Schema.Struct.Fields)
     : undefined
 
-/** Encodes one field of a session: `None` when the encoded session has no such key. */
-const fieldEncoders = Object.entries(Session.fields).map(([name, field]) => {
-  const element = elementOf(field)
-  if (element !== undefined) {
-    const encodeElement = remembering(ParseResult.encodeUnknownEither(element))
-    return { name, element: encodeElement, whole: undefined }
+/** Encodes an element: a class's instance field by field, anything else as its schema does; remembered either way. */
+const elementEncoder = (element: Element): ((value: unknown) => Encoded) => {
+  const fields = classFieldsOf(element)
+  const constructor = element.schema
+  if (fields === undefined || typeof constructor !== "function") {
+    const encode: Encode = ParseResult.encodeUnknownEither(Schema.make<unknown>(element.ast))
+    return remembering((value) => fromEither(encode(value)))
   }
-  const encodeStruct = ParseResult.encodeUnknownEither(Schema.Struct({ [name]: field }))
-  const whole = remembering((value) =>
-    Either.map(encodeStruct({ [name]: value }), (encoded: { readonly [key: string]: unknown }) => encoded[name])
+  const encodeFields = fieldsEncoder(fields)
+  // Anything but an instance of the class: the whole encoding decides what it makes of it.
+  return remembering((value) =>
+    typeof value === "object" && value !== null && value instanceof constructor ? encodeFields(value) : refused
   )
-  return { name, element: undefined, whole }
-})
+}
+
+/**
+ * Encodes an object of `fields` as `Schema.Struct(fields)` does: the plain fields together, arrays element by element,
+ * other parts whole, the parts remembered; the keys in the order of the fields, as the struct gives them.
+ */
+const fieldsEncoder = (fields: Schema.Struct.Fields): ((value: object) => Encoded) => {
+  const plainFields: Record<string, Schema.Struct.Field> = {}
+  const steps: Array<
+    | { readonly name: string; readonly plain: true }
+    | {
+        readonly name: string
+        readonly plain: false
+        readonly elements: boolean
+        readonly encode: (value: unknown) => Encoded
+      }
+  > = []
+  for (const [name, field] of Object.entries(fields)) {
+    const alone = Schema.Struct({ [name]: field })
+    const element = elementOf(field)
+    if (element !== undefined) {
+      steps.push({ name, plain: false, elements: true, encode: elementEncoder(element) })
+    } else if (AST.encodedAST(alone.ast)._tag === "TypeLiteral" && isPlain(encodedFieldOf(alone.ast, name))) {
+      plainFields[name] = field
+      steps.push({ name, plain: true })
+    } else {
+      const encodeAlone: Encode = ParseResult.encodeUnknownEither(Schema.make<unknown>(alone.ast))
+      steps.push({
+        name,
+        plain: false,
+        elements: false,
+        encode: remembering((value) =>
+          fromEither(Either.map(encodeAlone({ [name]: value }), (encoded) => Reflect.get(Object(encoded), name)))
+        )
+      })
+    }
+  }
+  const encodePlain: Encode = ParseResult.encodeUnknownEither(Schema.make<unknown>(Schema.Struct(plainFields).ast))
+  return (value) => {
+    const plain = encodePlain(value)
+    if (Either.isLeft(plain)) return refused
+    const plainEncoded: object = Object(plain.right)
+    const encoded: Record<string, unknown> = {}
+    for (const step of steps) {
+      const { name } = step
+      if (step.plain) {
+        if (Object.prototype.hasOwnProperty.call(plainEncoded, name)) encoded[name] = Reflect.get(plainEncoded, name)
+        continue
+      }
+      // A missing part: left out when it is optional; anything else the whole encoding refuses, and says why.
+      if (!Object.prototype.hasOwnProperty.call(value, name)) {
+        if (step.elements) return refused
+        continue
+      }
+      const part: unknown = Reflect.get(value, name)
+      if (step.elements) {
+        if (!Array.isArray(part)) return refused
+        const elements = new Array<unknown>(part.length)
+        for (let index = 0; index < part.length; index++) {
+          const one = step.encode(part[index])
+          if (one === refused) return refused
+          elements[index] = one
+        }
+        encoded[name] = elements
+      } else {
+        const one = step.encode(part)
+        if (one === refused) return refused
+        encoded[name] = one
+      }
+    }
+    return encoded
+  }
+}
+
+/** The encoded type of field `name` in a one-field struct's AST. */
+const encodedFieldOf = (ast: AST.AST, name: string): AST.AST => {
+  const encoded = AST.encodedAST(ast)
+  const signature = AST.isTypeLiteral(encoded) ? encoded.propertySignatures.find((ps) => ps.name === name) : undefined
+  return signature === undefined ? encoded : signature.type
+}
+
+const encodeSessionFields = fieldsEncoder(Session.fields)
 
 const encodeWhole = Schema.encode(Session)
-
-/** The parts of a session encoded one by one, or `undefined` when any is refused (the whole encoding then says why). */
-const encodeByParts = (session: Session): typeof Session.Encoded | undefined => {
-  const encoded: Record<string, unknown> = {}
-  for (const { name, element, whole } of fieldEncoders) {
-    if (!Object.prototype.hasOwnProperty.call(session, name)) {
-      // A missing optional field is left out, as the whole encoding does; anything else it refuses.
-      if (whole === undefined) return undefined
-      continue
-    }
-    const value: unknown = Reflect.get(session, name)
-    if (element !== undefined) {
-      if (!Array.isArray(value)) return undefined
-      const elements = new Array<unknown>(value.length)
-      for (let index = 0; index < value.length; index++) {
-        const one = element(value[index])
-        if (Either.isLeft(one)) return undefined
-        elements[index] = one.right
-      }
-      encoded[name] = elements
-    } else if (whole !== undefined) {
-      const one = whole(value)
-      if (Either.isLeft(one)) return undefined
-      encoded[name] = one.right
-    }
-  }
-  // The same fields in the same order as the whole encoding gives; checked by the tests against it.
-  return encoded as typeof Session.Encoded
-}
 
 /**
  * Encodes a session exactly as `Schema.encode(Session)` does, with the same result and the same errors, without
@@ -148,8 +245,9 @@ const encodeByParts = (session: Session): typeof Session.Encoded | undefined => 
  * once, not at every checkpoint). Parts are values: a part changed in place would not be encoded again.
  */
 export const encode = (session: Session): Effect.Effect<typeof Session.Encoded, ParseResult.ParseError> => {
-  const encoded = session instanceof Session ? encodeByParts(session) : undefined
-  return encoded === undefined ? encodeWhole(session) : Effect.succeed(encoded)
+  const encoded = session instanceof Session ? encodeSessionFields(session) : refused
+  // The same fields in the same order as the whole encoding gives (the tests hold it to that).
+  return encoded === refused ? encodeWhole(session) : Effect.succeed(encoded as typeof Session.Encoded)
 }
 
 /** Where a listed session stands: its status, or `corrupt` when its stored file cannot be read back. */
