@@ -156,4 +156,30 @@ describe("NativeFiles.node", () => {
       assert.strictEqual(yield* native.readText(file), "text")
     }).pipe(Effect.provide(platform))
   )
+
+  it.scoped("writeNew writes the whole text, mode 0600, closes the file, and gives what a stat gives", () =>
+    Effect.gen(function* () {
+      const files = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const directory = yield* files.makeTempDirectoryScoped()
+      const file = path.join(directory, "written")
+      const text = "Größe: 10 µm — ".repeat(5000)
+      const info = yield* NativeFiles.node.writeNew(file, text)
+      const stat = fs.statSync(file)
+      assert.strictEqual(fs.readFileSync(file, "utf8"), text)
+      assert.strictEqual(Number(info.size), Buffer.byteLength(text))
+      assert.deepStrictEqual(info.ino, Option.some(stat.ino))
+      assert.strictEqual(stat.mode & 0o777, 0o600)
+      const open = fs.readdirSync("/proc/self/fd").filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`) === file
+        } catch {
+          return false
+        }
+      })
+      assert.deepStrictEqual(open, [], "no descriptor left open on the file")
+      const error = yield* Effect.flip(NativeFiles.node.writeNew(path.join(directory, "missing", "file"), "text"))
+      assert.strictEqual(error._tag === "SystemError" ? error.reason : error._tag, "NotFound")
+    }).pipe(Effect.provide(platform))
+  )
 })

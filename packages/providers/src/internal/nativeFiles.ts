@@ -117,22 +117,49 @@ const pooled = <A>(
 const syncDescriptor = (fd: number): Effect.Effect<void, PlatformError> =>
   pooled<void>("sync", fd, (callback) => nodeFs.fsync(fd, (error) => callback(error, undefined)))
 
+/** Closes a descriptor whose file is already written or given up: a failure to close changes nothing for the caller. */
+const closeQuietly = (fd: number) => {
+  try {
+    nodeFs.closeSync(fd)
+  } catch {
+    // The descriptor is gone either way.
+  }
+}
+
+/**
+ * One callback chain, one resumption of the caller: the file is created through the thread pool, written, and synced
+ * through the pool again, then its information read and it is closed, without a runtime step between the calls.
+ */
 const writeNew = (file: string, text: string): Effect.Effect<FileSystem.File.Info, PlatformError> =>
-  Effect.flatMap(
-    pooled<number>("open", file, (callback) => nodeFs.open(file, "wx", 0o600, callback)),
-    (fd) =>
-      Effect.gen(function* () {
-        yield* attempt("write", file, () => {
-          // A third of a TextEncoder's CPU for a session's text.
-          const bytes = Buffer.from(text, "utf8")
-          let offset = 0
-          while (offset < bytes.length) offset += nodeFs.writeSync(fd, bytes, offset)
-        })
-        yield* syncDescriptor(fd)
-        return yield* attempt("stat", file, () => infoOf(nodeFs.fstatSync(fd)))
-      }).pipe(Effect.ensuring(Effect.ignore(attempt("close", file, () => nodeFs.closeSync(fd)))))
-  ).pipe(
-    // Never closed while its sync runs in the thread pool: the descriptor could be another file's by then.
+  Effect.async<FileSystem.File.Info, PlatformError>((resume) => {
+    nodeFs.open(file, "wx", 0o600, (openError, fd) => {
+      if (openError !== null) return resume(Effect.fail(systemError("open", file, openError)))
+      const fail = (error: PlatformError) => {
+        closeQuietly(fd)
+        resume(Effect.fail(error))
+      }
+      try {
+        // A third of a TextEncoder's CPU for a session's text.
+        const bytes = Buffer.from(text, "utf8")
+        let offset = 0
+        while (offset < bytes.length) offset += nodeFs.writeSync(fd, bytes, offset)
+      } catch (error) {
+        return fail(systemError("write", file, error))
+      }
+      nodeFs.fsync(fd, (syncError) => {
+        if (syncError !== null) return fail(systemError("sync", fd, syncError))
+        let info: FileSystem.File.Info
+        try {
+          info = infoOf(nodeFs.fstatSync(fd))
+        } catch (error) {
+          return fail(systemError("stat", file, error))
+        }
+        closeQuietly(fd)
+        resume(Effect.succeed(info))
+      })
+    })
+  }).pipe(
+    // Never given up while its sync runs in the thread pool: the caller would not know whether the file is there.
     Effect.uninterruptible
   )
 
