@@ -1,8 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
+import { InvalidInput } from "../src/Errors.js"
 import * as Checkpoint from "../src/phases/Checkpoint.js"
 import * as ResearchConfig from "../src/ResearchConfig.js"
 import * as Session from "../src/Session.js"
+import { SessionStore } from "../src/SessionStore.js"
+import { MemorySessionStore } from "../src/testing/index.js"
+import * as UsageLedger from "../src/UsageLedger.js"
 
 const newSession = Effect.map(
   ResearchConfig.decode({}).pipe(Effect.orDie),
@@ -44,5 +48,44 @@ describe("Checkpoint.patch", () => {
       assert.throws(() => Checkpoint.patch(session, { id: "../elsewhere" }), /SessionId|pattern|elsewhere/)
       assert.throws(() => Checkpoint.patch(session, { status: "running", id: "" }))
     })
+  )
+})
+
+describe("Checkpoint.make", () => {
+  /** A store whose saves take a few turns of the scheduler, and refuse a session whose query ends with "!". */
+  const slowStore = Layer.effect(
+    SessionStore,
+    Effect.map(MemorySessionStore.make, (memory) =>
+      SessionStore.of({
+        ...memory,
+        save: (session) =>
+          Effect.zipRight(
+            Effect.repeatN(Effect.yieldNow(), 3),
+            session.query.endsWith("!") ? Effect.fail(new InvalidInput({ reason: "refused" })) : memory.save(session)
+          )
+      })
+    )
+  )
+
+  it.effect("changes made at once are applied and saved one at a time, in the order they came, each on the last", () =>
+    Effect.gen(function* () {
+      const session = yield* newSession
+      const handle = yield* Checkpoint.make(session, yield* UsageLedger.make())
+      const appended = (suffix: string) => (s: Session.Session) =>
+        Checkpoint.patch(s, { query: `${s.query} ${suffix}` })
+      const results = yield* Effect.all(
+        ["1", "2", "3!", "4", "5"].map((suffix) => Effect.either(handle.update(suffix, appended(suffix)))),
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual(
+        results.map((result) => result._tag),
+        ["Right", "Right", "Left", "Right", "Right"],
+        "a refused save fails its own change only"
+      )
+      const final = yield* handle.get
+      assert.strictEqual(final.query, `${session.query} 1 2 4 5`)
+      const stored = yield* Effect.flatMap(SessionStore, (store) => store.load(session.id))
+      assert.strictEqual(stored.query, final.query)
+    }).pipe(Effect.provide(slowStore))
   )
 })
