@@ -4,9 +4,13 @@
  * through here, so each step of the runtime it takes is taken at every request of every session.
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as Schedule from "effect/Schedule"
@@ -85,6 +89,74 @@ const paced = <A, E, R>(state: ProviderState, provider: string, effect: Effect.E
     return wait > 0 ? Effect.zipRight(Telemetry.rateLimitWait(provider, Effect.sleep(wait)), told) : told
   })
 
+// =============================================================================
+// Time limit
+// =============================================================================
+
+/** The clock fibers run on unless one is provided (a `TestClock`): its sleeps are the platform's timers. */
+const liveClock = Context.get(DefaultServices.liveServices, Clock.Clock)
+
+// The platform's timers, which the live clock's own `sleep` sets (core is built without a platform's types).
+declare const setTimeout: (callback: () => void, millis: number) => unknown
+declare const clearTimeout: (timer: unknown) => void
+
+/** The longest a platform timer waits; the live clock sleeps for ever past it, and so does a time limit. */
+const maxTimerMillis = 2 ** 31 - 1
+
+/**
+ * Calls `elapsed` after `duration` on `clock`, unless the returned function is called first. On the live clock it is
+ * a platform timer, as the clock's own `sleep` sets; on any other clock, the clock's `sleep` in a fiber of its own.
+ */
+const startTimer = (clock: Clock.Clock, duration: Duration.Duration, elapsed: () => void): (() => void) => {
+  if (clock === liveClock) {
+    const millis = Duration.toMillis(duration)
+    if (millis > maxTimerMillis) return () => {}
+    const timer = setTimeout(elapsed, millis)
+    return () => clearTimeout(timer)
+  }
+  const sleeping = Effect.runFork(clock.sleep(duration))
+  sleeping.addObserver((exit) => {
+    if (Exit.isSuccess(exit)) elapsed()
+  })
+  return () => sleeping.unsafeInterruptAsFork(FiberId.none)
+}
+
+/**
+ * `effect` failing with `onTimeout()` when it runs past `duration` (and interrupted then, the failure waiting until it
+ * has stopped), as `Effect.timeoutFail` does: `effect` runs in a fiber of its own, whose fiber refs are inherited when
+ * it succeeds. What it saves at every request is the second fiber `Effect.timeoutFail` races it against (a sleep, its
+ * interruption awaited when the call comes back in time): one timer instead, and about 40 runtime steps fewer.
+ */
+export const timeLimited = <A, E, R, E2>(
+  effect: Effect.Effect<A, E, R>,
+  duration: Duration.Duration,
+  onTimeout: () => E2
+): Effect.Effect<A, E | E2, R> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.withFiberRuntime((parent) =>
+      Effect.flatMap(Effect.fork(restore(effect)), (attempt) =>
+        Effect.async<A, E | E2>((resume) => {
+          let timedOut = false
+          const stop = startTimer(Context.get(parent.currentDefaultServices, Clock.Clock), duration, () => {
+            timedOut = true
+            attempt.unsafeInterruptAsFork(parent.id())
+          })
+          // An interruption of the caller reaches the attempt as its child, and comes back here as its exit.
+          attempt.addObserver((exit) => {
+            stop()
+            resume(
+              timedOut
+                ? Effect.fail(onTimeout())
+                : Exit.isSuccess(exit)
+                  ? Effect.zipRight(attempt.inheritAll, exit)
+                  : exit
+            )
+          })
+        })
+      )
+    )
+  )
+
 /** One attempt through the breaker, the limiter, the permits and the time limit of a provider. */
 const attemptWith = <A, E, R>(
   state: ProviderState,
@@ -96,12 +168,7 @@ const attemptWith = <A, E, R>(
     paced(
       state,
       provider,
-      state.withPermit(
-        Effect.timeoutFail(effect, {
-          duration: timeout,
-          onTimeout: () => new Timeout({ provider, after: timeout })
-        })
-      )
+      state.withPermit(timeLimited(effect, timeout, () => new Timeout({ provider, after: timeout })))
     )
   )
 
