@@ -2,6 +2,7 @@
  * A language model per role. Resolution: the role's own model, else its tier's, else the default. Every call is
  * recorded, with its cost, under its role in the `UsageLedger` of the current run, and traced as a GenAI client span.
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -59,21 +60,19 @@ const router = (models: Models, table: Pricing.PriceTable): Service => {
     const existing = recorded.get(role)
     if (existing !== undefined) return existing
     const model = resolveModel(models, role)
+    // Recorded in the step that ends the call's span, into the ledger of the caller's context.
+    const record = (completion: LanguageModel.Completion, costUsd: number, context: Context.Context<never>) => {
+      const ledger = Context.getOption(context, UsageLedger)
+      if (Option.isSome(ledger)) ledger.value.unsafeRecord(role, completion.usage, costUsd)
+    }
     const wrapped: LanguageModel.Service = {
       ...model,
       generate: (request) =>
         Telemetry.modelCall(
           { role, provider: model.provider, model: model.model, request },
-          model
-            .generate(request)
-            .pipe(
-              Effect.tap((completion) =>
-                Effect.flatMap(Effect.serviceOption(UsageLedger), (ledger) =>
-                  Option.isSome(ledger) ? ledger.value.record(role, completion.usage, costOf(completion)) : Effect.void
-                )
-              )
-            ),
-          costOf
+          model.generate(request),
+          costOf,
+          record
         )
     }
     recorded.set(role, wrapped)

@@ -66,17 +66,23 @@ export const emptyRoleUsage = (role: Role): RoleUsage =>
     costUsd: 0
   })
 
-/** Adds one call's usage and cost to a role's account. */
+/**
+ * Adds one call's usage and cost to a role's account. Sums of typed numbers: the class does not validate them again
+ * (at every model call).
+ */
 export const addToRole = (self: RoleUsage, usage: Usage, costUsd: number): RoleUsage =>
-  new RoleUsage({
-    role: self.role,
-    calls: self.calls + 1,
-    inputTokens: self.inputTokens + usage.inputTokens,
-    outputTokens: self.outputTokens + usage.outputTokens,
-    cachedInputTokens: self.cachedInputTokens + usage.cachedInputTokens,
-    reasoningTokens: self.reasoningTokens + usage.reasoningTokens,
-    costUsd: self.costUsd + costUsd
-  })
+  new RoleUsage(
+    {
+      role: self.role,
+      calls: self.calls + 1,
+      inputTokens: self.inputTokens + usage.inputTokens,
+      outputTokens: self.outputTokens + usage.outputTokens,
+      cachedInputTokens: self.cachedInputTokens + usage.cachedInputTokens,
+      reasoningTokens: self.reasoningTokens + usage.reasoningTokens,
+      costUsd: self.costUsd + costUsd
+    },
+    true
+  )
 
 /** The phases of a run. */
 export const Phase = Schema.Literal("clarification", "brief", "supervision", "synthesis")

@@ -4,32 +4,40 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Ref from "effect/Ref"
 import * as Usage from "./Usage.js"
 
 /** A run's account. */
 export interface Service {
   readonly record: (role: Usage.Role, usage: Usage.Usage, costUsd: number) => Effect.Effect<void>
+  /** `record` as a plain call, for a caller already in a step of its own (the router, as a call ends). */
+  readonly unsafeRecord: (role: Usage.Role, usage: Usage.Usage, costUsd: number) => void
   /** What each role has spent so far, roles that spent nothing left out. */
   readonly snapshot: Effect.Effect<ReadonlyArray<Usage.RoleUsage>>
 }
 
-/** What each role has spent, from what an earlier part of the run spent (after a resume). */
+/**
+ * What each role has spent, from what an earlier part of the run spent (after a resume). The accounts are a variable
+ * read and replaced in one synchronous step: as atomic as a `Ref`, and reachable by a plain call.
+ */
 const account = (initial: ReadonlyArray<Usage.RoleUsage>): Effect.Effect<Service> =>
-  Effect.map(Ref.make(new Map(initial.map((r) => [r.role, r] as const))), (ref) => ({
-    record: (role, usage, costUsd) =>
-      Ref.update(ref, (accounts) => {
-        const next = new Map(accounts)
-        next.set(role, Usage.addToRole(accounts.get(role) ?? Usage.emptyRoleUsage(role), usage, costUsd))
-        return next
-      }),
-    snapshot: Effect.map(Ref.get(ref), (accounts) =>
-      Usage.roles.flatMap((role) => {
-        const account = accounts.get(role)
-        return account === undefined ? [] : [account]
-      })
-    )
-  }))
+  Effect.sync(() => {
+    let accounts: ReadonlyMap<Usage.Role, Usage.RoleUsage> = new Map(initial.map((r) => [r.role, r] as const))
+    const unsafeRecord = (role: Usage.Role, usage: Usage.Usage, costUsd: number): void => {
+      const next = new Map(accounts)
+      next.set(role, Usage.addToRole(accounts.get(role) ?? Usage.emptyRoleUsage(role), usage, costUsd))
+      accounts = next
+    }
+    return {
+      record: (role, usage, costUsd) => Effect.sync(() => unsafeRecord(role, usage, costUsd)),
+      unsafeRecord,
+      snapshot: Effect.sync(() =>
+        Usage.roles.flatMap((role) => {
+          const account = accounts.get(role)
+          return account === undefined ? [] : [account]
+        })
+      )
+    }
+  })
 
 /** The ledger of the current run: `UsageLedger.Default()` for an empty one. */
 export class UsageLedger extends Effect.Service<UsageLedger>()("@deep-research/core/UsageLedger", {

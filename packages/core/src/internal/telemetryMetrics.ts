@@ -118,7 +118,8 @@ export const modelCallInstruments = (
   model: string,
   responseModel: string
 ): ModelCallInstruments => {
-  const key = JSON.stringify([role, provider, model, responseModel])
+  // Names hold no NUL; a key written out is cheaper than one serialised, at every call.
+  const key = `${role}\u0000${provider}\u0000${model}\u0000${responseModel}`
   const known = modelCalls.get(key)
   if (known !== undefined) return known
   const request = { "deep_research.request.kind": "model", "gen_ai.provider.name": provider }
