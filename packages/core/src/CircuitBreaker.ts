@@ -42,16 +42,32 @@ export interface CircuitBreaker {
   readonly state: Effect.Effect<State>
   /** Runs `effect` through the breaker: refused with `CircuitOpen` while open, its outcome recorded. */
   readonly protect: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | CircuitOpen, R>
+  /**
+   * `protect`'s admission of a call at `now`, in one synchronous step, for a caller that runs the call itself: refused
+   * until `retryAt`, or admitted (as the half-open breaker's trial or not; `changed` when the breaker became
+   * half-open by it, to be announced).
+   */
+  readonly unsafeAdmit: (now: number) => Admission
+  /** Records the exit of a call admitted at `unsafeAdmit`, at `now`; returns the new state when it changed. */
+  readonly unsafeRecord: (admission: Admitted, exit: Exit.Exit<unknown, unknown>, now: number) => State | undefined
+  /** Tells of a change of state: a log line and a `CircuitChanged` event. */
+  readonly announce: (state: State) => Effect.Effect<void>
 }
+
+/** A call let through. */
+export interface Admitted {
+  readonly _tag: "Admit"
+  readonly trial: boolean
+  readonly changed: boolean
+}
+
+/** Whether the breaker lets a call through. */
+export type Admission = Admitted | { readonly _tag: "Reject"; readonly retryAt: number }
 
 type Internal =
   | { readonly _tag: "Closed"; readonly failures: number }
   | { readonly _tag: "Open"; readonly retryAt: number }
   | { readonly _tag: "HalfOpen"; readonly trialRunning: boolean }
-
-type Admission =
-  | { readonly _tag: "Admit"; readonly trial: boolean; readonly changed: boolean }
-  | { readonly _tag: "Reject"; readonly retryAt: number }
 
 // =============================================================================
 // Constructors
@@ -115,11 +131,14 @@ const unsafeMake = (options: Options): CircuitBreaker => {
     return undefined
   }
 
-  const outcomeOf = <A, E>(exit: Exit.Exit<A, E>): "success" | "failure" | "neutral" => {
+  const outcomeOf = (exit: Exit.Exit<unknown, unknown>): "success" | "failure" | "neutral" => {
     if (Exit.isSuccess(exit)) return "success"
     const failure = Cause.failureOption(exit.cause)
     return Option.isSome(failure) && isFailure(failure.value) ? "failure" : "neutral"
   }
+
+  const unsafeRecord = (admission: Admitted, exit: Exit.Exit<unknown, unknown>, now: number): State | undefined =>
+    record(admission.trial, outcomeOf(exit), now)
 
   const protect = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | CircuitOpen, R> =>
     Effect.uninterruptibleMask((restore) =>
@@ -127,7 +146,7 @@ const unsafeMake = (options: Options): CircuitBreaker => {
         const admission = admit(clock.unsafeCurrentTimeMillis())
         if (admission._tag === "Reject") return Effect.fail(new CircuitOpen({ provider, retryAt: admission.retryAt }))
         const run = Effect.flatMap(Effect.exit(restore(effect)), (exit) => {
-          const changed = record(admission.trial, outcomeOf(exit), clock.unsafeCurrentTimeMillis())
+          const changed = unsafeRecord(admission, exit, clock.unsafeCurrentTimeMillis())
           return changed === undefined ? exit : Effect.zipRight(announce(changed), exit)
         })
         return admission.changed ? Effect.zipRight(announce("half_open"), run) : run
@@ -148,8 +167,8 @@ const unsafeMake = (options: Options): CircuitBreaker => {
     })
   )
 
-  return { provider, state, protect }
+  return { provider, state, protect, unsafeAdmit: admit, unsafeRecord, announce }
 }
 
 const closed: Internal = { _tag: "Closed", failures: 0 }
-const admitted: Admission = { _tag: "Admit", trial: false, changed: false }
+const admitted: Admitted = { _tag: "Admit", trial: false, changed: false }

@@ -10,13 +10,14 @@ import * as DefaultServices from "effect/DefaultServices"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as Function from "effect/Function"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as Schedule from "effect/Schedule"
 import * as CircuitBreaker from "../CircuitBreaker.js"
-import { Timeout } from "../Errors.js"
-import type { CircuitOpen } from "../Errors.js"
+import { CircuitOpen, Timeout } from "../Errors.js"
 import type { Policy } from "../Resilience.js"
 import * as Telemetry from "../Telemetry.js"
 import * as AdaptiveLimiter from "./adaptiveLimiter.js"
@@ -64,30 +65,26 @@ const traceRejection = (provider: string, error: unknown): Effect.Effect<void> =
     : Effect.void
 
 /**
- * `effect` at the pace of the provider's limiter: a token taken first (waiting for it, with a `rate_limit.wait` span
- * event), and the outcome told after, since the provider's answers set its pace: a 429 slows it (and pauses it for a
- * retry-after), successes speed it up again. The limiter is read and told in plain calls, with the fiber's clock.
+ * Tells the provider's limiter how an attempt went, since the provider's answers set its pace: a 429 slows it (and
+ * pauses it for a retry-after), successes speed it up again.
  */
-const paced = <A, E, R>(state: ProviderState, provider: string, effect: Effect.Effect<A, E, R>) =>
-  Effect.clockWith((clock) => {
-    const wait = state.limiter.unsafeReserve(clock.unsafeCurrentTimeMillis())
-    const told = Effect.flatMap(Effect.exit(effect), (exit) => {
-      const now = clock.unsafeCurrentTimeMillis()
-      if (Exit.isSuccess(exit)) state.limiter.unsafeSucceeded(now)
-      else {
-        const error = Cause.failureOption(exit.cause)
-        if (Option.isSome(error) && Predicate.isTagged(error.value, "RateLimited")) {
-          const retryAfter = retryAfterOf(error.value)
-          state.limiter.unsafeRateLimited(
-            retryAfter === undefined ? undefined : Duration.min(retryAfter, state.policy.maxRetryDelay),
-            now
-          )
-        }
-      }
-      return exit
-    })
-    return wait > 0 ? Effect.zipRight(Telemetry.rateLimitWait(provider, Effect.sleep(wait)), told) : told
-  })
+const tellLimiter = (state: ProviderState, exit: Exit.Exit<unknown, unknown>, now: number): void => {
+  if (Exit.isSuccess(exit)) {
+    state.limiter.unsafeSucceeded(now)
+    return
+  }
+  const error = Cause.failureOption(exit.cause)
+  if (Option.isSome(error) && Predicate.isTagged(error.value, "RateLimited")) {
+    const retryAfter = retryAfterOf(error.value)
+    state.limiter.unsafeRateLimited(
+      retryAfter === undefined ? undefined : Duration.min(retryAfter, state.policy.maxRetryDelay),
+      now
+    )
+  }
+}
+
+const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock =>
+  Context.get(fiber.currentDefaultServices, Clock.Clock)
 
 // =============================================================================
 // Time limit
@@ -122,6 +119,36 @@ const startTimer = (clock: Clock.Clock, duration: Duration.Duration, elapsed: ()
 }
 
 /**
+ * `attempt` (interruptible as its caller wants it, in an uninterruptible region of `parent`'s) in a fiber of its own,
+ * failing with `onTimeout()` when it runs past `duration` (interrupted then, the failure waiting until it has stopped);
+ * `settle` sees its exit as it comes back, in the same step, and says what to go on with. Its fiber refs are inherited
+ * when it succeeds, as `Effect.timeoutFail` inherits them.
+ */
+const raceTimer = <A, E, R, E2>(
+  parent: Fiber.RuntimeFiber<unknown, unknown>,
+  attempt: Effect.Effect<A, E, R>,
+  duration: Duration.Duration,
+  onTimeout: () => E2,
+  settle: (exit: Exit.Exit<A, E | E2>) => Effect.Effect<A, E | E2>
+): Effect.Effect<A, E | E2, R> =>
+  Effect.flatMap(Effect.fork(attempt), (running) =>
+    Effect.async<A, E | E2>((resume) => {
+      let timedOut = false
+      const stop = startTimer(clockOf(parent), duration, () => {
+        timedOut = true
+        running.unsafeInterruptAsFork(parent.id())
+      })
+      // An interruption of the caller reaches the attempt as its child, and comes back here as its exit.
+      running.addObserver((exit) => {
+        stop()
+        if (timedOut) return resume(settle(Exit.fail(onTimeout())))
+        const settled = settle(exit)
+        resume(Exit.isSuccess(exit) ? Effect.zipRight(running.inheritAll, settled) : settled)
+      })
+    })
+  )
+
+/**
  * `effect` failing with `onTimeout()` when it runs past `duration` (and interrupted then, the failure waiting until it
  * has stopped), as `Effect.timeoutFail` does: `effect` runs in a fiber of its own, whose fiber refs are inherited when
  * it succeeds. What it saves at every request is the second fiber `Effect.timeoutFail` races it against (a sleep, its
@@ -133,44 +160,69 @@ export const timeLimited = <A, E, R, E2>(
   onTimeout: () => E2
 ): Effect.Effect<A, E | E2, R> =>
   Effect.uninterruptibleMask((restore) =>
-    Effect.withFiberRuntime((parent) =>
-      Effect.flatMap(Effect.fork(restore(effect)), (attempt) =>
-        Effect.async<A, E | E2>((resume) => {
-          let timedOut = false
-          const stop = startTimer(Context.get(parent.currentDefaultServices, Clock.Clock), duration, () => {
-            timedOut = true
-            attempt.unsafeInterruptAsFork(parent.id())
-          })
-          // An interruption of the caller reaches the attempt as its child, and comes back here as its exit.
-          attempt.addObserver((exit) => {
-            stop()
-            resume(
-              timedOut
-                ? Effect.fail(onTimeout())
-                : Exit.isSuccess(exit)
-                  ? Effect.zipRight(attempt.inheritAll, exit)
-                  : exit
-            )
-          })
-        })
-      )
-    )
+    Effect.withFiberRuntime((parent) => raceTimer(parent, restore(effect), duration, onTimeout, Function.identity))
   )
 
-/** One attempt through the breaker, the limiter, the permits and the time limit of a provider. */
+/**
+ * One attempt through the breaker, the limiter, the permits and the time limit of a provider, in that order: the
+ * breaker admits it (or refuses it with `CircuitOpen`), the limiter gives it a token (waiting for it, with a
+ * `rate_limit.wait` span event), a permit is taken, and the attempt runs under its time limit; its exit is told to the
+ * limiter, then to the breaker (a change of state announced). The breaker and the limiter are read and told in plain
+ * calls; an attempt that neither waits nor takes a permit nor changes the breaker (nearly all of them) runs in the same
+ * step as its admission, and is told in the step it comes back in.
+ */
 const attemptWith = <A, E, R>(
   state: ProviderState,
   provider: string,
   effect: Effect.Effect<A, E, R>,
   timeout: Duration.Duration
 ): Effect.Effect<A, E | CircuitOpen | Timeout, R> =>
-  state.breaker.protect(
-    paced(
-      state,
-      provider,
-      state.withPermit(timeLimited(effect, timeout, () => new Timeout({ provider, after: timeout })))
-    )
+  Effect.uninterruptibleMask((restore) =>
+    Effect.withFiberRuntime((fiber) => {
+      const clock = clockOf(fiber)
+      const admission = state.breaker.unsafeAdmit(clock.unsafeCurrentTimeMillis())
+      if (admission._tag === "Reject") return Effect.fail(new CircuitOpen({ provider, retryAt: admission.retryAt }))
+      const onTimeout = () => new Timeout({ provider, after: timeout })
+      const settle = <X>(exit: Exit.Exit<X, E | Timeout>): Effect.Effect<X, E | Timeout> => {
+        const now = clock.unsafeCurrentTimeMillis()
+        tellLimiter(state, exit, now)
+        const changed = state.breaker.unsafeRecord(admission, exit, now)
+        return changed === undefined ? exit : Effect.zipRight(state.breaker.announce(changed), exit)
+      }
+      if (!admission.changed && state.policy.maxConcurrency === undefined) {
+        const wait = state.limiter.unsafeReserve(clock.unsafeCurrentTimeMillis())
+        if (wait === 0) return raceTimer(fiber, restore(effect), timeout, onTimeout, settle)
+        return paced(state, provider, wait, effect, timeout, restore, settle)
+      }
+      const reserved = Effect.suspend(() =>
+        paced(
+          state,
+          provider,
+          state.limiter.unsafeReserve(clock.unsafeCurrentTimeMillis()),
+          effect,
+          timeout,
+          restore,
+          settle
+        )
+      )
+      return admission.changed ? Effect.zipRight(state.breaker.announce("half_open"), reserved) : reserved
+    })
   )
+
+/** The rest of an attempt that waits for its token, or takes a permit: the wait and the permit interruptible. */
+const paced = <A, E, R>(
+  state: ProviderState,
+  provider: string,
+  wait: number,
+  effect: Effect.Effect<A, E, R>,
+  timeout: Duration.Duration,
+  restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>,
+  settle: (exit: Exit.Exit<A, E | Timeout>) => Effect.Effect<A, E | Timeout>
+): Effect.Effect<A, E | Timeout, R> => {
+  const limited = state.withPermit(timeLimited(effect, timeout, () => new Timeout({ provider, after: timeout })))
+  const run = wait > 0 ? Effect.zipRight(Telemetry.rateLimitWait(provider, Effect.sleep(wait)), limited) : limited
+  return Effect.flatMap(Effect.exit(restore(run)), settle)
+}
 
 /**
  * `effect` under a provider's state: each attempt through `attemptWith`, with `timeout`, retried on `schedule` when
