@@ -24,7 +24,7 @@ import type {
   ChatCompletionToolChoiceOption
 } from "openai/resources/chat/completions"
 import { fetchKeepingErrorBodies, refusedCapability, toProviderError } from "./internal/openaiErrors.js"
-import { accumulate, decodeCompletion, toCompletion } from "./internal/openaiChatAnswer.js"
+import { accumulate, completionOf } from "./internal/openaiChatAnswer.js"
 import * as StrictSchema from "./internal/openaiStrictSchema.js"
 import * as Environment from "./Environment.js"
 
@@ -155,10 +155,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service> =>
               ? new CapabilityRefused({ capability: refused, reason: toProviderError(error, errorContext).message })
               : toProviderError(error, errorContext)
           }
-        }).pipe(
-          Effect.flatMap((raw) => decodeCompletion(raw, provider)),
-          Effect.map((completion) => toCompletion(completion, options.model, prepared))
-        )
+        }).pipe(Effect.flatMap((raw) => completionOf(raw, provider, options.model, prepared)))
       })
 
     const fallBack = (refusal: CapabilityRefused) =>

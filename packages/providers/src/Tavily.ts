@@ -100,9 +100,11 @@ export const make = (options: Options): Effect.Effect<Tavily> =>
         ? Effect.fail(new Errors.AuthenticationFailed({ provider: name, detail: "no Tavily API key was given" }))
         : Effect.tryPromise({ try: () => run(client), catch: (error) => fromError(error, { provider: name }) })
 
-    const decode = <A>(
-      decoded: Either.Either<A, ParseResult.ParseError>
-    ): Effect.Effect<A, Errors.ProviderUnavailable> =>
+    // An answer decoded and read in one step (the schemas are synchronous).
+    const read = <A, B>(
+      decoded: Either.Either<A, ParseResult.ParseError>,
+      f: (response: A) => B
+    ): Effect.Effect<B, Errors.ProviderUnavailable> =>
       Either.match(decoded, {
         onLeft: (error) =>
           Effect.fail(
@@ -111,15 +113,15 @@ export const make = (options: Options): Effect.Effect<Tavily> =>
               detail: `unreadable response: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
             })
           ),
-        onRight: Effect.succeed
+        onRight: (response) => Effect.succeed(f(response))
       })
 
     // No spans of their own: each call is already the `search {provider}` or `extract {provider}` span around it, and
     // one more would cost it about 35 runtime steps.
     const search = (query: string, searchOptions: SearchProvider.SearchOptions) =>
-      call((client) => client.search(query, { ...toSearchOptions(searchOptions), ...searchTimeout })).pipe(
-        Effect.flatMap((raw) => decode(decodeSearchResponse(raw))),
-        Effect.map((response) => toSearchResults(response, name))
+      Effect.flatMap(
+        call((client) => client.search(query, { ...toSearchOptions(searchOptions), ...searchTimeout })),
+        (raw) => read(decodeSearchResponse(raw), (response) => toSearchResults(response, name))
       )
 
     const extractBatch = (urls: ReadonlyArray<string>) =>
@@ -131,8 +133,8 @@ export const make = (options: Options): Effect.Effect<Tavily> =>
             ...extractTimeout
           })
         ),
-        (raw) => decode(decodeExtractResponse(raw))
-      ).pipe(Effect.map((response) => toExtractResults(urls, response)))
+        (raw) => read(decodeExtractResponse(raw), (response) => toExtractResults(urls, response))
+      )
 
     const extract = (urls: ReadonlyArray<string>) =>
       Effect.suspend(() => {

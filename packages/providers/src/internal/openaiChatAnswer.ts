@@ -51,8 +51,16 @@ type WireCompletion = typeof WireCompletion.Type
 
 const decodeWire = Schema.decodeUnknownEither(WireCompletion)
 
-/** The answer's fields this module reads, decoded in one step (the schema is synchronous). */
-export const decodeCompletion = (raw: unknown, provider: string): Effect.Effect<WireCompletion, Errors.ProviderError> =>
+/**
+ * The completion in an answer: its fields this module reads decoded, then read (`toCompletion`), in one step (the
+ * schema is synchronous).
+ */
+export const completionOf = (
+  raw: unknown,
+  provider: string,
+  model: string,
+  prepared: Pick<PreparedRequest, "responseSchema" | "strictTools">
+): Effect.Effect<LanguageModel.Completion, Errors.ProviderError> =>
   Either.match(decodeWire(raw), {
     onLeft: (error) =>
       Effect.fail(
@@ -61,7 +69,7 @@ export const decodeCompletion = (raw: unknown, provider: string): Effect.Effect<
           detail: `unexpected answer shape: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
         })
       ),
-    onRight: Effect.succeed
+    onRight: (wire) => Effect.succeed(toCompletion(wire, model, prepared))
   })
 
 /** Folds a stream of chunks into the shape of a non-streamed completion. */
