@@ -141,11 +141,14 @@ const send = (url: URL, init: RequestInit | undefined, redirected: () => Promise
     if (signal?.aborted === true) return reject(abortReason(signal))
     const method = (init?.method ?? "GET").toUpperCase()
     // As bytes: Node writes the head with a string body's encoding (UTF-8), where fetch writes header values as
-    // Latin-1 bytes.
+    // Latin-1 bytes. (Written as a string, the body would also be copied again with the head, two bytes a character
+    // when it holds any beyond Latin-1.)
     const given = bodyOf(init?.body) ?? undefined
     const body = typeof given === "string" ? Buffer.from(given, "utf8") : given
+    // A `Headers` (what the SDKs give) is read as it is; anything else is normalised by one first.
+    const givenHeaders = init?.headers instanceof Headers ? init.headers : new Headers(init?.headers)
     const headers: Record<string, string> = {}
-    new Headers(init?.headers).forEach((value, name) => {
+    givenHeaders.forEach((value, name) => {
       headers[name] = value
     })
     if (headers["accept-encoding"] === undefined) {
