@@ -60,17 +60,19 @@ const startingSize = (previous: number, limit: number | undefined, requested: nu
  */
 export const recover = <A, E, R>(options: RecoverOptions<A, E, R>): Effect.Effect<A, E, R> => {
   const run = (retry: number, previousSize: number, target: number | undefined): Effect.Effect<A, E, R> =>
-    options.attempt(target).pipe(
-      Effect.tap(() =>
-        retry === 0 || target === undefined
-          ? Effect.void
-          : ResearchEvents.publish({
-              _tag: "ContextWindowRecovered",
-              model: options.model,
-              attempt: retry,
-              tokens: target
-            })
-      ),
+    // The first attempt (nearly every call) has nothing to announce when it succeeds, so no step to take then.
+    (retry === 0 || target === undefined
+      ? options.attempt(target)
+      : Effect.tap(
+          options.attempt(target),
+          ResearchEvents.publish({
+            _tag: "ContextWindowRecovered",
+            model: options.model,
+            attempt: retry,
+            tokens: target
+          })
+        )
+    ).pipe(
       Effect.catchAll((error) => {
         if (!isContextWindowExceeded(error) || retry >= maxRetries) return Effect.fail(error)
         const base = startingSize(previousSize, numberOrUndefined(error.limit), numberOrUndefined(error.requested))

@@ -64,6 +64,36 @@ export const estimateTokens = (text: string): number => Math.ceil(text.length / 
 /** The most characters that fit in `tokens` under the estimate. */
 export const charactersFor = (tokens: number): number => Math.max(0, Math.floor(tokens)) * charactersPerToken
 
+/** The length of a message's text (`messageText`), without writing it out. */
+const messageLength = (message: Message): number => {
+  switch (message._tag) {
+    case "user":
+      return message.content.length
+    case "tool":
+      return message.name.length + message.content.length
+    case "assistant": {
+      let length = message.content.length
+      for (const call of message.toolCalls) {
+        length +=
+          call.name.length +
+          (typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments)).length
+      }
+      return length
+    }
+  }
+}
+
+// The length of a schema written out as JSON, by schema: tool and answer schemas are made once and sent at every call.
+const jsonLengths = new WeakMap<object, number>()
+
+const jsonLength = (schema: object): number => {
+  const known = jsonLengths.get(schema)
+  if (known !== undefined) return known
+  const length = JSON.stringify(schema).length
+  jsonLengths.set(schema, length)
+  return length
+}
+
 /** The text of one message as the model reads it (tool call arguments included). */
 export const messageText = (message: Message): string => {
   switch (message._tag) {
@@ -83,22 +113,25 @@ export const messageText = (message: Message): string => {
   }
 }
 
-/** Estimated tokens of one message. */
-export const estimateMessageTokens = (message: Message): number => estimateTokens(messageText(message))
+/** Tokens of a text of `length` characters: 4 characters a token, rounded up. */
+const tokensOfLength = (length: number): number => Math.ceil(length / charactersPerToken)
 
-/** Estimated input tokens of a request: system prompt, messages, tool definitions and response format. */
+/** Estimated tokens of one message. */
+export const estimateMessageTokens = (message: Message): number => tokensOfLength(messageLength(message))
+
+/**
+ * Estimated input tokens of a request: system prompt, messages, tool definitions and response format. Counted from
+ * the parts' lengths (the schemas' measured once each), as run at every model call.
+ */
 export const estimateRequestTokens = (request: GenerateRequest): number => {
-  const system = estimateTokens(request.system ?? "")
-  const messages = request.messages.reduce((sum, message) => sum + estimateMessageTokens(message), 0)
-  const tools = (request.tools ?? []).reduce(
-    (sum, tool) => sum + estimateTokens(tool.name + tool.description + JSON.stringify(tool.parameters)),
-    0
-  )
-  const format =
-    request.responseFormat === undefined
-      ? 0
-      : estimateTokens(request.responseFormat.name + JSON.stringify(request.responseFormat.schema))
-  return system + messages + tools + format
+  let tokens = estimateTokens(request.system ?? "")
+  for (const message of request.messages) tokens += estimateMessageTokens(message)
+  for (const tool of request.tools ?? []) {
+    tokens += tokensOfLength(tool.name.length + tool.description.length + jsonLength(tool.parameters))
+  }
+  const format = request.responseFormat
+  if (format !== undefined) tokens += tokensOfLength(format.name.length + jsonLength(format.schema))
+  return tokens
 }
 
 // =============================================================================

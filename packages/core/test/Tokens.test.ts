@@ -33,6 +33,36 @@ describe("Tokens.estimateTokens", () => {
     const withTools = { ...withTurn, tools: [tool.definition] }
     assert.isAbove(Tokens.estimateRequestTokens(withTools), Tokens.estimateRequestTokens(withTurn))
   })
+
+  it("counts each part as its text written out: a message with its tool calls, a tool or answer schema as JSON", () => {
+    const call = new LanguageModel.ToolCall({ id: "c1", name: "webSearch", arguments: { queries: ["solar"] } })
+    const raw = new LanguageModel.ToolCall({ id: "c2", name: "think", arguments: "not json" })
+    const tool = Tool.make("webSearch", {
+      description: "Search the web",
+      schema: Schema.Struct({ queries: Schema.Array(Schema.String) })
+    })
+    const schema = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] } as const
+    const request: LanguageModel.GenerateRequest = {
+      system: "s".repeat(41),
+      messages: [
+        LanguageModel.user("u".repeat(81)),
+        LanguageModel.assistant("a".repeat(3), [call, raw]),
+        LanguageModel.toolResult(call, "r".repeat(401))
+      ],
+      tools: [tool.definition, tool.definition],
+      responseFormat: { name: "report", schema }
+    }
+    const written = (text: string) => Math.ceil(text.length / 4)
+    const expected =
+      written("s".repeat(41)) +
+      written("u".repeat(81)) +
+      written("a".repeat(3) + "webSearch" + JSON.stringify(call.arguments) + "think" + "not json") +
+      written("webSearch" + "r".repeat(401)) +
+      2 * written("webSearch" + "Search the web" + JSON.stringify(tool.definition.parameters)) +
+      written("report" + JSON.stringify(schema))
+    assert.strictEqual(Tokens.estimateRequestTokens(request), expected)
+    assert.strictEqual(Tokens.estimateRequestTokens(request), expected)
+  })
 })
 
 describe("Tokens.contextWindowOf", () => {
