@@ -318,7 +318,7 @@ export const toChatRequest = (
   const tools = capabilities.toolCalling ? (request.tools ?? []) : []
   const strictTools = new Map<string, object>()
   const chatTools: Array<ChatCompletionTool> = tools.map((tool) => {
-    const strict = options.strictTools === true ? StrictSchema.strictJsonSchema(tool.parameters) : undefined
+    const strict = options.strictTools === true ? StrictSchema.sharedStrictJsonSchema(tool.parameters) : undefined
     if (strict !== undefined) strictTools.set(tool.name, tool.parameters)
     return {
       type: "function",
@@ -331,7 +331,7 @@ export const toChatRequest = (
     }
   })
   const format = capabilities.structuredOutput ? request.responseFormat : undefined
-  const strictFormat = format === undefined ? undefined : StrictSchema.strictJsonSchema(format.schema)
+  const strictFormat = format === undefined ? undefined : StrictSchema.sharedStrictJsonSchema(format.schema)
   const body: ChatBody = {
     model: options.model,
     messages: toMessages(request, options.systemRole ?? "system"),

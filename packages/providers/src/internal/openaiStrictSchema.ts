@@ -157,6 +157,21 @@ export const strictJsonSchema = (schema: object): Node | undefined => {
   }
 }
 
+// Strict forms already made, by schema: a request's tool and answer schemas are made once and sent at every call.
+const strictForms = new WeakMap<object, Node | null>()
+
+/**
+ * `strictJsonSchema`, made once per schema object, for the request bodies only: the form is shared by every request
+ * over the schema, and neither the requests nor the SDK change it.
+ */
+export const sharedStrictJsonSchema = (schema: object): Node | undefined => {
+  const known = strictForms.get(schema)
+  if (known !== undefined) return known ?? undefined
+  const made = strictJsonSchema(schema)
+  strictForms.set(schema, made ?? null)
+  return made
+}
+
 /** Removes the `null`s strict mode made the model write for properties the original schema had as optional. */
 export const dropOptionalNulls = (value: unknown, schema: unknown, root: unknown): unknown => {
   if (!Predicate.isRecord(schema)) return value
