@@ -18,14 +18,17 @@ export class Usage extends Schema.Class<Usage>("@deep-research/core/Usage")({
 /** No tokens at all. */
 export const empty: Usage = new Usage({ inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0 })
 
-/** The sum of two usages. */
+/** The sum of two usages (sums of typed numbers: the class does not validate them again, at every model call). */
 export const add = (self: Usage, that: Usage): Usage =>
-  new Usage({
-    inputTokens: self.inputTokens + that.inputTokens,
-    outputTokens: self.outputTokens + that.outputTokens,
-    cachedInputTokens: self.cachedInputTokens + that.cachedInputTokens,
-    reasoningTokens: self.reasoningTokens + that.reasoningTokens
-  })
+  new Usage(
+    {
+      inputTokens: self.inputTokens + that.inputTokens,
+      outputTokens: self.outputTokens + that.outputTokens,
+      cachedInputTokens: self.cachedInputTokens + that.cachedInputTokens,
+      reasoningTokens: self.reasoningTokens + that.reasoningTokens
+    },
+    true
+  )
 
 /** The roles a language model plays in the pipeline. */
 export const Role = Schema.Literal(
@@ -54,17 +57,20 @@ export class RoleUsage extends Schema.Class<RoleUsage>("@deep-research/core/Role
   costUsd: Schema.Number
 }) {}
 
-/** A role that has spent nothing yet. */
+/** A role that has spent nothing yet (its fields typed: the class does not validate them again). */
 export const emptyRoleUsage = (role: Role): RoleUsage =>
-  new RoleUsage({
-    role,
-    calls: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-    cachedInputTokens: 0,
-    reasoningTokens: 0,
-    costUsd: 0
-  })
+  new RoleUsage(
+    {
+      role,
+      calls: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      cachedInputTokens: 0,
+      reasoningTokens: 0,
+      costUsd: 0
+    },
+    true
+  )
 
 /**
  * Adds one call's usage and cost to a role's account. Sums of typed numbers: the class does not validate them again
