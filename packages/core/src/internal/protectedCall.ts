@@ -6,7 +6,6 @@
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as DefaultServices from "effect/DefaultServices"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -90,27 +89,11 @@ const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock =>
 // Time limit
 // =============================================================================
 
-/** The clock fibers run on unless one is provided (a `TestClock`): its sleeps are the platform's timers. */
-const liveClock = Context.get(DefaultServices.liveServices, Clock.Clock)
-
-// The platform's timers, which the live clock's own `sleep` sets (core is built without a platform's types).
-declare const setTimeout: (callback: () => void, millis: number) => unknown
-declare const clearTimeout: (timer: unknown) => void
-
-/** The longest a platform timer waits; the live clock sleeps for ever past it, and so does a time limit. */
-const maxTimerMillis = 2 ** 31 - 1
-
 /**
- * Calls `elapsed` after `duration` on `clock`, unless the returned function is called first. On the live clock it is
- * a platform timer, as the clock's own `sleep` sets; on any other clock, the clock's `sleep` in a fiber of its own.
+ * Calls `elapsed` after `duration` on `clock`, unless the returned function is called first: the clock's own `sleep`
+ * (a platform timer on the live clock, the test clock's on a `TestClock`) in a fiber of its own, outside the call's.
  */
 const startTimer = (clock: Clock.Clock, duration: Duration.Duration, elapsed: () => void): (() => void) => {
-  if (clock === liveClock) {
-    const millis = Duration.toMillis(duration)
-    if (millis > maxTimerMillis) return () => {}
-    const timer = setTimeout(elapsed, millis)
-    return () => clearTimeout(timer)
-  }
   const sleeping = Effect.runFork(clock.sleep(duration))
   sleeping.addObserver((exit) => {
     if (Exit.isSuccess(exit)) elapsed()
