@@ -29,7 +29,7 @@ const WireUsage = Schema.Struct({
 })
 
 /** The part of a chat completion this module reads; compatible servers leave out much of the rest. */
-export const WireCompletion = Schema.Struct({
+const WireCompletion = Schema.Struct({
   model: NullableString,
   choices: Schema.Array(
     Schema.Struct({
@@ -51,54 +51,9 @@ type WireCompletion = typeof WireCompletion.Type
 
 const decodeWire = Schema.decodeUnknownEither(WireCompletion)
 
-// A check of the answer's shape by plain tests, for the answers that have it (all but broken ones): it accepts only
-// what `WireCompletion` decodes, and the fields this module reads are then the answer's own. Anything it does not
-// accept is decoded by the schema, which says what is wrong (or decodes it after all).
-const isObject = (value: unknown): value is { readonly [key: string]: unknown } =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-const isNullableString = (value: unknown): boolean => value === undefined || value === null || typeof value === "string"
-
-const isNullableNumber = (value: unknown): boolean => value === undefined || value === null || typeof value === "number"
-
-const isNullableObject = (value: unknown, check: (value: { readonly [key: string]: unknown }) => boolean): boolean =>
-  value === undefined || value === null || (isObject(value) && check(value))
-
-const isToolCall = (value: unknown): boolean =>
-  isObject(value) &&
-  isNullableString(value["id"]) &&
-  isNullableString(value["type"]) &&
-  isNullableObject(value["function"], (f) => isNullableString(f["name"]) && isNullableString(f["arguments"]))
-
-const isMessage = (message: { readonly [key: string]: unknown }): boolean => {
-  const calls = message["tool_calls"]
-  return (
-    isNullableString(message["content"]) &&
-    isNullableString(message["refusal"]) &&
-    (calls === undefined || calls === null || (Array.isArray(calls) && calls.every(isToolCall)))
-  )
-}
-
-const isChoice = (value: unknown): boolean =>
-  isObject(value) && isNullableObject(value["message"], isMessage) && isNullableString(value["finish_reason"])
-
-const isUsage = (usage: { readonly [key: string]: unknown }): boolean =>
-  isNullableNumber(usage["prompt_tokens"]) &&
-  isNullableNumber(usage["completion_tokens"]) &&
-  isNullableObject(usage["prompt_tokens_details"], (d) => isNullableNumber(d["cached_tokens"])) &&
-  isNullableObject(usage["completion_tokens_details"], (d) => isNullableNumber(d["reasoning_tokens"]))
-
-export const isWireCompletion = (raw: unknown): raw is WireCompletion =>
-  isObject(raw) &&
-  isNullableString(raw["model"]) &&
-  Array.isArray(raw["choices"]) &&
-  raw["choices"].every(isChoice) &&
-  isNullableObject(raw["usage"], isUsage)
-
 /**
  * The completion in an answer: its fields this module reads decoded, then read (`toCompletion`), in one step (the
- * schema is synchronous). An answer of the expected shape is read as it is (the schema's decoding of it, about 10 us,
- * would copy the same fields).
+ * schema is synchronous).
  */
 export const completionOf = (
   raw: unknown,
@@ -106,18 +61,16 @@ export const completionOf = (
   model: string,
   prepared: Pick<PreparedRequest, "responseSchema" | "strictTools">
 ): Effect.Effect<LanguageModel.Completion, Errors.ProviderError> =>
-  isWireCompletion(raw)
-    ? Effect.succeed(toCompletion(raw, model, prepared))
-    : Either.match(decodeWire(raw), {
-        onLeft: (error) =>
-          Effect.fail(
-            new Errors.ProviderUnavailable({
-              provider,
-              detail: `unexpected answer shape: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
-            })
-          ),
-        onRight: (wire) => Effect.succeed(toCompletion(wire, model, prepared))
-      })
+  Either.match(decodeWire(raw), {
+    onLeft: (error) =>
+      Effect.fail(
+        new Errors.ProviderUnavailable({
+          provider,
+          detail: `unexpected answer shape: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+        })
+      ),
+    onRight: (wire) => Effect.succeed(toCompletion(wire, model, prepared))
+  })
 
 /** Folds a stream of chunks into the shape of a non-streamed completion. */
 export const accumulate = async (stream: AsyncIterable<ChatCompletionChunk>): Promise<unknown> => {
