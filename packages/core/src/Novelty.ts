@@ -404,7 +404,12 @@ export const make = (options: Options = defaultOptions): Index => {
     return entry.shingles
   }
 
+  // The shingles of the text the last check compared exactly: kept with it when it is added, where the next check
+  // comparing with it would otherwise make them again.
+  let checkedShingles: ShingleSet | undefined = undefined
+
   const check = (prepared: Prepared): Verdict => {
+    checkedShingles = undefined
     if (prepared.url !== "") {
       const of = byUrl.get(prepared.url)
       if (of !== undefined) return { _tag: "Duplicate", reason: "url", of, similarity: 1 }
@@ -455,7 +460,7 @@ export const make = (options: Options = defaultOptions): Index => {
       if (value < best - estimateMargin) break
       const entry = held[candidateIndex[pick] ?? -1]
       if (entry === undefined) continue
-      own ??= shingleSet(prepared.text)
+      own ??= checkedShingles = shingleSet(prepared.text)
       const similarity = jaccardOfSets(own, shinglesOf(entry))
       if (similarity > best) {
         best = similarity
@@ -473,7 +478,7 @@ export const make = (options: Options = defaultOptions): Index => {
     }
   }
 
-  const add = (prepared: Prepared): void => {
+  const add = (prepared: Prepared, shingles?: ShingleSet): void => {
     const id = prepared.document.id
     count++
     if (prepared.url !== "" && !byUrl.has(prepared.url)) byUrl.set(prepared.url, id)
@@ -481,7 +486,7 @@ export const make = (options: Options = defaultOptions): Index => {
     const signature = prepared.signature
     if (signature === undefined) return
     const index = held.length
-    held.push({ id, text: prepared.text, signature, shingles: undefined })
+    held.push({ id, text: prepared.text, signature, shingles })
     for (let band = 0; band < bands; band++) {
       const map = buckets[band]
       if (map === undefined) continue
@@ -499,7 +504,7 @@ export const make = (options: Options = defaultOptions): Index => {
     insert: (document) => {
       const prepared = prepare(document)
       const verdict = check(prepared)
-      if (verdict._tag === "Unique") add(prepared)
+      if (verdict._tag === "Unique") add(prepared, checkedShingles)
       return verdict
     }
   }
