@@ -52,30 +52,6 @@ describe("RequestJournal", () => {
     assert.deepStrictEqual(summary, HashMap.get(entries.summaries, RequestJournal.summaryKey("page text")))
   })
 
-  it("a journal encoded entry by entry, again and again, is the text encoded at once", () => {
-    const encodeEntries = RequestJournal.makeEncoder()
-    assert.strictEqual(encodeEntries(RequestJournal.emptyEntries), RequestJournal.encode(RequestJournal.emptyEntries))
-    assert.strictEqual(encodeEntries(entries), RequestJournal.encode(entries))
-    const changed: RequestJournal.Entries = {
-      searches: HashMap.set(entries.searches, RequestJournal.searchKey(searchKey("heat pumps")), {
-        request: searchKey("heat pumps"),
-        results: [result("https://c.org/3")]
-      }),
-      pages: HashMap.set(
-        entries.pages,
-        "https://a.org/4",
-        new ExtractedPage({ url: "https://a.org/4", title: "D", content: "more", contentType: "text/html" })
-      ),
-      summaries: HashMap.set(
-        entries.summaries,
-        RequestJournal.summaryKey("more"),
-        new SourceSummary({ summary: "about more", excerpts: [] })
-      )
-    }
-    assert.strictEqual(encodeEntries(changed), RequestJournal.encode(changed))
-    assert.strictEqual(encodeEntries(entries), RequestJournal.encode(entries))
-  })
-
   it("the journal keeps a hash of each text summarised, not the text", () => {
     const secretText = "a long page nobody needs to keep twice"
     const text = RequestJournal.encode({

@@ -35,16 +35,12 @@ export const SearchKey = Schema.Struct({
 })
 export type SearchKey = typeof SearchKey.Type
 
-const SearchEntry = Schema.Struct({ request: SearchKey, results: Schema.Array(SearchResult) })
-const PageEntry = Schema.Struct({ url: Schema.String, page: ExtractedPage })
-const SummaryEntry = Schema.Struct({ contentSha256: Schema.String, summary: SourceSummary })
-
 /** The journal as stored. Summaries are keyed by the SHA-256 of the text summarised, not by the text. */
 export const JournalFile = Schema.Struct({
   version: Schema.Literal(1),
-  searches: Schema.Array(SearchEntry),
-  pages: Schema.Array(PageEntry),
-  summaries: Schema.Array(SummaryEntry)
+  searches: Schema.Array(Schema.Struct({ request: SearchKey, results: Schema.Array(SearchResult) })),
+  pages: Schema.Array(Schema.Struct({ url: Schema.String, page: ExtractedPage })),
+  summaries: Schema.Array(Schema.Struct({ contentSha256: Schema.String, summary: SourceSummary }))
 })
 export type JournalFile = typeof JournalFile.Type
 
@@ -91,41 +87,6 @@ export const encode = (entries: Entries): string =>
     pages: [...HashMap.toEntries(entries.pages)].map(([url, page]) => ({ url, page })),
     summaries: [...HashMap.toEntries(entries.summaries)].map(([contentSha256, summary]) => ({ contentSha256, summary }))
   })
-
-const encodeSearchEntry = Schema.encodeSync(Schema.parseJson(SearchEntry))
-const encodePageEntry = Schema.encodeSync(Schema.parseJson(PageEntry))
-const encodeSummaryEntry = Schema.encodeSync(Schema.parseJson(SummaryEntry))
-
-/**
- * Encodes a journal again and again, each entry once: the text `encode` gives, put together from the entries' own
- * texts (JSON without spaces is the concatenation of its parts). A live journal is written at every checkpoint that
- * follows a new answer, and its searches carry whole pages.
- */
-export const makeEncoder = (): ((entries: Entries) => string) => {
-  const searches = new Map<string, { readonly value: unknown; readonly text: string }>()
-  const pages = new Map<string, { readonly value: unknown; readonly text: string }>()
-  const summaries = new Map<string, { readonly value: unknown; readonly text: string }>()
-  const join = <A>(
-    map: HashMap.HashMap<string, A>,
-    known: Map<string, { readonly value: unknown; readonly text: string }>,
-    encodeEntry: (key: string, value: A) => string
-  ): string => {
-    const texts: Array<string> = []
-    for (const [key, value] of map) {
-      let cached = known.get(key)
-      if (cached === undefined || cached.value !== value) {
-        cached = { value, text: encodeEntry(key, value) }
-        known.set(key, cached)
-      }
-      texts.push(cached.text)
-    }
-    return texts.join(",")
-  }
-  return (entries) =>
-    `{"version":1,"searches":[${join(entries.searches, searches, (_, entry) => encodeSearchEntry(entry))}],` +
-    `"pages":[${join(entries.pages, pages, (url, page) => encodePageEntry({ url, page }))}],` +
-    `"summaries":[${join(entries.summaries, summaries, (contentSha256, summary) => encodeSummaryEntry({ contentSha256, summary }))}]}`
-}
 
 /** The entries of a journal's text, or why it cannot be read. */
 export const decode = (text: string): Either.Either<Entries, ParseResult.ParseError> =>
@@ -210,7 +171,6 @@ export const make = (sessionId: string): Effect.Effect<Journal, never, SessionSt
     let discarded = false
     // Whether the store may hold a journal of the session, for `discard`.
     let stored = loaded.present
-    const encodeEntries = makeEncoder()
     const writing = yield* Effect.makeSemaphore(1)
     const wake = yield* Queue.sliding<void>(1)
 
@@ -230,7 +190,7 @@ export const make = (sessionId: string): Effect.Effect<Journal, never, SessionSt
             Effect.suspend(() => {
               if (upToDate()) return Effect.void
               const saving = revision
-              return Effect.andThen(store.saveArtefact(sessionId, fileName, encodeEntries(entries)), () => {
+              return Effect.andThen(store.saveArtefact(sessionId, fileName, encode(entries)), () => {
                 written = saving
                 stored = true
               })
