@@ -121,7 +121,7 @@ export const make = (
 
     const save = Effect.fn("PgSessionStore.save")(function* (session: Session.Session) {
       const id = yield* Session.validateId(session.id)
-      const encoded = yield* Schema.encode(Session.Session)(session).pipe(
+      const encoded = yield* Session.encode(session).pipe(
         Effect.mapError(
           (error) =>
             new Errors.InvalidInput({
