@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { InvalidInput } from "./Errors.js"
+import * as Permits from "./internal/permits.js"
 
 /** The limit's handle. */
 export interface Service {
@@ -36,39 +37,24 @@ const slots = (maxConcurrentSessions: number): Effect.Effect<Service, InvalidInp
         reason: `maxConcurrentSessions must be a positive integer, not ${maxConcurrentSessions}`
       })
     }
-    const semaphore = yield* Effect.makeSemaphore(maxConcurrentSessions)
+    const permits = yield* Permits.make(maxConcurrentSessions)
     let running = 0
-    let waiting = 0
     const withSlot = <A, E, R>(run: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-      Effect.suspend(() => {
-        let admitted = false
-        waiting++
-        const admittedRun = Effect.suspend(() => {
-          admitted = true
-          waiting--
+      permits.withPermit(
+        Effect.suspend(() => {
           running++
           return Effect.ensuring(
             run,
             Effect.sync(() => running--)
           )
         })
-        // The wait for a slot can be interrupted (a cancelled run that never started); the slot is then not taken.
-        return semaphore
-          .withPermits(1)(admittedRun)
-          .pipe(
-            Effect.ensuring(
-              Effect.sync(() => {
-                if (!admitted) waiting--
-              })
-            )
-          )
-      })
+      )
     return {
       maxConcurrentSessions,
       withSlot,
       running: Effect.sync(() => running),
-      waiting: Effect.sync(() => waiting),
-      wouldWait: Effect.sync(() => running >= maxConcurrentSessions || waiting > 0)
+      waiting: Effect.sync(() => permits.waiting()),
+      wouldWait: Effect.sync(() => permits.free() === 0 || permits.waiting() > 0)
     }
   })
 

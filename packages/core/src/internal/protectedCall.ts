@@ -20,6 +20,7 @@ import { CircuitOpen, Timeout } from "../Errors.js"
 import type { Policy } from "../Resilience.js"
 import * as Telemetry from "../Telemetry.js"
 import * as AdaptiveLimiter from "./adaptiveLimiter.js"
+import * as Permits from "./permits.js"
 
 /** The state of one provider, shared by every session. */
 export interface ProviderState {
@@ -43,10 +44,9 @@ export const makeProviderState = (provider: string, policy: Policy): Effect.Effe
       maxRatePerSecond: policy.maxRequestsPerSecond,
       adaptive: policy.adaptiveRate
     })
-    const semaphore =
-      policy.maxConcurrency === undefined ? undefined : yield* Effect.makeSemaphore(policy.maxConcurrency)
+    const permits = policy.maxConcurrency === undefined ? undefined : yield* Permits.make(policy.maxConcurrency)
     const withPermit = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-      semaphore === undefined ? effect : semaphore.withPermits(1)(effect)
+      permits === undefined ? effect : permits.withPermit(effect)
     return { policy, breaker, limiter, withPermit }
   })
 

@@ -16,6 +16,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { SessionStore } from "../SessionStore.js"
 import { ExtractedPage, SearchResult, SourceSummary } from "../Source.js"
+import * as Permits from "./permits.js"
 import { sha256Hex } from "./sha256.js"
 
 // =============================================================================
@@ -171,7 +172,7 @@ export const make = (sessionId: string): Effect.Effect<Journal, never, SessionSt
     let discarded = false
     // Whether the store may hold a journal of the session, for `discard`.
     let stored = loaded.present
-    const writing = yield* Effect.makeSemaphore(1)
+    const writing = yield* Permits.make(1)
     const wake = yield* Queue.sliding<void>(1)
 
     const logged = (what: string) => (effect: Effect.Effect<void, unknown>) =>
@@ -186,7 +187,7 @@ export const make = (sessionId: string): Effect.Effect<Journal, never, SessionSt
     const write = Effect.suspend(() =>
       upToDate()
         ? Effect.void
-        : writing.withPermits(1)(
+        : writing.withPermit(
             Effect.suspend(() => {
               if (upToDate()) return Effect.void
               const saving = revision
@@ -198,7 +199,7 @@ export const make = (sessionId: string): Effect.Effect<Journal, never, SessionSt
           )
     )
 
-    const discard = writing.withPermits(1)(
+    const discard = writing.withPermit(
       Effect.suspend(() => {
         entries = emptyEntries
         discarded = true
