@@ -4,7 +4,8 @@
  * call, 150 ms a search), with the file session store and one shared event stream and resilience policy, as the CLI
  * wires them (the search rate limit lifted: 1 request a second would serialise any such load). Reports completion
  * time, event-loop delay percentiles and peak RSS.
- * Usage: node bench/dist/sessions.js --sessions N [--model-latency MS] [--search-latency MS] [--backend http|inprocess] [--events on|off] [--store file|memory] [--ticks-before-timer N]
+ * Usage: node bench/dist/sessions.js --sessions N [--model-latency MS] [--search-latency MS] [--backend http|inprocess] [--events on|off] [--store file|memory]
+ *   [--scheduler sliced|default] [--slice-millis MS] [--ticks-before-timer N]
  *   [--max-sessions N] [--warm-up N] [--batches N]
  *
  * `--warm-up N` runs N sessions, unmeasured, before the measured ones (1 by default), at the same concurrency.
@@ -13,6 +14,7 @@
  * compiling hot code for the first few hundred sessions, and the batches show when a process reaches its steady state.
  */
 import { Pipeline, SessionLimit } from "@deep-research/core"
+import * as SlicedScheduler from "@deep-research/providers/SlicedScheduler"
 import { Emulator } from "@deep-research/providers/testing"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
@@ -35,6 +37,13 @@ const argument = (name: string, fallback: number): number => {
 const sessions = argument("--sessions", 100)
 /** Consecutive microtask turns the Effect scheduler takes before it lets timers and I/O run (Effect's default 2048). */
 const ticksBeforeTimer = argument("--ticks-before-timer", 2048)
+/**
+ * The CLI runs its commands on the sliced scheduler (`SlicedScheduler`, slices of `--slice-millis`, 5 by default);
+ * `--scheduler default` runs on Effect's default one instead (with `--ticks-before-timer`).
+ */
+const schedulerArg = process.argv.indexOf("--scheduler")
+const scheduler = schedulerArg >= 0 && process.argv[schedulerArg + 1] === "default" ? "default" : "sliced"
+const sliceMillis = argument("--slice-millis", SlicedScheduler.defaultSliceMillis)
 /** Sessions running at once through the library's `SessionLimit` (the others wait their turn); 0 for no limit. */
 const maxSessions = argument("--max-sessions", 0)
 /** Latency of each model call and each search (`--model-latency`, `--search-latency`, in ms). */
@@ -99,9 +108,11 @@ const program = Effect.scoped(
       effect.pipe(
         Effect.provide(context),
         maxSessions > 0 ? Effect.provide(Layer.orDie(SessionLimit.layer(maxSessions))) : (self) => self,
-        ticksBeforeTimer === 2048
-          ? (self) => self
-          : Effect.withScheduler(new Scheduler.MixedScheduler(ticksBeforeTimer))
+        scheduler === "sliced"
+          ? SlicedScheduler.withSlices({ sliceMillis })
+          : ticksBeforeTimer === 2048
+            ? (self) => self
+            : Effect.withScheduler(new Scheduler.MixedScheduler(ticksBeforeTimer))
       )
     // Sessions first, unmeasured: a long-running server has its code loaded and compiled before the load comes.
     yield* limited(
@@ -177,7 +188,7 @@ const program = Effect.scoped(
       benchmark: "sessions",
       machine: Measure.machine(),
       sessions,
-      ticksBeforeTimer,
+      scheduler: scheduler === "sliced" ? { sliced: sliceMillis } : { default: ticksBeforeTimer },
       maxConcurrentSessions: maxSessions > 0 ? maxSessions : null,
       store: storeKind,
       events,

@@ -9,6 +9,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as SlicedScheduler from "@deep-research/providers/SlicedScheduler"
 import { Exited, optionNames, run, subcommands } from "./Commands.js"
 import { stderrLogger } from "./internal/logging.js"
 import * as Telemetry from "./Telemetry.js"
@@ -133,7 +134,10 @@ export const program = (args: ReadonlyArray<string>) => {
 export const main = (): void => {
   const args = process.argv.slice(2)
   NodeRuntime.runMain(
-    Effect.flatMap(program(args), (code) => Effect.sync(() => void (process.exitCode = code))),
+    Effect.flatMap(program(args), (code) => Effect.sync(() => void (process.exitCode = code))).pipe(
+      // Timers and sockets served between slices of the sessions' work, not behind all of it.
+      SlicedScheduler.withSlices()
+    ),
     {
       disableErrorReporting: false,
       // Log lines go to stderr (see `stderrLogger`), never to stdout.
