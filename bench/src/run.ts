@@ -47,6 +47,13 @@ const steps: ReadonlyArray<Step> = [
     args: ["--sessions", quick ? "100" : "1000", ...sessionLimit],
     node: ["--max-old-space-size=1024"]
   },
+  {
+    // Every session started at once (no SessionLimit), 10 s a model call and 1 s a search: the sessions move in step,
+    // so their answers arrive together; run on the sliced scheduler, as the CLI runs them.
+    name: "sessions-1000-at-once",
+    script: "sessions.js",
+    args: ["--sessions", quick ? "100" : "1000", "--model-latency", "10000", "--search-latency", "1000"]
+  },
   { name: "cliStart", script: "cliStart.js", args: [] },
   { name: "perCall", script: "perCall.js", args: ["--calls", quick ? "100" : "400"] }
 ]
