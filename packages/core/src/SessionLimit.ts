@@ -41,13 +41,16 @@ const slots = (maxConcurrentSessions: number): Effect.Effect<Service, InvalidInp
     let running = 0
     const withSlot = <A, E, R>(run: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
       permits.withPermit(
-        Effect.suspend(() => {
-          running++
-          return Effect.ensuring(
-            run,
-            Effect.sync(() => running--)
-          )
-        })
+        // Counted and uncounted in one uninterruptible step each, so an interruption cannot come between the two.
+        Effect.uninterruptibleMask((restore) =>
+          Effect.suspend(() => {
+            running++
+            return Effect.ensuring(
+              restore(run),
+              Effect.sync(() => running--)
+            )
+          })
+        )
       )
     return {
       maxConcurrentSessions,
