@@ -6,9 +6,10 @@
  *  3. calls and tokens by role, and the share of raw page text that reaches the report model.
  * Also the critical-path efficiency: the sum of the latencies along the longest chain of requests that ran one after
  * another, over the wall time (`--only critical`: under the default policy, at 300/150 ms and at 2 s/600 ms).
- * Usage: node bench/dist/pipeline.js [--runs N] [--idle-runs N] [--only idle|tokens|critical] [--store memory]
+ * Usage: node bench/dist/pipeline.js [--runs N] [--idle-runs N] [--only idle|tokens|critical] [--store memory] [--scheduler default]
  *   [--emulator process|inprocess]   (prints JSON; `run.js` keeps it in bench/results/)
  */
+import * as SlicedScheduler from "@deep-research/providers/SlicedScheduler"
 import * as Effect from "effect/Effect"
 import * as Measure from "./Measure.js"
 import * as Pages from "./Pages.js"
@@ -244,5 +245,9 @@ const program = Effect.gen(function* () {
   }
 })
 
-const result = await Effect.runPromise(program)
+/** Run on the sliced scheduler, as the CLI runs (`--scheduler default`: Effect's own). */
+const schedulerArg = process.argv.indexOf("--scheduler")
+const sliced = !(schedulerArg >= 0 && process.argv[schedulerArg + 1] === "default")
+
+const result = await Effect.runPromise(sliced ? SlicedScheduler.withSlices()(program) : program)
 process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
