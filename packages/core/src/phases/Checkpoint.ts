@@ -12,6 +12,7 @@ import * as Struct from "effect/Struct"
 import type { InvalidInput } from "../Errors.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import { Session } from "../Session.js"
+import * as Permits from "../internal/permits.js"
 import { SessionStore } from "../SessionStore.js"
 import * as Telemetry from "../Telemetry.js"
 import * as Usage from "../Usage.js"
@@ -106,38 +107,15 @@ export const patch = (session: Session, fields: SessionFields): Session => {
   return new Session({ ...session, ...fields }, true)
 }
 
-/**
- * Runs effects one at a time, in the order they come: a free turn is taken in one step, a busy one waits and is handed
- * the turn by the effect before it. Waiting is not interruptible (the checkpoint's changes run uninterruptibly).
- */
-const oneAtATime = () => {
-  let busy = false
-  const waiting: Array<() => void> = []
-  const take = Effect.suspend(() => {
-    if (!busy) {
-      busy = true
-      return Effect.void
-    }
-    return Effect.async<void>((resume) => void waiting.push(() => resume(Effect.void)))
-  })
-  const letGo = Effect.sync(() => {
-    const next = waiting.shift()
-    // The turn passes straight to the next waiter, so that nothing arriving meanwhile overtakes it.
-    if (next === undefined) busy = false
-    else next()
-  })
-  return <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.zipRight(take, Effect.ensuring(effect, letGo))
-}
-
 /** Holds `initial` as the running session; `ledger` is the run's account. */
 export const make = (initial: Session, ledger: UsageLedger.Service): Effect.Effect<Handle, never, SessionStore> =>
   Effect.gen(function* () {
     const store = yield* SessionStore
-    // The session, changed one change at a time, in the order the changes come: a plain variable and a queue of the
-    // waiting changes rather than a `SynchronizedRef`, whose semaphore costs about thirty runtime steps a change.
+    // The session, changed one change at a time, in the order the changes come: a plain variable and one permit
+    // handed from change to change rather than a `SynchronizedRef`, whose semaphore costs about thirty runtime steps a
+    // change. The changes run uninterruptibly, so waiting for the permit is not interruptible either.
     let state = initial
-    const changes = oneAtATime()
+    const changes = Permits.unsafeMake(1).withPermit
     const running = yield* Ref.make<Running | undefined>(undefined)
     const currentSession = Effect.sync(() => state)
 
