@@ -1,9 +1,10 @@
 /**
  * Benchmark 5, the library's own hot paths, in process and without a backend:
- *  - dedup and novelty (core's `Novelty` index) over 1k, 2k, 5k and 10k sources, to show the growth is not quadratic;
+ *  - dedup and novelty (core's `Novelty` index) over 1k, 2k, 5k and 10k sources, to show the growth is not quadratic,
+ *    and what the index holds for 10k sources (with `--expose-gc`);
  *  - token estimation and truncation of a 1 MB prompt (`Tokens`, `Truncation`), sectioned and as a conversation;
  *  - saving and loading a large session through the providers' `FileSessionStore`.
- * Each figure is the median of 5 runs. Usage: node bench/dist/hotPaths.js
+ * Each figure is the median of 5 runs. Usage: node --expose-gc bench/dist/hotPaths.js
  */
 import { LanguageModel, Novelty, ResearchConfig, Session, SessionStore, Tokens, Truncation } from "@deep-research/core"
 import { FileSessionStore } from "@deep-research/providers"
@@ -256,11 +257,35 @@ const storeBenchmark = Effect.gen(function* () {
   }
 })
 
+/**
+ * What an index holds for 10,000 sources (the typed arrays of its shingles, `process.memoryUsage().arrayBuffers`),
+ * measured between full collections when the script runs with `--expose-gc` (as `npm run bench` runs it).
+ */
+const noveltyHeldMiB = async (): Promise<number | undefined> => {
+  const collect = Reflect.get(globalThis, "gc")
+  if (typeof collect !== "function") return undefined
+  const settled = async () => {
+    collect()
+    // Array buffers are freed by a sweep that runs after the collection, off the main thread.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    collect()
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    return process.memoryUsage().arrayBuffers
+  }
+  const documents = sources(10_000)
+  const before = await settled()
+  const index = Novelty.make()
+  for (const document of documents) index.insert(document)
+  const held = (await settled()) - before
+  return index.size() > 0 ? Measure.round(held / 1_048_576, 1) : undefined
+}
+
 const result = {
   benchmark: "hotPaths",
   machine: Measure.machine(),
   repeats,
   novelty: noveltyBenchmark(),
+  noveltyHeldMiBFor10000Sources: await noveltyHeldMiB(),
   tokens: tokensBenchmark(),
   sessionStore: await Effect.runPromise(Effect.scoped(storeBenchmark))
 }

@@ -28,7 +28,7 @@ interface Step {
 const sessionLimit = ["--max-sessions", "20"]
 
 const steps: ReadonlyArray<Step> = [
-  { name: "hotPaths", script: "hotPaths.js", args: [] },
+  { name: "hotPaths", script: "hotPaths.js", args: [], node: ["--expose-gc"] },
   {
     name: "pipeline",
     script: "pipeline.js",

@@ -222,69 +222,76 @@ const forEachShingle = (text: string, f: (a: number, b: number) => void): void =
 }
 
 /**
- * The distinct shingles of a text, each as a pair of independent 32-bit hashes (64 bits together, so collisions are
- * negligible), held in an open-addressing table so that membership costs a probe or two and nothing is sorted.
+ * A text's distinct shingles, each as 53 bits of a pair of independent 32-bit hashes (collisions stay negligible):
+ * what a source of the index keeps for later comparisons, 8 bytes a shingle.
  */
-interface ShingleSet {
-  readonly size: number
-  readonly first: Uint32Array
-  readonly second: Uint32Array
+type Shingles = Float64Array
+
+/**
+ * The shingles of the text being checked, with an open-addressing table over them, so that a kept source's shingles
+ * are looked up in a probe or two each and nothing is sorted. The table is let go once the check is done: kept with
+ * every source, tables took 16 to 24 bytes a character, most of what a session in flight holds.
+ */
+interface ShingleTable {
+  readonly shingles: Shingles
   /** Slots holding 1 + the index of a shingle, 0 when empty; its length is a power of two. */
   readonly slots: Int32Array
 }
 
-const slotOf = (first: number, second: number, mask: number): number => (first ^ Math.imul(second, 0x9e3779b1)) & mask
+/** 2^21: the first hash's 32 bits go above the second's top 21. */
+const highShift = 2097152
 
-const shingleSet = (text: string): ShingleSet => {
+// The hash's low 32 bits (the second hash's top 21 under the first's low 11), mixed.
+const slotOf = (hash: number, mask: number): number => Math.imul(hash | 0, 0x9e3779b1) & mask
+
+const shingleTable = (text: string): ShingleTable => {
   const capacity = Math.max(1, text.length - shingleLength + 1)
   let tableSize = 2
   while (tableSize < capacity * 2) tableSize *= 2
   const mask = tableSize - 1
   const slots = new Int32Array(tableSize)
-  const first = new Uint32Array(capacity)
-  const second = new Uint32Array(capacity)
+  const shingles = new Float64Array(capacity)
   let size = 0
   forEachShingle(text, (a, b) => {
-    let slot = slotOf(a, b, mask)
+    const hash = a * highShift + (b >>> 11)
+    let slot = slotOf(hash, mask)
     for (;;) {
       const held = slots[slot] ?? 0
       if (held === 0) {
-        first[size] = a
-        second[size] = b
-        size++
+        shingles[size++] = hash
         slots[slot] = size
         return
       }
-      if (first[held - 1] === a && second[held - 1] === b) return
+      if (shingles[held - 1] === hash) return
       slot = (slot + 1) & mask
     }
   })
-  return { size, first, second, slots }
+  return { shingles: size === capacity ? shingles : shingles.slice(0, size), slots }
 }
 
-const contains = (set: ShingleSet, a: number, b: number): boolean => {
-  const mask = set.slots.length - 1
-  let slot = slotOf(a, b, mask)
+const contains = (table: ShingleTable, hash: number): boolean => {
+  const mask = table.slots.length - 1
+  let slot = slotOf(hash, mask)
   for (;;) {
-    const held = set.slots[slot] ?? 0
+    const held = table.slots[slot] ?? 0
     if (held === 0) return false
-    if (set.first[held - 1] === a && set.second[held - 1] === b) return true
+    if (table.shingles[held - 1] === hash) return true
     slot = (slot + 1) & mask
   }
 }
 
-const jaccardOfSets = (x: ShingleSet, y: ShingleSet): number => {
-  if (x.size === 0 || y.size === 0) return 0
-  const [small, large] = x.size <= y.size ? [x, y] : [y, x]
+const jaccardOf = (table: ShingleTable, other: Shingles): number => {
+  const size = table.shingles.length
+  if (size === 0 || other.length === 0) return 0
   let common = 0
-  for (let i = 0; i < small.size; i++) {
-    if (contains(large, small.first[i] ?? 0, small.second[i] ?? 0)) common++
+  for (let i = 0; i < other.length; i++) {
+    if (contains(table, other[i] ?? 0)) common++
   }
-  return common / (x.size + y.size - common)
+  return common / (size + other.length - common)
 }
 
 /** The Jaccard similarity of the 5-character shingles of two texts, as they are (no normalisation, no length rule). */
-export const jaccard = (a: string, b: string): number => jaccardOfSets(shingleSet(a), shingleSet(b))
+export const jaccard = (a: string, b: string): number => jaccardOf(shingleTable(a), shingleTable(b).shingles)
 
 /**
  * The similarity the index uses: shingle Jaccard of the normalised texts, or 0 when either is empty or the shorter is
@@ -369,7 +376,7 @@ interface Held {
   readonly id: string
   readonly text: string
   readonly signature: Uint32Array
-  shingles: ShingleSet | undefined
+  shingles: Shingles | undefined
 }
 
 /** An empty index with the given thresholds. */
@@ -399,14 +406,14 @@ export const make = (options: Options = defaultOptions): Index => {
     }
   }
 
-  const shinglesOf = (entry: Held): ShingleSet => {
-    if (entry.shingles === undefined) entry.shingles = shingleSet(entry.text)
+  const shinglesOf = (entry: Held): Shingles => {
+    if (entry.shingles === undefined) entry.shingles = shingleTable(entry.text).shingles
     return entry.shingles
   }
 
   // The shingles of the text the last check compared exactly: kept with it when it is added, where the next check
   // comparing with it would otherwise make them again.
-  let checkedShingles: ShingleSet | undefined = undefined
+  let checkedShingles: Shingles | undefined = undefined
 
   const check = (prepared: Prepared): Verdict => {
     checkedShingles = undefined
@@ -448,7 +455,7 @@ export const make = (options: Options = defaultOptions): Index => {
     // cannot plausibly beat it.
     let best = 0
     let nearest: string | undefined = undefined
-    let own: ShingleSet | undefined = undefined
+    let own: ShingleTable | undefined = undefined
     for (let compared = 0; compared < maxExactComparisons; compared++) {
       let pick = -1
       for (let i = 0; i < candidateCount; i++) {
@@ -460,8 +467,11 @@ export const make = (options: Options = defaultOptions): Index => {
       if (value < best - estimateMargin) break
       const entry = held[candidateIndex[pick] ?? -1]
       if (entry === undefined) continue
-      own ??= checkedShingles = shingleSet(prepared.text)
-      const similarity = jaccardOfSets(own, shinglesOf(entry))
+      if (own === undefined) {
+        own = shingleTable(prepared.text)
+        checkedShingles = own.shingles
+      }
+      const similarity = jaccardOf(own, shinglesOf(entry))
       if (similarity > best) {
         best = similarity
         nearest = entry.id
@@ -478,7 +488,7 @@ export const make = (options: Options = defaultOptions): Index => {
     }
   }
 
-  const add = (prepared: Prepared, shingles?: ShingleSet): void => {
+  const add = (prepared: Prepared, shingles?: Shingles): void => {
     const id = prepared.document.id
     count++
     if (prepared.url !== "" && !byUrl.has(prepared.url)) byUrl.set(prepared.url, id)
