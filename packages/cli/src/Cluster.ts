@@ -25,6 +25,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as ClusterStorage from "./ClusterStorage.js"
 
 /** A research session as a cluster entity. */
 export const ResearchSession = Entity.make("ResearchSession", [
@@ -89,7 +90,7 @@ export const clientLayer = (url: Redacted.Redacted<string>, advisoryLocks: boole
     clientOnly: true,
     storage: "sql",
     shardingConfig: shardingConfig({ advisoryLocks })
-  }).pipe(Layer.provide(sqlLayer(url)))
+  }).pipe(Layer.provide(ClusterStorage.layer(shardingConfig({ advisoryLocks }))), Layer.provide(sqlLayer(url)))
 
 /** A runner at an address other runners and clients can reach. */
 export const runnerShardingLayer = (
@@ -104,7 +105,7 @@ export const runnerShardingLayer = (
       runnerAddress: Option.some(RunnerAddress.make(address.host, address.port)),
       runnerListenAddress: Option.some(RunnerAddress.make(address.listenHost, address.port))
     }
-  }).pipe(Layer.provide(sqlLayer(url)))
+  }).pipe(Layer.provide(ClusterStorage.layer(shardingConfig({ advisoryLocks }))), Layer.provide(sqlLayer(url)))
 
 /**
  * A session the cluster leaves alone. Not `cancelled`: on a cluster that is what a session interrupted by its runner's
