@@ -85,27 +85,30 @@ export const advisoryLocksFromEnv = (env: Record<string, string | undefined>): b
 export const sqlLayer = (url: Redacted.Redacted<string>) => PgSessionStore.clientLayer(url, { maxConnections: 10 })
 
 /** A member of the cluster that sends to sessions but runs none. */
-export const clientLayer = (url: Redacted.Redacted<string>, advisoryLocks: boolean) =>
-  NodeClusterSocket.layer({
-    clientOnly: true,
-    storage: "sql",
-    shardingConfig: shardingConfig({ advisoryLocks })
-  }).pipe(Layer.provide(ClusterStorage.layer(shardingConfig({ advisoryLocks }))), Layer.provide(sqlLayer(url)))
+export const clientLayer = (url: Redacted.Redacted<string>, advisoryLocks: boolean) => {
+  const config = shardingConfig({ advisoryLocks })
+  return NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: config }).pipe(
+    Layer.provide(ClusterStorage.layer(config)),
+    Layer.provide(sqlLayer(url))
+  )
+}
 
 /** A runner at an address other runners and clients can reach. */
 export const runnerShardingLayer = (
   url: Redacted.Redacted<string>,
   address: { readonly host: string; readonly port: number; readonly listenHost: string },
   advisoryLocks: boolean
-) =>
-  NodeClusterSocket.layer({
+) => {
+  const config = shardingConfig({ advisoryLocks })
+  return NodeClusterSocket.layer({
     storage: "sql",
     shardingConfig: {
-      ...shardingConfig({ advisoryLocks }),
+      ...config,
       runnerAddress: Option.some(RunnerAddress.make(address.host, address.port)),
       runnerListenAddress: Option.some(RunnerAddress.make(address.listenHost, address.port))
     }
-  }).pipe(Layer.provide(ClusterStorage.layer(shardingConfig({ advisoryLocks }))), Layer.provide(sqlLayer(url)))
+  }).pipe(Layer.provide(ClusterStorage.layer(config)), Layer.provide(sqlLayer(url)))
+}
 
 /**
  * A session the cluster leaves alone. Not `cancelled`: on a cluster that is what a session interrupted by its runner's

@@ -34,9 +34,7 @@ export const prepare = (
         Effect.ignore(connection.executeRaw(`SELECT pg_advisory_unlock(${lockKey})`, []))
       )
       yield* Layer.build(
-        Layer.merge(SqlRunnerStorage.layer, Layer.orDie(SqlMessageStorage.layer)).pipe(
-          Layer.provide(ShardingConfig.layer(config))
-        )
+        Layer.merge(SqlRunnerStorage.layer, SqlMessageStorage.layer).pipe(Layer.provide(ShardingConfig.layer(config)))
       )
     })
   )
