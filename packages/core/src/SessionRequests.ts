@@ -3,18 +3,16 @@
  * summarizer in context are replaced by views that send each distinct request once and hand its answer to every
  * researcher that asks, including one that asks while the first request is still in flight: searches by normalised
  * query and options, extractions by normalised URL (still batched: the URLs of one call go out in one request), and
- * fetch-time summaries by the text summarised. Extractions are built on Effect's `Request` / `RequestResolver` (for
- * their batching) with a request cache that lives as long as the session's run; searches and summaries, which are not
- * batched, on a map of answers by key that does the same for a fifth of the runtime steps (see `keyed`). With the
- * session's `journal`, what was answered also outlives the run: each answer is journaled to the session's store, and
- * a resumed run takes from the journal what is there instead of sending it again.
+ * fetch-time summaries by the text summarised. Built on Effect's `Request` / `RequestResolver` with a request cache
+ * that lives as long as the session's run: a request whose askers all gave up before its answer came is interrupted,
+ * and the next asker sends it again. With the session's `journal`, what was answered also outlives the run: each
+ * answer is journaled to the session's store, and a resumed run takes from the journal what is there instead of
+ * sending it again.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Equal from "effect/Equal"
-import * as Fiber from "effect/Fiber"
 import * as Hash from "effect/Hash"
 import * as Option from "effect/Option"
 import * as Request from "effect/Request"
@@ -43,6 +41,37 @@ class Extract extends Request.TaggedClass("Extract")<ExtractResult, ProviderErro
   }
 }
 
+/** One search: a query as normalised and its options, every field a primitive so that equal searches are equal. */
+interface Search extends Request.Request<ReadonlyArray<SearchResult>, ProviderError>, RequestJournal.SearchKey {
+  readonly _tag: "Search"
+}
+const Search = Request.tagged<Search>("Search")
+
+const searchKeyOf = (request: Search): RequestJournal.SearchKey => ({
+  query: request.query,
+  maxResults: request.maxResults,
+  depth: request.depth,
+  includeRawContent: request.includeRawContent,
+  topic: request.topic,
+  timeRange: request.timeRange,
+  includeDomains: request.includeDomains,
+  excludeDomains: request.excludeDomains
+})
+
+/** One summary, by the text summarised (the URL and title sent are the first asker's). */
+class Summary extends Request.TaggedClass("Summary")<
+  SourceSummary,
+  ProviderError | MalformedOutput,
+  { readonly url: string; readonly title: string; readonly content: string }
+> {
+  [Equal.symbol](that: Equal.Equal): boolean {
+    return that instanceof Summary && that.content === this.content
+  }
+  [Hash.symbol](): number {
+    return Hash.string(this.content)
+  }
+}
+
 /** Whitespace and case do not make a different web search. */
 export const normalizeQuery = (query: string): string => query.trim().replace(/\s+/g, " ").toLowerCase()
 
@@ -52,76 +81,6 @@ const listOf = (joined: string): ReadonlyArray<string> | undefined => (joined ==
 // =============================================================================
 // Shared views
 // =============================================================================
-
-/** A request in flight or answered: its answer, the askers waiting for it, and its sender while it runs. */
-interface Shared<A, E> {
-  readonly answer: Deferred.Deferred<A, E>
-  waiting: number
-  sender: Fiber.RuntimeFiber<boolean> | undefined
-  settled: boolean
-}
-
-/**
- * Each distinct request, by key, sent once for every asker, as Effect's request cache shares a request: the first
- * asker starts it in a fiber of its own (carrying the asker's context: its span, its session); later askers, while it
- * runs and after, wait for the same answer, a failure included. When every asker has stopped waiting before the
- * answer came, the request is interrupted and forgotten, so that the next asker sends it again.
- */
-const keyed = <A, E>() => {
-  const requests = new Map<string, Shared<A, E>>()
-  // An asker stops waiting: the request's sender, when it was the last to wait for an answer still to come.
-  const leave = (key: string, shared: Shared<A, E>): Fiber.RuntimeFiber<boolean> | undefined => {
-    shared.waiting -= 1
-    if (shared.waiting > 0 || shared.sender === undefined) return undefined
-    const sender = shared.sender
-    shared.sender = undefined
-    if (requests.get(key) === shared) requests.delete(key)
-    return sender
-  }
-  return (key: string, send: () => Effect.Effect<A, E>): Effect.Effect<A, E> =>
-    Effect.uninterruptibleMask((restore) =>
-      Effect.withFiberRuntime((fiber) => {
-        const known = requests.get(key)
-        const shared: Shared<A, E> = known ?? {
-          answer: Deferred.unsafeMake(fiber.id()),
-          waiting: 0,
-          sender: undefined,
-          settled: false
-        }
-        shared.waiting += 1
-        // Within the mask, as `onExit` would (its own mask a few steps more): the asker always leaves.
-        const awaited = Effect.matchCauseEffect(restore(Deferred.await(shared.answer)), {
-          onFailure: (cause) => {
-            const sender = leave(key, shared)
-            return sender === undefined
-              ? Effect.failCause(cause)
-              : Effect.zipRight(Fiber.interrupt(sender), Effect.failCause(cause))
-          },
-          onSuccess: (answer) => {
-            const sender = leave(key, shared)
-            return sender === undefined ? Effect.succeed(answer) : Effect.as(Fiber.interrupt(sender), answer)
-          }
-        })
-        if (known !== undefined) return awaited
-        requests.set(key, shared)
-        return Effect.flatMap(
-          Effect.forkDaemon(
-            Effect.ensuring(
-              Effect.interruptible(Deferred.complete(shared.answer, Effect.suspend(send))),
-              Effect.sync(() => {
-                shared.settled = true
-                shared.sender = undefined
-              })
-            )
-          ),
-          (sender) => {
-            if (!shared.settled) shared.sender = sender
-            return awaited
-          }
-        )
-      })
-    )
-}
 
 /** Sends a request not found in the journal, and journals its answer. */
 const answered = <A, E>(
@@ -150,27 +109,28 @@ const sendSearch = (provider: SearchProvider.Service, request: RequestJournal.Se
   })
 
 const sharedSearch = (provider: SearchProvider.Service, journal: RequestJournal.Journal): SearchProvider.Service => {
-  const share = keyed<ReadonlyArray<SearchResult>, ProviderError>()
+  const resolver = RequestResolver.fromEffect((request: Search) => {
+    const key = searchKeyOf(request)
+    return answered(journal.search(RequestJournal.searchKey(key)), sendSearch(provider, key), (results) =>
+      journal.recordSearch(key, results)
+    )
+  })
   return {
     name: provider.name,
-    search: (query, options) => {
-      const request: RequestJournal.SearchKey = {
-        query: normalizeQuery(query),
-        maxResults: options.maxResults,
-        depth: options.depth ?? "",
-        includeRawContent: options.includeRawContent === true,
-        topic: options.topic ?? "",
-        timeRange: options.timeRange ?? "",
-        includeDomains: sorted(options.includeDomains),
-        excludeDomains: sorted(options.excludeDomains)
-      }
-      const key = RequestJournal.searchKey(request)
-      return share(key, () =>
-        answered(journal.search(key), sendSearch(provider, request), (results) =>
-          journal.recordSearch(request, results)
-        )
+    search: (query, options) =>
+      Effect.request(
+        Search({
+          query: normalizeQuery(query),
+          maxResults: options.maxResults,
+          depth: options.depth ?? "",
+          includeRawContent: options.includeRawContent === true,
+          topic: options.topic ?? "",
+          timeRange: options.timeRange ?? "",
+          includeDomains: sorted(options.includeDomains),
+          excludeDomains: sorted(options.excludeDomains)
+        }),
+        resolver
       )
-    }
   }
 }
 
@@ -226,18 +186,15 @@ const sharedExtractor = (
 }
 
 const sharedSummarizer = (summarizer: Summarizer.Service, journal: RequestJournal.Journal): Summarizer.Service => {
-  const share = keyed<SourceSummary, ProviderError | MalformedOutput>()
-  return {
-    summarize: (input) =>
-      share(input.content, () => {
-        const key = RequestJournal.summaryKey(input.content)
-        return answered(
-          journal.summary(key),
-          summarizer.summarize({ url: input.url, title: input.title, content: input.content }),
-          (summary) => journal.recordSummary(key, summary)
-        )
-      })
-  }
+  const resolver = RequestResolver.fromEffect((request: Summary) => {
+    const key = RequestJournal.summaryKey(request.content)
+    return answered(
+      journal.summary(key),
+      summarizer.summarize({ url: request.url, title: request.title, content: request.content }),
+      (summary) => journal.recordSummary(key, summary)
+    )
+  })
+  return { summarize: (input) => Effect.request(new Summary(input), resolver) }
 }
 
 /** Entries a session's request cache holds at most. */
