@@ -87,7 +87,7 @@ export const sqlLayer = (url: Redacted.Redacted<string>) => PgSessionStore.clien
 /** A member of the cluster that sends to sessions but runs none. */
 export const clientLayer = (url: Redacted.Redacted<string>, advisoryLocks: boolean) => {
   const config = shardingConfig({ advisoryLocks })
-  return NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: config }).pipe(
+  return NodeClusterSocket.layer({ clientOnly: true, storage: "byo", shardingConfig: config }).pipe(
     Layer.provide(ClusterStorage.layer(config)),
     Layer.provide(sqlLayer(url))
   )
@@ -99,15 +99,15 @@ export const runnerShardingLayer = (
   address: { readonly host: string; readonly port: number; readonly listenHost: string },
   advisoryLocks: boolean
 ) => {
-  const config = shardingConfig({ advisoryLocks })
-  return NodeClusterSocket.layer({
-    storage: "sql",
-    shardingConfig: {
-      ...config,
-      runnerAddress: Option.some(RunnerAddress.make(address.host, address.port)),
-      runnerListenAddress: Option.some(RunnerAddress.make(address.listenHost, address.port))
-    }
-  }).pipe(Layer.provide(ClusterStorage.layer(config)), Layer.provide(sqlLayer(url)))
+  const config = {
+    ...shardingConfig({ advisoryLocks }),
+    runnerAddress: Option.some(RunnerAddress.make(address.host, address.port)),
+    runnerListenAddress: Option.some(RunnerAddress.make(address.listenHost, address.port))
+  }
+  return NodeClusterSocket.layer({ storage: "byo", shardingConfig: config }).pipe(
+    Layer.provide(ClusterStorage.layer(config)),
+    Layer.provide(sqlLayer(url))
+  )
 }
 
 /**
