@@ -6,7 +6,7 @@
  * time, event-loop delay percentiles and peak RSS.
  * Usage: node bench/dist/sessions.js --sessions N [--model-latency MS] [--search-latency MS] [--backend http|inprocess] [--events on|off] [--store file|memory]
  *   [--scheduler sliced|default] [--slice-millis MS] [--ticks-before-timer N]
- *   [--max-sessions N] [--warm-up N] [--batches N]
+ *   [--max-sessions N] [--warm-up N] [--batches N] [--heap-growth cli|default]
  *
  * `--warm-up N` runs N sessions, unmeasured, before the measured ones (1 by default), at the same concurrency.
  * `--batches K` runs the measured sessions as K batches one after the other and reports each batch's CPU a session,
@@ -14,6 +14,7 @@
  * compiling hot code for the first few hundred sessions, and the batches show when a process reaches its steady state.
  */
 import { Pipeline, SessionLimit } from "@deep-research/core"
+import * as HeapGrowth from "@deep-research/providers/HeapGrowth"
 import * as SlicedScheduler from "@deep-research/providers/SlicedScheduler"
 import { Emulator } from "@deep-research/providers/testing"
 import * as Effect from "effect/Effect"
@@ -66,6 +67,14 @@ const backend = backendArg >= 0 && process.argv[backendArg + 1] === "inprocess" 
 const eventsArg = process.argv.indexOf("--events")
 const events = !(eventsArg >= 0 && process.argv[eventsArg + 1] === "off")
 
+/**
+ * The CLI lets the heap grow to twice what a full collection kept once that is over 128 MiB (`HeapGrowth`);
+ * `--heap-growth default` leaves V8 its own factor (up to 4), as a process started without the CLI would. A process
+ * started with its own `--heap-growing-percent` keeps it either way.
+ */
+const heapGrowthArg = process.argv.indexOf("--heap-growth")
+const heapGrowth = heapGrowthArg >= 0 && process.argv[heapGrowthArg + 1] === "default" ? "default" : "cli"
+
 /** The simulator `Emulator.simulate` installs, kept to be called in process (the emulator itself gets no traffic). */
 const inProcessBackend = Effect.gen(function* () {
   const handle = yield* Emulator.start()
@@ -83,6 +92,7 @@ const inProcessBackend = Effect.gen(function* () {
 
 const program = Effect.scoped(
   Effect.gen(function* () {
+    const heapGrowthWatched = heapGrowth === "cli" ? yield* HeapGrowth.limit() : false
     const inProcess = backend === "inprocess" ? yield* inProcessBackend : undefined
     const emulator =
       inProcess === undefined
@@ -189,6 +199,11 @@ const program = Effect.scoped(
       machine: Measure.machine(),
       sessions,
       scheduler: scheduler === "sliced" ? { sliced: sliceMillis } : { default: ticksBeforeTimer },
+      heapGrowth: heapGrowthWatched
+        ? { percent: HeapGrowth.defaultPercent, aboveMiB: HeapGrowth.defaultAboveMiB }
+        : HeapGrowth.startedWithOwn()
+          ? "the process's own"
+          : "V8's",
       maxConcurrentSessions: maxSessions > 0 ? maxSessions : null,
       store: storeKind,
       events,

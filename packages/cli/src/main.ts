@@ -9,6 +9,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as HeapGrowth from "@deep-research/providers/HeapGrowth"
 import * as SlicedScheduler from "@deep-research/providers/SlicedScheduler"
 import { Exited, optionNames, run, subcommands } from "./Commands.js"
 import { stderrLogger } from "./internal/logging.js"
@@ -135,6 +136,8 @@ export const main = (): void => {
   const args = process.argv.slice(2)
   NodeRuntime.runMain(
     Effect.flatMap(program(args), (code) => Effect.sync(() => void (process.exitCode = code))).pipe(
+      // A process holding many sessions keeps about twice what is alive, not up to four times.
+      HeapGrowth.limited(),
       // Timers and sockets served between slices of the sessions' work, not behind all of it.
       SlicedScheduler.withSlices()
     ),
