@@ -3,6 +3,9 @@ import * as Descriptor from "@effect/cli/CommandDescriptor"
 import { assert, describe, it } from "@effect/vitest"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
+import { readFileSync } from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { optionNames, resumeCommand, root, subcommands } from "../src/Commands.js"
 import { commandHelp, quickAnswer, rootHelp } from "../src/internal/help.js"
 import { builtInOptions, normalizeArgs, unknownOption } from "../src/main.js"
@@ -66,6 +69,37 @@ describe("quickAnswer", () => {
   it("anything else, and --help after --, is left to the parser", () => {
     assert.isUndefined(quickAnswer(["What is X?"]))
     assert.isUndefined(quickAnswer(["run", "--", "--help"]))
+  })
+
+  it("is answered from modules that load nothing but Node's own: no Effect, no SDK", () => {
+    const packages = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
+    // A specifier of the project's own as the source file it names; undefined for anything else.
+    const sourceOf = (from: string, specifier: string): string | undefined => {
+      if (specifier.startsWith(".")) return path.resolve(path.dirname(from), specifier).replace(/\.js$/, ".ts")
+      const own = /^@deep-research\/([a-z]+)\/(.+)$/.exec(specifier)
+      return own === null ? undefined : path.join(packages, own[1] ?? "", "src", `${own[2]}.ts`)
+    }
+    const seen = new Set<string>()
+    const foreign = new Set<string>()
+    const visit = (file: string): void => {
+      if (seen.has(file)) return
+      seen.add(file)
+      const text = readFileSync(file, "utf8")
+      // Type-only imports are gone from the built module.
+      for (const [, specifier] of text.matchAll(/^import (?!type )[^"]*"([^"]+)"/gm)) {
+        if (specifier === undefined) continue
+        const source = sourceOf(file, specifier)
+        if (source === undefined) foreign.add(specifier)
+        else visit(source)
+      }
+    }
+    visit(path.join(packages, "cli", "src", "internal", "help.ts"))
+    assert.isAbove(seen.size, 2)
+    assert.deepStrictEqual(
+      [...foreign].filter((specifier) => !specifier.startsWith("node:")),
+      [],
+      `modules of the help's: ${[...seen].map((file) => path.relative(packages, file)).join(", ")}`
+    )
   })
 })
 

@@ -2,6 +2,7 @@
  * Token usage and cost, per call, per role and per phase.
  */
 import * as Schema from "effect/Schema"
+import * as Defaults from "./Defaults.js"
 
 /** Tokens one model call used. `cachedInputTokens` and `reasoningTokens` are parts of input and output. */
 export class Usage extends Schema.Class<Usage>("@deep-research/core/Usage")({
@@ -31,16 +32,7 @@ export const add = (self: Usage, that: Usage): Usage =>
   )
 
 /** The roles a language model plays in the pipeline. */
-export const Role = Schema.Literal(
-  "clarification",
-  "brief",
-  "supervisor",
-  "researcher",
-  "summarization",
-  "compression",
-  "report",
-  "evaluation"
-)
+export const Role = Schema.Literal(...Defaults.roles)
 export type Role = typeof Role.Type
 
 /** Every role, in pipeline order. */

@@ -3,8 +3,7 @@
  * against, the help's option lists, the resume command printed after an interruption and the flags named in
  * configuration errors all come from here.
  */
-import * as ResearchConfig from "@deep-research/core/ResearchConfig"
-import * as Usage from "@deep-research/core/Usage"
+import * as Defaults from "@deep-research/core/Defaults"
 import * as Variables from "@deep-research/providers/Environment"
 
 // =============================================================================
@@ -43,25 +42,22 @@ export const model = text(
 )
 
 /** The model of one role: `--model-report`. */
-export const roleModel = (role: Usage.Role): Spec<"text"> =>
+export const roleModel = (role: Defaults.Role): Spec<"text"> =>
   text(`model-${role}`, "PROVIDER:NAME", `the model of the ${role} role`)
 
 /** The role models as the help lists them, in one line. */
-export const roleModels = text("model-<role>", "PROVIDER:NAME", `the model of one role: ${Usage.roles.join(", ")}`)
+export const roleModels = text("model-<role>", "PROVIDER:NAME", `the model of one role: ${Defaults.roles.join(", ")}`)
 
 /** The research options, shared by every command that runs research. */
 export const research = {
   model,
   search: text("search", "A,B", "tavily, exa, perplexity, semantic-scholar, openai-native, anthropic-native, local"),
   corpus: text("corpus", "DIR", "research a folder of local documents (.md, .txt, .html, .pdf; adds local search)"),
-  maxRounds: integer("max-rounds", `supervision rounds at most (${ResearchConfig.defaults.maxSupervisionRounds})`),
-  concurrency: integer(
-    "concurrency",
-    `researchers at once at most (${ResearchConfig.defaults.maxConcurrentResearchUnits})`
-  ),
+  maxRounds: integer("max-rounds", `supervision rounds at most (${Defaults.research.maxSupervisionRounds})`),
+  concurrency: integer("concurrency", `researchers at once at most (${Defaults.research.maxConcurrentResearchUnits})`),
   maxToolCalls: integer(
     "max-tool-calls",
-    `search and extract calls per researcher (${ResearchConfig.defaults.researcherMaxToolCalls})`
+    `search and extract calls per researcher (${Defaults.research.researcherMaxToolCalls})`
   ),
   budgetTokens: integer("budget-tokens", "stop researching at this many tokens, then write the report"),
   budgetUsd: float("budget-usd", "stop researching at this cost in USD, then write the report"),
@@ -157,6 +153,6 @@ export const namesOf = (command: Command): ReadonlyArray<string> => {
   const options: Readonly<Record<string, Spec>> = commands[command]
   return [
     ...Object.values(options).map((spec) => spec.name),
-    ...(takesRoleModels(options) ? Usage.roles.map((role) => roleModel(role).name) : [])
+    ...(takesRoleModels(options) ? Defaults.roles.map((role) => roleModel(role).name) : [])
   ]
 }
