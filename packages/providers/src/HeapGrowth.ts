@@ -14,7 +14,8 @@
  *
  * `deep-research` runs every command under it. A program hosting sessions itself runs its main effect with
  * `HeapGrowth.limited()` or provides `layer()`. A process started with its own `--heap-growing-percent` (on the
- * command line or in `NODE_OPTIONS`) keeps it.
+ * command line or in `NODE_OPTIONS`) keeps it. V8's flag is one a process, so one watcher sets it at a time: a `limit`
+ * made while another is open (a library's `layer()` inside the CLI's `limited()`, say) leaves the flag to the first.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -46,6 +47,13 @@ export const startedWithOwn = (
   nodeOptions: string | undefined = process.env["NODE_OPTIONS"]
 ): boolean => [...execArgv, ...(nodeOptions ?? "").split(/\s+/)].some((flag) => ownSetting.test(flag))
 
+/**
+ * Whether a watcher of this process is open: kept on the global object, so that two copies of this module in one
+ * process (two versions of the package) still make one watcher.
+ */
+const watching = Symbol.for("@deep-research/providers/HeapGrowth/watching")
+const globals = globalThis as { [watching]?: boolean }
+
 // V8 reads the flag at each collection; 0 is its own choice.
 const setGrowth = (percent: number) => v8.setFlagsFromString(`--heap-growing-percent=${percent}`)
 
@@ -61,9 +69,10 @@ const validated = (options: Options) => {
 }
 
 /**
- * Bounds the heap's growth for as long as the scope is open, unless the process was started with a growth of its own:
- * after each full collection, the factor is set when the heap then held more than `aboveMiB`, and given back to V8
- * when it held less. Succeeds with whether it watches; options out of range are a defect.
+ * Bounds the heap's growth for as long as the scope is open, unless the process was started with a growth of its own
+ * or another `limit` of the process is open: after each full collection, the factor is set when the heap then held
+ * more than `aboveMiB`, and given back to V8 when it held less. Succeeds with whether it watches; options out of range
+ * are a defect.
  */
 export const limit = (options: Options = {}): Effect.Effect<boolean, never, Scope.Scope> =>
   Effect.suspend(() => {
@@ -77,9 +86,12 @@ export const limit = (options: Options = {}): Effect.Effect<boolean, never, Scop
       bounded = large
       setGrowth(large ? percent : 0)
     }
-    return Effect.as(
+    return Effect.map(
       Effect.acquireRelease(
+        // Checked and taken in one step: of two limits made at once, one watches.
         Effect.sync(() => {
+          if (globals[watching] === true) return undefined
+          globals[watching] = true
           const observer = new PerformanceObserver((list) => {
             if (list.getEntries().some(isMajor)) decide()
           })
@@ -88,12 +100,15 @@ export const limit = (options: Options = {}): Effect.Effect<boolean, never, Scop
           return observer
         }),
         (observer) =>
-          Effect.sync(() => {
-            observer.disconnect()
-            if (bounded) setGrowth(0)
-          })
+          observer === undefined
+            ? Effect.void
+            : Effect.sync(() => {
+                observer.disconnect()
+                globals[watching] = false
+                if (bounded) setGrowth(0)
+              })
       ),
-      true
+      (observer) => observer !== undefined
     )
   })
 

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit } from "effect"
+import { Cause, Effect, Exit, Scope } from "effect"
 import { execFileSync } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -57,6 +57,24 @@ describe("HeapGrowth", () => {
         })
       )
       assert.isFalse(set)
+    }))
+
+  it("keeps one watcher a process: a limit made while another is open leaves the flag to it", () =>
+    Effect.gen(function* () {
+      const before = process.env["NODE_OPTIONS"]
+      delete process.env["NODE_OPTIONS"]
+      const outer = yield* Scope.make()
+      const first = yield* Scope.extend(HeapGrowth.limit(), outer)
+      const [second, third] = yield* Effect.all(
+        [Effect.scoped(HeapGrowth.limit()), Effect.scoped(HeapGrowth.limit())],
+        {
+          concurrency: 2
+        }
+      )
+      yield* Scope.close(outer, Exit.void)
+      const afterwards = yield* Effect.scoped(HeapGrowth.limit())
+      if (before !== undefined) process.env["NODE_OPTIONS"] = before
+      assert.deepStrictEqual([first, second, third, afterwards], [true, false, false, true])
     }))
 
   it("refuses a growth that is not a whole number of percent from 1 to 300", () =>
