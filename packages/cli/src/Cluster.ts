@@ -12,6 +12,9 @@ import { Pipeline, ResearchConfig, type Session, SessionStore } from "@deep-rese
 import * as PgSessionStore from "@deep-research/providers/PgSessionStore"
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
+import * as EntityAddress from "@effect/cluster/EntityAddress"
+import * as EntityId from "@effect/cluster/EntityId"
+import * as MessageStorage from "@effect/cluster/MessageStorage"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import type * as Sharding from "@effect/cluster/Sharding"
 import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
@@ -84,11 +87,14 @@ export const advisoryLocksFromEnv = (env: Record<string, string | undefined>): b
 /** The database client of a cluster member; `DatabaseUnavailable` when it cannot be reached. */
 export const sqlLayer = (url: Redacted.Redacted<string>) => PgSessionStore.clientLayer(url, { maxConnections: 10 })
 
-/** A member of the cluster that sends to sessions but runs none. */
+/**
+ * A member of the cluster that sends to sessions but runs none; its message storage is given too, so that a deleted
+ * session's messages can be removed (`forget`).
+ */
 export const clientLayer = (url: Redacted.Redacted<string>, advisoryLocks: boolean) => {
   const config = shardingConfig({ advisoryLocks })
   return NodeClusterSocket.layer({ clientOnly: true, storage: "byo", shardingConfig: config }).pipe(
-    Layer.provide(ClusterStorage.layer(config)),
+    Layer.provideMerge(ClusterStorage.layer(config)),
     Layer.provide(sqlLayer(url))
   )
 }
@@ -238,6 +244,19 @@ export const submit = (
   Effect.gen(function* () {
     const client = yield* ResearchSession.client
     yield* client(sessionId).Run({ question, config, clarification }, { discard: true })
+  })
+
+/**
+ * Removes what the cluster keeps of a session: its messages (the `Run` holds the question and the configuration) and
+ * their replies. For a session deleted from the store, which no runner runs: a message left would outlive the
+ * session it was for.
+ */
+export const forget = (sessionId: string) =>
+  Effect.gen(function* () {
+    const entityId = EntityId.make(sessionId)
+    const shardId = yield* ResearchSession.getShardId(entityId)
+    const storage = yield* MessageStorage.MessageStorage
+    yield* storage.clearAddress(EntityAddress.make({ entityType: ResearchSession.type, entityId, shardId }))
   })
 
 /** Sends `Cancel` to a session. */

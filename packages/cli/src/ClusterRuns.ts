@@ -218,6 +218,12 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
           const session = yield* store.load(sessionId)
           yield* notRunning(session)
           yield* store.delete(sessionId)
+          // The cluster's messages of the session hold its question: they go with it. The session is gone either way.
+          yield* Effect.provide(Cluster.forget(sessionId), context).pipe(
+            Effect.catchAll((error) =>
+              Effect.logWarning(`cluster: the messages of deleted session ${sessionId} were kept: ${error.message}`)
+            )
+          )
           sent.delete(sessionId)
         }),
       evaluate: (sessionId) =>

@@ -9,7 +9,9 @@ import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import { Effect, Either, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { Effect, Either, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
@@ -50,6 +52,32 @@ const mcpOver = (database: string) =>
         )
       )
   })
+
+/** Runs a query on the test database. */
+const query = <A>(url: string, f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+  Effect.flatMap(SqlClient.SqlClient, f).pipe(
+    Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })),
+    Effect.orDie
+  )
+
+/** The ids of the cluster's messages to a session. */
+const messageIdsOf = (url: string, sessionId: string) =>
+  query(url, (sql) =>
+    Effect.map(
+      sql<{ readonly id: string }>`SELECT id::text AS id FROM cluster_messages WHERE entity_id = ${sessionId}`,
+      (rows) => rows.map((row) => row.id)
+    )
+  )
+
+/** How many of the cluster's replies answer those messages. */
+const repliesTo = (url: string, messageIds: ReadonlyArray<string>) =>
+  query(url, (sql) =>
+    Effect.map(
+      sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM cluster_replies
+        WHERE request_id::text IN (${sql.literal(messageIds.map((id) => `'${id}'`).join(",") || "''")})`,
+      (rows) => rows[0]?.n ?? 0
+    )
+  )
 
 /** A database, an emulator, and one worker on them, ready; `serve` joins as a client. */
 const cluster = Effect.gen(function* () {
@@ -125,6 +153,13 @@ describe("deep-research serve and mcp over the cluster", () => {
         // Nothing went to the file store: the sessions live in the database.
         const sessionsDir = `${s.store}/sessions`
         assert.isTrue(!fs.existsSync(sessionsDir) || fs.readdirSync(sessionsDir).length === 0)
+        // Deleted, the session leaves nothing in the cluster's tables either: its `Run` held the question.
+        const messages = yield* messageIdsOf(database.url, id)
+        assert.isNotEmpty(messages)
+        assert.isAbove(yield* repliesTo(database.url, messages), 0)
+        yield* client.sessions.delete({ path: { id } })
+        assert.deepStrictEqual(yield* messageIdsOf(database.url, id), [])
+        assert.strictEqual(yield* repliesTo(database.url, messages), 0)
       }).pipe(Effect.provide(FetchHttpClient.layer)),
     120_000
   )
