@@ -20,6 +20,7 @@ import type * as Sharding from "@effect/cluster/Sharding"
 import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as Rpc from "@effect/rpc/Rpc"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -258,6 +259,23 @@ export const forget = (sessionId: string) =>
     const storage = yield* MessageStorage.MessageStorage
     yield* storage.clearAddress(EntityAddress.make({ entityType: ResearchSession.type, entityId, shardId }))
   })
+
+/**
+ * `forget` for a process that is not a member of the cluster (`deep-research delete --database`): joins as a client
+ * only when the database holds the cluster's messages, so that a database used only as a store is left as it is.
+ */
+export const forgetStored = (url: Redacted.Redacted<string>, sessionId: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const [found] = yield* sql<{ readonly clustered: boolean }>`
+      SELECT to_regclass('cluster_messages') IS NOT NULL AS clustered`
+    if (found?.clustered !== true) return
+    yield* Effect.scoped(
+      Effect.flatMap(Layer.build(clientLayer(url, advisoryLocksFromEnv(process.env))), (members) =>
+        Effect.provide(forget(sessionId), members)
+      )
+    )
+  }).pipe(Effect.provide(sqlLayer(url)))
 
 /** Sends `Cancel` to a session. */
 export const cancel = (sessionId: string, request: string) =>

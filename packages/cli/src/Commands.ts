@@ -395,7 +395,7 @@ const rememberSimulated = <F extends { readonly simulate: boolean }>(
 
 const withStore = <A, E>(
   options: { readonly store: Option.Option<string>; readonly database: Option.Option<string> },
-  f: (sessions: SessionStore.Service) => Effect.Effect<A, E>
+  f: (sessions: SessionStore.Service, credentials: CliConfig.Credentials) => Effect.Effect<A, E>
 ) =>
   Effect.gen(function* () {
     const file = yield* loadConfigFile
@@ -410,7 +410,9 @@ const withStore = <A, E>(
     const layer = Store.storeLayerOrFail(directory, credentials).pipe(
       Layer.mapError((error) => new Exited({ code: 2, message: error.message }))
     )
-    return yield* Effect.flatMap(SessionStore.SessionStore, f).pipe(Effect.provide(layer))
+    return yield* Effect.flatMap(SessionStore.SessionStore, (sessions) => f(sessions, credentials)).pipe(
+      Effect.provide(layer)
+    )
   })
 
 const storeError = (error: { readonly _tag: string; readonly message: string }) =>
@@ -461,8 +463,20 @@ const show = Command.make("show", { id: sessionIdArg, ...storeOption }, ({ id, j
 ).pipe(Command.withDescription("Show a session and its report (--json: the whole session)"))
 
 const remove = Command.make("delete", { id: sessionIdArg, ...storeOption }, ({ id, json: _json, ...where }) =>
-  withStore(where, (sessions) =>
-    Effect.zipRight(Effect.mapError(sessions.delete(id), storeError), Console.log(`Deleted session ${id}.`))
+  withStore(where, (sessions, credentials) =>
+    Effect.gen(function* () {
+      yield* Effect.mapError(sessions.delete(id), storeError)
+      // A session of a cluster's database leaves its messages there too (its `Run` holds the question).
+      if (credentials.databaseUrl !== undefined) {
+        const Cluster = yield* Effect.promise(() => import("./Cluster.js"))
+        yield* Cluster.forgetStored(credentials.databaseUrl, id).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning(`the cluster's messages of deleted session ${id} were kept`, cause)
+          )
+        )
+      }
+      yield* Console.log(`Deleted session ${id}.`)
+    })
   )
 ).pipe(Command.withDescription("Delete a session and its files"))
 

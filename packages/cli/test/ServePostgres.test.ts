@@ -20,7 +20,7 @@ import * as Mcp from "../src/Mcp.js"
 import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
 import * as ServeClient from "../src/http/Client.js"
 import { served, settled, sseEvents } from "./ServeHarness.js"
-import { freePort, sandbox, start } from "./support/builtCli.js"
+import { describeRun, freePort, run, sandbox, start } from "./support/builtCli.js"
 
 const Event = Schema.parseJson(Schema.Struct({ _tag: Schema.String, sessionId: Schema.String }))
 const Text = Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.String }))
@@ -217,6 +217,13 @@ describe("deep-research serve and mcp over the cluster", () => {
         }
         assert.match(yield* call("get_report", { sessionId: started.sessionId }), /\[1\]/)
         assert.include(worker.output().stderr, `cluster: session ${started.sessionId} running`)
+        // `deep-research delete --database`, outside the cluster, removes the session's cluster messages too.
+        assert.isNotEmpty(yield* messageIdsOf(database.url, started.sessionId))
+        const box = sandbox(database.kind === "pglite" ? { DEEP_RESEARCH_SHARD_LOCKS: "table" } : {})
+        const deleted = yield* Effect.promise(() => run(box, ["delete", started.sessionId, "--database", database.url]))
+        fs.rmSync(box.dir, { recursive: true, force: true })
+        assert.strictEqual(deleted.code, 0, describeRun(deleted))
+        assert.deepStrictEqual(yield* messageIdsOf(database.url, started.sessionId), [])
       }),
     120_000
   )
