@@ -7,22 +7,10 @@
  * metrics are flushed when the layer is released, before the process exits.
  */
 import { Telemetry as CoreTelemetry } from "@deep-research/core"
-import * as OtelMetrics from "@effect/opentelemetry/Metrics"
-import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
-import * as OtelResource from "@effect/opentelemetry/Resource"
-import * as OtelTracer from "@effect/opentelemetry/Tracer"
-import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http"
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
-import { defaultResource, detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources"
-import { PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics"
-import type { Context as OtelContext } from "@opentelemetry/api"
-import { BatchSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
-import { version } from "./version.js"
 
 /** Where and what to export, as read from the environment. */
 export interface Settings {
@@ -71,69 +59,22 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
 )
 
 /**
- * The resource: the SDK's defaults, then `service.name` deep-research and its version, then what
- * `OTEL_RESOURCE_ATTRIBUTES` and `OTEL_SERVICE_NAME` say (they win).
+ * The exporters of the given settings; nothing but the content-capture setting when neither signal has a URL. The
+ * OpenTelemetry SDK (over a thousand modules) is loaded only then, so that a command run without telemetry does not
+ * load it.
  */
-const resourceLayer = Layer.sync(OtelResource.Resource, () =>
-  defaultResource()
-    .merge(resourceFromAttributes({ "service.name": "deep-research", "service.version": version }))
-    .merge(detectResources({ detectors: [envDetector] }))
-)
-
-const decodeStringArray = Schema.decodeUnknownOption(Schema.parseJson(Schema.Array(Schema.String)))
-
-/**
- * Array attributes reach the SDK as JSON text (Effect's tracer turns every non-primitive value into text); the ones the
- * conventions define as arrays (`gen_ai.response.finish_reasons`) go out as arrays.
- */
-class ArrayAttributes implements SpanProcessor {
-  static readonly keys: ReadonlyArray<string> = [CoreTelemetry.attributes.finishReasons, "deep_research.extract.urls"]
-  constructor(private readonly next: SpanProcessor) {}
-  onStart(span: Span, context: OtelContext): void {
-    this.next.onStart(span, context)
-  }
-  onEnd(span: ReadableSpan): void {
-    for (const key of ArrayAttributes.keys) {
-      const value = span.attributes[key]
-      if (typeof value !== "string") continue
-      const decoded = decodeStringArray(value)
-      if (Option.isSome(decoded)) span.attributes[key] = [...decoded.value]
-    }
-    this.next.onEnd(span)
-  }
-  forceFlush(): Promise<void> {
-    return this.next.forceFlush()
-  }
-  shutdown(): Promise<void> {
-    return this.next.shutdown()
-  }
-}
-
-/** The exporters of the given settings; nothing when neither signal has a URL. */
 export const layerFrom = (settings: Settings): Layer.Layer<never> => {
-  const { metricsUrl, tracesUrl } = settings
-  const traces =
-    tracesUrl === undefined
-      ? Layer.empty
-      : Layer.provide(
-          OtelTracer.layer,
-          NodeSdk.layerTracerProvider(
-            new ArrayAttributes(new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl })))
-          )
-        )
-  const metrics =
-    metricsUrl === undefined
-      ? Layer.empty
-      : OtelMetrics.layer(
-          () =>
-            new PeriodicExportingMetricReader({
-              exporter: new OTLPMetricExporter({ url: metricsUrl }),
-              exportIntervalMillis: settings.metricExportIntervalMillis
-            })
-        )
   const capture = Layer.succeed(CoreTelemetry.CaptureContent, settings.captureContent)
-  if (tracesUrl === undefined && metricsUrl === undefined) return capture
-  return Layer.mergeAll(traces, metrics, capture).pipe(Layer.provide(resourceLayer))
+  if (settings.tracesUrl === undefined && settings.metricsUrl === undefined) return capture
+  return Layer.merge(
+    capture,
+    Layer.unwrapEffect(
+      Effect.map(
+        Effect.promise(() => import("./internal/otlpExporters.js")),
+        (exporters) => exporters.layer(settings)
+      )
+    )
+  )
 }
 
 /** The exporters the environment asks for (see the module's comment). */

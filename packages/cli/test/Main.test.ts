@@ -3,12 +3,42 @@ import * as Descriptor from "@effect/cli/CommandDescriptor"
 import { assert, describe, it } from "@effect/vitest"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { optionNames, resumeCommand, root, subcommands } from "../src/Commands.js"
 import { commandHelp, quickAnswer, rootHelp } from "../src/internal/help.js"
 import { builtInOptions, normalizeArgs, unknownOption } from "../src/main.js"
+
+const packages = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
+
+/**
+ * The project's source modules an entry loads from the start (its static imports, followed through the project's
+ * own), and the other modules they import. Type-only imports are gone from the built modules and are left out.
+ */
+const staticGraph = (entry: string) => {
+  // A specifier of the project's own as the source file it names; undefined for anything else.
+  const sourceOf = (from: string, specifier: string): string | undefined => {
+    if (specifier.startsWith(".")) return path.resolve(path.dirname(from), specifier).replace(/\.js$/, ".ts")
+    const own = /^@deep-research\/([a-z]+)\/(.+)$/.exec(specifier)
+    return own === null ? undefined : path.join(packages, own[1] ?? "", "src", `${own[2]}.ts`)
+  }
+  const seen = new Set<string>()
+  const foreign = new Set<string>()
+  const visit = (file: string): void => {
+    if (seen.has(file)) return
+    seen.add(file)
+    const text = readFileSync(file, "utf8")
+    for (const [, specifier] of text.matchAll(/^import (?!type )[^"]*"([^"]+)"/gm)) {
+      if (specifier === undefined) continue
+      const source = sourceOf(file, specifier)
+      if (source === undefined) foreign.add(specifier)
+      else visit(source)
+    }
+  }
+  visit(path.join(packages, entry))
+  return { foreign, seen }
+}
 
 describe("main", () => {
   it("a question in first position runs it", () => {
@@ -72,33 +102,26 @@ describe("quickAnswer", () => {
   })
 
   it("is answered from modules that load nothing but Node's own: no Effect, no SDK", () => {
-    const packages = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
-    // A specifier of the project's own as the source file it names; undefined for anything else.
-    const sourceOf = (from: string, specifier: string): string | undefined => {
-      if (specifier.startsWith(".")) return path.resolve(path.dirname(from), specifier).replace(/\.js$/, ".ts")
-      const own = /^@deep-research\/([a-z]+)\/(.+)$/.exec(specifier)
-      return own === null ? undefined : path.join(packages, own[1] ?? "", "src", `${own[2]}.ts`)
-    }
-    const seen = new Set<string>()
-    const foreign = new Set<string>()
-    const visit = (file: string): void => {
-      if (seen.has(file)) return
-      seen.add(file)
-      const text = readFileSync(file, "utf8")
-      // Type-only imports are gone from the built module.
-      for (const [, specifier] of text.matchAll(/^import (?!type )[^"]*"([^"]+)"/gm)) {
-        if (specifier === undefined) continue
-        const source = sourceOf(file, specifier)
-        if (source === undefined) foreign.add(specifier)
-        else visit(source)
-      }
-    }
-    visit(path.join(packages, "cli", "src", "internal", "help.ts"))
+    const { foreign, seen } = staticGraph("cli/src/internal/help.ts")
     assert.isAbove(seen.size, 2)
     assert.deepStrictEqual(
       [...foreign].filter((specifier) => !specifier.startsWith("node:")),
       [],
       `modules of the help's: ${[...seen].map((file) => path.relative(packages, file)).join(", ")}`
+    )
+  })
+})
+
+describe("the CLI's modules", () => {
+  it("load no OpenTelemetry SDK until the environment asks for an export", () => {
+    const { foreign, seen } = staticGraph("cli/src/main.ts")
+    assert.isAbove(seen.size, 20)
+    // The exporters' module is there to be loaded, and is not among those loaded from the start.
+    assert.isTrue(existsSync(path.join(packages, "cli/src/internal/otlpExporters.ts")))
+    assert.isFalse(seen.has(path.join(packages, "cli/src/internal/otlpExporters.ts")))
+    assert.deepStrictEqual(
+      [...foreign].filter((specifier) => /^@(opentelemetry|effect\/opentelemetry)\b/.test(specifier)),
+      []
     )
   })
 })
