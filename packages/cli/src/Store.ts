@@ -7,7 +7,7 @@
 import { type SessionStore } from "@deep-research/core"
 import * as Environment from "@deep-research/providers/Environment"
 import * as FileSessionStore from "@deep-research/providers/FileSessionStore"
-import * as PgSessionStore from "@deep-research/providers/PgSessionStore"
+import type * as PgSessionStore from "@deep-research/providers/PgSessionStore"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -35,7 +35,13 @@ export const storeLayerOrFail = (
   const database = credentials?.databaseUrl
   return database === undefined
     ? FileSessionStore.layerNode({ directory, secrets })
-    : PgSessionStore.layerUrl(database, { secrets })
+    : // The PostgreSQL driver is loaded by the commands that use a database, not by every command.
+      Layer.unwrapEffect(
+        Effect.map(
+          Effect.promise(() => import("@deep-research/providers/PgSessionStore")),
+          (PgSessionStore) => PgSessionStore.layerUrl(database, { secrets })
+        )
+      )
 }
 
 /** `storeLayerOrFail` for callers that checked the database first (`checkDatabase`): losing it later is a defect. */
@@ -58,7 +64,7 @@ export const artefactPlace =
   (sessionId: string, name: string): string =>
     credentials?.databaseUrl === undefined
       ? nodePath.join(directory, sessionId, name)
-      : `${PgSessionStore.describeUrl(Redacted.value(credentials.databaseUrl))} (deep_research_artefacts: ${sessionId}, ${name})`
+      : `${Environment.describeDatabaseUrl(Redacted.value(credentials.databaseUrl))} (deep_research_artefacts: ${sessionId}, ${name})`
 
 /** The banner that opens every simulated report. */
 export const simulatedBanner =

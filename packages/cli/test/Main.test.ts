@@ -113,14 +113,16 @@ describe("quickAnswer", () => {
 })
 
 describe("the CLI's modules", () => {
-  it("load no OpenTelemetry SDK until the environment asks for an export", () => {
+  it("load no OpenTelemetry SDK until the environment asks for an export, no PostgreSQL driver until a database is named", () => {
     const { foreign, seen } = staticGraph("cli/src/main.ts")
     assert.isAbove(seen.size, 20)
     // The exporters' module is there to be loaded, and is not among those loaded from the start.
     assert.isTrue(existsSync(path.join(packages, "cli/src/internal/otlpExporters.ts")))
     assert.isFalse(seen.has(path.join(packages, "cli/src/internal/otlpExporters.ts")))
     assert.deepStrictEqual(
-      [...foreign].filter((specifier) => /^@(opentelemetry|effect\/opentelemetry)\b/.test(specifier)),
+      [...foreign].filter((specifier) =>
+        /^(@opentelemetry\/|@effect\/opentelemetry|pg$|pg\/|@effect\/sql)/.test(specifier)
+      ),
       []
     )
   })

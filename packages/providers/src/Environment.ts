@@ -62,3 +62,14 @@ export const storeFolder = (choices: ReadonlyArray<string | undefined>, homeDire
 
 /** The folder of the file store's sessions inside a store folder (beside it: the corpus index, the config). */
 export const sessionsFolder = (store: string): string => nodePath.join(store, "sessions")
+
+/** A database URL as it may be shown: without its password; unreadable ones are said to be. */
+export const describeDatabaseUrl = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    parsed.password = ""
+    return parsed.toString()
+  } catch {
+    return "(an unreadable database URL)"
+  }
+}

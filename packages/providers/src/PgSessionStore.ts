@@ -327,15 +327,7 @@ export const layer = (options: Options = {}): Layer.Layer<SessionStore.SessionSt
   Layer.scoped(SessionStore.SessionStore, make(options))
 
 /** The address of a database URL without its password, for messages. */
-export const describeUrl = (url: string): string => {
-  try {
-    const parsed = new URL(url)
-    parsed.password = ""
-    return parsed.toString()
-  } catch {
-    return "(an unreadable database URL)"
-  }
-}
+export const describeUrl: (url: string) => string = Environment.describeDatabaseUrl
 
 /** The client of a database URL; `DatabaseUnavailable` when it cannot be reached in `connectTimeout` (10 s). */
 export const clientLayer = (
