@@ -74,14 +74,23 @@ class Sliced implements Scheduler.Scheduler {
     }
   }
 
+  private putOff(drain: (turns: number) => void) {
+    this.later.push(() => drain(0))
+    this.scheduleLater()
+  }
+
   private readonly runnerOf = Scheduler.SchedulerRunner.cached((turns, drain) => {
     const now = performance.now()
     this.beginSlice(now)
     if (turns < maxTurnsInSlice && now - this.sliceStart < this.sliceMillis) {
-      Promise.resolve(undefined).then(() => drain(turns + 1))
+      // Looked at again when it runs: fibers woken together (a gate opened, a burst of answers) are each given a turn
+      // in the slice as they are woken, and without this second look they would all run in it, however long it grew.
+      Promise.resolve(undefined).then(() => {
+        if (performance.now() - this.sliceStart < this.sliceMillis) drain(turns + 1)
+        else this.putOff(drain)
+      })
     } else {
-      this.later.push(() => drain(0))
-      this.scheduleLater()
+      this.putOff(drain)
     }
   })
 

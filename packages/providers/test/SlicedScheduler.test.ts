@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FiberRef, Layer, Scheduler } from "effect"
+import { Deferred, Effect, Fiber, FiberRef, Layer, Scheduler } from "effect"
 import { performance } from "node:perf_hooks"
 import * as SlicedScheduler from "../src/SlicedScheduler.js"
 
@@ -39,6 +39,31 @@ const stepsBeforeTimer = (fibers: number, steps: number) =>
     return { seenByTimer: seenByTimer ?? -1, total: fibers * steps }
   })
 
+/**
+ * Parks `fibers` fibers on one gate, opens it with a timer set for the next turn of the event loop, and reports how
+ * many had done their work (`millis` of CPU each) when the timer fired, of how many in all.
+ */
+const wokenBeforeTimer = (fibers: number, millis: number) =>
+  Effect.gen(function* () {
+    const gate = yield* Deferred.make<void>()
+    let done = 0
+    let seenByTimer: number | undefined
+    const waiting = yield* Effect.forEach(
+      Array.from({ length: fibers }, (_, i) => i),
+      () =>
+        Effect.fork(
+          Deferred.await(gate).pipe(Effect.zipRight(busy(millis)), Effect.zipRight(Effect.sync(() => done++)))
+        )
+    )
+    // Every fiber waits at the gate before it opens.
+    yield* Effect.sleep("10 millis")
+    yield* Effect.sync(() => setTimeout(() => (seenByTimer = done), 0))
+    yield* Deferred.succeed(gate, undefined)
+    yield* Fiber.joinAll(waiting)
+    yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+    return { seenByTimer: seenByTimer ?? -1, total: fibers }
+  })
+
 describe("SlicedScheduler", () => {
   it.live("runs every fiber's work to its end, with the same results", () =>
     Effect.gen(function* () {
@@ -69,6 +94,15 @@ describe("SlicedScheduler", () => {
       const { seenByTimer, total } = yield* stepsBeforeTimer(20, 500).pipe(SlicedScheduler.withSlices())
       assert.isAtLeast(seenByTimer, 0)
       assert.isBelow(seenByTimer, total / 2, `the timer saw ${seenByTimer} of ${total} steps done`)
+    })
+  )
+
+  it.live("fibers woken together are sliced too: a timer set before fires before they have all run", () =>
+    Effect.gen(function* () {
+      // 400 fibers woken at once, about 40 ms of work: slices of 5 ms let the timer in after the first.
+      const { seenByTimer, total } = yield* wokenBeforeTimer(400, 0.1).pipe(SlicedScheduler.withSlices())
+      assert.isAtLeast(seenByTimer, 0)
+      assert.isBelow(seenByTimer, total / 2, `the timer saw ${seenByTimer} of ${total} fibers done`)
     })
   )
 
