@@ -89,16 +89,19 @@ export const advisoryLocksFromEnv = (env: Record<string, string | undefined>): b
 export const sqlLayer = (url: Redacted.Redacted<string>) => PgSessionStore.clientLayer(url, { maxConnections: 10 })
 
 /**
- * A member of the cluster that sends to sessions but runs none; its message storage is given too, so that a deleted
- * session's messages can be removed (`forget`).
+ * A member of the cluster that sends to sessions but runs none, over the database client in context; its message
+ * storage is given too, so that a deleted session's messages can be removed (`forget`).
  */
-export const clientLayer = (url: Redacted.Redacted<string>, advisoryLocks: boolean) => {
+const clientOver = (advisoryLocks: boolean) => {
   const config = shardingConfig({ advisoryLocks })
   return NodeClusterSocket.layer({ clientOnly: true, storage: "byo", shardingConfig: config }).pipe(
-    Layer.provideMerge(ClusterStorage.layer(config)),
-    Layer.provide(sqlLayer(url))
+    Layer.provideMerge(ClusterStorage.layer(config))
   )
 }
+
+/** `clientOver` with a database client of its own. */
+export const clientLayer = (url: Redacted.Redacted<string>, advisoryLocks: boolean) =>
+  clientOver(advisoryLocks).pipe(Layer.provide(sqlLayer(url)))
 
 /** A runner at an address other runners and clients can reach. */
 export const runnerShardingLayer = (
@@ -270,11 +273,8 @@ export const forgetStored = (url: Redacted.Redacted<string>, sessionId: string) 
     const [found] = yield* sql<{ readonly clustered: boolean }>`
       SELECT to_regclass('cluster_messages') IS NOT NULL AS clustered`
     if (found?.clustered !== true) return
-    yield* Effect.scoped(
-      Effect.flatMap(Layer.build(clientLayer(url, advisoryLocksFromEnv(process.env))), (members) =>
-        Effect.provide(forget(sessionId), members)
-      )
-    )
+    // The client joins over the same database client: one pool for the check and the removal.
+    yield* Effect.provide(forget(sessionId), clientOver(advisoryLocksFromEnv(process.env)))
   }).pipe(Effect.provide(sqlLayer(url)))
 
 /** Sends `Cancel` to a session. */
