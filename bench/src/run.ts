@@ -36,10 +36,12 @@ const steps: ReadonlyArray<Step> = [
   },
   { name: "sessions-100", script: "sessions.js", args: ["--sessions", quick ? "10" : "100", ...sessionLimit] },
   {
-    // The same after 100 sessions of warm-up, in three measured batches: the steady state of a long-running process.
+    // 1,000 sessions in ten batches of 100, each batch's CPU a session apart: V8 keeps compiling the code a session
+    // runs for the first few hundred sessions, so the batches give a process's warm-up and, in the later five, its
+    // steady state (`steadyCpuMillisPerSession`, their median; BENCHMARKS.md, section 17).
     name: "sessions-steady",
     script: "sessions.js",
-    args: ["--sessions", quick ? "30" : "300", "--warm-up", quick ? "10" : "100", "--batches", "3", ...sessionLimit]
+    args: ["--sessions", quick ? "100" : "1000", "--batches", "10", ...sessionLimit]
   },
   {
     name: "sessions-1000",

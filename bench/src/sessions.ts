@@ -6,12 +6,14 @@
  * time, event-loop delay percentiles and peak RSS.
  * Usage: node bench/dist/sessions.js --sessions N [--model-latency MS] [--search-latency MS] [--backend http|inprocess] [--events on|off] [--store file|memory]
  *   [--scheduler sliced|default] [--slice-millis MS] [--ticks-before-timer N]
- *   [--max-sessions N] [--warm-up N] [--batches N] [--heap-growth cli|default]
+ *   [--max-sessions N] [--warm-up N] [--batches N] [--heap-growth cli|default] [--cpu-profile FILE]
  *
  * `--warm-up N` runs N sessions, unmeasured, before the measured ones (1 by default), at the same concurrency.
  * `--batches K` runs the measured sessions as K batches one after the other and reports each batch's CPU a session,
  * the main thread's and the other threads' (V8's compiler and collector helpers, libuv's pool) apart: V8 keeps
  * compiling hot code for the first few hundred sessions, and the batches show when a process reaches its steady state.
+ * `--cpu-profile FILE` writes a CPU profile of the main thread over the measured sessions only (the warm-up left out),
+ * in the `.cpuprofile` format that Chrome's and VS Code's profilers open.
  */
 import { Pipeline, SessionLimit } from "@deep-research/core"
 import * as HeapGrowth from "@deep-research/providers/HeapGrowth"
@@ -22,7 +24,8 @@ import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Scheduler from "effect/Scheduler"
-import { mkdtemp, rm } from "node:fs/promises"
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import * as inspector from "node:inspector/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { monitorEventLoopDelay, performance } from "node:perf_hooks"
@@ -73,6 +76,8 @@ const events = !(eventsArg >= 0 && process.argv[eventsArg + 1] === "off")
  * started with its own `--heap-growing-percent` keeps it either way.
  */
 const heapGrowthArg = process.argv.indexOf("--heap-growth")
+const cpuProfileArg = process.argv.indexOf("--cpu-profile")
+const cpuProfileFile = cpuProfileArg >= 0 ? process.argv[cpuProfileArg + 1] : undefined
 const heapGrowth = heapGrowthArg >= 0 && process.argv[heapGrowthArg + 1] === "default" ? "default" : "cli"
 
 /** The simulator `Emulator.simulate` installs, kept to be called in process (the emulator itself gets no traffic). */
@@ -88,6 +93,22 @@ const inProcessBackend = Effect.gen(function* () {
   })
   if (simulator === undefined) return yield* Effect.dieMessage("the emulator's simulation did not install")
   return { url: handle.url, simulator }
+})
+
+/** The inspector's sampling profiler of this thread, started now; `writeTo` stops it and writes its profile. */
+const startProfiler = Effect.promise(async () => {
+  const session = new inspector.Session()
+  session.connect()
+  await session.post("Profiler.enable")
+  await session.post("Profiler.start")
+  return {
+    writeTo: (file: string) =>
+      Effect.promise(async () => {
+        const { profile } = await session.post("Profiler.stop")
+        session.disconnect()
+        await writeFile(file, JSON.stringify(profile))
+      })
+  }
 })
 
 const program = Effect.scoped(
@@ -157,6 +178,7 @@ const program = Effect.scoped(
       readonly mainThreadMillisPerSession: number | null
       readonly otherThreadsMillisPerSession: number | null
     }> = []
+    const profiler = cpuProfileFile === undefined ? undefined : yield* startProfiler
     const cpuBefore = process.cpuUsage()
     const threadsBefore = Measure.threadCpu()
     const start = performance.now()
@@ -189,6 +211,7 @@ const program = Effect.scoped(
     const wall = performance.now() - start
     const cpu = process.cpuUsage(cpuBefore)
     const threadsAfter = Measure.threadCpu()
+    if (profiler !== undefined && cpuProfileFile !== undefined) yield* profiler.writeTo(cpuProfileFile)
     delay.disable()
     clearInterval(sampler)
     const emulatorCpuMillis = yield* emulator.stop
