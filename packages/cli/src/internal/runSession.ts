@@ -1,0 +1,203 @@
+/**
+ * Running a research session in the terminal: a new one or a resumed one, with the live progress view, the question
+ * of a clarification asked on the terminal, the report written to its file, and what to type to resume it when it is
+ * interrupted or fails.
+ */
+import { Pipeline, ResearchEvents, SessionStore, Usage, UserInput } from "@deep-research/core"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import type * as CliConfig from "../CliConfig.js"
+import * as Progress from "../Progress.js"
+import * as Store from "../Store.js"
+import { Exited } from "./exited.js"
+import * as Logging from "./logging.js"
+import * as OptionTable from "./optionTable.js"
+import { printable } from "./printable.js"
+import * as Terminal from "./terminal.js"
+
+// The research wiring loads every provider's SDK: it is loaded when a session runs, not with the command line.
+const loadWiring = Effect.promise(() => import("../Wiring.js"))
+
+const progressMode = (resolved: CliConfig.Resolved): Progress.Mode =>
+  resolved.json ? "json" : process.stderr.isTTY ? "live" : "plain"
+
+const sink: Progress.Sink = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  width: () => process.stderr.columns ?? 100
+}
+
+const say = (resolved: CliConfig.Resolved, text: string): Effect.Effect<void> =>
+  Effect.sync(() => (resolved.json ? process.stderr : process.stdout).write(`${printable(text)}\n`))
+
+const reportPath = (resolved: CliConfig.Resolved, sessionId: string, path: Path.Path): string =>
+  path.resolve(resolved.out ?? `deep-research-${sessionId}.md`)
+
+/** During a run, log lines (warnings from the providers or the store) go through the renderer, above the view. */
+const rendererLogger = (renderer: Progress.Renderer): Layer.Layer<never> =>
+  Logger.replace(Logging.stderrLines, Logging.lineLogger(renderer.log))
+
+const quote = (arg: string): string => (/^[A-Za-z0-9_./:=,@%+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)
+
+/**
+ * The exact command that resumes a session: the flags that choose models, search and the store are given again,
+ * since the session keeps the research settings but never the wiring.
+ */
+export const resumeCommand = (sessionId: string, flags: CliConfig.Flags): string => {
+  const args = ["deep-research", "resume", sessionId]
+  const add = (option: OptionTable.Spec, value: string | number | undefined) => {
+    if (value !== undefined) args.push(OptionTable.flagOf(option), quote(String(value)))
+  }
+  const options = OptionTable.research
+  add(options.model, flags.model)
+  for (const role of Usage.roles) add(OptionTable.roleModel(role), flags.modelRoles?.[role])
+  add(options.search, flags.search)
+  add(options.corpus, flags.corpus)
+  add(options.store, flags.store)
+  // The resumed run writes its report where this one would have.
+  add(options.out, flags.out)
+  if (flags.json === true) args.push(OptionTable.flagOf(options.json))
+  if (flags.simulate === true) args.push(OptionTable.flagOf(options.simulate))
+  return args.join(" ")
+}
+
+/** Runs or resumes a session with live progress, writes the report, and says where everything is. */
+export const runSession = (
+  resolved: CliConfig.Resolved,
+  flags: CliConfig.Flags,
+  start: { readonly question: string } | { readonly resumeId: string; readonly answer?: string | undefined }
+) =>
+  Effect.gen(function* () {
+    const path = yield* Path.Path
+    const fs = yield* FileSystem.FileSystem
+    const Wiring = yield* loadWiring
+    const sessionId = "resumeId" in start ? start.resumeId : yield* Pipeline.newSessionId
+    const renderer = Progress.makeRenderer(progressMode(resolved), sink)
+    const resume = resumeCommand(sessionId, flags)
+    const interactive =
+      resolved.askClarification && !resolved.json && process.stdin.isTTY === true && process.stderr.isTTY === true
+    const sessionDir = path.join(Store.sessionsDirectory(resolved), sessionId)
+    // Whether the store holds the session: a resumed one does; a new one once its start is announced (right after
+    // its first checkpoint), which the renderer sees before an interrupted run is reported.
+    const stored = { saved: "resumeId" in start }
+    const render = (event: ResearchEvents.ResearchEvent) => {
+      if (event._tag === "SessionStarted") stored.saved = true
+      renderer.onEvent(event)
+    }
+    const interrupted = () =>
+      stored.saved
+        ? `Interrupted. The session is saved at ${sessionDir}\nResume it with: ${resume}`
+        : "Interrupted before the session started; nothing was saved."
+
+    if (resolved.simulate) {
+      renderer.log("[simulated] an offline run against the built-in emulator: no real model or web is used")
+    }
+
+    const program = Effect.gen(function* () {
+      const events = yield* ResearchEvents.ResearchEvents
+      const queue = yield* events.subscribe
+      // Waiting for an event can be interrupted; an event once taken is always rendered, so none is lost when the
+      // pump stops. The rest of the queue is drained after it has stopped, in order.
+      const pump = yield* Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(restore(Queue.take(queue)), (event) => Effect.sync(() => render(event)))
+      ).pipe(Effect.forever, Effect.forkScoped)
+      const drain = Effect.zipRight(
+        Fiber.interrupt(pump),
+        Effect.flatMap(Queue.takeAll(queue), (rest) =>
+          Effect.sync(() => {
+            for (const event of rest) render(event)
+            renderer.finish()
+          })
+        )
+      )
+      return yield* (
+        "question" in start
+          ? Pipeline.research(start.question, {
+              config: resolved.research,
+              sessionId,
+              clarification: interactive ? "ask" : "proceed"
+            })
+          : // Loaded first, so that a mistyped id is refused before anything is written for it.
+            Effect.zipRight(
+              Effect.flatMap(SessionStore.SessionStore, (sessions) => sessions.load(start.resumeId)),
+              Pipeline.resume(start.resumeId, { answer: start.answer })
+            )
+      ).pipe(Effect.onExit(() => drain))
+    }).pipe(Effect.scoped)
+
+    // The question is asked with the live view off the screen, so the two do not draw over each other.
+    const userInput = interactive
+      ? Layer.succeed(UserInput.UserInput, {
+          ask: (question) =>
+            Effect.acquireUseRelease(
+              Effect.sync(renderer.pause),
+              () => Terminal.userInput.ask(question),
+              () => Effect.sync(renderer.resume)
+            )
+        })
+      : Layer.empty
+    const exit = yield* program.pipe(
+      Effect.provide(Layer.mergeAll(Wiring.layer(resolved), userInput, rendererLogger(renderer))),
+      Effect.onInterrupt(() =>
+        Effect.sync(() => {
+          process.stderr.write(`\n${interrupted()}\n`)
+          process.exitCode = 130
+        })
+      ),
+      Effect.exit
+    )
+    if (Exit.isFailure(exit)) {
+      if (Cause.isInterruptedOnly(exit.cause)) return yield* new Exited({ code: 130, message: interrupted() })
+      const failure = Cause.failureOption(exit.cause)
+      if (Option.isNone(failure)) return yield* Effect.failCause(exit.cause)
+      const error = failure.value
+      if (error._tag === "InvalidInput" || error._tag === "SessionNotFound") {
+        return yield* new Exited({ code: 2, message: error.message })
+      }
+      return yield* new Exited({
+        code: 1,
+        message:
+          `Research failed: ${error.message}\nThe session is saved at ${sessionDir}\n` +
+          `Once the cause is fixed, resume it with: ${resume}`
+      })
+    }
+    const session = exit.value
+    if (session.status === "awaiting_clarification") {
+      const question = session.clarification?.decision.question ?? ""
+      yield* say(resolved, `The question needs clarification: ${question}\nAnswer it with: ${resume} --answer "..."`)
+      return
+    }
+    const report = session.report
+    if (report === undefined) {
+      return yield* new Exited({ code: 1, message: `The session ${sessionId} ended without a report (${sessionDir}).` })
+    }
+    const out = reportPath(resolved, sessionId, path)
+    const markdown = resolved.simulate ? Store.markSimulated(report.markdown) : report.markdown
+    yield* fs.writeFileString(out, markdown).pipe(
+      Effect.mapError(
+        (error) =>
+          new Exited({
+            code: 1,
+            message: `Cannot write the report to ${out}: ${error.message}\nIt is also in ${sessionDir}/report.md`
+          })
+      )
+    )
+    const cost = session.usage.reduce((n, r) => n + r.costUsd, 0)
+    const tokens = session.usage.reduce((n, r) => n + r.inputTokens + r.outputTokens, 0)
+    yield* say(
+      resolved,
+      [
+        `${resolved.simulate ? "[simulated] " : ""}Report: ${out}`,
+        `Session: ${sessionId} (${sessionDir})`,
+        `Sources: ${session.sources.length}, citations: ${report.citations.length}, tokens: ${tokens}, cost: $${cost.toFixed(4)}${resolved.simulate ? " (simulated: no real model or web was used)" : ""}`
+      ].join("\n")
+    )
+  })

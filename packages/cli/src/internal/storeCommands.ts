@@ -1,0 +1,137 @@
+/**
+ * The commands over the session store: `list`, `show` and `delete`, and the store as the other commands open it
+ * before any research wiring is loaded (to find whether a session was simulated).
+ */
+import { Args, Command } from "@effect/cli"
+import { Session, SessionStore } from "@deep-research/core"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as CliConfig from "../CliConfig.js"
+import * as Store from "../Store.js"
+import { loadConfigFile } from "./configFile.js"
+import { Exited } from "./exited.js"
+import * as OptionTable from "./optionTable.js"
+import * as ParserOptions from "./parserOptions.js"
+import { printable, printableLine } from "./printable.js"
+
+/** The id of a stored session, as the commands that take one read it. */
+export const sessionIdArg = Args.text({ name: "id" }).pipe(
+  Args.withDescription("A session id (see `deep-research list`)")
+)
+
+const storeOption = ParserOptions.optionsOf(OptionTable.commands.list)
+
+/**
+ * A session made with --simulate is resumed and evaluated simulated, without --simulate given again (it would
+ * otherwise ask for a key): the store keeps a mark beside the session.
+ */
+export const rememberSimulated = <F extends { readonly simulate: boolean }>(
+  id: string,
+  options: F & { readonly store: Option.Option<string>; readonly database: Option.Option<string> }
+) =>
+  options.simulate
+    ? Effect.succeed(options)
+    : withStore(options, (sessions) => sessions.artefact(id, "simulated.json")).pipe(
+        Effect.map((mark) => Option.isSome(mark)),
+        Effect.orElseSucceed(() => false),
+        Effect.tap((simulated) =>
+          simulated
+            ? Effect.sync(() => process.stderr.write(`Session ${id} was simulated: it goes on simulated.\n`))
+            : Effect.void
+        ),
+        Effect.map((simulated) => ({ ...options, simulate: simulated }))
+      )
+
+const withStore = <A, E>(
+  options: { readonly store: Option.Option<string>; readonly database: Option.Option<string> },
+  f: (sessions: SessionStore.Service, credentials: CliConfig.Credentials) => Effect.Effect<A, E>
+) =>
+  Effect.gen(function* () {
+    const file = yield* loadConfigFile
+    const directory = Store.sessionsDirectory({
+      storeDir: CliConfig.storeDirOf(Option.getOrUndefined(options.store), process.env, file)
+    })
+    const fromEnv = CliConfig.credentialsFrom(process.env)
+    const credentials = Option.match(options.database, {
+      onNone: () => fromEnv,
+      onSome: (url) => ({ ...fromEnv, databaseUrl: Redacted.make(url) })
+    })
+    const layer = Store.storeLayerOrFail(directory, credentials).pipe(
+      Layer.mapError((error) => new Exited({ code: 2, message: error.message }))
+    )
+    return yield* Effect.flatMap(SessionStore.SessionStore, (sessions) => f(sessions, credentials)).pipe(
+      Effect.provide(layer)
+    )
+  })
+
+const storeError = (error: { readonly _tag: string; readonly message: string }) =>
+  new Exited({ code: error._tag === "SessionCorrupt" || error._tag === "SessionBusy" ? 1 : 2, message: error.message })
+
+const formatDate = (millis: number) => new Date(millis).toISOString().replace("T", " ").slice(0, 16)
+
+/** `list`: every session of the store, one line each (--json: one JSON line each). */
+export const list = Command.make("list", storeOption, ({ json, ...where }) =>
+  withStore(where, (sessions) =>
+    Effect.gen(function* () {
+      const summaries = yield* sessions.list
+      if (json) {
+        for (const summary of summaries) {
+          yield* Console.log(JSON.stringify(Schema.encodeSync(Session.SessionSummary)(summary)))
+        }
+        return
+      }
+      if (summaries.length === 0) return yield* Console.log("No sessions yet.")
+      for (const s of summaries) {
+        yield* Console.log(
+          `${s.id}  ${s.status.padEnd(22)}  ${formatDate(s.createdAt)}  $${s.costUsd.toFixed(4)}  ${printableLine(
+            s.error !== undefined && s.query === "" ? s.error : s.query
+          )
+            .replace(/\s+/g, " ")
+            .slice(0, 80)}`
+        )
+      }
+    })
+  )
+).pipe(Command.withDescription("List sessions: id, status, created, cost, question"))
+
+/** `show`: a session and its report. */
+export const show = Command.make("show", { id: sessionIdArg, ...storeOption }, ({ id, json, ...where }) =>
+  withStore(where, (sessions) =>
+    Effect.gen(function* () {
+      const session = yield* Effect.mapError(sessions.load(id), storeError)
+      if (json) return yield* Console.log(JSON.stringify(Schema.encodeSync(Session.Session)(session)))
+      yield* Console.log(`Session ${session.id} · ${session.status} · ${formatDate(session.createdAt)}`)
+      yield* Console.log(`Question: ${printableLine(session.query)}`)
+      if (session.brief !== undefined) yield* Console.log(`Brief: ${printable(session.brief.brief)}`)
+      yield* Console.log(`Rounds: ${session.rounds.length}, sources: ${session.sources.length}`)
+      if (session.error !== undefined) yield* Console.log(`Error: ${printableLine(session.error.message)}`)
+      if (session.status === "awaiting_clarification" && session.clarification !== undefined) {
+        yield* Console.log(`Waiting for an answer to: ${printableLine(session.clarification.decision.question)}`)
+      }
+      if (session.report !== undefined) yield* Console.log(`\n${printable(session.report.markdown)}`)
+    })
+  )
+).pipe(Command.withDescription("Show a session and its report (--json: the whole session)"))
+
+/** `delete`: a session and its files, and its messages in a cluster's database. */
+export const remove = Command.make("delete", { id: sessionIdArg, ...storeOption }, ({ id, json: _json, ...where }) =>
+  withStore(where, (sessions, credentials) =>
+    Effect.gen(function* () {
+      yield* Effect.mapError(sessions.delete(id), storeError)
+      // A session of a cluster's database leaves its messages there too (its `Run` holds the question).
+      if (credentials.databaseUrl !== undefined) {
+        const Cluster = yield* Effect.promise(() => import("../Cluster.js"))
+        yield* Cluster.forgetStored(credentials.databaseUrl, id).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning(`the cluster's messages of deleted session ${id} were kept`, cause)
+          )
+        )
+      }
+      yield* Console.log(`Deleted session ${id}.`)
+    })
+  )
+).pipe(Command.withDescription("Delete a session and its files"))
