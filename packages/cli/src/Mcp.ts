@@ -81,6 +81,11 @@ const tools: ReadonlyArray<ToolSpec> = [
   ),
   spec("cancel_research", "Stop a running session. Its work so far stays saved.", SessionIdArgs),
   spec(
+    "delete_session",
+    "Delete a session and everything stored for it: its checkpoints, events, report and evaluation. A running session must be cancelled first.",
+    SessionIdArgs
+  ),
+  spec(
     "evaluate_report",
     "Judge a completed session's report on eight dimensions and check its citations.",
     SessionIdArgs
@@ -137,6 +142,9 @@ const handlersOf = (runs: Runs.Runs): Record<string, (args: unknown) => Promise<
     answer(runs.answer(sessionId, reply), json)
   ),
   cancel_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.cancel(sessionId), json)),
+  delete_session: withArgs(SessionIdArgs, ({ sessionId }) =>
+    answer(runs.remove(sessionId), () => json({ sessionId, deleted: true }))
+  ),
   evaluate_report: withArgs(SessionIdArgs, ({ sessionId }) =>
     answer(runs.evaluate(sessionId), ({ evaluation, file }) =>
       text(

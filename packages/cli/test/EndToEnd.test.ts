@@ -401,6 +401,37 @@ describe("deep-research (built CLI)", () => {
       assert.strictEqual(session.status, "completed")
     })
 
+    it("delete_session removes a finished session from the store; an unknown id or a missing one is an error", async () => {
+      const box = sandbox()
+      const mcp = await connect(box, ["--simulate"])
+      let sessionId = ""
+      try {
+        assert.include(
+          (await mcp.client.listTools()).tools.map((tool) => tool.name),
+          "delete_session"
+        )
+        sessionId = await mcp.start("Why is the sky blue?")
+        assert.strictEqual((await mcp.settle(sessionId)).status, "completed")
+        const deleted = Schema.decodeUnknownSync(
+          Schema.parseJson(Schema.Struct({ sessionId: Schema.String, deleted: Schema.Boolean }))
+        )(await mcp.call("delete_session", { sessionId }))
+        assert.deepStrictEqual(deleted, { sessionId, deleted: true })
+        assert.notInclude(await mcp.call("list_sessions", {}), sessionId)
+        const status = await mcp.client.callTool({ name: "get_status", arguments: { sessionId } })
+        assert.isTrue(status.isError)
+        const again = await mcp.client.callTool({ name: "delete_session", arguments: { sessionId } })
+        assert.isTrue(again.isError)
+        assert.include(JSON.stringify(again.content), sessionId)
+        const missing = await mcp.client.callTool({ name: "delete_session", arguments: {} })
+        assert.isTrue(missing.isError)
+        assert.include(JSON.stringify(missing.content), "Invalid arguments")
+      } finally {
+        await mcp.client.close()
+      }
+      const shown = await cli(box, ["show", "--json", sessionId])
+      assert.notStrictEqual(shown.code, 0, describeRun(shown))
+    })
+
     it("a clarification question waits for answer_clarification, and the answer reaches the research", async () => {
       const box = sandbox(emulatorEnv())
       await Effect.runPromise(
