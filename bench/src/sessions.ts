@@ -95,21 +95,21 @@ const inProcessBackend = Effect.gen(function* () {
   return { url: handle.url, simulator }
 })
 
-/** The inspector's sampling profiler of this thread, started now; `writeTo` stops it and writes its profile. */
-const startProfiler = Effect.promise(async () => {
-  const session = new inspector.Session()
-  session.connect()
-  await session.post("Profiler.enable")
-  await session.post("Profiler.start")
-  return {
-    writeTo: (file: string) =>
-      Effect.promise(async () => {
+/** The inspector's sampling profiler of this thread, started now; `stop` stops it and writes its profile to `file`. */
+const startProfiler = (file: string) =>
+  Effect.promise(async () => {
+    const session = new inspector.Session()
+    session.connect()
+    await session.post("Profiler.enable")
+    await session.post("Profiler.start")
+    return {
+      stop: Effect.promise(async () => {
         const { profile } = await session.post("Profiler.stop")
         session.disconnect()
         await writeFile(file, JSON.stringify(profile))
       })
-  }
-})
+    }
+  })
 
 const program = Effect.scoped(
   Effect.gen(function* () {
@@ -178,7 +178,7 @@ const program = Effect.scoped(
       readonly mainThreadMillisPerSession: number | null
       readonly otherThreadsMillisPerSession: number | null
     }> = []
-    const profiler = cpuProfileFile === undefined ? undefined : yield* startProfiler
+    const profiler = cpuProfileFile === undefined ? undefined : yield* startProfiler(cpuProfileFile)
     const cpuBefore = process.cpuUsage()
     const threadsBefore = Measure.threadCpu()
     const start = performance.now()
@@ -211,7 +211,7 @@ const program = Effect.scoped(
     const wall = performance.now() - start
     const cpu = process.cpuUsage(cpuBefore)
     const threadsAfter = Measure.threadCpu()
-    if (profiler !== undefined && cpuProfileFile !== undefined) yield* profiler.writeTo(cpuProfileFile)
+    if (profiler !== undefined) yield* profiler.stop
     delay.disable()
     clearInterval(sampler)
     const emulatorCpuMillis = yield* emulator.stop
