@@ -81,6 +81,11 @@ const tools: ReadonlyArray<ToolSpec> = [
   ),
   spec("cancel_research", "Stop a running session. Its work so far stays saved.", SessionIdArgs),
   spec(
+    "resume_research",
+    "Resume a cancelled or failed session, or one whose run was interrupted, from its last checkpoint: finished researchers are not redone. Returns at once; the research runs in the background.",
+    SessionIdArgs
+  ),
+  spec(
     "delete_session",
     "Delete a session and everything stored for it: its checkpoints, events, report and evaluation. A running session must be cancelled first.",
     SessionIdArgs
@@ -142,6 +147,7 @@ const handlersOf = (runs: Runs.Runs): Record<string, (args: unknown) => Promise<
     answer(runs.answer(sessionId, reply), json)
   ),
   cancel_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.cancel(sessionId), json)),
+  resume_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.resume(sessionId), json)),
   delete_session: withArgs(SessionIdArgs, ({ sessionId }) =>
     answer(runs.remove(sessionId), () => json({ sessionId, deleted: true }))
   ),

@@ -432,6 +432,42 @@ describe("deep-research (built CLI)", () => {
       assert.notStrictEqual(shown.code, 0, describeRun(shown))
     })
 
+    it("cancel_research stops a running session and resume_research finishes it", async () => {
+      await setLatency(150)
+      const box = sandbox(emulatorEnv())
+      const mcp = await connect(box, ["--model", "openai:emulated-model", "--search", "tavily", "--no-clarify"])
+      try {
+        const sessionId = await mcp.start("How do tides work?")
+        const Phase = Schema.parseJson(Schema.Struct({ status: Schema.String, phase: Schema.String }))
+        // Cancelled once its session is stored: a run cancelled before it starts leaves nothing to resume.
+        for (let polls = 0; polls < 600; polls++) {
+          if (Schema.decodeUnknownSync(Phase)(await mcp.call("get_status", { sessionId })).phase !== "starting") break
+          await new Promise((resolve) => setTimeout(resolve, 20))
+        }
+        const before = Schema.decodeUnknownSync(Phase)(await mcp.call("get_status", { sessionId }))
+        assert.strictEqual(before.status, "running")
+        const stopped = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ status: Schema.String })))(
+          await mcp.call("cancel_research", { sessionId })
+        )
+        assert.strictEqual(stopped.status, "cancelled")
+        assert.strictEqual(
+          Schema.decodeUnknownSync(Phase)(await mcp.call("get_status", { sessionId })).status,
+          "cancelled"
+        )
+        const resumed = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ sessionId: Schema.String })))(
+          await mcp.call("resume_research", { sessionId })
+        )
+        assert.strictEqual(resumed.sessionId, sessionId)
+        assert.strictEqual((await mcp.settle(sessionId)).status, "completed")
+        assert.match(await mcp.call("get_report", { sessionId }), /\[1\]/)
+        const again = await mcp.client.callTool({ name: "resume_research", arguments: { sessionId } })
+        assert.isTrue(again.isError)
+      } finally {
+        await mcp.client.close()
+        await setLatency(0)
+      }
+    })
+
     it("a clarification question waits for answer_clarification, and the answer reaches the research", async () => {
       const box = sandbox(emulatorEnv())
       await Effect.runPromise(
