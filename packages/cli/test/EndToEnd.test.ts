@@ -340,6 +340,8 @@ describe("deep-research (built CLI)", () => {
   }
 
   describe("the MCP server", () => {
+    /** What start_research and resume_research answer. */
+    const decodeStarted = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ sessionId: Schema.String })))
     const connect = async (box: Sandbox, args: ReadonlyArray<string>) => {
       const transport = new StdioClientTransport({
         command: process.execPath,
@@ -369,10 +371,7 @@ describe("deep-research (built CLI)", () => {
         }
         return assert.fail(`${sessionId} still running after 120 s`)
       }
-      const start = async (question: string) =>
-        Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ sessionId: Schema.String })))(
-          await call("start_research", { question })
-        ).sessionId
+      const start = async (question: string) => decodeStarted(await call("start_research", { question })).sessionId
       return { client, call, settle, start }
     }
 
@@ -454,9 +453,7 @@ describe("deep-research (built CLI)", () => {
           Schema.decodeUnknownSync(Phase)(await mcp.call("get_status", { sessionId })).status,
           "cancelled"
         )
-        const resumed = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ sessionId: Schema.String })))(
-          await mcp.call("resume_research", { sessionId })
-        )
+        const resumed = decodeStarted(await mcp.call("resume_research", { sessionId }))
         assert.strictEqual(resumed.sessionId, sessionId)
         assert.strictEqual((await mcp.settle(sessionId)).status, "completed")
         assert.match(await mcp.call("get_report", { sessionId }), /\[1\]/)
