@@ -134,6 +134,9 @@ export const reduce = (state: State, event: Event): State => {
   }
 }
 
+/** `1 source`, `2 sources`: a count and its noun, in the singular for one. */
+const count = (n: number, singular: string, plural = `${singular}s`): string => `${n} ${n === 1 ? singular : plural}`
+
 const formatCost = (usd: number): string => (usd === 0 ? "$0" : usd < 0.01 ? "<$0.01" : `$${usd.toFixed(2)}`)
 
 const formatTokens = (tokens: number): string =>
@@ -147,7 +150,7 @@ const formatTokens = (tokens: number): string =>
 export const renderLive = (state: State, width: number): ReadonlyArray<string> => {
   const head = [
     `deep-research ${state.sessionId ?? ""}`.trim(),
-    `phase ${state.phase}${state.round > 0 ? ` · round ${state.round}` : ""} · ${state.sources} sources · ${formatTokens(state.tokens)} tokens · ${formatCost(state.costUsd)}`
+    `phase ${state.phase}${state.round > 0 ? ` · round ${state.round}` : ""} · ${count(state.sources, "source")} · ${formatTokens(state.tokens)} tokens · ${formatCost(state.costUsd)}`
   ]
   const researchers = [...state.researchers.values()].map((view) => {
     const mark = view.status === "running" ? "›" : view.status === "done" ? "✓" : "✗"
@@ -178,7 +181,7 @@ export const plainLine = (event: Event): string | undefined => {
     case "PhaseStarted":
       return `phase ${event.phase}`
     case "PhaseCompleted":
-      return `phase ${event.phase} done in ${(event.durationMillis / 1000).toFixed(1)}s (${event.calls} calls, ${formatTokens(event.tokens)} tokens, ${formatCost(event.costUsd)})`
+      return `phase ${event.phase} done in ${(event.durationMillis / 1000).toFixed(1)}s (${count(event.calls, "call")}, ${formatTokens(event.tokens)} tokens, ${formatCost(event.costUsd)})`
     case "ClarificationAsked":
       return `clarification: ${event.question}`
     case "BriefWritten":
@@ -194,13 +197,13 @@ export const plainLine = (event: Event): string | undefined => {
     case "ModelFallback":
       return `  ! ${fallbackLine(event)}`
     case "ResearcherCompleted":
-      return `  ${event.directiveId} done: ${event.sources} sources, ${event.toolCalls} tool calls (${event.stopReason})`
+      return `  ${event.directiveId} done: ${count(event.sources, "source")}, ${count(event.toolCalls, "tool call")} (${event.stopReason})`
     case "ResearcherFailed":
       return `  ${event.directiveId} failed: ${event.error}`
     case "RoundCompleted":
       return `round ${event.round} done: ${event.completed} completed, ${event.failed} failed`
     case "SupervisionStopped":
-      return `research stopped after ${event.rounds} rounds: ${event.reason}`
+      return `research stopped after ${count(event.rounds, "round")}: ${event.reason}`
     case "Retrying":
       return `  ${event.provider}: attempt ${event.attempt} failed (${event.error}), retrying in ${(event.delayMillis / 1000).toFixed(1)}s`
     case "CircuitChanged":
@@ -210,7 +213,7 @@ export const plainLine = (event: Event): string | undefined => {
     case "BudgetWarning":
       return `budget: ${event.spent} of ${event.limit} ${event.budget === "usd" ? "USD" : "tokens"} spent`
     case "ReportWritten":
-      return `report written: ${event.characters} characters, ${event.citations} citations${event.droppedCitations > 0 ? ` (${event.droppedCitations} unverifiable removed)` : ""}`
+      return `report written: ${count(event.characters, "character")}, ${count(event.citations, "citation")}${event.droppedCitations > 0 ? ` (${event.droppedCitations} unverifiable removed)` : ""}`
     case "SessionAwaitingClarification":
       return `waiting for an answer: ${event.question}`
     case "SessionCompleted":

@@ -55,6 +55,35 @@ describe("Progress", () => {
     assert.strictEqual(warnings("budget").length, 1)
   })
 
+  it("plain lines say one of a thing in the singular and several in the plural", () => {
+    const line = (event: Record<string, unknown>) =>
+      Progress.plainLine({ ...event, ...at } as unknown as ResearchEvents.ResearchEvent)
+    assert.strictEqual(
+      line({ _tag: "SupervisionStopped", reason: "research_complete", rounds: 1 }),
+      "research stopped after 1 round: research_complete"
+    )
+    assert.strictEqual(
+      line({ _tag: "SupervisionStopped", reason: "budget", rounds: 3 }),
+      "research stopped after 3 rounds: budget"
+    )
+    assert.strictEqual(
+      line({ _tag: "ResearcherCompleted", directiveId: "r1-d1", sources: 1, toolCalls: 1, stopReason: "complete" }),
+      "  r1-d1 done: 1 source, 1 tool call (complete)"
+    )
+    assert.strictEqual(
+      line({ _tag: "ResearcherCompleted", directiveId: "r1-d1", sources: 0, toolCalls: 2, stopReason: "complete" }),
+      "  r1-d1 done: 0 sources, 2 tool calls (complete)"
+    )
+    assert.match(
+      line({ _tag: "PhaseCompleted", phase: "brief", durationMillis: 100, calls: 1, tokens: 10, costUsd: 0 }) ?? "",
+      /\(1 call, 10 tokens, \$0\)$/
+    )
+    assert.strictEqual(
+      line({ _tag: "ReportWritten", characters: 960, citations: 1, droppedCitations: 0 }),
+      "report written: 960 characters, 1 citation"
+    )
+  })
+
   it("a model that lost tool calling is said once, in the plain lines", () => {
     const fallback: ResearchEvents.ResearchEvent = {
       _tag: "ModelFallback",
@@ -76,7 +105,7 @@ describe("Progress", () => {
     assert.include(lines[0]!, "s1")
     assert.include(lines[1]!, "phase supervision")
     assert.include(lines[1]!, "round 1")
-    assert.include(lines[1]!, "1 sources")
+    assert.include(lines[1]!, "1 source ·")
     assert.include(lines[1]!, "12.3k tokens")
     assert.include(lines[1]!, "$0.42")
     const history = lines.find((l) => l.includes("History of X"))
