@@ -22,6 +22,7 @@ import type * as CliConfig from "./CliConfig.js"
 import { Api } from "./http/Api.js"
 import * as Handlers from "./http/Handlers.js"
 import * as OpenAiCompat from "./http/OpenAiCompat.js"
+import * as Unrouted from "./http/Unrouted.js"
 import * as Runs from "./Runs.js"
 
 // =============================================================================
@@ -67,24 +68,42 @@ export const refusal = (options: Pick<Options, "host" | "token">): string | unde
 // Requests before the API sees them
 // =============================================================================
 
-const refuse = (status: number, tag: string, message: string) =>
-  HttpServerResponse.unsafeJson({ _tag: tag, message }, { status })
-
 const hostNameOf = (header: string): string => {
   const bracketed = /^\[([^\]]+)\]/.exec(header)
   return bracketed !== null ? (bracketed[1] ?? "") : (header.split(":")[0] ?? "")
 }
 
+/** What is served beside the API: the page, its files, the API's docs and OpenAPI document. */
+const pages = ["/", "/assets/:name", "/docs", "/openapi.json"]
+
+const knownRoutes = Unrouted.routesOf(Api, pages)
+
+const isJson = (contentType: string | undefined): boolean =>
+  contentType !== undefined && /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(contentType)
+
 /**
  * Refuses what no handler should see: a request to a loopback server without a token that names another host (a page
- * elsewhere reaching this server through DNS rebinding), and a body over the limit (read here with the limit, so the
- * handler reads it from memory; a body streamed without a length is refused).
+ * elsewhere reaching this server through DNS rebinding), a body over the limit (read here with the limit, so the
+ * handler reads it from memory; a body streamed without a length is refused), a body that is not JSON. Every error
+ * leaves as JSON with a message, also where the router has none (a path nobody serves, a method a path does not take).
  */
 export const guard =
   (options: Options) =>
   <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
     Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
+      const openAi = request.url.startsWith("/v1/")
+      // Every response leaves through here, errors in the shape their clients read (for /v1, OpenAI's).
+      const finish = (response: HttpServerResponse.HttpServerResponse) => {
+        const explained = Unrouted.explain(knownRoutes, request.method, request.url, response)
+        return HttpServerResponse.setHeader(
+          openAi ? asOpenAiError(explained) : explained,
+          "x-content-type-options",
+          "nosniff"
+        )
+      }
+      const refuse = (status: number, tag: string, message: string) =>
+        finish(HttpServerResponse.unsafeJson({ _tag: tag, message }, { status }))
       if (options.token === undefined && !isLoopback(hostNameOf(request.headers["host"] ?? ""))) {
         return refuse(
           403,
@@ -93,29 +112,46 @@ export const guard =
         )
       }
       if (request.method === "POST" || request.method === "PUT" || request.method === "PATCH") {
-        const tooLarge = refuse(413, "PayloadTooLarge", `The request body is over ${options.maxBodyBytes} bytes.`)
+        const tooLarge = () => refuse(413, "PayloadTooLarge", `The request body is over ${options.maxBodyBytes} bytes.`)
         // A streamed body of unknown length could only be refused by cutting the connection mid-request, leaving the
         // client no answer: it is refused whole instead. Every JSON client sends a length.
         if (request.headers["transfer-encoding"] !== undefined) {
           return refuse(411, "LengthRequired", "Send the request body with a Content-Length.")
         }
         const declared = Number(request.headers["content-length"] ?? "0")
-        if (declared > options.maxBodyBytes) return tooLarge
+        if (declared > options.maxBodyBytes) return tooLarge()
         const read = yield* Effect.either(
           HttpIncomingMessage.withMaxBodySize(request.text, Option.some(options.maxBodyBytes))
         )
-        if (read._tag === "Left") return tooLarge
+        if (read._tag === "Left") return tooLarge()
+        // Every body the API takes is JSON: anything else is said to be so, rather than decoded as a string.
+        if (read.right.trim() !== "") {
+          const contentType = request.headers["content-type"]
+          if (!isJson(contentType)) {
+            return refuse(
+              415,
+              "UnsupportedMediaType",
+              `Send the request body as JSON, with Content-Type: application/json (it came as ${contentType ?? "no content type"}).`
+            )
+          }
+          const invalid = jsonError(read.right)
+          if (invalid !== undefined) return refuse(400, "InvalidJson", `The request body is not valid JSON: ${invalid}`)
+        }
       }
-      // The response is sent before this middleware would see it: it is reshaped on its way out instead, errors
-      // included (for /v1, in the shape OpenAI clients read).
-      const openAi = request.url.startsWith("/v1/")
-      yield* HttpApp.appendPreResponseHandler((_, response) =>
-        Effect.succeed(
-          HttpServerResponse.setHeader(openAi ? asOpenAiError(response) : response, "x-content-type-options", "nosniff")
-        )
-      )
+      // What the API answers is sent before this middleware would see it: it is finished on its way out instead.
+      yield* HttpApp.appendPreResponseHandler((_, response) => Effect.succeed(finish(response)))
       return yield* app
     })
+
+/** Why a text is not JSON, or undefined when it is. */
+const jsonError = (text: string): string | undefined => {
+  try {
+    JSON.parse(text)
+    return undefined
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error)
+  }
+}
 
 const decoder = new TextDecoder()
 

@@ -157,7 +157,58 @@ describe("deep-research serve: bodies", () => {
         body: "{question:"
       })
       assert.strictEqual(notJson.status, 400)
+      assert.deepInclude(JSON.parse(notJson.text), { _tag: "InvalidJson" })
+      assert.match(JSON.parse(notJson.text).message, /^The request body is not valid JSON: /)
+      const notSaidJson = yield* request(`${s.url}/api/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: JSON.stringify({ question: "Tides?" })
+      })
+      assert.strictEqual(notSaidJson.status, 415)
+      assert.include(JSON.parse(notSaidJson.text).message, "Content-Type: application/json")
+      // For /v1, the same refusals in the shape OpenAI clients read.
+      const chatNotJson = yield* request(`${s.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{model:"
+      })
+      assert.strictEqual(chatNotJson.status, 400)
+      assert.deepInclude(JSON.parse(chatNotJson.text).error, { type: "invalid_request_error", param: null })
+      assert.match(JSON.parse(chatNotJson.text).error.message, /^The request body is not valid JSON: /)
       assert.deepStrictEqual(yield* s.runs.list, [], "no session was started")
+    })
+  )
+
+  it.scopedLive("a path nobody serves is a JSON 404; a method a path does not take a 405 naming those it takes", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true })
+      const missing = yield* request(`${s.url}/api/nothing?x=1`)
+      assert.strictEqual(missing.status, 404)
+      assert.deepStrictEqual(JSON.parse(missing.text), {
+        _tag: "NotFound",
+        message: "Nothing is served at GET /api/nothing."
+      })
+      const cases: Array<[string, string, string]> = [
+        ["PUT", "/api/sessions", "GET, HEAD, POST"],
+        ["PATCH", "/api/sessions/dr-1", "DELETE, GET, HEAD"],
+        ["GET", "/api/sessions/dr-1/cancel", "POST"],
+        ["POST", "/", "GET, HEAD"],
+        ["DELETE", "/openapi.json", "GET, HEAD"]
+      ]
+      for (const [method, path, allow] of cases) {
+        const response = yield* request(`${s.url}${path}`, { method })
+        assert.strictEqual(response.status, 405, `${method} ${path}`)
+        assert.strictEqual(response.headers.get("allow"), allow)
+        assert.strictEqual(JSON.parse(response.text)._tag, "MethodNotAllowed")
+        assert.include(JSON.parse(response.text).message, method)
+      }
+      const chat = yield* request(`${s.url}/v1/chat/completions`)
+      assert.strictEqual(chat.status, 405)
+      assert.strictEqual(chat.headers.get("allow"), "POST")
+      assert.deepInclude(JSON.parse(chat.text).error, { type: "invalid_request_error" })
+      const nowhere = yield* request(`${s.url}/v1/embeddings`, { method: "POST" })
+      assert.strictEqual(nowhere.status, 404)
+      assert.strictEqual(JSON.parse(nowhere.text).error.message, "Nothing is served at POST /v1/embeddings.")
     })
   )
 
