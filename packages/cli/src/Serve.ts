@@ -175,10 +175,20 @@ export const asOpenAiError = (
   const firstIssue: unknown = Array.isArray(issues) ? issues[0] : undefined
   const path: unknown = typeof firstIssue === "object" && firstIssue !== null ? Reflect.get(firstIssue, "path") : []
   const param = Array.isArray(path) && path.length > 0 ? path.map(String).join(".") : null
+  // A field at fault is named as OpenAI names it, with the first thing wrong with it rather than the whole tree.
+  const issueTag: unknown = typeof firstIssue === "object" && firstIssue !== null ? Reflect.get(firstIssue, "_tag") : ""
+  const issueMessage: unknown =
+    typeof firstIssue === "object" && firstIssue !== null ? Reflect.get(firstIssue, "message") : undefined
+  const said =
+    param === null || typeof issueMessage !== "string"
+      ? message
+      : issueTag === "Missing"
+        ? `Missing required parameter: '${param}'.`
+        : `Invalid value for '${param}': ${issueMessage}`
   return HttpServerResponse.unsafeJson(
     {
       error: {
-        message: typeof message === "string" ? message : `HTTP ${response.status}`,
+        message: typeof said === "string" ? said : `HTTP ${response.status}`,
         type: response.status === 401 ? "authentication_error" : "invalid_request_error",
         param,
         code: null

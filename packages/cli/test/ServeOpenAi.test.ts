@@ -98,37 +98,58 @@ describe("deep-research serve: the OpenAI-compatible endpoint, with the official
     })
   )
 
-  it.scopedLive("errors reach the SDK as OpenAI's: unknown model 404, no question 400, bad body 400, bad key 401", () =>
-    Effect.gen(function* () {
-      const s = yield* served({ noClarify: true })
-      const guarded = yield* served({ noClarify: true }, { token: Redacted.make("dr-openai-token-1f3a") })
-      const client = sdk(s.url)
-      const unknown = yield* Effect.flip(
-        Effect.tryPromise(() =>
-          client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] })
+  it.scopedLive(
+    "errors reach the SDK as OpenAI's: unknown model 404, no question 400, bad body 400, n > 1 400, bad key 401",
+    () =>
+      Effect.gen(function* () {
+        const s = yield* served({ noClarify: true })
+        const guarded = yield* served({ noClarify: true }, { token: Redacted.make("dr-openai-token-1f3a") })
+        const client = sdk(s.url)
+        const unknown = yield* Effect.flip(
+          Effect.tryPromise(() =>
+            client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] })
+          )
         )
-      )
-      assert.instanceOf(unknown.error, OpenAI.NotFoundError)
-      const noQuestion = yield* Effect.flip(
-        Effect.tryPromise(() =>
-          client.chat.completions.create({ model: "deep-research", messages: [{ role: "system", content: "x" }] })
+        assert.instanceOf(unknown.error, OpenAI.NotFoundError)
+        const noQuestion = yield* Effect.flip(
+          Effect.tryPromise(() =>
+            client.chat.completions.create({ model: "deep-research", messages: [{ role: "system", content: "x" }] })
+          )
         )
-      )
-      assert.instanceOf(noQuestion.error, OpenAI.BadRequestError)
-      assert.include(String(noQuestion.error), "messages")
-      const noMessages = yield* Effect.flip(
-        Effect.tryPromise(() => client.chat.completions.create({ model: "deep-research", messages: [] }))
-      )
-      assert.instanceOf(noMessages.error, OpenAI.BadRequestError)
-      assert.include(
-        noMessages.error.message,
-        "messages",
-        "a body that does not decode names the field, as OpenAI does"
-      )
-      const unauthorized = yield* Effect.flip(Effect.tryPromise(() => sdk(guarded.url, "wrong").models.list()))
-      assert.instanceOf(unauthorized.error, OpenAI.AuthenticationError)
-      assert.include(unauthorized.error.message, "API token")
-      assert.deepStrictEqual(yield* s.runs.list, [], "no session was started for any")
-    })
+        assert.instanceOf(noQuestion.error, OpenAI.BadRequestError)
+        assert.include(String(noQuestion.error), "messages")
+        const noMessages = yield* Effect.flip(
+          Effect.tryPromise(() => client.chat.completions.create({ model: "deep-research", messages: [] }))
+        )
+        assert.instanceOf(noMessages.error, OpenAI.BadRequestError)
+        assert.include(
+          noMessages.error.message,
+          "messages",
+          "a body that does not decode names the field, as OpenAI does"
+        )
+        const severalChoices = yield* Effect.flip(
+          Effect.tryPromise(() =>
+            client.chat.completions.create({
+              model: "deep-research",
+              n: 2,
+              messages: [{ role: "user", content: "hi" }]
+            })
+          )
+        )
+        assert.instanceOf(severalChoices.error, OpenAI.BadRequestError)
+        assert.strictEqual(severalChoices.error.param, "n")
+        assert.include(severalChoices.error.message, "Invalid value for 'n': this server makes one choice")
+        const noModel = yield* Effect.flip(
+          Effect.tryPromise(() =>
+            client.chat.completions.create({ messages: [{ role: "user", content: "hi" }] } as never)
+          )
+        )
+        assert.instanceOf(noModel.error, OpenAI.BadRequestError)
+        assert.include(noModel.error.message, "Missing required parameter: 'model'.")
+        const unauthorized = yield* Effect.flip(Effect.tryPromise(() => sdk(guarded.url, "wrong").models.list()))
+        assert.instanceOf(unauthorized.error, OpenAI.AuthenticationError)
+        assert.include(unauthorized.error.message, "API token")
+        assert.deepStrictEqual(yield* s.runs.list, [], "no session was started for any")
+      })
   )
 })

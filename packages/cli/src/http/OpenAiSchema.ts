@@ -15,13 +15,21 @@ const ContentPart = Schema.Struct({ type: Schema.String, text: Schema.optional(S
 export const ChatMessage = Schema.Struct({
   role: Schema.String,
   content: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Array(ContentPart))))
-})
+}).annotations({ identifier: "ChatMessage" })
 export type ChatMessage = typeof ChatMessage.Type
 
 /** A chat completion request. */
 export const ChatRequest = Schema.Struct({
   model: Schema.String,
   messages: Schema.NonEmptyArray(ChatMessage),
+  /** One research run makes one answer: a client asking for several is refused rather than given one. */
+  n: Schema.optional(
+    Schema.NullOr(
+      Schema.Literal(1).annotations({
+        message: () => "this server makes one choice a request (n: 1): a research run has one report"
+      })
+    )
+  ),
   stream: Schema.optional(Schema.NullOr(Schema.Boolean)),
   stream_options: Schema.optional(Schema.NullOr(Schema.Struct({ include_usage: Schema.optional(Schema.Boolean) })))
 }).annotations({ identifier: "ChatCompletionRequest" })
