@@ -7,7 +7,7 @@ import { Tool } from "@deep-research/core"
 import { Evaluation as EvaluationResult } from "@deep-research/evaluation"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -184,7 +184,14 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
     }))
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const handler = handlers[request.params.name]
-      if (handler === undefined) return failure(`Unknown tool ${request.params.name}`)
+      // A tool that does not exist is the request's fault, a protocol error (as the MCP specification has it);
+      // arguments a tool refuses are its result, which the model can read and correct.
+      if (handler === undefined) {
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `Unknown tool: ${request.params.name} (this server has ${tools.map((t) => t.name).join(", ")})`
+        )
+      }
       try {
         return await handler(request.params.arguments)
       } catch (error) {

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -43,10 +44,28 @@ const connected = (flags: CliConfig.Flags) =>
       )
     const status = (sessionId: string) =>
       Effect.map(call("get_status", { sessionId }), Schema.decodeUnknownSync(Status))
-    return { call, status }
+    return { call, status, client }
   })
 
 describe("the MCP server", () => {
+  it.scopedLive("an unknown tool is a protocol error (invalid params); arguments a tool refuses are its result", () =>
+    Effect.gen(function* () {
+      const mcp = yield* connected({})
+      const unknown = yield* Effect.flip(
+        Effect.tryPromise(() => mcp.client.callTool({ name: "start_reserch", arguments: { question: "Tides?" } }))
+      )
+      assert.instanceOf(unknown.error, McpError)
+      assert.strictEqual((unknown.error as McpError).code, ErrorCode.InvalidParams)
+      assert.include((unknown.error as McpError).message, "Unknown tool: start_reserch")
+      assert.include((unknown.error as McpError).message, "start_research")
+      const refused = yield* Effect.promise(() =>
+        mcp.client.callTool({ name: "start_research", arguments: { question: "" } })
+      )
+      assert.strictEqual(refused.isError, true)
+      assert.match(Schema.decodeUnknownSync(Text)(refused.content)[0]?.text ?? "", /^Invalid arguments/)
+    })
+  )
+
   it.scopedLive("with --max-sessions 1 a second run is queued until the first ends, then completes", () =>
     Effect.gen(function* () {
       const mcp = yield* connected({ maxSessions: 1 })
