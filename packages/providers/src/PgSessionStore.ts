@@ -341,9 +341,24 @@ export const clientLayer = (
     applicationName: "deep-research"
   }).pipe(
     Layer.mapError(
-      (error) => new DatabaseUnavailable({ address: describeUrl(Redacted.value(url)), reason: error.message })
+      (error) =>
+        new DatabaseUnavailable({
+          address: describeUrl(Redacted.value(url)),
+          reason: [error.message, ...causesOf(error.cause)].join(": ")
+        })
     )
   )
+
+/**
+ * What the driver said beneath a failure to connect (a refused connection, a role or database the server does not
+ * have), each address's when it tried several. Its messages name hosts, users and databases, never a password.
+ */
+const causesOf = (cause: unknown): ReadonlyArray<string> => {
+  if (cause instanceof AggregateError) {
+    return [[...new Set(cause.errors.flatMap((inner) => causesOf(inner)))].join("; ")].filter((text) => text !== "")
+  }
+  return cause instanceof Error && cause.message !== "" ? [cause.message] : []
+}
 
 /** The PostgreSQL store at a database URL, with its own client. */
 export const layerUrl = (

@@ -108,7 +108,7 @@ describe("PgSessionStore", () => {
     })
   )
 
-  it.effect("an unreachable database is a clear error naming its address, never its password", () =>
+  it.effect("an unreachable database is a clear error naming its address and why, never its password", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(
         Layer.build(PgSessionStore.layerUrl(Redacted.make("postgres://someone:hunter22@127.0.0.1:1/nowhere"))).pipe(
@@ -117,6 +117,7 @@ describe("PgSessionStore", () => {
       )
       assert.strictEqual(error._tag, "DatabaseUnavailable")
       assert.include(error.message, "127.0.0.1:1")
+      assert.include(error.message, "ECONNREFUSED", "the driver's reason is said")
       assert.notInclude(error.message, "hunter22")
     })
   )
