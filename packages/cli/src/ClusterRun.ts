@@ -14,6 +14,7 @@ import * as Cluster from "./Cluster.js"
 import type * as CliConfig from "./CliConfig.js"
 import * as Progress from "./Progress.js"
 import * as Store from "./Store.js"
+import { reportSummary } from "./internal/reportSummary.js"
 import type { Refusal } from "./Worker.js"
 
 const sink: Progress.Sink = {
@@ -107,7 +108,7 @@ const conclude = (resolved: CliConfig.Resolved, session: Session.Session | undef
       try: () => fs.writeFileSync(out, markdown),
       catch: (error): Refusal => ({ code: 1, message: `cannot write the report to ${out}: ${String(error)}` })
     })
-    yield* say(resolved, `Report: ${out}`)
+    yield* say(resolved, reportSummary(session, { out, kept: "in the database", simulate: resolved.simulate }))
   })
 
 /** A cluster or store error, as a message and an exit code. */

@@ -87,6 +87,38 @@ describe("deep-research with --database", () => {
     assert.strictEqual(Session.currentVersion, session.version)
   })
 
+  it("a session sent while no worker runs is listed and shown as queued, and can be deleted", async () => {
+    const box = sandbox(database?.kind === "pglite" ? { DEEP_RESEARCH_SHARD_LOCKS: "table" } : {})
+    const sent = await run(box, ["--simulate", "--database", url(), "--detach", "What waits for a runner?"])
+    assert.strictEqual(sent.code, 0, describeRun(sent))
+    const id = sent.stdout.trim()
+    assert.match(id, /^dr-[\w-]+$/)
+
+    const listed = await run(box, ["list", "--json", "--database", url()])
+    assert.strictEqual(listed.code, 0, describeRun(listed))
+    const queued = listed.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line))
+      .find((summary) => summary.id === id)
+    assert.deepInclude(queued, { status: "queued", query: "What waits for a runner?", costUsd: 0 })
+    assert.approximately(queued.createdAt, Date.now(), 120_000)
+
+    const shown = await run(box, ["show", id, "--database", url()])
+    assert.strictEqual(shown.code, 0, describeRun(shown))
+    assert.include(shown.stdout, `Session ${id} · queued`)
+    assert.include(shown.stdout, "Question: What waits for a runner?")
+    assert.include(shown.stdout, "Waiting for a runner")
+
+    const deleted = await run(box, ["delete", id, "--database", url()])
+    assert.strictEqual(deleted.code, 0, describeRun(deleted))
+    const gone = await run(box, ["show", id, "--database", url()])
+    assert.strictEqual(gone.code, 2, describeRun(gone))
+    assert.include(gone.stderr, `No session with id ${id}`)
+    const relisted = await run(box, ["list", "--json", "--database", url()])
+    assert.notInclude(relisted.stdout, id)
+  }, 120_000)
+
   it("an unreachable database is one clear line and exit 2, without the password", async () => {
     const box = sandbox()
     const listed = await run(box, ["list", "--database", "postgres://someone:hunter22@127.0.0.1:1/nowhere"])

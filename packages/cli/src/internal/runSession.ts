@@ -21,6 +21,7 @@ import { Exited } from "./exited.js"
 import * as Logging from "./logging.js"
 import * as OptionTable from "./optionTable.js"
 import { printable } from "./printable.js"
+import { reportSummary } from "./reportSummary.js"
 import * as Terminal from "./terminal.js"
 
 // The research wiring loads every provider's SDK: it is loaded when a session runs, not with the command line.
@@ -190,14 +191,5 @@ export const runSession = (
           })
       )
     )
-    const cost = session.usage.reduce((n, r) => n + r.costUsd, 0)
-    const tokens = session.usage.reduce((n, r) => n + r.inputTokens + r.outputTokens, 0)
-    yield* say(
-      resolved,
-      [
-        `${resolved.simulate ? "[simulated] " : ""}Report: ${out}`,
-        `Session: ${sessionId} (${sessionDir})`,
-        `Sources: ${session.sources.length}, citations: ${report.citations.length}, tokens: ${tokens}, cost: $${cost.toFixed(4)}${resolved.simulate ? " (simulated: no real model or web was used)" : ""}`
-      ].join("\n")
-    )
+    yield* say(resolved, reportSummary(session, { out, kept: sessionDir, simulate: resolved.simulate }))
   })

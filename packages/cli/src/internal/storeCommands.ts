@@ -6,6 +6,7 @@ import { Args, Command } from "@effect/cli"
 import { Session, SessionStore } from "@deep-research/core"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -68,6 +69,35 @@ const withStore = <A, E>(
     )
   })
 
+/**
+ * With a database, the sessions sent to its cluster that no runner has started yet (`ClusterQueue`); the store has
+ * none of them. Read before the store is, so that one a runner starts in between is found there.
+ */
+const waitingOf = (credentials: CliConfig.Credentials, id?: string) =>
+  credentials.databaseUrl === undefined
+    ? Effect.succeed([])
+    : Effect.gen(function* () {
+        const [Cluster, ClusterQueue] = yield* Effect.promise(() =>
+          Promise.all([import("../Cluster.js"), import("../ClusterQueue.js")])
+        )
+        return yield* ClusterQueue.waiting(id).pipe(Effect.provide(Cluster.sqlLayer(credentials.databaseUrl!)))
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.as(Effect.logWarning("the sessions waiting for a runner could not be read", cause), [])
+        )
+      )
+
+/** A session waiting for a runner, as a listing's line (for `--json`, a session summary whose status is queued). */
+const waitingSummary = (waiting: { readonly id: string; readonly query: string; readonly sentAt: number }) => ({
+  id: waiting.id,
+  status: "queued",
+  query: waiting.query,
+  createdAt: waiting.sentAt,
+  updatedAt: waiting.sentAt,
+  costUsd: 0,
+  error: undefined
+})
+
 const storeError = (error: { readonly _tag: string; readonly message: string }) =>
   new Exited({ code: error._tag === "SessionCorrupt" || error._tag === "SessionBusy" ? 1 : 2, message: error.message })
 
@@ -75,15 +105,20 @@ const formatDate = (millis: number) => new Date(millis).toISOString().replace("T
 
 /** `list`: every session of the store, one line each (--json: one JSON line each). */
 export const list = Command.make("list", storeOption, ({ json, ...where }) =>
-  withStore(where, (sessions) =>
+  withStore(where, (sessions, credentials) =>
     Effect.gen(function* () {
-      const summaries = yield* sessions.list
+      const sent = yield* waitingOf(credentials)
+      const stored = yield* sessions.list
+      const known = new Set(stored.map((summary) => summary.id))
+      const queued = sent.filter((waiting) => !known.has(waiting.id)).map(waitingSummary)
       if (json) {
-        for (const summary of summaries) {
+        for (const summary of queued) yield* Console.log(JSON.stringify(summary))
+        for (const summary of stored) {
           yield* Console.log(JSON.stringify(Schema.encodeSync(Session.SessionSummary)(summary)))
         }
         return
       }
+      const summaries = [...queued, ...stored]
       if (summaries.length === 0) return yield* Console.log("No sessions yet.")
       for (const s of summaries) {
         yield* Console.log(
@@ -100,9 +135,19 @@ export const list = Command.make("list", storeOption, ({ json, ...where }) =>
 
 /** `show`: a session and its report. */
 export const show = Command.make("show", { id: sessionIdArg, ...storeOption }, ({ id, json, ...where }) =>
-  withStore(where, (sessions) =>
+  withStore(where, (sessions, credentials) =>
     Effect.gen(function* () {
-      const session = yield* Effect.mapError(sessions.load(id), storeError)
+      const sent = yield* waitingOf(credentials, id)
+      const loaded = yield* Effect.either(sessions.load(id))
+      if (Either.isLeft(loaded)) {
+        const waiting = sent[0]
+        if (loaded.left._tag !== "SessionNotFound" || waiting === undefined) return yield* storeError(loaded.left)
+        if (json) return yield* Console.log(JSON.stringify(waitingSummary(waiting)))
+        yield* Console.log(`Session ${waiting.id} · queued · ${formatDate(waiting.sentAt)}`)
+        yield* Console.log(`Question: ${printableLine(waiting.query)}`)
+        return yield* Console.log("Waiting for a runner: no deep-research worker on this database has started it yet.")
+      }
+      const session = loaded.right
       if (json) return yield* Console.log(JSON.stringify(Schema.encodeSync(Session.Session)(session)))
       yield* Console.log(`Session ${session.id} · ${session.status} · ${formatDate(session.createdAt)}`)
       yield* Console.log(`Question: ${printableLine(session.query)}`)
@@ -121,7 +166,15 @@ export const show = Command.make("show", { id: sessionIdArg, ...storeOption }, (
 export const remove = Command.make("delete", { id: sessionIdArg, ...storeOption }, ({ id, json: _json, ...where }) =>
   withStore(where, (sessions, credentials) =>
     Effect.gen(function* () {
-      yield* Effect.mapError(sessions.delete(id), storeError)
+      const sent = yield* waitingOf(credentials, id)
+      // A session no runner has started is only its message: deleting it is forgetting that.
+      yield* sessions.delete(id).pipe(
+        Effect.catchIf(
+          (error) => error._tag === "SessionNotFound" && sent.length > 0,
+          () => Effect.void
+        ),
+        Effect.mapError(storeError)
+      )
       // A session of a cluster's database leaves its messages there too (its `Run` holds the question).
       if (credentials.databaseUrl !== undefined) {
         const Cluster = yield* Effect.promise(() => import("../Cluster.js"))

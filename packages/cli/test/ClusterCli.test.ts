@@ -1,0 +1,103 @@
+/**
+ * The CLI over a cluster, as a user drives it: a `deep-research worker` runs on the database, and `deep-research
+ * "<question>" --database URL` sends the question to it and follows the run to a report written here; `--detach`
+ * prints the id and returns; `resume` of a finished session writes its report again. Real processes; the models and
+ * search are the vendors' emulator in this process; the database is a real PostgreSQL server when
+ * DEEP_RESEARCH_TEST_DATABASE_URL is set, else PGlite served over the wire protocol in this process.
+ */
+import { SessionStore } from "@deep-research/core"
+import { PgSessionStore } from "@deep-research/providers"
+import { Emulator } from "@deep-research/providers/testing"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import * as fs from "node:fs"
+import * as nodePath from "node:path"
+import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
+import { describeRun, freePort, run, type Running, type Sandbox, sandbox, start } from "./support/builtCli.js"
+
+const scope = Effect.runSync(Scope.make())
+let database: PgDatabase.TestDatabase
+let emulator: Emulator.Handle
+let store: SessionStore.Service
+let box: Sandbox
+let worker: Running
+
+const inScope = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>) => Effect.runPromise(Scope.extend(effect, scope))
+
+/** The research options every command here is given: the emulator's model and search, no clarification. */
+const research = ["--model", "openai:emulated-model", "--search", "tavily", "--no-clarify", "--max-rounds", "2"]
+
+beforeAll(async () => {
+  database = await inScope(PgDatabase.make)
+  emulator = await inScope(Emulator.start())
+  await Effect.runPromise(Emulator.simulate(emulator))
+  const context = await inScope(Layer.build(PgSessionStore.layerUrl(Redacted.make(database.url))))
+  store = Context.get(context, SessionStore.SessionStore)
+  box = sandbox({
+    OPENAI_BASE_URL: emulator.baseUrl("openai"),
+    TAVILY_BASE_URL: emulator.baseUrl("tavily"),
+    ...(database.kind === "pglite" ? { DEEP_RESEARCH_SHARD_LOCKS: "table" } : {})
+  })
+  const port = await freePort()
+  worker = start(box, ["worker", "--database", database.url, "--port", String(port), ...research])
+  const deadline = Date.now() + 60_000
+  while (!worker.output().stderr.includes("worker ready")) {
+    if (Date.now() > deadline || worker.child.exitCode !== null) {
+      throw new Error(`the worker did not start:\n${worker.output().stderr.slice(-3000)}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}, 120_000)
+
+afterAll(async () => {
+  worker?.child.kill("SIGTERM")
+  await worker?.done
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+}, 60_000)
+
+describe("deep-research with --database and a worker", () => {
+  it("a question is sent to the cluster and followed to a report written here, with the run's summary", async () => {
+    const result = await run(box, ["--database", database.url, ...research, "How do tides work?"])
+    assert.strictEqual(result.code, 0, describeRun(result))
+    const [reportLine, sessionLine, sourcesLine] = result.stdout.trim().split("\n").slice(-3)
+    const sessionId = /^Session: (\S+) \(in the database\)$/.exec(sessionLine ?? "")?.[1]
+    assert.isDefined(sessionId, result.stdout)
+    const out = /^Report: (.+)$/.exec(reportLine ?? "")?.[1] ?? ""
+    assert.strictEqual(out, nodePath.join(box.dir, `deep-research-${sessionId}.md`))
+    const stored = await Effect.runPromise(store.load(sessionId ?? ""))
+    assert.strictEqual(stored.status, "completed")
+    assert.strictEqual(fs.readFileSync(out, "utf8"), stored.report?.markdown)
+    assert.match(sourcesLine ?? "", new RegExp(`^Sources: ${stored.sources.length}, citations: \\d+, tokens: \\d+`))
+    assert.include(result.stderr, "phase synthesis", "the progress was followed")
+  }, 120_000)
+
+  it("--detach prints the id and returns; the worker runs it; resume of the finished session writes its report", async () => {
+    const detached = await run(box, ["--database", database.url, ...research, "--detach", "Why is the sky blue?"])
+    assert.strictEqual(detached.code, 0, describeRun(detached))
+    const sessionId = detached.stdout.trim()
+    assert.match(sessionId, /^dr-[\w-]+$/)
+    const deadline = Date.now() + 90_000
+    // The worker saves the session when it starts it: until then the store has none.
+    const status = () =>
+      Effect.runPromise(
+        store.load(sessionId).pipe(
+          Effect.map((session) => session.status),
+          Effect.catchTag("SessionNotFound", () => Effect.succeed("sent"))
+        )
+      )
+    while ((await status()) !== "completed") {
+      assert.isBelow(Date.now(), deadline, "the detached session completes on the worker")
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    const resumed = await run(box, ["resume", sessionId, "--database", database.url, "--out", "again.md"])
+    assert.strictEqual(resumed.code, 0, describeRun(resumed))
+    assert.include(resumed.stdout, `Report: ${nodePath.join(box.dir, "again.md")}`)
+    const stored = await Effect.runPromise(store.load(sessionId))
+    assert.strictEqual(fs.readFileSync(nodePath.join(box.dir, "again.md"), "utf8"), stored.report?.markdown)
+  }, 120_000)
+})
