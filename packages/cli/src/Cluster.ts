@@ -99,9 +99,9 @@ const clientOver = (advisoryLocks: boolean) => {
   )
 }
 
-/** `clientOver` with a database client of its own. */
+/** `clientOver` with a database client of its own, which it gives too (to read what waits for a runner). */
 export const clientLayer = (url: Redacted.Redacted<string>, advisoryLocks: boolean) =>
-  clientOver(advisoryLocks).pipe(Layer.provide(sqlLayer(url)))
+  clientOver(advisoryLocks).pipe(Layer.provideMerge(sqlLayer(url)))
 
 /** A runner at an address other runners and clients can reach. */
 export const runnerShardingLayer = (

@@ -10,6 +10,7 @@ import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -17,6 +18,7 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import type * as CliConfig from "./CliConfig.js"
 import * as Cluster from "./Cluster.js"
+import * as ClusterQueue from "./ClusterQueue.js"
 import * as Evaluation from "./Evaluation.js"
 import * as Progress from "./Progress.js"
 import { type Listed, RunConflict, type Started } from "./RunSchema.js"
@@ -62,6 +64,35 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
 
     const stored = (sessionId: string) => Effect.option(store.load(sessionId))
 
+    /**
+     * Sessions sent to the cluster that no runner has started, by any process (another `serve` behind the same load
+     * balancer, `deep-research --detach`): read before the store, so that one a runner starts in between is found
+     * there. A failure to read them leaves them out.
+     */
+    /**
+     * The stored session, or else its message waiting for a runner (by any process), or else nothing. The store is
+     * read again when the message is gone, for a run that started and ended between the two reads.
+     */
+    const storedOrWaiting = (sessionId: string) =>
+      Effect.gen(function* () {
+        const first = yield* stored(sessionId)
+        if (Option.isSome(first)) return { _tag: "Stored", session: first.value } as const
+        const [queued] = yield* waiting(sessionId)
+        if (queued !== undefined) return { _tag: "Waiting", waiting: queued } as const
+        const again = yield* stored(sessionId)
+        if (Option.isSome(again)) return { _tag: "Stored", session: again.value } as const
+        // Deleted, by this process or another: nothing of it is left to follow.
+        sent.delete(sessionId)
+        return undefined
+      })
+
+    const waiting = (sessionId?: string) =>
+      Effect.provide(ClusterQueue.waiting(sessionId), context).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.as(Effect.logWarning("cluster: the sessions waiting for a runner could not be read", cause), [])
+        )
+      )
+
     const send = (sessionId: string, query: string | undefined, since: number, message: Effect.Effect<void>) =>
       Effect.gen(function* () {
         const logLength =
@@ -83,16 +114,25 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
 
     const status = (sessionId: string) =>
       Effect.gen(function* () {
-        const session = Option.getOrUndefined(yield* stored(sessionId))
         const mine = sent.get(sessionId)
-        if (session === undefined && mine === undefined) return yield* new Errors.SessionNotFound({ sessionId })
-        const running = session === undefined ? true : !stoppedSince(session, mine)
+        const found = yield* storedOrWaiting(sessionId)
+        if (found === undefined) return yield* new Errors.SessionNotFound({ sessionId })
+        if (found._tag === "Waiting") {
+          // Sent, and no runner has started it yet.
+          return Runs.statusOf(sessionId, {
+            stored: undefined,
+            live: undefined,
+            running: true,
+            queued: true,
+            query: found.waiting.query
+          })
+        }
+        const session = found.session
         return Runs.statusOf(sessionId, {
           stored: session,
-          live: session === undefined ? undefined : yield* progressOf(sessionId),
-          running,
-          // Sent, and no runner has started it yet.
-          queued: session === undefined,
+          live: yield* progressOf(sessionId),
+          running: !stoppedSince(session, mine),
+          queued: false,
           query: mine?.query
         })
       })
@@ -163,7 +203,9 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
               let read = after
               let stoppedPolls = 0
               while (true) {
-                const session = yield* stored(sessionId)
+                const found = yield* storedOrWaiting(sessionId)
+                if (found === undefined) return
+                const session = found._tag === "Stored" ? Option.some(found.session) : Option.none()
                 const log = yield* Effect.orElseSucceed(
                   store.events(sessionId),
                   (): ReadonlyArray<ResearchEvents.ResearchEvent> => []
@@ -172,9 +214,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
                 read = Math.max(read, log.length)
                 if (fresh.length > 0) yield* Effect.promise(() => emit.chunk(Chunk.unsafeFromArray(fresh)))
                 const mine = sent.get(sessionId)
-                if (Option.isNone(session)) {
-                  if (mine === undefined) return
-                } else if (stoppedSince(session.value, mine)) {
+                if (Option.isSome(session) && stoppedSince(session.value, mine)) {
                   // A run saves its final status before it publishes its last event: the stream waits for that event
                   // (or a few seconds, for a run that stopped without one) so that it ends with it.
                   stoppedPolls++
@@ -200,14 +240,19 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
         }),
       status,
       list: Effect.gen(function* () {
+        const elsewhere = yield* waiting()
         const summaries = yield* store.list
         const known = new Set(summaries.map((summary) => summary.id))
-        const queued = [...sent.entries()].flatMap(([id, s]): Array<Listed> =>
-          known.has(id) || s.query === undefined
-            ? []
-            : [{ id, status: "queued", query: s.query, createdAt: s.at, costUsd: 0 }]
-        )
-        return [...queued, ...summaries]
+        const queued = new Map<string, Listed>()
+        for (const w of elsewhere) {
+          queued.set(w.id, { id: w.id, status: "queued", query: w.query, createdAt: w.sentAt, costUsd: 0 })
+        }
+        for (const [id, s] of sent) {
+          if (s.query !== undefined && !queued.has(id)) {
+            queued.set(id, { id, status: "queued", query: s.query, createdAt: s.at, costUsd: 0 })
+          }
+        }
+        return [...[...queued.values()].filter((listed) => !known.has(listed.id)), ...summaries]
       }),
       load: (sessionId) => store.load(sessionId),
       answer,
@@ -215,9 +260,15 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
       cancel,
       remove: (sessionId) =>
         Effect.gen(function* () {
-          const session = yield* store.load(sessionId)
-          yield* notRunning(session)
-          yield* store.delete(sessionId)
+          const [elsewhere] = yield* waiting(sessionId)
+          const found = yield* Effect.either(store.load(sessionId))
+          // A session no runner has started is only its message: deleting it is forgetting that.
+          if (Either.isLeft(found)) {
+            if (found.left._tag !== "SessionNotFound" || elsewhere === undefined) return yield* found.left
+          } else {
+            yield* notRunning(found.right)
+            yield* store.delete(sessionId)
+          }
           // The cluster's messages of the session hold its question: they go with it. The session is gone either way.
           yield* Effect.provide(Cluster.forget(sessionId), context).pipe(
             Effect.catchAll((error) =>

@@ -126,6 +126,40 @@ const cluster = Effect.gen(function* () {
 
 describe("deep-research serve and mcp over the cluster", () => {
   it.scopedLive(
+    "a session one server sends while no worker runs is queued on every server, and deleted from another",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* PgDatabase.make
+        const locks = database.kind === "pglite" ? { DEEP_RESEARCH_SHARD_LOCKS: "table" } : {}
+        yield* Effect.acquireRelease(
+          Effect.sync(() => Object.assign(process.env, locks)),
+          () => Effect.sync(() => delete process.env["DEEP_RESEARCH_SHARD_LOCKS"])
+        )
+        const one = yield* ServeClient.make({
+          baseUrl: (yield* served({ noClarify: true, database: database.url })).url
+        })
+        const other = yield* ServeClient.make({
+          baseUrl: (yield* served({ noClarify: true, database: database.url })).url
+        })
+        const { sessionId: id } = yield* one.sessions.create({ payload: { question: "Who runs this?" } })
+        const seen = yield* other.sessions.get({ path: { id } })
+        assert.deepInclude(seen, { status: "queued", running: true, query: "Who runs this?" })
+        assert.deepStrictEqual(
+          (yield* other.sessions.list()).map((l) => [l.id, l.status, l.query]),
+          [[id, "queued", "Who runs this?"]]
+        )
+        yield* other.sessions.delete({ path: { id } })
+        assert.deepStrictEqual(yield* messageIdsOf(database.url, id), [])
+        for (const client of [one, other]) {
+          const gone = yield* Effect.flip(client.sessions.get({ path: { id } }))
+          assert.strictEqual(gone._tag, "NotFound")
+          assert.deepStrictEqual(yield* client.sessions.list(), [])
+        }
+      }).pipe(Effect.provide(FetchHttpClient.layer)),
+    120_000
+  )
+
+  it.scopedLive(
     "a session is sent to a worker, followed, listed and read back from the database",
     () =>
       Effect.gen(function* () {
