@@ -181,6 +181,17 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
 
     const cancel = (sessionId: string) =>
       Effect.gen(function* () {
+        const found = yield* storedOrWaiting(sessionId)
+        if (found === undefined) return yield* new Errors.SessionNotFound({ sessionId })
+        if (found._tag === "Waiting") {
+          // Cancelled while queued, as a session of this process would be: its message is forgotten, and no session
+          // was ever stored. Unless a runner started it meanwhile: then it is cancelled on that runner.
+          yield* Effect.provide(Cluster.forget(sessionId), context).pipe(Effect.orDie)
+          if (Option.isNone(yield* stored(sessionId))) {
+            sent.delete(sessionId)
+            return { sessionId, status: "cancelled" }
+          }
+        }
         const session = yield* store.load(sessionId)
         if (stoppedSince(session, sent.get(sessionId))) {
           return yield* new RunConflict({ message: `The session ${sessionId} is not running.` })

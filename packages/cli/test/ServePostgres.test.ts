@@ -126,7 +126,7 @@ const cluster = Effect.gen(function* () {
 
 describe("deep-research serve and mcp over the cluster", () => {
   it.scopedLive(
-    "a session one server sends while no worker runs is queued on every server, and deleted from another",
+    "a session one server sends while no worker runs is queued on every server, and deleted or cancelled from another",
     () =>
       Effect.gen(function* () {
         const database = yield* PgDatabase.make
@@ -150,6 +150,11 @@ describe("deep-research serve and mcp over the cluster", () => {
         )
         yield* other.sessions.delete({ path: { id } })
         assert.deepStrictEqual(yield* messageIdsOf(database.url, id), [])
+        // Cancelled while queued, on another server than the one that sent it, it is gone as a local one would be.
+        const { sessionId: second } = yield* one.sessions.create({ payload: { question: "Who stops this?" } })
+        assert.strictEqual((yield* other.sessions.cancel({ path: { id: second } })).status, "cancelled")
+        assert.deepStrictEqual(yield* messageIdsOf(database.url, second), [])
+        assert.strictEqual((yield* Effect.flip(one.sessions.get({ path: { id: second } })))._tag, "NotFound")
         for (const client of [one, other]) {
           const gone = yield* Effect.flip(client.sessions.get({ path: { id } }))
           assert.strictEqual(gone._tag, "NotFound")

@@ -147,7 +147,7 @@ export const sessionsLayer = (runs: Runs.Runs) =>
         // An unknown session is a 404, a known one not running a 409.
         Effect.mapError(
           Effect.zipRight(
-            runs.isRunning(path.id) ? Effect.void : Effect.asVoid(runs.load(path.id)),
+            runs.isRunning(path.id) ? Effect.void : Effect.asVoid(runs.status(path.id)),
             runs.cancel(path.id)
           ),
           fromRunError
