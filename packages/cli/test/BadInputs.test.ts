@@ -118,6 +118,24 @@ const cases: ReadonlyArray<Case> = [
     message: /--max-rounds must be at most 50/
   },
   {
+    name: "--max-rounds abc",
+    args: () => ["--simulate", "--max-rounds", "abc", "What is X?"],
+    code: 2,
+    message: /^--max-rounds takes a whole number, got "abc"$/m
+  },
+  {
+    name: "--max-tool-calls 2.5",
+    args: () => ["--simulate", "--max-tool-calls", "2.5", "What is X?"],
+    code: 2,
+    message: /^--max-tool-calls takes a whole number, got "2\.5"$/m
+  },
+  {
+    name: "--budget-usd 1.5x",
+    args: () => ["--simulate", "--budget-usd", "1.5x", "What is X?"],
+    code: 2,
+    message: /^--budget-usd takes a number, got "1\.5x"$/m
+  },
+  {
     name: "--search local without --corpus, simulated or not",
     args: () => ["--simulate", "--search", "local", "What is X?"],
     code: 2,

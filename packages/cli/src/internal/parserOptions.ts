@@ -3,7 +3,8 @@
  * with the environment and the config file, not by the parser), a boolean one is a flag.
  */
 import { Usage } from "@deep-research/core"
-import { Options } from "@effect/cli"
+import { HelpDoc, Options, ValidationError } from "@effect/cli"
+import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as OptionTable from "./optionTable.js"
 
@@ -17,6 +18,25 @@ export type Parsed<S> =
 
 type ParsedOptions<R> = { readonly [K in keyof R]: Options.Options<Parsed<R[K]>> }
 
+/**
+ * A number option, read as the parser's own number options read it, refused in words of this program's own (the
+ * parser's say "is not a integer").
+ */
+const numberOption = (spec: OptionTable.Spec, takes: "a whole number" | "a number") =>
+  Options.text(spec.name).pipe(
+    Options.mapEffect((text) => {
+      const trimmed = text.trim()
+      const value = Number(trimmed)
+      return trimmed !== "" && Number.isFinite(value) && (takes === "a number" || Number.isInteger(value))
+        ? Effect.succeed(value)
+        : Effect.fail(
+            ValidationError.invalidValue(HelpDoc.p(`--${spec.name} takes ${takes}, got ${JSON.stringify(text)}`))
+          )
+    }),
+    Options.withDescription(spec.help),
+    Options.optional
+  )
+
 const optionOf = (
   spec: OptionTable.Spec
 ): Options.Options<boolean> | Options.Options<Option.Option<number>> | Options.Options<Option.Option<string>> => {
@@ -24,9 +44,9 @@ const optionOf = (
     case "boolean":
       return Options.boolean(spec.name).pipe(Options.withDescription(spec.help))
     case "integer":
-      return Options.integer(spec.name).pipe(Options.withDescription(spec.help), Options.optional)
+      return numberOption(spec, "a whole number")
     case "float":
-      return Options.float(spec.name).pipe(Options.withDescription(spec.help), Options.optional)
+      return numberOption(spec, "a number")
     case "text":
       return Options.text(spec.name).pipe(Options.withDescription(spec.help), Options.optional)
   }
