@@ -226,6 +226,10 @@ describe("deep-research (built CLI)", () => {
       assert.match(evaluated.stdout, /^\[simulated\]/)
       assert.match(evaluated.stdout, /Composite \d/)
       assert.match(evaluated.stdout, /groundedness\s+\d\/5/)
+      // The simulated judge speaks of the question asked, not of the rubric's wording.
+      assert.include(evaluated.stdout, "What limits battery recycling?")
+      assert.notInclude(evaluated.stdout, "not addressed")
+      assert.match(evaluated.stdout, /judged by \S+ in 1 call\n/)
       assert.match(evaluated.stdout, /Citations: \d+ inline/)
       const stored = Schema.decodeUnknownSync(Schema.parseJson(Evaluation.Evaluation))(
         fs.readFileSync(nodePath.join(box.store, "sessions", sessionId, "evaluation.json"), "utf8")

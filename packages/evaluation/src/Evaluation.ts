@@ -63,7 +63,7 @@ export const format = (evaluation: Evaluation, options?: { readonly maxLines?: n
   const width = Math.max(...Judge.dimensions.map((d) => d.length))
   const out: Array<string> = [
     `Evaluation of ${evaluation.sessionId}`,
-    `Composite ${j.composite.toFixed(3)} (${percent(j.composite)}), judged by ${j.model} in ${j.attempts} call(s)`,
+    `Composite ${j.composite.toFixed(3)} (${percent(j.composite)}), judged by ${j.model} in ${j.attempts} ${j.attempts === 1 ? "call" : "calls"}`,
     ...j.scores.map((s) => {
       const weight = j.weights[s.dimension]
       const flag = s.imputed ? " [missing: 3 stands in]" : s.adjusted ? ` [adjusted from ${s.rawScore}]` : ""

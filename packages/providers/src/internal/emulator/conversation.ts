@@ -151,6 +151,8 @@ export const subjectOf = (conversation: Conversation): string => {
   const candidate =
     labelled(first, /^## Your assignment\s*/) ??
     labelled(first, /^(?:Research request|Question|Request|Topic)\s*:/i) ??
+    // The evaluation's prompts put the question in a block of its own, before rubrics that say "question:".
+    /^<question>\n([\s\S]*?)\n<\/question>$/m.exec(first)?.[1] ??
     labelled(first, /question[^:\n]*:/i) ??
     /<untrusted_data[^>]*\btitle="([^"]+)"/.exec(first)?.[1] ??
     labelled(first, /^Search the web for:/i) ??
