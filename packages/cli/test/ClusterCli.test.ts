@@ -6,23 +6,18 @@
  * DEEP_RESEARCH_TEST_DATABASE_URL is set, else PGlite served over the wire protocol in this process.
  */
 import { SessionStore } from "@deep-research/core"
-import { PgSessionStore } from "@deep-research/providers"
-import { Emulator } from "@deep-research/providers/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
-import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
+import type * as PgDatabase from "../../providers/test/support/pgDatabase.js"
+import * as ClusterWorld from "./support/clusterWorld.js"
 import { describeRun, freePort, run, type Running, type Sandbox, sandbox, start } from "./support/builtCli.js"
 
 const scope = Effect.runSync(Scope.make())
 let database: PgDatabase.TestDatabase
-let emulator: Emulator.Handle
 let store: SessionStore.Service
 let box: Sandbox
 let worker: Running
@@ -33,16 +28,10 @@ const inScope = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>) => Effect.runPr
 const research = ["--model", "openai:emulated-model", "--search", "tavily", "--no-clarify", "--max-rounds", "2"]
 
 beforeAll(async () => {
-  database = await inScope(PgDatabase.make)
-  emulator = await inScope(Emulator.start())
-  await Effect.runPromise(Emulator.simulate(emulator))
-  const context = await inScope(Layer.build(PgSessionStore.layerUrl(Redacted.make(database.url))))
-  store = Context.get(context, SessionStore.SessionStore)
-  box = sandbox({
-    OPENAI_BASE_URL: emulator.baseUrl("openai"),
-    TAVILY_BASE_URL: emulator.baseUrl("tavily"),
-    ...(database.kind === "pglite" ? { DEEP_RESEARCH_SHARD_LOCKS: "table" } : {})
-  })
+  const world = await inScope(ClusterWorld.make)
+  database = world.database
+  store = world.store
+  box = sandbox(world.env)
   const port = await freePort()
   worker = start(box, ["worker", "--database", database.url, "--port", String(port), ...research])
   const deadline = Date.now() + 60_000

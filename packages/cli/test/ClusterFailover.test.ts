@@ -10,22 +10,21 @@
  * share one backend, so the cluster's shard locks use its lock table there: DEEP_RESEARCH_SHARD_LOCKS=table).
  */
 import { ResearchConfig, type Session, SessionStore } from "@deep-research/core"
-import { PgSessionStore } from "@deep-research/providers"
 import { Emulator } from "@deep-research/providers/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
-import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
+import type * as PgDatabase from "../../providers/test/support/pgDatabase.js"
 import * as Cluster from "../src/Cluster.js"
+import * as ClusterWorld from "./support/clusterWorld.js"
 import { freePort, type Running, sandbox, start } from "./support/builtCli.js"
 
 const scope = Effect.runSync(Scope.make())
 let database: PgDatabase.TestDatabase
 let emulator: Emulator.Handle
+let env: Record<string, string>
 let store: SessionStore.Service
 const runners: Array<Running> = []
 const healthPorts: Array<number> = []
@@ -33,11 +32,11 @@ const healthPorts: Array<number> = []
 const run = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>) => Effect.runPromise(Scope.extend(effect, scope))
 
 beforeAll(async () => {
-  database = await run(PgDatabase.make)
-  emulator = await run(Emulator.start())
-  await Effect.runPromise(Emulator.simulate(emulator))
-  const context = await run(Layer.build(PgSessionStore.layerUrl(Redacted.make(database.url))))
-  store = Context.get(context, SessionStore.SessionStore)
+  const world = await run(ClusterWorld.make)
+  database = world.database
+  emulator = world.emulator
+  store = world.store
+  env = world.env
 }, 120_000)
 
 afterAll(async () => {
@@ -56,11 +55,7 @@ interface Seen {
 const seen: Array<Seen> = []
 
 const startRunner = async (index: number) => {
-  const box = sandbox({
-    OPENAI_BASE_URL: emulator.baseUrl("openai"),
-    TAVILY_BASE_URL: emulator.baseUrl("tavily"),
-    ...(database.kind === "pglite" ? { DEEP_RESEARCH_SHARD_LOCKS: "table" } : {})
-  })
+  const box = sandbox(env)
   const port = await freePort()
   const healthPort = await freePort()
   healthPorts[index] = healthPort
