@@ -336,8 +336,12 @@ export const decodeFileConfig = (text: string, path: string): Either.Either<File
 export const storeDirOf = (flag: string | undefined, env: Environment, file: FileConfig | undefined): string =>
   Variables.storeFolder([flag, env[Variables.home], file?.store], homeOf(env))
 
-/** What the configuration is for: research needs models and search; evaluation only models. */
-export type Purpose = "research" | "evaluation"
+/**
+ * What the configuration is for: research needs models and search; evaluation only models; a submission (a client
+ * that sends research to a cluster's workers and follows it) neither, since the workers bring their own: a model it
+ * names is checked (it judges reports), the keys' defaults are used, and without any the default is empty.
+ */
+export type Purpose = "research" | "evaluation" | "submission"
 
 /** Resolves flags, environment and the config file into what a run needs. */
 export const resolve = (
@@ -383,14 +387,16 @@ export const resolve = (
     } else {
       const defaults = defaultModels(credentials)
       const defaultSpec = explicitModel ?? defaults?.default
-      if (defaultSpec === undefined) return yield* Either.left(new ConfigError({ message: noModelMessage }))
+      if (defaultSpec === undefined && purpose !== "submission") {
+        return yield* Either.left(new ConfigError({ message: noModelMessage }))
+      }
       models = {
-        default: defaultSpec,
+        default: defaultSpec ?? "",
         roles: roleModels,
         tiers: explicitModel === undefined ? (defaults?.tiers ?? {}) : {}
       }
       for (const spec of [models.default, ...Object.values(roleModels), ...Object.values(models.tiers)]) {
-        if (spec === undefined) continue
+        if (spec === undefined || spec === "") continue
         if (!/^[a-z][a-z0-9-]*:.+$/.test(spec)) {
           return yield* Either.left(
             new ConfigError({ message: `"${spec}" is not a model spec; write provider:model, e.g. openai:gpt-4.1` })
@@ -413,7 +419,8 @@ export const resolve = (
         }
         search = [fallback]
       }
-      for (const backend of search) {
+      // A submission's search is the workers': what it names is theirs to check.
+      for (const backend of purpose === "submission" ? [] : search) {
         const problem = checkSearchCredentials(backend, credentials, corpus)
         if (problem !== undefined) return yield* Either.left(problem)
       }

@@ -6,11 +6,13 @@
  */
 import { Pipeline, type ResearchEvents, type Session, SessionStore } from "@deep-research/core"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import { randomUUID } from "node:crypto"
 import * as Cluster from "./Cluster.js"
+import * as ClusterQueue from "./ClusterQueue.js"
 import type * as CliConfig from "./CliConfig.js"
 import * as Progress from "./Progress.js"
 import * as Store from "./Store.js"
@@ -139,14 +141,32 @@ export const resume = (resolved: CliConfig.Resolved, sessionId: string, answer: 
     const layer = yield* connect(resolved)
     yield* Effect.gen(function* () {
       const store = yield* SessionStore.SessionStore
-      // A mistyped id is refused here, before anything is sent for it.
-      const stored = yield* store.load(sessionId).pipe(
-        Effect.mapError((error): Refusal => ({
-          code: error._tag === "SessionNotFound" ? 2 : 1,
-          message: error.message
-        }))
-      )
       const hint = `deep-research resume ${sessionId} --database URL`
+      const found = yield* Effect.either(store.load(sessionId))
+      if (Either.isLeft(found)) {
+        const [queued] =
+          found.left._tag === "SessionNotFound"
+            ? yield* Effect.orElseSucceed(ClusterQueue.waiting(sessionId), () => [])
+            : []
+        // A mistyped id is refused here, before anything is sent for it.
+        if (queued === undefined) {
+          return yield* Effect.fail<Refusal>({
+            code: found.left._tag === "SessionNotFound" ? 2 : 1,
+            message: found.left.message
+          })
+        }
+        // Sent, and no worker has started it: it runs when one does, and following it is all a resume can do.
+        if (answer !== undefined) {
+          return yield* Effect.fail<Refusal>({
+            code: 2,
+            message: `The session ${sessionId} is queued: no worker has started it, so it has asked nothing to answer.`
+          })
+        }
+        if (!resolved.json)
+          yield* say(resolved, `Session ${sessionId} is queued until a worker starts it; following it.`)
+        return yield* conclude(resolved, yield* follow(sessionId, rendererOf(resolved)), hint)
+      }
+      const stored = found.right
       if (stored.status === "completed") return yield* conclude(resolved, stored, hint)
       const seen = (yield* Effect.orElseSucceed(store.events(sessionId), () => [])).length
       yield* Cluster.resume(sessionId, answer, randomUUID())

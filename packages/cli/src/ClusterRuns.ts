@@ -6,6 +6,7 @@
  * session's entity. An evaluation runs here, with this process's judge model.
  */
 import { Errors, Pipeline, type ResearchEvents, type Session, SessionStore } from "@deep-research/core"
+import * as Variables from "@deep-research/providers/Environment"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -56,9 +57,12 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
       Store.checkDatabase(resolved.credentials),
       (error) => new Errors.InvalidInput({ reason: error.message })
     )
+    // The workers bring the models and the search; a model here is only the judge of `evaluate`, when one is named.
+    const judges = resolved.simulate || resolved.models.default !== ""
     const context = yield* Layer.build(
-      Layer.merge(Wiring.evaluationLayer(resolved), Cluster.clientLayer(url, Cluster.advisoryLocksFromEnv(process.env)))
+      Layer.merge(Wiring.storeOnlyLayer(resolved), Cluster.clientLayer(url, Cluster.advisoryLocksFromEnv(process.env)))
     ).pipe(Effect.mapError((error) => new Errors.InvalidInput({ reason: `cannot join the cluster: ${error.message}` })))
+    const judge = judges ? Option.some(yield* Layer.build(Wiring.judgeLayer(resolved))) : Option.none()
     const store = Context.get(context, SessionStore.SessionStore)
     const sent = new Map<string, Sent>()
 
@@ -240,6 +244,23 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
         )
       )
 
+    const evaluate = (sessionId: string) =>
+      Option.match(judge, {
+        onNone: () =>
+          Effect.fail(
+            new Errors.InvalidInput({
+              reason:
+                "This server has no model to judge a report with (its sessions run on the cluster's workers): start " +
+                `it with a model (${Variables.openaiApiKey} or ${Variables.anthropicApiKey}, or --model) to evaluate here.`
+            })
+          ),
+        onSome: (models) =>
+          Evaluation.evaluateStored(
+            sessionId,
+            Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
+          ).pipe(Effect.provide(models), Effect.provide(context))
+      })
+
     return {
       start: (question, options, clarification = "await") =>
         Effect.gen(function* () {
@@ -288,14 +309,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
           )
           sent.delete(sessionId)
         }),
-      evaluate: (sessionId) =>
-        Effect.provide(
-          Evaluation.evaluateStored(
-            sessionId,
-            Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
-          ),
-          context
-        ),
+      evaluate,
       // This process runs no session itself.
       isRunning: () => false,
       running: Effect.map(store.list, (summaries) => summaries.filter((s) => s.status === "running").length),

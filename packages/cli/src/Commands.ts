@@ -116,6 +116,15 @@ const question = Args.text({ name: "question" }).pipe(Args.withDescription("What
 /** The cluster's side of the CLI, loaded by the commands that use a database. */
 const loadCluster = Effect.promise(() => Promise.all([import("./ClusterRun.js"), import("./Worker.js")]))
 
+/**
+ * With a database, research is sent to the cluster's workers, which bring the models and search: none is needed here
+ * (`serve` and `mcp` judge reports with a model when one is given).
+ */
+const purposeOf = (flags: CliConfig.Flags): CliConfig.Purpose =>
+  flags.database !== undefined || CliConfig.credentialsFrom(process.env).databaseUrl !== undefined
+    ? "submission"
+    : "research"
+
 const refused = (refusal: { readonly code: number; readonly message: string }) => new Exited(refusal)
 
 const runCommand = Command.make(
@@ -125,7 +134,7 @@ const runCommand = Command.make(
     Effect.gen(function* () {
       if (question.trim() === "") return yield* usageError("The question is empty.")
       const flags = toFlags(options)
-      const resolved = yield* resolveConfig(flags)
+      const resolved = yield* resolveConfig(flags, purposeOf(flags))
       if (resolved.credentials.databaseUrl !== undefined) {
         const [ClusterRun] = yield* loadCluster
         return yield* Effect.mapError(ClusterRun.submit(resolved, question, { detach }), refused)
@@ -143,7 +152,7 @@ const resume = Command.make(
       yield* Effect.mapError(Session.validateId(id), (error) => usageError(error.message))
       const options = yield* StoreCommands.rememberSimulated(id, given)
       const flags = toFlags(options)
-      const resolved = yield* resolveConfig(flags)
+      const resolved = yield* resolveConfig(flags, purposeOf(flags))
       if (resolved.credentials.databaseUrl !== undefined) {
         const [ClusterRun] = yield* loadCluster
         return yield* Effect.mapError(ClusterRun.resume(resolved, id, Option.getOrUndefined(answer)), refused)
@@ -218,11 +227,8 @@ const mcpOptions = ParserOptions.withRoleModels(OptionTable.commands.mcp)
 
 const mcp = Command.make("mcp", mcpOptions, (options) =>
   Effect.gen(function* () {
-    const resolved = yield* resolveConfig({
-      ...toFlags(options),
-      json: false,
-      maxSessions: Option.getOrUndefined(options.maxSessions)
-    })
+    const flags = { ...toFlags(options), json: false, maxSessions: Option.getOrUndefined(options.maxSessions) }
+    const resolved = yield* resolveConfig(flags, purposeOf(flags))
     const Mcp = yield* loadMcp
     yield* Mcp.serveStdio(resolved).pipe(
       Effect.mapError((error) => new Exited({ code: 2, message: `The MCP server cannot start: ${error.message}` }))
@@ -239,11 +245,8 @@ const serveOptions = ParserOptions.withRoleModels(OptionTable.commands.serve)
 
 const serve = Command.make("serve", serveOptions, ({ cors, host, port: givenPort, ...options }) =>
   Effect.gen(function* () {
-    const resolved = yield* resolveConfig({
-      ...toFlags(options),
-      json: false,
-      maxSessions: Option.getOrUndefined(options.maxSessions)
-    })
+    const flags = { ...toFlags(options), json: false, maxSessions: Option.getOrUndefined(options.maxSessions) }
+    const resolved = yield* resolveConfig(flags, purposeOf(flags))
     const port = Option.getOrElse(givenPort, () => OptionTable.defaults.servePort)
     if (port < 0 || port > 65535) return yield* usageError(`--port must be between 0 and 65535, got ${port}`)
     const Serve = yield* loadServe

@@ -261,14 +261,21 @@ const simulated = <A, E>(
 export const layer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Errors.InvalidInput> =>
   simulated(resolved, servicesLayer)
 
+/**
+ * The session store alone, as research would open it: for a process that runs no model itself (a client of a
+ * cluster).
+ */
+export const storeOnlyLayer = (resolved: CliConfig.Resolved): Layer.Layer<SessionStore.SessionStore> =>
+  sessionStoreLayer(resolved)
+
+/** The models alone (the judge is the `evaluation` role), for a process that has its store already. */
+export const judgeLayer = (resolved: CliConfig.Resolved): Layer.Layer<ModelRouter.ModelRouter, Errors.InvalidInput> =>
+  simulated(resolved, (resolved) =>
+    Layer.unwrapEffect(Effect.map(makeResilience(resolved), (resilience) => routerLayer(resolved, resilience)))
+  )
+
 /** What `evaluate` needs: the models (the judge is the `evaluation` role) and the session store. */
 export const evaluationLayer = (
   resolved: CliConfig.Resolved
 ): Layer.Layer<ModelRouter.ModelRouter | SessionStore.SessionStore, Errors.InvalidInput> =>
-  simulated(resolved, (resolved) =>
-    Layer.unwrapEffect(
-      Effect.map(makeResilience(resolved), (resilience) =>
-        Layer.merge(routerLayer(resolved, resilience), sessionStoreLayer(resolved))
-      )
-    )
-  )
+  Layer.merge(judgeLayer(resolved), sessionStoreLayer(resolved))

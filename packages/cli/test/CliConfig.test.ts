@@ -199,6 +199,20 @@ describe("CliConfig", () => {
     )
   })
 
+  it("a submission to a cluster needs no model or search key (the workers have them); a model it names is checked", () => {
+    const database = "postgres://someone@127.0.0.1:5432/research"
+    const keyless = CliConfig.resolve({ database, search: "tavily" }, {}, undefined, "submission")
+    if (Either.isLeft(keyless)) return assert.fail(keyless.left.message)
+    assert.strictEqual(keyless.right.models.default, "", "no model here: the workers bring theirs")
+    assert.strictEqual(Redacted.value(keyless.right.credentials.databaseUrl!), database)
+    const withKey = CliConfig.resolve({ database }, { ANTHROPIC_API_KEY: "sk-ant-x" }, undefined, "submission")
+    if (Either.isLeft(withKey)) return assert.fail(withKey.left.message)
+    assert.strictEqual(withKey.right.models.default, "anthropic:claude-sonnet-4-6", "a key's default judges reports")
+    const named = CliConfig.resolve({ database, model: "anthropic:claude-haiku-4-5" }, {}, undefined, "submission")
+    assert.include(Either.flip(named).pipe(Either.getOrThrow).message, "ANTHROPIC_API_KEY")
+    assert.include(resolveLeft({ database }, {}), "No language model is configured", "research here still needs one")
+  })
+
   it("an ollama: model needs no key or base URL", () => {
     const resolved = resolveRight({ model: "ollama:qwen3:8b", corpus: "./notes" }, {})
     assert.strictEqual(resolved.models.default, "ollama:qwen3:8b")

@@ -15,7 +15,7 @@ import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as nodePath from "node:path"
 import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
-import { describeRun, run, sandbox } from "./support/builtCli.js"
+import { describeRun, run, sandbox, start } from "./support/builtCli.js"
 
 const fileScope = Effect.runSync(Scope.make())
 let database: PgDatabase.TestDatabase | undefined
@@ -87,9 +87,10 @@ describe("deep-research with --database", () => {
     assert.strictEqual(Session.currentVersion, session.version)
   })
 
-  it("a session sent while no worker runs is listed and shown as queued, and can be deleted", async () => {
+  it("a session sent without a key while no worker runs is listed, shown and followed as queued, and can be deleted", async () => {
     const box = sandbox(database?.kind === "pglite" ? { DEEP_RESEARCH_SHARD_LOCKS: "table" } : {})
-    const sent = await run(box, ["--simulate", "--database", url(), "--detach", "What waits for a runner?"])
+    // No key: the workers have the models and the search, a client needs none.
+    const sent = await run(box, ["--database", url(), "--detach", "What waits for a runner?"])
     assert.strictEqual(sent.code, 0, describeRun(sent))
     const id = sent.stdout.trim()
     assert.match(id, /^dr-[\w-]+$/)
@@ -109,6 +110,20 @@ describe("deep-research with --database", () => {
     assert.include(shown.stdout, `Session ${id} · queued`)
     assert.include(shown.stdout, "Question: What waits for a runner?")
     assert.include(shown.stdout, "Waiting for a runner")
+
+    // Resumed, it is followed until a worker starts it; an answer is refused, since it has asked nothing yet.
+    const answered = await run(box, ["resume", id, "--answer", "Norway", "--database", url()])
+    assert.strictEqual(answered.code, 2, describeRun(answered))
+    assert.include(answered.stderr, `The session ${id} is queued`)
+    const following = start(box, ["resume", id, "--database", url()])
+    const deadline = Date.now() + 60_000
+    while (!following.output().stdout.includes(`Session ${id} is queued until a worker starts it; following it.`)) {
+      assert.isBelow(Date.now(), deadline, describeRun({ code: null, signal: null, ...following.output() }))
+      assert.isNull(following.child.exitCode, describeRun({ code: null, signal: null, ...following.output() }))
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    following.child.kill("SIGKILL")
+    await following.done
 
     const deleted = await run(box, ["delete", id, "--database", url()])
     assert.strictEqual(deleted.code, 0, describeRun(deleted))

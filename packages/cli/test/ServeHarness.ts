@@ -30,6 +30,16 @@ export const served = (flags: CliConfig.Flags = {}, options: Partial<Serve.Optio
   })
 
 /**
+ * A server over a cluster's database with no key at all, as a team runs its front door: the workers have the models
+ * and the search.
+ */
+export const servedKeyless = (database: string) =>
+  Effect.gen(function* () {
+    const store = yield* freshStore
+    return yield* serve(CliConfig.resolve({ store, database }, {}, undefined, "submission"), store, {})
+  })
+
+/**
  * Serves the simulated research world through an emulator of the test's own that answers every request after
  * `latency`, as vendors take their time: a run lasts long enough to be watched while it runs.
  */

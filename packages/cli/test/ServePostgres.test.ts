@@ -19,7 +19,7 @@ import * as CliConfig from "../src/CliConfig.js"
 import * as Mcp from "../src/Mcp.js"
 import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
 import * as ServeClient from "../src/http/Client.js"
-import { served, settled, sseEvents } from "./ServeHarness.js"
+import { served, servedKeyless, settled, sseEvents } from "./ServeHarness.js"
 import { describeRun, freePort, run, sandbox, start } from "./support/builtCli.js"
 
 const Event = Schema.parseJson(Schema.Struct({ _tag: Schema.String, sessionId: Schema.String }))
@@ -138,9 +138,8 @@ describe("deep-research serve and mcp over the cluster", () => {
         const one = yield* ServeClient.make({
           baseUrl: (yield* served({ noClarify: true, database: database.url })).url
         })
-        const other = yield* ServeClient.make({
-          baseUrl: (yield* served({ noClarify: true, database: database.url })).url
-        })
+        // The other server has no key: it sends and reads, the workers research.
+        const other = yield* ServeClient.make({ baseUrl: (yield* servedKeyless(database.url)).url })
         const { sessionId: id } = yield* one.sessions.create({ payload: { question: "Who runs this?" } })
         const seen = yield* other.sessions.get({ path: { id } })
         assert.deepInclude(seen, { status: "queued", running: true, query: "Who runs this?" })
@@ -187,6 +186,11 @@ describe("deep-research serve and mcp over the cluster", () => {
           [[id, "completed"]]
         )
         assert.match(yield* client.sessions.report({ path: { id }, urlParams: {} }), /\[1\]/)
+        // A server without a key reads it too, and says it has no model to judge it with.
+        const keyless = yield* ServeClient.make({ baseUrl: (yield* servedKeyless(database.url)).url })
+        assert.strictEqual((yield* keyless.sessions.get({ path: { id } })).status, "completed")
+        const judged = yield* Effect.flip(keyless.sessions.evaluate({ path: { id } }))
+        assert.include(judged.message, "no model to judge")
         // The worker ran it, not the server.
         assert.include(worker.output().stderr, `cluster: session ${id} running`)
         // Nothing went to the file store: the sessions live in the database.
