@@ -166,8 +166,31 @@ const handlersOf = (runs: Runs.Runs): Record<string, (args: unknown) => Promise<
   )
 })
 
+/** The requests a server is answering: a client that closes its input still gets the answers it asked for. */
+export class InFlight {
+  private readonly answering = new Set<Promise<unknown>>()
+
+  /** Counts `answer` in until it settles. */
+  track<A>(answer: Promise<A>): Promise<A> {
+    this.answering.add(answer)
+    const done = () => void this.answering.delete(answer)
+    answer.then(done, done)
+    return answer
+  }
+
+  /** Resolves once every request taken so far is answered and its answer handed to the transport, or after `max`. */
+  settled(maxMillis: number): Promise<void> {
+    const all = Promise.allSettled([...this.answering]).then(
+      // The SDK sends an answer a few promise steps after the handler's settles: a turn of the loop covers them.
+      () => new Promise<void>((resolve) => setImmediate(resolve))
+    )
+    const cap = new Promise<void>((resolve) => setTimeout(resolve, maxMillis).unref())
+    return Promise.race([all, cap])
+  }
+}
+
 /** Runs the MCP server over a transport until it closes. */
-export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
+export const serve = (resolved: CliConfig.Resolved, transport: Transport, inFlight: InFlight = new InFlight()) =>
   Effect.gen(function* () {
     // The runs share one runtime for the server's life; its log lines go to stderr, since stdout carries the
     // protocol. Built before serving, so that a configuration the providers refuse fails the command.
@@ -182,22 +205,26 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
         inputSchema: t.inputSchema
       }))
     }))
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
-      const handler = handlers[request.params.name]
+    const callTool = async (params: {
+      readonly name: string
+      readonly arguments?: Record<string, unknown> | undefined
+    }) => {
+      const handler = handlers[params.name]
       // A tool that does not exist is the request's fault, a protocol error (as the MCP specification has it);
       // arguments a tool refuses are its result, which the model can read and correct.
       if (handler === undefined) {
         throw new McpError(
           ErrorCode.InvalidParams,
-          `Unknown tool: ${request.params.name} (this server has ${tools.map((t) => t.name).join(", ")})`
+          `Unknown tool: ${params.name} (this server has ${tools.map((t) => t.name).join(", ")})`
         )
       }
       try {
-        return await handler(request.params.arguments)
+        return await handler(params.arguments)
       } catch (error) {
         return failure(error instanceof Error ? error.message : String(error))
       }
-    })
+    }
+    server.setRequestHandler(CallToolRequestSchema, (request) => inFlight.track(callTool(request.params)))
     const closed = yield* Effect.async<void>((resume) => {
       transport.onclose = () => resume(Effect.void)
     }).pipe(Effect.fork)
@@ -209,11 +236,13 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
 export const serveStdio = (resolved: CliConfig.Resolved) =>
   Effect.suspend(() => {
     const transport = new StdioServerTransport()
-    // The SDK's transport does not notice the end of its input; a client that goes away closes stdin.
-    const onEnd = () => void transport.close()
+    const inFlight = new InFlight()
+    // The SDK's transport does not notice the end of its input; a client that goes away closes stdin. What it asked
+    // before is answered first (a minute at most).
+    const onEnd = () => void inFlight.settled(60_000).then(() => transport.close())
     return Effect.acquireUseRelease(
       Effect.sync(() => process.stdin.once("end", onEnd)),
-      () => serve(resolved, transport),
+      () => serve(resolved, transport, inFlight),
       () => Effect.sync(() => process.stdin.off("end", onEnd))
     )
   })

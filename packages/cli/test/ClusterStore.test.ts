@@ -13,9 +13,10 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
+import { spawn } from "node:child_process"
 import * as nodePath from "node:path"
 import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
-import { describeRun, run, sandbox, start } from "./support/builtCli.js"
+import { bin, describeRun, run, sandbox, start } from "./support/builtCli.js"
 
 const fileScope = Effect.runSync(Scope.make())
 let database: PgDatabase.TestDatabase | undefined
@@ -133,6 +134,52 @@ describe("deep-research with --database", () => {
     const relisted = await run(box, ["list", "--json", "--database", url()])
     assert.notInclude(relisted.stdout, id)
   }, 120_000)
+
+  it("mcp --database without a key: a client that sends its requests and closes its input gets every answer", async () => {
+    const box = sandbox(database?.kind === "pglite" ? { DEEP_RESEARCH_SHARD_LOCKS: "table" } : {})
+    const server = spawn(process.execPath, [bin, "mcp", "--database", url()], {
+      cwd: box.dir,
+      env: box.env,
+      stdio: "pipe"
+    })
+    let stdout = ""
+    let stderr = ""
+    server.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    server.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    const exited = new Promise<number | null>((resolve) => server.on("close", resolve))
+    const call = (id: number, name: string, args: Record<string, unknown>) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name, arguments: args }
+    })
+    const requests = [
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } }
+      },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      call(2, "list_sessions", {}),
+      call(3, "get_status", { sessionId: "dr-nobody" })
+    ]
+    server.stdin.end(requests.map((request) => `${JSON.stringify(request)}\n`).join(""))
+    assert.strictEqual(await exited, 0, stderr)
+    const answers = stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { id: number; result?: { isError?: boolean } })
+    assert.deepStrictEqual(
+      answers.map((answer) => [answer.id, answer.result?.isError ?? false]).sort(),
+      [
+        [1, false],
+        [2, false],
+        [3, true]
+      ],
+      stdout
+    )
+  }, 60_000)
 
   it("an unreachable database is one clear line and exit 2, without the password", async () => {
     const box = sandbox()
