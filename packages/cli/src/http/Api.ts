@@ -14,6 +14,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { Listed, RunStatus, Started, StartOptions } from "../RunSchema.js"
 import { version } from "../version.js"
+import { withValidComponentNames } from "./openApiNames.js"
 import * as OpenAiSchema from "./OpenAiSchema.js"
 
 // =============================================================================
@@ -245,6 +246,7 @@ export class Api extends HttpApi.make("deep-research")
   .add(System)
   .add(OpenAi)
   .annotate(OpenApi.Title, "deep-research")
+  .annotate(OpenApi.Transform, withValidComponentNames)
   .annotate(OpenApi.Version, version)
   .annotate(
     OpenApi.Description,
