@@ -21,6 +21,7 @@ import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as Rpc from "@effect/rpc/Rpc"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -38,7 +39,9 @@ export const ResearchSession = Entity.make("ResearchSession", [
     payload: {
       question: Schema.String,
       config: ResearchConfig.ResearchConfig,
-      clarification: Schema.Literal("await", "proceed")
+      clarification: Schema.Literal("await", "proceed"),
+      /** When it was sent: the session's creation time, however late a runner starts it (absent in older messages). */
+      sentAt: Schema.optional(Schema.Number)
     },
     // One `Run` per session: sent twice, it is stored once.
     primaryKey: () => "run"
@@ -157,6 +160,7 @@ export const runSession = (
     readonly question: string
     readonly config: ResearchConfig.ResearchConfig
     readonly clarification: "await" | "proceed"
+    readonly sentAt?: number | undefined
   }
 ) =>
   Effect.gen(function* () {
@@ -172,7 +176,8 @@ export const runSession = (
     return yield* Pipeline.research(payload.question, {
       sessionId,
       config: payload.config,
-      clarification: payload.clarification
+      clarification: payload.clarification,
+      createdAt: payload.sentAt
     })
   }).pipe(
     Effect.tap((session) => Effect.logInfo(`cluster: session ${sessionId} settled ${session.status}`)),
@@ -247,7 +252,8 @@ export const submit = (
 ) =>
   Effect.gen(function* () {
     const client = yield* ResearchSession.client
-    yield* client(sessionId).Run({ question, config, clarification }, { discard: true })
+    const sentAt = yield* Clock.currentTimeMillis
+    yield* client(sessionId).Run({ question, config, clarification, sentAt }, { discard: true })
   })
 
 /**

@@ -20,7 +20,7 @@ const scope = Effect.runSync(Scope.make())
 let database: PgDatabase.TestDatabase
 let store: SessionStore.Service
 let box: Sandbox
-let worker: Running
+let worker: Running | undefined
 
 const inScope = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>) => Effect.runPromise(Scope.extend(effect, scope))
 
@@ -32,6 +32,11 @@ beforeAll(async () => {
   database = world.database
   store = world.store
   box = sandbox(world.env)
+}, 120_000)
+
+/** Starts the worker, once, and waits until it serves its shards. */
+const startWorker = async () => {
+  if (worker !== undefined) return
   const port = await freePort()
   worker = start(box, ["worker", "--database", database.url, "--port", String(port), ...research])
   const deadline = Date.now() + 60_000
@@ -41,7 +46,25 @@ beforeAll(async () => {
     }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
-}, 120_000)
+}
+
+/** The session's status in the store; `sent` until a runner has started it. */
+const statusOf = (sessionId: string) =>
+  Effect.runPromise(
+    store.load(sessionId).pipe(
+      Effect.map((session) => session.status),
+      Effect.catchTag("SessionNotFound", () => Effect.succeed("sent"))
+    )
+  )
+
+const completion = async (sessionId: string) => {
+  const deadline = Date.now() + 90_000
+  while ((await statusOf(sessionId)) !== "completed") {
+    assert.isBelow(Date.now(), deadline, `session ${sessionId} completes on the worker`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  return Effect.runPromise(store.load(sessionId))
+}
 
 afterAll(async () => {
   worker?.child.kill("SIGTERM")
@@ -50,7 +73,22 @@ afterAll(async () => {
 }, 60_000)
 
 describe("deep-research with --database and a worker", () => {
+  it("a session sent before any worker runs is created when it was sent, once a worker starts it", async () => {
+    const before = Date.now()
+    const detached = await run(box, ["--database", database.url, ...research, "--detach", "What waited for a worker?"])
+    assert.strictEqual(detached.code, 0, describeRun(detached))
+    const sessionId = detached.stdout.trim()
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    const workerStarted = Date.now()
+    await startWorker()
+    const session = await completion(sessionId)
+    assert.isAtLeast(session.createdAt, before)
+    assert.isBelow(session.createdAt, workerStarted, "its creation is its sending, not its start")
+    assert.isAtLeast(session.updatedAt, workerStarted)
+  }, 120_000)
+
   it("a question is sent to the cluster and followed to a report written here, with the run's summary", async () => {
+    await startWorker()
     const result = await run(box, ["--database", database.url, ...research, "How do tides work?"])
     assert.strictEqual(result.code, 0, describeRun(result))
     const [reportLine, sessionLine, sourcesLine] = result.stdout.trim().split("\n").slice(-3)
@@ -66,23 +104,12 @@ describe("deep-research with --database and a worker", () => {
   }, 120_000)
 
   it("--detach prints the id and returns; the worker runs it; resume of the finished session writes its report", async () => {
+    await startWorker()
     const detached = await run(box, ["--database", database.url, ...research, "--detach", "Why is the sky blue?"])
     assert.strictEqual(detached.code, 0, describeRun(detached))
     const sessionId = detached.stdout.trim()
     assert.match(sessionId, /^dr-[\w-]+$/)
-    const deadline = Date.now() + 90_000
-    // The worker saves the session when it starts it: until then the store has none.
-    const status = () =>
-      Effect.runPromise(
-        store.load(sessionId).pipe(
-          Effect.map((session) => session.status),
-          Effect.catchTag("SessionNotFound", () => Effect.succeed("sent"))
-        )
-      )
-    while ((await status()) !== "completed") {
-      assert.isBelow(Date.now(), deadline, "the detached session completes on the worker")
-      await new Promise((resolve) => setTimeout(resolve, 200))
-    }
+    await completion(sessionId)
     const resumed = await run(box, ["resume", sessionId, "--database", database.url, "--out", "again.md"])
     assert.strictEqual(resumed.code, 0, describeRun(resumed))
     assert.include(resumed.stdout, `Report: ${nodePath.join(box.dir, "again.md")}`)

@@ -51,6 +51,11 @@ export interface ResearchOptions {
    * status awaiting_clarification ("await", for callers that answer later through `resume`).
    */
   readonly clarification?: Clarify.Mode | undefined
+  /**
+   * When the session was asked for, in milliseconds since the epoch, when that was before this run starts (a session
+   * sent to a cluster and started later by a runner); the run's start by default.
+   */
+  readonly createdAt?: number | undefined
 }
 
 /** Options of `resume`. */
@@ -317,7 +322,7 @@ export const make = <R>(runUnit: ResearchUnit.Runner<R>) => {
               version: Session.currentVersion,
               id,
               query: query.trim(),
-              createdAt: now,
+              createdAt: Math.min(options?.createdAt ?? now, now),
               updatedAt: now,
               config,
               status: "running",

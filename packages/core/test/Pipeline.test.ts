@@ -47,6 +47,22 @@ describe("Pipeline", () => {
     }).pipe(Effect.provide(H.world({})))
   )
 
+  it.effect("a session asked for before its run starts is created at that time (never in the future)", () =>
+    Effect.gen(function* () {
+      const asked = yield* Pipeline.research("What are the latest measurements?", {
+        sessionId: "asked-earlier",
+        createdAt: -5_000
+      })
+      assert.strictEqual(asked.createdAt, -5_000)
+      assert.isAtLeast(asked.updatedAt, 0)
+      const future = yield* Pipeline.research("What are the latest measurements?", {
+        sessionId: "asked-later",
+        createdAt: 1e15
+      })
+      assert.isBelow(future.createdAt, 1e15)
+    }).pipe(Effect.provide(H.world({})))
+  )
+
   it.effect("every phase, round and directive is published and kept with the session", () =>
     Effect.gen(function* () {
       yield* Pipeline.research("What are the latest measurements?", { sessionId: "events" })
