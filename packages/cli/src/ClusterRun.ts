@@ -9,14 +9,13 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
-import * as nodePath from "node:path"
 import { randomUUID } from "node:crypto"
 import * as Cluster from "./Cluster.js"
 import * as ClusterQueue from "./ClusterQueue.js"
 import type * as CliConfig from "./CliConfig.js"
 import * as Progress from "./Progress.js"
 import * as Store from "./Store.js"
-import { reportSummary } from "./internal/reportSummary.js"
+import { reportFile, reportSummary } from "./internal/reportSummary.js"
 import type { Refusal } from "./Worker.js"
 
 const sink: Progress.Sink = {
@@ -104,7 +103,7 @@ const conclude = (resolved: CliConfig.Resolved, session: Session.Session | undef
         message: `Research ${session.status}: ${session.error ?? "no report"}\nResume it with: ${resumeHint}`
       })
     }
-    const out = nodePath.resolve(resolved.out ?? `deep-research-${session.id}.md`)
+    const out = reportFile(resolved.out, session.id)
     const markdown = resolved.simulate ? Store.markSimulated(session.report.markdown) : session.report.markdown
     yield* Effect.try({
       try: () => fs.writeFileSync(out, markdown),

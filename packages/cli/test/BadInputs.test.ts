@@ -202,6 +202,19 @@ describe("bad inputs through the built CLI", () => {
     assert.lengthOf(fs.readdirSync(nodePath.join(store, "corpus-index")), 1)
   })
 
+  it("--out naming a folder puts the report inside it, as deep-research-<id>.md; one that cannot be written says so", () => {
+    const folder = nodePath.join(sandbox, "reports")
+    fs.mkdirSync(folder, { recursive: true })
+    const ran = cli(["--simulate", "--no-clarify", "--out", folder, "How do tides work?"])
+    assert.strictEqual(ran.code, 0, ran.stderr)
+    const written = /Report: (\S+)/.exec(ran.stdout)?.[1] ?? ""
+    assert.match(written, new RegExp(`^${folder}/deep-research-dr-[\\w-]+\\.md$`))
+    assert.include(fs.readFileSync(written, "utf8"), "Simulated run")
+    const nowhere = cli(["--simulate", "--no-clarify", "--out", nodePath.join(sandbox, "a-file", "r.md"), "Tides?"])
+    assert.strictEqual(nowhere.code, 1, nowhere.stderr)
+    assert.match(nowhere.stderr, /^Cannot write the report to .*a-file\/r\.md: .*\nIt is also in .*report\.md$/m)
+  })
+
   it("list shows a session it cannot read as unreadable and lists the others", () => {
     const store = nodePath.join(sandbox, "unreadable")
     const ran = cli([

@@ -62,7 +62,7 @@ export const research = {
   budgetTokens: integer("budget-tokens", "stop researching at this many tokens, then write the report"),
   budgetUsd: float("budget-usd", "stop researching at this cost in USD, then write the report"),
   noClarify: flag("no-clarify", "never ask a clarifying question"),
-  out: text("out", "FILE", "where to write the report (./deep-research-<id>.md)"),
+  out: text("out", "FILE", "where to write the report, a file or a folder (./deep-research-<id>.md)"),
   store: text("store", "DIR", `where sessions are kept (${Variables.defaultHome}, or ${Variables.home})`),
   database: text(
     "database",

@@ -1,5 +1,30 @@
-/** The lines that end a research run in the terminal, the same whether it ran here or on the cluster's runners. */
+/**
+ * Where a run's report goes and the lines that end a research run in the terminal, the same whether it ran here or on
+ * the cluster's runners.
+ */
 import type { Session } from "@deep-research/core"
+import * as fs from "node:fs"
+import * as nodePath from "node:path"
+
+/**
+ * The report's file: `--out` as given, or inside it when it names a folder (that exists, or ends with a separator),
+ * else `./deep-research-<id>.md`; absolute.
+ */
+export const reportFile = (out: string | undefined, sessionId: string): string => {
+  const name = `deep-research-${sessionId}.md`
+  if (out === undefined) return nodePath.resolve(name)
+  const folder = out.endsWith("/") || out.endsWith(nodePath.sep) || isFolder(out)
+  return nodePath.resolve(folder ? nodePath.join(out, name) : out)
+}
+
+/** Whether a path is a folder now; a path that cannot be looked at is not (writing there says why). */
+const isFolder = (path: string): boolean => {
+  try {
+    return fs.statSync(path, { throwIfNoEntry: false })?.isDirectory() === true
+  } catch {
+    return false
+  }
+}
 
 /** Where the report went, which session it is and where that is kept, and what the run found and cost. */
 export const reportSummary = (

@@ -21,7 +21,7 @@ import { Exited } from "./exited.js"
 import * as Logging from "./logging.js"
 import * as OptionTable from "./optionTable.js"
 import { printable } from "./printable.js"
-import { reportSummary } from "./reportSummary.js"
+import { reportFile, reportSummary } from "./reportSummary.js"
 import * as Terminal from "./terminal.js"
 
 // The research wiring loads every provider's SDK: it is loaded when a session runs, not with the command line.
@@ -38,9 +38,6 @@ const sink: Progress.Sink = {
 
 const say = (resolved: CliConfig.Resolved, text: string): Effect.Effect<void> =>
   Effect.sync(() => (resolved.json ? process.stderr : process.stdout).write(`${printable(text)}\n`))
-
-const reportPath = (resolved: CliConfig.Resolved, sessionId: string, path: Path.Path): string =>
-  path.resolve(resolved.out ?? `deep-research-${sessionId}.md`)
 
 /** During a run, log lines (warnings from the providers or the store) go through the renderer, above the view. */
 const rendererLogger = (renderer: Progress.Renderer): Layer.Layer<never> =>
@@ -180,7 +177,7 @@ export const runSession = (
     if (report === undefined) {
       return yield* new Exited({ code: 1, message: `The session ${sessionId} ended without a report (${sessionDir}).` })
     }
-    const out = reportPath(resolved, sessionId, path)
+    const out = reportFile(resolved.out, sessionId)
     const markdown = resolved.simulate ? Store.markSimulated(report.markdown) : report.markdown
     yield* fs.writeFileString(out, markdown).pipe(
       Effect.mapError(
