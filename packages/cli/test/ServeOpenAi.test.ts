@@ -1,8 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
 import OpenAI from "openai"
-import { served } from "./ServeHarness.js"
+import { served, servedSlowly } from "./ServeHarness.js"
 
 /** The official SDK pointed at the server, as any OpenAI client would be. */
 const sdk = (url: string, apiKey = "unused") => new OpenAI({ baseURL: `${url}/v1`, apiKey, maxRetries: 0 })
@@ -96,6 +97,53 @@ describe("deep-research serve: the OpenAI-compatible endpoint, with the official
       const usage = chunks[chunks.length - 1]?.usage
       assert.deepInclude(usage, { prompt_tokens: session.usage.reduce((n, r) => n + r.inputTokens, 0) })
     })
+  )
+
+  it.scopedLive(
+    "a client that goes away mid-run cancels its session, streamed or not; the session stays, resumable",
+    () =>
+      Effect.gen(function* () {
+        const s = yield* servedSlowly("150 millis")
+        const cancelledAfter = (stream: boolean) =>
+          Effect.gen(function* () {
+            const before = new Set((yield* s.runs.list).map((l) => l.id))
+            const abort = new AbortController()
+            const request = sdk(s.url).chat.completions.create(
+              { model: "deep-research", stream, messages: [{ role: "user", content: "How do tides work?" }] },
+              { signal: abort.signal }
+            )
+            // Consumed in the background, so that the stream's chunks flow until the client goes.
+            const consumed = Effect.runFork(
+              Effect.tryPromise(async () => {
+                const answer = await request
+                if (Symbol.asyncIterator in answer) for await (const _ of answer) void _
+              }).pipe(Effect.ignore)
+            )
+            let id: string | undefined
+            for (let polls = 0; id === undefined; polls++) {
+              assert.isBelow(polls, 200, "the run starts")
+              yield* Effect.sleep("50 millis")
+              id = (yield* s.runs.list).find((l) => !before.has(l.id))?.id
+            }
+            // Once it is researching, the client goes.
+            for (let polls = 0; (yield* s.runs.status(id)).phase !== "supervision"; polls++) {
+              assert.isBelow(polls, 400, "the run reaches supervision")
+              yield* Effect.sleep("50 millis")
+            }
+            abort.abort()
+            yield* Fiber.join(consumed)
+            for (let polls = 0; s.runs.isRunning(id); polls++) {
+              assert.isBelow(polls, 200, "the run stops when its client goes")
+              yield* Effect.sleep("50 millis")
+            }
+            const session = yield* s.runs.load(id)
+            assert.strictEqual(session.status, "cancelled", `stream: ${stream}`)
+            assert.isUndefined(session.report)
+          })
+        yield* cancelledAfter(true)
+        yield* cancelledAfter(false)
+      }),
+    60_000
   )
 
   it.scopedLive(
