@@ -3,7 +3,8 @@
  * research itself. It joins the cluster as a client, sends each session to the cluster (whichever runner holds its
  * shard runs it, see `Cluster.ts`), and answers clients from the PostgreSQL store: a session's status, its event log
  * (followed by reading on as runners append to it), its report. Answer, resume and cancel are messages to the
- * session's entity. An evaluation runs here, with this process's judge model.
+ * session's entity. An evaluation runs here, with this process's judge model when it has one (none is needed for the
+ * rest).
  */
 import { Errors, Pipeline, type ResearchEvents, type Session, SessionStore } from "@deep-research/core"
 import * as Variables from "@deep-research/providers/Environment"
@@ -69,11 +70,6 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
     const stored = (sessionId: string) => Effect.option(store.load(sessionId))
 
     /**
-     * Sessions sent to the cluster that no runner has started, by any process (another `serve` behind the same load
-     * balancer, `deep-research --detach`): read before the store, so that one a runner starts in between is found
-     * there. A failure to read them leaves them out.
-     */
-    /**
      * The stored session, or else its message waiting for a runner (by any process), or else nothing. The store is
      * read again when the message is gone, for a run that started and ended between the two reads.
      */
@@ -90,6 +86,11 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
         return undefined
       })
 
+    /**
+     * Sessions sent to the cluster that no runner has started, by any process (another `serve` behind the same load
+     * balancer, `deep-research --detach`): a runner that starts one saves it in the store first, so a caller reads
+     * these before the store (or the store again after). A failure to read them leaves them out.
+     */
     const waiting = (sessionId?: string) =>
       Effect.provide(ClusterQueue.waiting(sessionId), context).pipe(
         Effect.catchAllCause((cause) =>
