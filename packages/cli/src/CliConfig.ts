@@ -5,29 +5,19 @@
  */
 import { ResearchConfig, Resilience, Usage } from "@deep-research/core"
 import * as Variables from "@deep-research/providers/Environment"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import { ConfigError, resolve as resolveBackends, SearchBackend } from "./internal/backends.js"
 import * as OptionTable from "./internal/optionTable.js"
 
 // =============================================================================
 // Inputs
 // =============================================================================
 
-/** The search backends the CLI can wire. */
-export const SearchBackend = Schema.Literal(
-  "tavily",
-  "exa",
-  "perplexity",
-  "semantic-scholar",
-  "openai-native",
-  "anthropic-native",
-  "local"
-)
-export type SearchBackend = typeof SearchBackend.Type
+export { ConfigError, SearchBackend }
 
 /** What the flags said; absent fields were not given. */
 export interface Flags {
@@ -86,9 +76,6 @@ export class FileConfig extends Schema.Class<FileConfig>("@deep-research/cli/Fil
    */
   resilience: Schema.optional(Resilience.Settings)
 }) {}
-
-/** A configuration problem the user must fix: the CLI exits with code 2 and this message. */
-export class ConfigError extends Data.TaggedError("ConfigError")<{ readonly message: string }> {}
 
 /** The environment, as a plain map (`process.env`). */
 export type Environment = Readonly<Record<string, string | undefined>>
@@ -190,98 +177,6 @@ export const credentialsFrom = (env: Environment): Credentials => ({
 export const apiTokenFrom = (env: Environment): Redacted.Redacted<string> | undefined =>
   redactedEnv(env, Variables.apiToken)
 
-const parseSearch = (
-  value: string | ReadonlyArray<string>,
-  origin: string
-): Either.Either<ReadonlyArray<SearchBackend>, ConfigError> => {
-  const names = (typeof value === "string" ? value.split(",") : value).map((s) => s.trim()).filter((s) => s !== "")
-  const known = SearchBackend.literals
-  const unknown = names.filter((name) => !(known as ReadonlyArray<string>).includes(name))
-  if (unknown.length > 0) {
-    return Either.left(
-      new ConfigError({
-        message: `Unknown search backend in ${origin}: ${unknown.join(", ")}. Known: ${known.join(", ")}`
-      })
-    )
-  }
-  return Either.right(names.filter((name): name is SearchBackend => (known as ReadonlyArray<string>).includes(name)))
-}
-
-const modelProvider = (spec: string): string => spec.split(":")[0] ?? ""
-
-const noModelMessage =
-  `No language model is configured. Set ${Variables.openaiApiKey} or ${Variables.anthropicApiKey}, or point ` +
-  `${Variables.openaiBaseUrl} at an ` +
-  "OpenAI-compatible server (Ollama, vLLM, LM Studio) and name its model with --model openai:<name>. " +
-  "To try deep-research without any key, run it with --simulate."
-
-const checkModelCredentials = (spec: string, credentials: Credentials): ConfigError | undefined => {
-  const provider = modelProvider(spec)
-  if (provider === "openai" && credentials.openaiApiKey === undefined && credentials.openaiBaseUrl === undefined) {
-    return new ConfigError({
-      message: `The model ${spec} needs ${Variables.openaiApiKey} (or ${Variables.openaiBaseUrl} for an OpenAI-compatible server).`
-    })
-  }
-  if (provider === "anthropic" && credentials.anthropicApiKey === undefined) {
-    return new ConfigError({ message: `The model ${spec} needs ${Variables.anthropicApiKey}.` })
-  }
-  return undefined
-}
-
-const checkSearchCredentials = (
-  backend: SearchBackend,
-  credentials: Credentials,
-  corpus: string | undefined
-): ConfigError | undefined => {
-  switch (backend) {
-    case "tavily":
-      return credentials.tavilyApiKey === undefined && credentials.tavilyBaseUrl === undefined
-        ? new ConfigError({ message: `Tavily search needs ${Variables.tavilyApiKey}.` })
-        : undefined
-    case "exa":
-      return credentials.exaApiKey === undefined
-        ? new ConfigError({ message: `Exa search needs ${Variables.exaApiKey}.` })
-        : undefined
-    case "perplexity":
-      return credentials.perplexityApiKey === undefined
-        ? new ConfigError({ message: `Perplexity search needs ${Variables.perplexityApiKey}.` })
-        : undefined
-    case "openai-native":
-      return credentials.openaiApiKey === undefined
-        ? new ConfigError({ message: `OpenAI web search needs ${Variables.openaiApiKey}.` })
-        : undefined
-    case "anthropic-native":
-      return credentials.anthropicApiKey === undefined
-        ? new ConfigError({ message: `Anthropic web search needs ${Variables.anthropicApiKey}.` })
-        : undefined
-    case "local":
-      return corpus === undefined ? new ConfigError({ message: "Local search needs --corpus DIR." }) : undefined
-    case "semantic-scholar":
-      return undefined
-  }
-}
-
-const defaultModels = (
-  credentials: Credentials
-):
-  | { readonly default: string; readonly tiers: Partial<Record<"frontier" | "standard" | "efficient", string>> }
-  | undefined => {
-  if (credentials.openaiApiKey !== undefined && credentials.openaiBaseUrl === undefined) {
-    return { default: "openai:gpt-4.1", tiers: { efficient: "openai:gpt-4.1-mini" } }
-  }
-  if (credentials.anthropicApiKey !== undefined) {
-    return { default: "anthropic:claude-sonnet-4-6", tiers: { efficient: "anthropic:claude-haiku-4-5" } }
-  }
-  return undefined
-}
-
-const defaultSearch = (credentials: Credentials): SearchBackend | undefined => {
-  if (credentials.tavilyApiKey !== undefined || credentials.tavilyBaseUrl !== undefined) return "tavily"
-  if (credentials.openaiApiKey !== undefined && credentials.openaiBaseUrl === undefined) return "openai-native"
-  if (credentials.anthropicApiKey !== undefined) return "anthropic-native"
-  return undefined
-}
-
 const first = <A>(...values: ReadonlyArray<A | undefined>): A | undefined => values.find((v) => v !== undefined)
 
 /** The user's home folder from the environment, for `~` and the default store. */
@@ -360,15 +255,6 @@ export const resolve = (
 
     const corpus = first(flags.corpus, nonEmpty(env["DEEP_RESEARCH_CORPUS"]), file?.corpus)
 
-    const searchSetting = first<string | ReadonlyArray<string>>(
-      flags.search,
-      nonEmpty(env["DEEP_RESEARCH_SEARCH"]),
-      file?.search
-    )
-    let search: ReadonlyArray<SearchBackend> =
-      searchSetting === undefined ? [] : yield* parseSearch(searchSetting, "the search setting")
-    if (corpus !== undefined && !search.includes("local")) search = [...search, "local"]
-
     const roleModels: Partial<Record<Usage.Role, string>> = {}
     for (const role of Usage.roles) {
       const spec = first(
@@ -378,57 +264,15 @@ export const resolve = (
       )
       if (spec !== undefined) roleModels[role] = spec
     }
-    const explicitModel = first(flags.model, nonEmpty(env["DEEP_RESEARCH_MODEL"]), file?.model)
-
-    let models: Resolved["models"]
-    if (simulate) {
-      models = { default: explicitModel ?? "openai:simulated-gpt", roles: roleModels, tiers: {} }
-      if (search.length === 0) search = ["tavily"]
-    } else {
-      const defaults = defaultModels(credentials)
-      const defaultSpec = explicitModel ?? defaults?.default
-      if (defaultSpec === undefined && purpose !== "submission") {
-        return yield* Either.left(new ConfigError({ message: noModelMessage }))
-      }
-      models = {
-        default: defaultSpec ?? "",
-        roles: roleModels,
-        tiers: explicitModel === undefined ? (defaults?.tiers ?? {}) : {}
-      }
-      for (const spec of [models.default, ...Object.values(roleModels), ...Object.values(models.tiers)]) {
-        if (spec === undefined || spec === "") continue
-        if (!/^[a-z][a-z0-9-]*:.+$/.test(spec)) {
-          return yield* Either.left(
-            new ConfigError({ message: `"${spec}" is not a model spec; write provider:model, e.g. openai:gpt-4.1` })
-          )
-        }
-        const problem = checkModelCredentials(spec, credentials)
-        if (problem !== undefined) return yield* Either.left(problem)
-      }
-      if (search.length === 0 && purpose === "research") {
-        const fallback = defaultSearch(credentials)
-        if (fallback === undefined) {
-          return yield* Either.left(
-            new ConfigError({
-              message:
-                `No search backend is configured. Set ${Variables.tavilyApiKey}, choose one with --search ` +
-                "(tavily, exa, perplexity, semantic-scholar, openai-native, anthropic-native, local), " +
-                "or research local documents with --corpus DIR."
-            })
-          )
-        }
-        search = [fallback]
-      }
-      // A submission's search is the workers': what it names is theirs to check.
-      for (const backend of purpose === "submission" ? [] : search) {
-        const problem = checkSearchCredentials(backend, credentials, corpus)
-        if (problem !== undefined) return yield* Either.left(problem)
-      }
-    }
-    // Simulated or not, local search has nothing to search without a corpus.
-    if (search.includes("local") && corpus === undefined) {
-      return yield* Either.left(new ConfigError({ message: "Local search needs --corpus DIR." }))
-    }
+    const { models, search } = yield* resolveBackends({
+      purpose,
+      simulate,
+      credentials,
+      corpus,
+      search: first<string | ReadonlyArray<string>>(flags.search, nonEmpty(env["DEEP_RESEARCH_SEARCH"]), file?.search),
+      model: first(flags.model, nonEmpty(env["DEEP_RESEARCH_MODEL"]), file?.model),
+      roleModels
+    })
 
     const maxRounds = first(flags.maxRounds, yield* envNumber(env, "DEEP_RESEARCH_MAX_ROUNDS", true), file?.maxRounds)
     const concurrency = first(
