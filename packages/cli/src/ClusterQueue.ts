@@ -9,6 +9,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { ResearchSession } from "./Cluster.js"
+import type { Listed } from "./RunSchema.js"
 
 /** A session waiting for a runner: its id, its question and when it was sent. */
 export interface Waiting {
@@ -23,9 +24,10 @@ const decodePayload = Schema.decodeUnknownOption(RunPayload)
 /**
  * The sessions of the cluster's unanswered `Run` messages (one of them when `id` is given), oldest first; none when
  * the database holds no cluster. Whether the store has them is the caller's to check, after reading these: a runner
- * that starts one in between saves it first.
+ * that starts one in between saves it first. A failure to read them leaves them out, with a warning: what waits is
+ * shown where it can be, never in the way of the stored sessions.
  */
-export const waiting = (id?: string) =>
+export const waiting = (id?: string): Effect.Effect<ReadonlyArray<Waiting>, never, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const [found] = yield* sql<{ readonly clustered: boolean }>`
@@ -43,4 +45,18 @@ export const waiting = (id?: string) =>
         { id: row.entity_id, query: payload.value.question, sentAt: Snowflake.timestamp(Snowflake.Snowflake(row.id)) }
       ]
     })
-  })
+  }).pipe(
+    Effect.catchAllCause((cause) =>
+      Effect.as(Effect.logWarning("cluster: the sessions waiting for a runner could not be read", cause), [])
+    )
+  )
+
+/** A session waiting for a runner as a listing shows it: queued, nothing spent, sent when it was created. */
+export const listed = (waiting: Waiting): Listed => ({
+  id: waiting.id,
+  status: "queued",
+  query: waiting.query,
+  createdAt: waiting.sentAt,
+  updatedAt: waiting.sentAt,
+  costUsd: 0
+})

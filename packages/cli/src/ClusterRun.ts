@@ -143,10 +143,7 @@ export const resume = (resolved: CliConfig.Resolved, sessionId: string, answer: 
       const hint = `deep-research resume ${sessionId} --database URL`
       const found = yield* Effect.either(store.load(sessionId))
       if (Either.isLeft(found)) {
-        const [queued] =
-          found.left._tag === "SessionNotFound"
-            ? yield* Effect.orElseSucceed(ClusterQueue.waiting(sessionId), () => [])
-            : []
+        const [queued] = found.left._tag === "SessionNotFound" ? yield* ClusterQueue.waiting(sessionId) : []
         // A mistyped id is refused here, before anything is sent for it.
         if (queued === undefined) {
           return yield* Effect.fail<Refusal>({

@@ -89,14 +89,9 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
     /**
      * Sessions sent to the cluster that no runner has started, by any process (another `serve` behind the same load
      * balancer, `deep-research --detach`): a runner that starts one saves it in the store first, so a caller reads
-     * these before the store (or the store again after). A failure to read them leaves them out.
+     * these before the store (or the store again after).
      */
-    const waiting = (sessionId?: string) =>
-      Effect.provide(ClusterQueue.waiting(sessionId), context).pipe(
-        Effect.catchAllCause((cause) =>
-          Effect.as(Effect.logWarning("cluster: the sessions waiting for a runner could not be read", cause), [])
-        )
-      )
+    const waiting = (sessionId?: string) => Effect.provide(ClusterQueue.waiting(sessionId), context)
 
     const send = (sessionId: string, query: string | undefined, since: number, message: Effect.Effect<void>) =>
       Effect.gen(function* () {
@@ -277,9 +272,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
         const summaries = yield* store.list
         const known = new Set(summaries.map((summary) => summary.id))
         const queued = new Map<string, Listed>()
-        for (const w of elsewhere) {
-          queued.set(w.id, { id: w.id, status: "queued", query: w.query, createdAt: w.sentAt, costUsd: 0 })
-        }
+        for (const w of elsewhere) queued.set(w.id, ClusterQueue.listed(w))
         for (const [id, s] of sent) {
           if (s.query !== undefined && !queued.has(id)) {
             queued.set(id, { id, status: "queued", query: s.query, createdAt: s.at, costUsd: 0 })

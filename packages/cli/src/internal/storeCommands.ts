@@ -80,23 +80,14 @@ const waitingOf = (credentials: CliConfig.Credentials, id?: string) =>
         const [Cluster, ClusterQueue] = yield* Effect.promise(() =>
           Promise.all([import("../Cluster.js"), import("../ClusterQueue.js")])
         )
-        return yield* ClusterQueue.waiting(id).pipe(Effect.provide(Cluster.sqlLayer(credentials.databaseUrl!)))
+        const waiting = yield* ClusterQueue.waiting(id).pipe(Effect.provide(Cluster.sqlLayer(credentials.databaseUrl!)))
+        return waiting.map(ClusterQueue.listed)
       }).pipe(
+        // The database was reached for the store already; a client of it that cannot be made leaves these out.
         Effect.catchAllCause((cause) =>
           Effect.as(Effect.logWarning("the sessions waiting for a runner could not be read", cause), [])
         )
       )
-
-/** A session waiting for a runner, as a listing's line (for `--json`, a session summary whose status is queued). */
-const waitingSummary = (waiting: { readonly id: string; readonly query: string; readonly sentAt: number }) => ({
-  id: waiting.id,
-  status: "queued",
-  query: waiting.query,
-  createdAt: waiting.sentAt,
-  updatedAt: waiting.sentAt,
-  costUsd: 0,
-  error: undefined
-})
 
 const storeError = (error: { readonly _tag: string; readonly message: string }) =>
   new Exited({ code: error._tag === "SessionCorrupt" || error._tag === "SessionBusy" ? 1 : 2, message: error.message })
@@ -110,7 +101,7 @@ export const list = Command.make("list", storeOption, ({ json, ...where }) =>
       const sent = yield* waitingOf(credentials)
       const stored = yield* sessions.list
       const known = new Set(stored.map((summary) => summary.id))
-      const queued = sent.filter((waiting) => !known.has(waiting.id)).map(waitingSummary)
+      const queued = sent.filter((waiting) => !known.has(waiting.id))
       if (json) {
         for (const summary of queued) yield* Console.log(JSON.stringify(summary))
         for (const summary of stored) {
@@ -142,8 +133,8 @@ export const show = Command.make("show", { id: sessionIdArg, ...storeOption }, (
       if (Either.isLeft(loaded)) {
         const waiting = sent[0]
         if (loaded.left._tag !== "SessionNotFound" || waiting === undefined) return yield* storeError(loaded.left)
-        if (json) return yield* Console.log(JSON.stringify(waitingSummary(waiting)))
-        yield* Console.log(`Session ${waiting.id} · queued · ${formatDate(waiting.sentAt)}`)
+        if (json) return yield* Console.log(JSON.stringify(waiting))
+        yield* Console.log(`Session ${waiting.id} · queued · ${formatDate(waiting.createdAt)}`)
         yield* Console.log(`Question: ${printableLine(waiting.query)}`)
         return yield* Console.log("Waiting for a runner: no deep-research worker on this database has started it yet.")
       }
