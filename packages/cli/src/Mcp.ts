@@ -178,7 +178,7 @@ export class InFlight {
     return answer
   }
 
-  /** Resolves once every request taken so far is answered and its answer handed to the transport, or after `max`. */
+  /** Resolves once every request taken so far is answered and its answer handed to the transport, or after `maxMillis`. */
   settled(maxMillis: number): Promise<void> {
     const all = Promise.allSettled([...this.answering]).then(
       // The SDK sends an answer a few promise steps after the handler's settles: a turn of the loop covers them.
