@@ -30,21 +30,14 @@ const SessionIdArgs = Schema.Struct({
   sessionId: Schema.String.annotations({ description: "The id start_research returned" })
 })
 
-/** Text that is trimmed as the CLI trims it (an MCP client's trailing newline is no error), and not empty. */
-const trimmedText = (description: string) =>
-  Schema.String.annotations({ description }).pipe(
-    Schema.compose(Schema.Trim),
-    Schema.minLength(1, { message: () => "must not be empty" })
-  )
-
 const StartArgs = Schema.Struct({
-  question: trimmedText("What to research, in any language"),
+  question: RunSchema.trimmedText("What to research, in any language"),
   ...RunSchema.StartOptions.fields
 })
 
 const AnswerArgs = Schema.Struct({
   sessionId: Schema.String,
-  answer: trimmedText("The answer to the clarification question")
+  answer: RunSchema.trimmedText("The answer to the clarification question")
 })
 
 const NoArgs = Schema.Struct({})

@@ -6,6 +6,15 @@ import * as Schema from "effect/Schema"
 
 const positiveInt = Schema.Int.pipe(Schema.positive())
 
+/**
+ * A question or an answer as the HTTP API and the MCP server take it: trimmed as the CLI trims it (a client's trailing
+ * newline is no error), and not blank (its JSON Schema says so with a pattern).
+ */
+export const trimmedText = (description: string) =>
+  Schema.String.pipe(Schema.pattern(/\S/, { message: () => "must not be empty" }))
+    .annotations({ description })
+    .pipe(Schema.compose(Schema.Trim))
+
 /** What a client may choose for one run; everything else comes from the server's configuration. */
 export const StartOptions = Schema.Struct({
   maxRounds: Schema.optional(positiveInt).annotations({ description: "Supervision rounds at most (default 6)" }),

@@ -20,6 +20,7 @@ import * as nodeFs from "node:fs"
 import * as nodeHttp from "node:http"
 import type * as CliConfig from "./CliConfig.js"
 import { Api } from "./http/Api.js"
+import * as DecodeIssues from "./http/decodeIssues.js"
 import * as Handlers from "./http/Handlers.js"
 import * as OpenAiCompat from "./http/OpenAiCompat.js"
 import * as Unrouted from "./http/Unrouted.js"
@@ -97,7 +98,7 @@ export const guard =
       const finish = (response: HttpServerResponse.HttpServerResponse) => {
         const explained = Unrouted.explain(knownRoutes, request.method, request.url, response)
         return HttpServerResponse.setHeader(
-          openAi ? asOpenAiError(explained) : explained,
+          openAi ? asOpenAiError(explained) : withReadableMessage(explained),
           "x-content-type-options",
           "nosniff"
         )
@@ -153,7 +154,19 @@ const jsonError = (text: string): string | undefined => {
   }
 }
 
-const decoder = new TextDecoder()
+/**
+ * A request that did not decode, said in a sentence (`'question' is required.`) rather than as Schema's tree; its
+ * `issues` stay as they were. Other responses pass as they are.
+ */
+export const withReadableMessage = (
+  response: HttpServerResponse.HttpServerResponse
+): HttpServerResponse.HttpServerResponse => {
+  const body = DecodeIssues.errorBodyOf(response)
+  if (body === undefined || Reflect.get(body, "_tag") !== "HttpApiDecodeError") return response
+  const message = DecodeIssues.messageOf(Reflect.get(body, "issues"))
+  if (message === undefined) return response
+  return HttpServerResponse.unsafeJson({ ...body, message }, { status: response.status, headers: response.headers })
+}
 
 /**
  * An error of the API (a body that did not decode, a missing token) in the shape OpenAI clients read, for `/v1`:
@@ -162,29 +175,18 @@ const decoder = new TextDecoder()
 export const asOpenAiError = (
   response: HttpServerResponse.HttpServerResponse
 ): HttpServerResponse.HttpServerResponse => {
-  if (response.status < 400 || response.body._tag !== "Uint8Array") return response
-  let body: unknown
-  try {
-    body = JSON.parse(decoder.decode(response.body.body))
-  } catch {
-    return response
-  }
-  if (typeof body !== "object" || body === null || "error" in body) return response
+  const body = DecodeIssues.errorBodyOf(response)
+  if (body === undefined || "error" in body) return response
   const message: unknown = Reflect.get(body, "message")
-  const issues: unknown = Reflect.get(body, "issues")
-  const firstIssue: unknown = Array.isArray(issues) ? issues[0] : undefined
-  const path: unknown = typeof firstIssue === "object" && firstIssue !== null ? Reflect.get(firstIssue, "path") : []
-  const param = Array.isArray(path) && path.length > 0 ? path.map(String).join(".") : null
+  const firstIssue = DecodeIssues.issuesOf(Reflect.get(body, "issues"))[0]
+  const param = firstIssue === undefined || firstIssue.path.length === 0 ? null : firstIssue.path.join(".")
   // A field at fault is named as OpenAI names it, with the first thing wrong with it rather than the whole tree.
-  const issueTag: unknown = typeof firstIssue === "object" && firstIssue !== null ? Reflect.get(firstIssue, "_tag") : ""
-  const issueMessage: unknown =
-    typeof firstIssue === "object" && firstIssue !== null ? Reflect.get(firstIssue, "message") : undefined
   const said =
-    param === null || typeof issueMessage !== "string"
+    param === null || firstIssue === undefined
       ? message
-      : issueTag === "Missing"
+      : firstIssue.tag === "Missing"
         ? `Missing required parameter: '${param}'.`
-        : `Invalid value for '${param}': ${issueMessage}`
+        : `Invalid value for '${param}': ${firstIssue.message}`
   return HttpServerResponse.unsafeJson(
     {
       error: {

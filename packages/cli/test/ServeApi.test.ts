@@ -98,6 +98,7 @@ describe("deep-research serve: the API through its typed client", () => {
       const empty = yield* post(`${s.url}/api/sessions/dr-awaiting-1/answer`, { answer: "  " })
       assert.strictEqual(empty.status, 400)
       assert.include(empty.text, `"path":["answer"]`)
+      assert.strictEqual(JSON.parse(empty.text).message, "'answer': must not be empty.")
 
       const answered = yield* client.sessions.answer({
         path: { id: "dr-awaiting-1" },

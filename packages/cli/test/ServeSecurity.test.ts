@@ -130,26 +130,31 @@ describe("deep-research serve: who may call it", () => {
 })
 
 describe("deep-research serve: bodies", () => {
-  it.scopedLive("a body that does not match its schema is a 400 naming the field", () =>
+  it.scopedLive("a body that does not match its schema is a 400 saying, in a sentence, which field and why", () =>
     Effect.gen(function* () {
       const s = yield* served({ noClarify: true })
-      const cases: Array<[unknown, string]> = [
-        [{}, "question"],
-        [{ question: "" }, "question"],
-        [{ question: "Tides?", maxRounds: "three" }, "maxRounds"],
-        [{ question: "Tides?", maxRounds: 0 }, "maxRounds"],
-        [{ question: "Tides?", budgetUsd: -1 }, "budgetUsd"],
-        [{ question: "Tides?", maxRound: 2 }, "maxRound"]
+      const cases: Array<[unknown, string, string]> = [
+        [{}, "question", "'question' is required."],
+        [{ question: "" }, "question", "'question': must not be empty."],
+        [{ question: " \n\t" }, "question", "'question': must not be empty."],
+        [{ question: 7 }, "question", "'question': Expected string, actual 7."],
+        [{ question: "Tides?", maxRounds: "three" }, "maxRounds", `'maxRounds': Expected number, actual "three".`],
+        [{ question: "Tides?", maxRounds: 0 }, "maxRounds", "'maxRounds': Expected a positive number, actual 0."],
+        [{ question: "Tides?", budgetUsd: -1 }, "budgetUsd", "'budgetUsd': Expected a positive number, actual -1."],
+        [{ question: "Tides?", maxRound: 2 }, "maxRound", "'maxRound' is unexpected, expected: "]
       ]
-      for (const [body, field] of cases) {
+      for (const [body, field, message] of cases) {
         const response = yield* post(`${s.url}/api/sessions`, body)
         assert.strictEqual(response.status, 400, JSON.stringify(body))
         const parsed = JSON.parse(response.text)
+        assert.strictEqual(parsed._tag, "HttpApiDecodeError")
         assert.deepInclude(
           parsed.issues.map((issue: { path: Array<string> }) => issue.path[0]),
           field
         )
-        assert.include(parsed.message, field)
+        // The sentence, not Schema's tree of the whole payload.
+        assert.isTrue(parsed.message.startsWith(message), `${parsed.message} starts with ${message}`)
+        assert.notInclude(parsed.message, "└─")
       }
       const notJson = yield* request(`${s.url}/api/sessions`, {
         method: "POST",
@@ -176,6 +181,12 @@ describe("deep-research serve: bodies", () => {
       assert.deepInclude(JSON.parse(chatNotJson.text).error, { type: "invalid_request_error", param: null })
       assert.match(JSON.parse(chatNotJson.text).error.message, /^The request body is not valid JSON: /)
       assert.deepStrictEqual(yield* s.runs.list, [], "no session was started")
+      // A question or an answer is trimmed, as the CLI and the MCP server trim it: a client's newline is no error.
+      const padded = yield* post(`${s.url}/api/sessions`, { question: "  How do tides work?\n" })
+      assert.strictEqual(padded.status, 202, padded.text)
+      const { sessionId } = JSON.parse(padded.text)
+      yield* settled(s.url, sessionId)
+      assert.strictEqual((yield* s.runs.load(sessionId)).query, "How do tides work?")
     })
   )
 

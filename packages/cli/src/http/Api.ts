@@ -12,7 +12,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { Listed, RunStatus, Started, StartOptions } from "../RunSchema.js"
+import { Listed, RunStatus, Started, StartOptions, trimmedText } from "../RunSchema.js"
 import { version } from "../version.js"
 import { withValidComponentNames } from "./openApiNames.js"
 import * as OpenAiSchema from "./OpenAiSchema.js"
@@ -68,13 +68,13 @@ export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("@deep
 
 /** A new session: the question and the run's options. Unknown fields are refused, so a typo is not ignored. */
 export const CreateSession = Schema.Struct({
-  question: Schema.NonEmptyTrimmedString.annotations({ description: "What to research, in any language" }),
+  question: trimmedText("What to research, in any language"),
   ...StartOptions.fields
 }).annotations({ identifier: "CreateSession", parseOptions: { onExcessProperty: "error" } })
 
 /** The answer to a session's clarifying question. */
 export const Answer = Schema.Struct({
-  answer: Schema.NonEmptyTrimmedString.annotations({ description: "The answer to the clarification question" })
+  answer: trimmedText("The answer to the clarification question")
 }).annotations({ identifier: "Answer", parseOptions: { onExcessProperty: "error" } })
 
 const SessionPath = Schema.Struct({

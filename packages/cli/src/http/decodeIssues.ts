@@ -1,0 +1,65 @@
+/**
+ * What a request that did not decode got wrong, said in a sentence a person reads: the API's `HttpApiDecodeError`
+ * carries each issue with its path, and a message that is Schema's whole tree (`CreateSession └─ ["question"] └─ ...`),
+ * which the web page and every client would show as it is. Each field at fault is named once, with what is wrong with
+ * it; the issues stay in the body for programs.
+ */
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+
+/** One issue as the API's decode error carries it. */
+export interface Issue {
+  readonly tag: string
+  readonly path: ReadonlyArray<string>
+  readonly message: string
+}
+
+const issueOf = (value: unknown): Issue | undefined => {
+  if (typeof value !== "object" || value === null) return undefined
+  const tag: unknown = Reflect.get(value, "_tag")
+  const path: unknown = Reflect.get(value, "path")
+  const message: unknown = Reflect.get(value, "message")
+  if (typeof tag !== "string" || !Array.isArray(path) || typeof message !== "string") return undefined
+  return { tag, path: path.map(String), message }
+}
+
+/**
+ * The issues worth saying, one a field in their order: an optional field is a union with `undefined`, so a wrong value
+ * also fails as "Expected undefined", which says nothing its first issue did not.
+ */
+export const issuesOf = (issues: unknown): ReadonlyArray<Issue> => {
+  if (!Array.isArray(issues)) return []
+  const said = new Map<string, Issue>()
+  for (const issue of issues.map(issueOf)) {
+    if (issue === undefined) continue
+    const key = issue.path.join(".")
+    if (!said.has(key)) said.set(key, issue)
+  }
+  return [...said.values()]
+}
+
+/** One issue in a sentence: `'question' is required`, `'maxRounds': Expected a positive number, actual 0`. */
+export const sentenceOf = (issue: Issue): string => {
+  if (issue.path.length === 0) return issue.message
+  const field = `'${issue.path.join(".")}'`
+  if (issue.tag === "Missing") return `${field} is required`
+  return issue.tag === "Unexpected" ? `${field} ${issue.message}` : `${field}: ${issue.message}`
+}
+
+/** The sentence for a decode error's issues, or undefined when it carries none. */
+export const messageOf = (issues: unknown): string | undefined => {
+  const worth = issuesOf(issues)
+  return worth.length === 0 ? undefined : `${worth.map(sentenceOf).join("; ")}.`
+}
+
+const decoder = new TextDecoder()
+
+/** A JSON error body of a response, or undefined when it has none. */
+export const errorBodyOf = (response: HttpServerResponse.HttpServerResponse): object | undefined => {
+  if (response.status < 400 || response.body._tag !== "Uint8Array") return undefined
+  try {
+    const body: unknown = JSON.parse(decoder.decode(response.body.body))
+    return typeof body === "object" && body !== null ? body : undefined
+  } catch {
+    return undefined
+  }
+}
