@@ -18,6 +18,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as CliConfig from "./CliConfig.js"
 import * as Evaluation from "./Evaluation.js"
+import * as JsonRpcLines from "./internal/jsonRpcLines.js"
 import * as Runs from "./Runs.js"
 import * as RunSchema from "./RunSchema.js"
 import { version } from "./version.js"
@@ -228,14 +229,18 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport, inFlig
 /** The MCP server on this process's stdin and stdout, until the client closes stdin. */
 export const serveStdio = (resolved: CliConfig.Resolved) =>
   Effect.suspend(() => {
-    const transport = new StdioServerTransport()
+    // A line that is no JSON-RPC message is answered with JSON-RPC's error, not dropped (`jsonRpcLines.ts`).
+    const input = process.stdin.pipe(
+      JsonRpcLines.validLines((refusal) => process.stdout.write(`${JSON.stringify(refusal)}\n`))
+    )
+    const transport = new StdioServerTransport(input, process.stdout)
     const inFlight = new InFlight()
     // The SDK's transport does not notice the end of its input; a client that goes away closes stdin. What it asked
     // before is answered first (a minute at most).
     const onEnd = () => void inFlight.settled(60_000).then(() => transport.close())
     return Effect.acquireUseRelease(
-      Effect.sync(() => process.stdin.once("end", onEnd)),
+      Effect.sync(() => input.once("end", onEnd)),
       () => serve(resolved, transport, inFlight),
-      () => Effect.sync(() => process.stdin.off("end", onEnd))
+      () => Effect.sync(() => input.off("end", onEnd))
     )
   })

@@ -1,0 +1,116 @@
+/**
+ * The MCP server on stdio as JSON-RPC 2.0 has it: a line that is not JSON is answered with a parse error (-32700,
+ * id null), one that is JSON but no message with an invalid request (-32600, with its id when it has one), and the
+ * messages around them are answered as ever. The SDK's own transport dropped such lines without a word.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as nodePath from "node:path"
+import { PassThrough } from "node:stream"
+import { fileURLToPath } from "node:url"
+import * as JsonRpcLines from "../src/internal/jsonRpcLines.js"
+import { ensureBuilt } from "./support/built.js"
+
+const root = fileURLToPath(new URL("../../..", import.meta.url))
+const bin = nodePath.join(root, "packages/cli/bin/deep-research.js")
+
+let sandbox: string
+
+beforeAll(() => {
+  ensureBuilt()
+  sandbox = fs.mkdtempSync(nodePath.join(os.tmpdir(), "mcp-stdio-"))
+}, 300_000)
+
+afterAll(() => fs.rmSync(sandbox, { recursive: true, force: true }))
+
+const ping = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "ping" })
+
+/** What `validLines` passes on and refuses for input given in these chunks. */
+const filtered = (chunks: ReadonlyArray<string>) =>
+  new Promise<{ passed: string; refused: Array<JsonRpcLines.Refusal> }>((resolve, reject) => {
+    const refused: Array<JsonRpcLines.Refusal> = []
+    const input = new PassThrough()
+    const lines = input.pipe(JsonRpcLines.validLines((refusal) => refused.push(refusal)))
+    let passed = ""
+    lines.on("data", (chunk: Buffer) => (passed += chunk.toString("utf8")))
+    lines.on("end", () => resolve({ passed, refused }))
+    lines.on("error", reject)
+    for (const chunk of chunks) input.write(chunk)
+    input.end()
+  })
+
+describe("the MCP server's input lines", () => {
+  it("passes messages on whole and in order, however the input is cut, and refuses the rest in order", async () => {
+    const { passed, refused } = await filtered([
+      `${ping(1)}\n{"jsonrpc":`,
+      `"2.0","id":2,"method":"ping"}\r\n`,
+      "\n   \nnot json\n",
+      `{"jsonrpc":"2.0","id":"a","method":7}\n[${ping(3)}]\n{"id":4}\n`,
+      ping(5)
+    ])
+    assert.strictEqual(passed, `${ping(1)}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\r\n${ping(5)}\n`)
+    assert.deepStrictEqual(
+      refused.map((refusal) => [refusal.id, refusal.error.code]),
+      [
+        [null, -32700],
+        ["a", -32600],
+        [null, -32600],
+        [4, -32600]
+      ]
+    )
+    assert.match(refused[0]?.error.message ?? "", /^Parse error: /)
+    assert.notInclude(refused[0]?.error.message ?? "", "\n")
+  })
+
+  it("answers a last line without its end as a line", async () => {
+    assert.deepStrictEqual(await filtered(["{"]).then((result) => result.refused.map((r) => r.error.code)), [-32700])
+  })
+})
+
+describe("deep-research mcp on stdio", () => {
+  it("answers a line that is not JSON and one that is no message with JSON-RPC errors, and the others as ever", async () => {
+    const server = spawn(process.execPath, [bin, "mcp", "--simulate"], {
+      cwd: sandbox,
+      env: { PATH: process.env["PATH"] ?? "", HOME: sandbox, DEEP_RESEARCH_HOME: sandbox },
+      stdio: "pipe"
+    })
+    let stdout = ""
+    let stderr = ""
+    server.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    server.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    const exited = new Promise<number | null>((resolve) => server.on("close", resolve))
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } }
+    }
+    server.stdin.end(
+      [
+        JSON.stringify(initialize),
+        JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+        "{not json",
+        JSON.stringify({ jsonrpc: "2.0", id: 2, method: 7 }),
+        JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/list" })
+      ].join("\n") + "\n"
+    )
+    assert.strictEqual(await exited, 0, stderr)
+    const answers = stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { id: unknown; error?: { code: number }; result?: { tools?: Array<unknown> } })
+    // Answers are matched to requests by id, in whatever order they come (the refusals come at once).
+    assert.sameDeepMembers(
+      answers.map((answer) => [answer.id, answer.error?.code ?? "result"]),
+      [
+        [1, "result"],
+        [null, -32700],
+        [2, -32600],
+        [3, "result"]
+      ]
+    )
+    assert.isAbove(answers.find((answer) => answer.id === 3)?.result?.tools?.length ?? 0, 0)
+  }, 60_000)
+})
