@@ -181,6 +181,13 @@ describe("deep-research serve: bodies", () => {
       assert.deepInclude(JSON.parse(chatNotJson.text).error, { type: "invalid_request_error", param: null })
       assert.match(JSON.parse(chatNotJson.text).error.message, /^The request body is not valid JSON: /)
       assert.deepStrictEqual(yield* s.runs.list, [], "no session was started")
+      // A value of none of a field's choices names them all, not the first.
+      const format = yield* request(`${s.url}/api/sessions/dr-any/report?format=pdf`)
+      assert.strictEqual(format.status, 400)
+      assert.strictEqual(
+        JSON.parse(format.text).message,
+        `'format': Expected "markdown" | "html" | "fragment", actual "pdf".`
+      )
       // A question or an answer is trimmed, as the CLI and the MCP server trim it: a client's newline is no error.
       const padded = yield* post(`${s.url}/api/sessions`, { question: "  How do tides work?\n" })
       assert.strictEqual(padded.status, 202, padded.text)

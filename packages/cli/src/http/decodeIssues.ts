@@ -22,19 +22,37 @@ const issueOf = (value: unknown): Issue | undefined => {
   return { tag, path: path.map(String), message }
 }
 
+const expectation = /^Expected (.+), actual (.+)$/s
+
 /**
- * The issues worth saying, one a field in their order: an optional field is a union with `undefined`, so a wrong value
- * also fails as "Expected undefined", which says nothing its first issue did not.
+ * A field's issues as one: a union fails once a member (`Expected "markdown", actual "pdf"`, then `"html"`, ...), said
+ * together as `Expected "markdown" | "html" | ..., actual "pdf"`; an optional field is a union with `undefined`, whose
+ * "Expected undefined" says nothing a value's own issue does not. Otherwise the first says it.
  */
+const merged = (issues: ReadonlyArray<Issue>): Issue => {
+  const first = issues[0] as Issue
+  const telling = issues.filter((issue) => !/^Expected undefined, /.test(issue.message))
+  const expected = telling.map((issue) => expectation.exec(issue.message))
+  const actual = expected[0]?.[2]
+  if (telling.length < 2 || expected.some((match) => match === null || match[2] !== actual)) {
+    return telling[0] ?? first
+  }
+  const alternatives = [...new Set(expected.map((match) => match?.[1] ?? ""))]
+  return { ...first, message: `Expected ${alternatives.join(" | ")}, actual ${actual}` }
+}
+
+/** The issues worth saying, one a field, in the order of the fields' first issues. */
 export const issuesOf = (issues: unknown): ReadonlyArray<Issue> => {
   if (!Array.isArray(issues)) return []
-  const said = new Map<string, Issue>()
+  const byField = new Map<string, Array<Issue>>()
   for (const issue of issues.map(issueOf)) {
     if (issue === undefined) continue
     const key = issue.path.join(".")
-    if (!said.has(key)) said.set(key, issue)
+    const field = byField.get(key) ?? []
+    byField.set(key, field)
+    field.push(issue)
   }
-  return [...said.values()]
+  return [...byField.values()].map(merged)
 }
 
 /** One issue in a sentence: `'question' is required`, `'maxRounds': Expected a positive number, actual 0`. */
