@@ -11,6 +11,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { ConfigError, resolve as resolveBackends, SearchBackend } from "./internal/backends.js"
+import * as DecodeIssues from "./internal/decodeIssues.js"
 import * as OptionTable from "./internal/optionTable.js"
 
 // =============================================================================
@@ -187,9 +188,7 @@ export const expandHome = (path: string, env: Environment): string => Variables.
 
 /** A decoding error as one line per problem, each naming the field it is about. */
 const formatIssues = (error: ParseResult.ParseError): string =>
-  ParseResult.ArrayFormatter.formatErrorSync(error)
-    // An optional field's "or undefined" alternative adds nothing to what is wrong with the value given.
-    .filter((issue, _, all) => !issue.message.startsWith("Expected undefined") || all.length === 1)
+  DecodeIssues.issuesOf(ParseResult.ArrayFormatter.formatErrorSync(error))
     .map((issue) => `  ${issue.path.length === 0 ? "" : `${issue.path.join(".")}: `}${issue.message}`)
     .join("\n")
 
@@ -219,13 +218,40 @@ const checkFlagNumbers = (flags: Flags): ConfigError | undefined => {
 /** Decodes a config file's text; errors name the file. */
 export const decodeFileConfig = (text: string, path: string): Either.Either<FileConfig, ConfigError> =>
   Schema.decodeUnknownEither(Schema.parseJson(FileConfig), { onExcessProperty: "error" })(text).pipe(
-    Either.mapLeft(
-      (error) =>
-        new ConfigError({
-          message: `${path} is not a valid config file:\n${formatIssues(error)}`
-        })
-    )
+    Either.mapLeft((error) => formatIssues(error)),
+    Either.filterOrLeft(
+      (file) => unknownProviders(file).length === 0,
+      (file) =>
+        unknownProviders(file)
+          .map(
+            (name) =>
+              `  resilience.providers.${name}: no provider goes by this name (they are ${resilienceProviders.join(", ")})`
+          )
+          .join("\n")
+    ),
+    Either.mapLeft((issues) => new ConfigError({ message: `${path} is not a valid config file:\n${issues}` }))
   )
+
+/**
+ * The providers a run of the CLI calls, by the names their resilience settings go by: the models' vendors, the search
+ * APIs (`openai` and `anthropic` also name their native web search), the local corpus, and `http`, the page extractor
+ * used without a Tavily key.
+ */
+export const resilienceProviders: ReadonlyArray<string> = [
+  "openai",
+  "anthropic",
+  "ollama",
+  "tavily",
+  "exa",
+  "perplexity",
+  "semantic-scholar",
+  "local",
+  "http"
+]
+
+/** The names of `resilience.providers` no provider goes by: a typo there would change nothing, so it is refused. */
+const unknownProviders = (file: FileConfig): ReadonlyArray<string> =>
+  Object.keys(file.resilience?.providers ?? {}).filter((name) => !resilienceProviders.includes(name))
 
 /** The store folder: `--store`, else `DEEP_RESEARCH_HOME`, else the config file's `store`, else `~/.deep-research`. */
 export const storeDirOf = (flag: string | undefined, env: Environment, file: FileConfig | undefined): string =>

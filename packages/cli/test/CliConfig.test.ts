@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Either, Redacted } from "effect"
+import { Duration, Either, Option, Redacted } from "effect"
 import { Resilience } from "@deep-research/core"
 import * as CliConfig from "../src/CliConfig.js"
 
@@ -139,13 +139,35 @@ describe("CliConfig", () => {
     assert.strictEqual(resolveRight({}, env).resilience, Resilience.defaultSettings)
   })
 
-  it("a bad resilience value names its place in the file", () => {
+  it("a bad resilience value names its place in the file, and what it may be", () => {
     const bad = CliConfig.decodeFileConfig(
       '{"resilience": {"providers": {"tavily": {"requestsPerSecond": -1}}}}',
       "/x/deep-research.config.json"
     )
-    assert.isTrue(Either.isLeft(bad))
-    if (Either.isLeft(bad)) assert.include(bad.left.message, "requestsPerSecond")
+    assert.deepStrictEqual(
+      Either.getLeft(bad).pipe(Option.map((error) => error.message)),
+      Option.some(
+        "/x/deep-research.config.json is not a valid config file:\n" +
+          "  resilience.providers.tavily.requestsPerSecond: Expected a positive number | null, actual -1"
+      )
+    )
+  })
+
+  it("a provider's settings under a name no provider goes by are refused, naming those there are", () => {
+    const typo = CliConfig.decodeFileConfig(
+      '{"resilience": {"providers": {"tavly": {"requestsPerSecond": 2}, "exa": {"burst": 2}}}}',
+      "cfg.json"
+    )
+    assert.deepStrictEqual(
+      Either.getLeft(typo).pipe(Option.map((error) => error.message)),
+      Option.some(
+        "cfg.json is not a valid config file:\n  resilience.providers.tavly: no provider goes by this name (they are " +
+          "openai, anthropic, ollama, tavily, exa, perplexity, semantic-scholar, local, http)"
+      )
+    )
+    const every = Object.fromEntries(CliConfig.resilienceProviders.map((name) => [name, { maxRetries: 1 }]))
+    const decoded = CliConfig.decodeFileConfig(JSON.stringify({ resilience: { providers: every } }), "cfg.json")
+    assert.isTrue(Either.isRight(decoded))
   })
 
   it("bad values name their source", () => {

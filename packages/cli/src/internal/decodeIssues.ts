@@ -1,8 +1,8 @@
 /**
- * What a request that did not decode got wrong, said in a sentence a person reads: the API's `HttpApiDecodeError`
- * carries each issue with its path, and a message that is Schema's whole tree (`CreateSession └─ ["question"] └─ ...`),
- * which the web page and every client would show as it is. Each field at fault is named once, with what is wrong with
- * it; the issues stay in the body for programs.
+ * What a value that did not decode got wrong, said as a person reads it: each field at fault once, with what is wrong
+ * with it. For the HTTP API, whose `HttpApiDecodeError` carries the issues with their paths and a message that is
+ * Schema's whole tree (`CreateSession └─ ["question"] └─ ...`), which the web page and every client would show as it
+ * is (the issues stay in the body for programs); and for the config file's errors.
  */
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 
@@ -26,27 +26,29 @@ const expectation = /^Expected (.+), actual (.+)$/s
 
 /**
  * A field's issues as one: a union fails once a member (`Expected "markdown", actual "pdf"`, then `"html"`, ...), said
- * together as `Expected "markdown" | "html" | ..., actual "pdf"`; an optional field is a union with `undefined`, whose
- * "Expected undefined" says nothing a value's own issue does not. Otherwise the first says it.
+ * together as `Expected "markdown" | "html" | ..., actual "pdf"`. Otherwise the first says it.
  */
 const merged = (issues: ReadonlyArray<Issue>): Issue => {
   const first = issues[0] as Issue
-  const telling = issues.filter((issue) => !/^Expected undefined, /.test(issue.message))
-  const expected = telling.map((issue) => expectation.exec(issue.message))
+  const expected = issues.map((issue) => expectation.exec(issue.message))
   const actual = expected[0]?.[2]
-  if (telling.length < 2 || expected.some((match) => match === null || match[2] !== actual)) {
-    return telling[0] ?? first
-  }
+  if (issues.length < 2 || expected.some((match) => match === null || match[2] !== actual)) return first
   const alternatives = [...new Set(expected.map((match) => match?.[1] ?? ""))]
   return { ...first, message: `Expected ${alternatives.join(" | ")}, actual ${actual}` }
 }
 
-/** The issues worth saying, one a field, in the order of the fields' first issues. */
+const saysNothing = (issue: Issue) => /^Expected undefined, /.test(issue.message)
+
+/**
+ * The issues worth saying, one a field, in the order of the fields' first issues. A wrong value inside an optional
+ * field also fails the field's `undefined` alternative, at the field's own path: said only when nothing else is.
+ */
 export const issuesOf = (issues: unknown): ReadonlyArray<Issue> => {
   if (!Array.isArray(issues)) return []
+  const all = issues.map(issueOf).filter((issue) => issue !== undefined)
+  const worth = all.some((issue) => !saysNothing(issue)) ? all.filter((issue) => !saysNothing(issue)) : all
   const byField = new Map<string, Array<Issue>>()
-  for (const issue of issues.map(issueOf)) {
-    if (issue === undefined) continue
+  for (const issue of worth) {
     const key = issue.path.join(".")
     const field = byField.get(key) ?? []
     byField.set(key, field)
