@@ -18,6 +18,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as CliConfig from "./CliConfig.js"
 import * as Evaluation from "./Evaluation.js"
+import * as DecodeIssues from "./internal/decodeIssues.js"
 import * as JsonRpcLines from "./internal/jsonRpcLines.js"
 import * as Runs from "./Runs.js"
 import * as RunSchema from "./RunSchema.js"
@@ -102,8 +103,12 @@ const json = (value: unknown): Content => text(JSON.stringify(value, null, 2))
 const failure = (message: string): Content => ({ isError: true, content: [{ type: "text", text: message }] })
 
 const decodeArgs = <A, I>(schema: Schema.Schema<A, I>, args: unknown): Either.Either<A, string> =>
-  Either.mapLeft(Schema.decodeUnknownEither(schema, { onExcessProperty: "error" })(args ?? {}), (error) =>
-    ParseResult.TreeFormatter.formatErrorSync(error)
+  Either.mapLeft(
+    Schema.decodeUnknownEither(schema, { onExcessProperty: "error" })(args ?? {}),
+    // Said as a sentence a model acts on ('sessionId' is required.), not Schema's tree of the whole arguments.
+    (error) =>
+      DecodeIssues.messageOf(ParseResult.ArrayFormatter.formatErrorSync(error)) ??
+      ParseResult.TreeFormatter.formatErrorSync(error)
   )
 
 /** A tool's answer from an effect: its value as the tool says it, or its error's message. */
@@ -123,7 +128,7 @@ const withArgs =
   <A, I>(schema: Schema.Schema<A, I>, f: (args: A) => Promise<Content>) =>
   async (args: unknown): Promise<Content> => {
     const decoded = decodeArgs(schema, args)
-    return Either.isLeft(decoded) ? failure(`Invalid arguments:\n${decoded.left}`) : f(decoded.right)
+    return Either.isLeft(decoded) ? failure(`Invalid arguments: ${decoded.left}`) : f(decoded.right)
   }
 
 const handlersOf = (runs: Runs.Runs): Record<string, (args: unknown) => Promise<Content>> => ({

@@ -62,7 +62,24 @@ describe("the MCP server", () => {
         mcp.client.callTool({ name: "start_research", arguments: { question: "" } })
       )
       assert.strictEqual(refused.isError, true)
-      assert.match(Schema.decodeUnknownSync(Text)(refused.content)[0]?.text ?? "", /^Invalid arguments/)
+      assert.strictEqual(
+        Schema.decodeUnknownSync(Text)(refused.content)[0]?.text,
+        "Invalid arguments: 'question': must not be empty."
+      )
+      const cases: Array<[string, Record<string, unknown>, string]> = [
+        [
+          "start_research",
+          { question: "Tides?", maxRounds: -1 },
+          "'maxRounds': Expected a positive number, actual -1."
+        ],
+        ["get_status", {}, "'sessionId' is required."],
+        ["answer_clarification", { sessionId: "dr-x", answer: 3 }, "'answer': Expected string, actual 3."]
+      ]
+      for (const [name, args, said] of cases) {
+        const result = yield* Effect.promise(() => mcp.client.callTool({ name, arguments: args }))
+        assert.strictEqual(result.isError, true)
+        assert.strictEqual(Schema.decodeUnknownSync(Text)(result.content)[0]?.text, `Invalid arguments: ${said}`)
+      }
     })
   )
 
