@@ -10,14 +10,15 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as CliConfig from "./CliConfig.js"
 import * as Evaluation from "./Evaluation.js"
+import { Unanswered } from "./internal/answeredBeforeClose.js"
 import * as DecodeIssues from "./internal/decodeIssues.js"
 import * as JsonRpcLines from "./internal/jsonRpcLines.js"
 import * as Runs from "./Runs.js"
@@ -165,31 +166,8 @@ const handlersOf = (runs: Runs.Runs): Record<string, (args: unknown) => Promise<
   )
 })
 
-/** The requests a server is answering: a client that closes its input still gets the answers it asked for. */
-export class InFlight {
-  private readonly answering = new Set<Promise<unknown>>()
-
-  /** Counts `answer` in until it settles. */
-  track<A>(answer: Promise<A>): Promise<A> {
-    this.answering.add(answer)
-    const done = () => void this.answering.delete(answer)
-    answer.then(done, done)
-    return answer
-  }
-
-  /** Resolves once every request taken so far is answered and its answer handed to the transport, or after `maxMillis`. */
-  settled(maxMillis: number): Promise<void> {
-    const all = Promise.allSettled([...this.answering]).then(
-      // The SDK sends an answer a few promise steps after the handler's settles: a turn of the loop covers them.
-      () => new Promise<void>((resolve) => setImmediate(resolve))
-    )
-    const cap = new Promise<void>((resolve) => setTimeout(resolve, maxMillis).unref())
-    return Promise.race([all, cap])
-  }
-}
-
 /** Runs the MCP server over a transport until it closes. */
-export const serve = (resolved: CliConfig.Resolved, transport: Transport, inFlight: InFlight = new InFlight()) =>
+export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
   Effect.gen(function* () {
     // The runs share one runtime for the server's life; its log lines go to stderr, since stdout carries the
     // protocol. Built before serving, so that a configuration the providers refuse fails the command.
@@ -223,12 +201,13 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport, inFlig
         return failure(error instanceof Error ? error.message : String(error))
       }
     }
-    server.setRequestHandler(CallToolRequestSchema, (request) => inFlight.track(callTool(request.params)))
-    const closed = yield* Effect.async<void>((resume) => {
-      transport.onclose = () => resume(Effect.void)
-    }).pipe(Effect.fork)
+    server.setRequestHandler(CallToolRequestSchema, (request) => callTool(request.params))
+    // Watched before connecting: a client that sends its requests and closes its input may be answered, and the
+    // transport closed, before the connection's own promise has resolved.
+    const closed = yield* Deferred.make<void>()
+    transport.onclose = () => Deferred.unsafeDone(closed, Exit.void)
     yield* Effect.promise(() => server.connect(transport))
-    yield* Fiber.join(closed)
+    yield* Deferred.await(closed)
   }).pipe(Effect.scoped)
 
 /** The MCP server on this process's stdin and stdout, until the client closes stdin. */
@@ -238,14 +217,14 @@ export const serveStdio = (resolved: CliConfig.Resolved) =>
     const input = process.stdin.pipe(
       JsonRpcLines.validLines((refusal) => process.stdout.write(`${JSON.stringify(refusal)}\n`))
     )
-    const transport = new StdioServerTransport(input, process.stdout)
-    const inFlight = new InFlight()
+    const unanswered = new Unanswered()
+    const transport = unanswered.watch(new StdioServerTransport(input, process.stdout))
     // The SDK's transport does not notice the end of its input; a client that goes away closes stdin. What it asked
     // before is answered first (a minute at most).
-    const onEnd = () => void inFlight.settled(60_000).then(() => transport.close())
+    const onEnd = () => void unanswered.settled(60_000).then(() => transport.close())
     return Effect.acquireUseRelease(
       Effect.sync(() => input.once("end", onEnd)),
-      () => serve(resolved, transport, inFlight),
+      () => serve(resolved, transport),
       () => Effect.sync(() => input.off("end", onEnd))
     )
   })

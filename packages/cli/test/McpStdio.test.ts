@@ -10,6 +10,7 @@ import * as os from "node:os"
 import * as nodePath from "node:path"
 import { PassThrough } from "node:stream"
 import { fileURLToPath } from "node:url"
+import { Unanswered } from "../src/internal/answeredBeforeClose.js"
 import * as JsonRpcLines from "../src/internal/jsonRpcLines.js"
 import { ensureBuilt } from "./support/built.js"
 
@@ -66,6 +67,30 @@ describe("the MCP server's input lines", () => {
 
   it("answers a last line without its end as a line", async () => {
     assert.deepStrictEqual(await filtered(["{"]).then((result) => result.refused.map((r) => r.error.code)), [-32700])
+  })
+})
+
+describe("what the MCP server on stdio has yet to answer", () => {
+  it("counts requests (not notifications) from their arrival until an answer with their id is written", async () => {
+    const unanswered = new Unanswered()
+    let settled = false
+    unanswered.received({ jsonrpc: "2.0", method: "notifications/initialized" })
+    await unanswered.settled(60_000)
+    unanswered.received({ jsonrpc: "2.0", id: 1, method: "ping" })
+    unanswered.received({ jsonrpc: "2.0", id: "b", method: "tools/list" })
+    const waiting = unanswered.settled(60_000).then(() => (settled = true))
+    unanswered.answered({ jsonrpc: "2.0", id: 1, result: {} })
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.isFalse(settled, "one request is still unanswered")
+    unanswered.answered({ jsonrpc: "2.0", id: "b", error: { code: -32601, message: "no" } })
+    await waiting
+    assert.isTrue(settled)
+  })
+
+  it("gives up waiting after the time it is given", async () => {
+    const unanswered = new Unanswered()
+    unanswered.received({ jsonrpc: "2.0", id: 1, method: "ping" })
+    await unanswered.settled(20)
   })
 })
 
