@@ -68,7 +68,7 @@ export const format = (evaluation: Evaluation, options?: { readonly maxLines?: n
       const weight = j.weights[s.dimension]
       const flag = s.imputed ? " [missing: 3 stands in]" : s.adjusted ? ` [adjusted from ${s.rawScore}]` : ""
       const rationale = s.rationale === "" ? "" : `  ${s.rationale.replace(/\s+/g, " ").slice(0, 160)}`
-      return `  ${s.dimension.padEnd(width)}  ${s.score}/5  weight ${weight.toFixed(2)}${flag}${rationale}`
+      return `  ${s.dimension.padEnd(width)}  ${s.score}/5  weight ${Number(weight.toFixed(3))}${flag}${rationale}`
     })
   ]
   if (j.warnings.length > 0) out.push("Warnings:", ...j.warnings.map((w) => `  - ${w}`))

@@ -54,6 +54,8 @@ describe("Evaluation", () => {
       assert.include(text, "Evaluation of gold-1")
       assert.include(text, "balance")
       assert.include(text, "[missing: 3 stands in]")
+      // Eight equal weights are an eighth each, as written, not 0.13 (eight of which make 1.04).
+      assert.match(text, /depth\s+\d\/5 {2}weight 0\.125/)
       assert.include(text, "line 3 (dangling): [3] is not in the source list")
       assert.include(text, "Claims: fidelity 1.000 over 1 checked")
       const codec = Schema.parseJson(Evaluation.Evaluation)
