@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as ParseResult from "effect/ParseResult"
+import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type * as CliConfig from "./CliConfig.js"
 import * as Evaluation from "./Evaluation.js"
@@ -112,17 +113,22 @@ const decodeArgs = <A, I>(schema: Schema.Schema<A, I>, args: unknown): Either.Ei
       ParseResult.TreeFormatter.formatErrorSync(error)
   )
 
-/** A tool's answer from an effect: its value as the tool says it, or its error's message. */
-const answer = <A, E>(effect: Effect.Effect<A, E>, onSuccess: (a: A) => Content): Promise<Content> =>
-  Effect.runPromiseExit(effect).then((exit) =>
-    Exit.match(exit, {
-      onSuccess,
-      onFailure: (cause) => {
-        const error = Cause.squash(cause)
-        return failure(error instanceof Error ? error.message : String(error))
-      }
-    })
-  )
+/**
+ * A tool's answer from an effect run in `runtime` (the server's: its log lines go to stderr, never among the messages
+ * on stdout): its value as the tool says it, or its error's message.
+ */
+const answerIn =
+  (runtime: Runtime.Runtime<never>) =>
+  <A, E>(effect: Effect.Effect<A, E>, onSuccess: (a: A) => Content): Promise<Content> =>
+    Runtime.runPromiseExit(runtime)(effect).then((exit) =>
+      Exit.match(exit, {
+        onSuccess,
+        onFailure: (cause) => {
+          const error = Cause.squash(cause)
+          return failure(error instanceof Error ? error.message : String(error))
+        }
+      })
+    )
 
 /** A handler that decodes its arguments first. */
 const withArgs =
@@ -132,7 +138,10 @@ const withArgs =
     return Either.isLeft(decoded) ? failure(`Invalid arguments: ${decoded.left}`) : f(decoded.right)
   }
 
-const handlersOf = (runs: Runs.Runs): Record<string, (args: unknown) => Promise<Content>> => ({
+const handlersOf = (
+  runs: Runs.Runs,
+  answer: ReturnType<typeof answerIn>
+): Record<string, (args: unknown) => Promise<Content>> => ({
   start_research: withArgs(StartArgs, ({ question, ...options }) => answer(runs.start(question, options), json)),
   get_status: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.status(sessionId), json)),
   get_report: withArgs(SessionIdArgs, ({ sessionId }) =>
@@ -168,11 +177,17 @@ const handlersOf = (runs: Runs.Runs): Record<string, (args: unknown) => Promise<
 
 /** Runs the MCP server over a transport until it closes. */
 export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
+  // The runs share one runtime for the server's life; its log lines go to stderr, since stdout carries the protocol.
+  // Built before serving, so that a configuration the providers refuse fails the command.
+  Effect.scoped(Effect.flatMap(Runs.forServing(resolved), (runs) => serveRuns(runs, transport)))
+
+/**
+ * Serves these runs over a transport until it closes. The tools' work runs in the caller's runtime: its logger, its
+ * scheduler, its tracer.
+ */
+export const serveRuns = (runs: Runs.Runs, transport: Transport) =>
   Effect.gen(function* () {
-    // The runs share one runtime for the server's life; its log lines go to stderr, since stdout carries the
-    // protocol. Built before serving, so that a configuration the providers refuse fails the command.
-    const runs = yield* Runs.forServing(resolved)
-    const handlers = handlersOf(runs)
+    const handlers = handlersOf(runs, answerIn(yield* Effect.runtime<never>()))
 
     const server = new Server({ name: "deep-research", version }, { capabilities: { tools: {} } })
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -208,7 +223,7 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
     transport.onclose = () => Deferred.unsafeDone(closed, Exit.void)
     yield* Effect.promise(() => server.connect(transport))
     yield* Deferred.await(closed)
-  }).pipe(Effect.scoped)
+  })
 
 /** The MCP server on this process's stdin and stdout, until the client closes stdin. */
 export const serveStdio = (resolved: CliConfig.Resolved) =>

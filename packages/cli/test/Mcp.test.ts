@@ -4,12 +4,15 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Logger from "effect/Logger"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import * as CliConfig from "../src/CliConfig.js"
 import * as Mcp from "../src/Mcp.js"
+import type * as Runs from "../src/Runs.js"
 
 const Text = Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.String }))
 const Started = Schema.parseJson(Schema.Struct({ sessionId: Schema.String, status: Schema.String }))
@@ -138,6 +141,49 @@ describe("the MCP server", () => {
       const fromFlag = CliConfig.resolve({ simulate: true, maxSessions: 2 }, { DEEP_RESEARCH_MAX_SESSIONS: "4" }, file)
       assert.strictEqual(Either.getOrThrow(fromFlag).maxSessions, 2, "the flag wins")
       assert.strictEqual(Either.getOrThrow(CliConfig.resolve({ simulate: true }, {}, undefined)).maxSessions, undefined)
+    })
+  )
+})
+
+describe("the MCP server's own work", () => {
+  it.scopedLive("runs in the server's runtime: what a tool logs goes to its logger, never among the messages", () =>
+    Effect.gen(function* () {
+      const logged: Array<string> = []
+      const unused = Effect.dieMessage("not used by this test")
+      const runs: Runs.Runs = {
+        start: () => unused,
+        status: () => unused,
+        list: Effect.as(Effect.logWarning("the sessions waiting for a runner could not be read"), []),
+        load: () => unused,
+        answer: () => unused,
+        resume: () => unused,
+        cancel: () => unused,
+        remove: () => unused,
+        evaluate: () => unused,
+        isRunning: () => false,
+        running: Effect.succeed(0),
+        awaitRun: () => Effect.void,
+        events: () => Stream.empty
+      }
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+      yield* Effect.forkScoped(
+        Mcp.serveRuns(runs, serverSide).pipe(
+          Effect.provide(
+            Logger.replace(
+              Logger.defaultLogger,
+              Logger.make(({ message }) => logged.push(String(message)))
+            )
+          )
+        )
+      )
+      const client = new Client({ name: "deep-research-test", version: "1.0.0" })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => client.connect(clientSide)),
+        () => Effect.promise(() => client.close())
+      )
+      const listed = yield* Effect.promise(() => client.callTool({ name: "list_sessions", arguments: {} }))
+      assert.notStrictEqual(listed.isError, true)
+      assert.deepStrictEqual(logged, ["the sessions waiting for a runner could not be read"])
     })
   )
 })
