@@ -44,7 +44,13 @@ const AnswerArgs = Schema.Struct({
   answer: RunSchema.trimmedText("The answer to the clarification question")
 })
 
-const NoArgs = Schema.Struct({})
+/** No arguments, as the tool's schema says (`additionalProperties: false`): an empty struct alone takes any object. */
+const NoArgs = Schema.Struct({}).pipe(
+  Schema.filter((args) => {
+    const given = Object.keys(args)[0]
+    return given === undefined || { path: [given], message: "this tool takes no arguments" }
+  })
+)
 
 interface ToolSpec {
   readonly name: string
@@ -151,7 +157,7 @@ const handlersOf = (
         : text(session.report.markdown)
     )
   ),
-  list_sessions: () => answer(runs.list, json),
+  list_sessions: withArgs(NoArgs, () => answer(runs.list, json)),
   answer_clarification: withArgs(AnswerArgs, ({ answer: reply, sessionId }) =>
     answer(runs.answer(sessionId, reply), json)
   ),

@@ -76,7 +76,8 @@ describe("the MCP server", () => {
           "'maxRounds': Expected a positive number, actual -1."
         ],
         ["get_status", {}, "'sessionId' is required."],
-        ["answer_clarification", { sessionId: "dr-x", answer: 3 }, "'answer': Expected string, actual 3."]
+        ["answer_clarification", { sessionId: "dr-x", answer: 3 }, "'answer': Expected string, actual 3."],
+        ["list_sessions", { status: "running" }, "'status': this tool takes no arguments."]
       ]
       for (const [name, args, said] of cases) {
         const result = yield* Effect.promise(() => mcp.client.callTool({ name, arguments: args }))
