@@ -181,6 +181,12 @@ describe("deep-research serve: bodies", () => {
       assert.deepInclude(JSON.parse(chatNotJson.text).error, { type: "invalid_request_error", param: null })
       assert.match(JSON.parse(chatNotJson.text).error.message, /^The request body is not valid JSON: /)
       assert.deepStrictEqual(yield* s.runs.list, [], "no session was started")
+      // Every field at fault is said, not the first only.
+      const several = yield* post(`${s.url}/api/sessions`, { question: " ", maxRounds: 0 })
+      assert.strictEqual(
+        JSON.parse(several.text).message,
+        "'question': must not be empty; 'maxRounds': Expected a positive number, actual 0."
+      )
       // A value of none of a field's choices names them all, not the first.
       const format = yield* request(`${s.url}/api/sessions/dr-any/report?format=pdf`)
       assert.strictEqual(format.status, 400)

@@ -70,12 +70,12 @@ export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("@deep
 export const CreateSession = Schema.Struct({
   question: trimmedText("What to research, in any language"),
   ...StartOptions.fields
-}).annotations({ identifier: "CreateSession", parseOptions: { onExcessProperty: "error" } })
+}).annotations({ identifier: "CreateSession", parseOptions: { onExcessProperty: "error", errors: "all" } })
 
 /** The answer to a session's clarifying question. */
 export const Answer = Schema.Struct({
   answer: trimmedText("The answer to the clarification question")
-}).annotations({ identifier: "Answer", parseOptions: { onExcessProperty: "error" } })
+}).annotations({ identifier: "Answer", parseOptions: { onExcessProperty: "error", errors: "all" } })
 
 const SessionPath = Schema.Struct({
   id: Schema.String.annotations({ description: "A session id, as create or list returned it" })
