@@ -112,7 +112,7 @@ const failure = (message: string): Content => ({ isError: true, content: [{ type
 
 const decodeArgs = <A, I>(schema: Schema.Schema<A, I>, args: unknown): Either.Either<A, string> =>
   Either.mapLeft(
-    Schema.decodeUnknownEither(schema, { onExcessProperty: "error" })(args ?? {}),
+    Schema.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "all" })(args ?? {}),
     // Said as a sentence a model acts on ('sessionId' is required.), not Schema's tree of the whole arguments.
     (error) =>
       DecodeIssues.messageOf(ParseResult.ArrayFormatter.formatErrorSync(error)) ??

@@ -77,7 +77,12 @@ describe("the MCP server", () => {
         ],
         ["get_status", {}, "'sessionId' is required."],
         ["answer_clarification", { sessionId: "dr-x", answer: 3 }, "'answer': Expected string, actual 3."],
-        ["list_sessions", { status: "running" }, "'status': this tool takes no arguments."]
+        ["list_sessions", { status: "running" }, "'status': this tool takes no arguments."],
+        [
+          "start_research",
+          { question: " ", concurrency: 1.5 },
+          "'question': must not be empty; 'concurrency': Expected an integer, actual 1.5."
+        ]
       ]
       for (const [name, args, said] of cases) {
         const result = yield* Effect.promise(() => mcp.client.callTool({ name, arguments: args }))
