@@ -100,6 +100,18 @@ const cases: ReadonlyArray<Case> = [
     message: /"\.\.\/\.\.\/x" is not a session id/
   },
   {
+    name: "resume of a session the store does not have says so, not that a key is missing",
+    args: () => ["resume", "dr-nobody", "--store", nodePath.join(sandbox, "store")],
+    code: 2,
+    message: /^No session with id dr-nobody$/m
+  },
+  {
+    name: "evaluate of a session the store does not have says so, not that a key is missing",
+    args: () => ["evaluate", "dr-nobody", "--store", nodePath.join(sandbox, "store")],
+    code: 2,
+    message: /^No session with id dr-nobody$/m
+  },
+  {
     name: "a hostile 10,000-character id is shortened in the message",
     args: () => ["resume", long],
     code: 2,

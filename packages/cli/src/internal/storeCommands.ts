@@ -28,7 +28,8 @@ const storeOption = ParserOptions.optionsOf(OptionTable.commands.list)
 
 /**
  * A session made with --simulate is resumed and evaluated simulated, without --simulate given again (it would
- * otherwise ask for a key): the store keeps a mark beside the session.
+ * otherwise ask for a key): the store keeps a mark beside the session. A session the local store does not have is
+ * said to be missing here, before a key is asked for; with a database it may be waiting for a runner.
  */
 export const rememberSimulated = <F extends { readonly simulate: boolean }>(
   id: string,
@@ -36,9 +37,20 @@ export const rememberSimulated = <F extends { readonly simulate: boolean }>(
 ) =>
   options.simulate
     ? Effect.succeed(options)
-    : withStore(options, (sessions) => sessions.artefact(id, "simulated.json")).pipe(
-        Effect.map((mark) => Option.isSome(mark)),
-        Effect.orElseSucceed(() => false),
+    : withStore(options, (sessions, credentials) =>
+        Effect.map(Effect.either(sessions.artefact(id, "simulated.json")), (mark) => ({
+          mark,
+          local: credentials.databaseUrl === undefined
+        }))
+      ).pipe(
+        Effect.orElseSucceed(() => undefined),
+        Effect.flatMap((read) => {
+          if (read === undefined) return Effect.succeed(false)
+          if (Either.isRight(read.mark)) return Effect.succeed(Option.isSome(read.mark.right))
+          return read.local && read.mark.left._tag === "SessionNotFound"
+            ? Effect.fail(new Exited({ code: 2, message: read.mark.left.message }))
+            : Effect.succeed(false)
+        }),
         Effect.tap((simulated) =>
           simulated
             ? Effect.sync(() => process.stderr.write(`Session ${id} was simulated: it goes on simulated.\n`))
