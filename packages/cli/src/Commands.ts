@@ -13,6 +13,7 @@ import * as Variables from "@deep-research/providers/Environment"
 import * as CliConfig from "./CliConfig.js"
 import { loadConfigFile } from "./internal/configFile.js"
 import { Exited, usageError } from "./internal/exited.js"
+import { describeError } from "./internal/logging.js"
 import * as OptionTable from "./internal/optionTable.js"
 import * as ParserOptions from "./internal/parserOptions.js"
 import { resumeCommand, runSession } from "./internal/runSession.js"
@@ -243,18 +244,23 @@ const mcp = Command.make("mcp", mcpOptions, (options) =>
 
 const serveOptions = ParserOptions.withRoleModels(OptionTable.commands.serve)
 
-const serve = Command.make("serve", serveOptions, ({ cors, host, port: givenPort, ...options }) =>
+const serve = Command.make("serve", serveOptions, ({ cors, host: givenHost, port: givenPort, ...options }) =>
   Effect.gen(function* () {
-    const flags = { ...toFlags(options), json: false, maxSessions: Option.getOrUndefined(options.maxSessions) }
-    const resolved = yield* resolveConfig(flags, purposeOf(flags))
+    // What is wrong with the server's own options is said before anything about models and keys.
     const port = Option.getOrElse(givenPort, () => OptionTable.defaults.servePort)
     if (port < 0 || port > 65535) return yield* usageError(`--port must be between 0 and 65535, got ${port}`)
+    const host = Option.getOrElse(givenHost, () => OptionTable.defaults.serveHost)
+    const token = CliConfig.apiTokenFrom(process.env)
     const Serve = yield* loadServe
+    const refused = Serve.refusal({ host, token })
+    if (refused !== undefined) return yield* usageError(refused)
+    const flags = { ...toFlags(options), json: false, maxSessions: Option.getOrUndefined(options.maxSessions) }
+    const resolved = yield* resolveConfig(flags, purposeOf(flags))
     yield* Serve.serve(resolved, {
       ...Serve.defaults,
-      host: Option.getOrElse(host, () => OptionTable.defaults.serveHost),
+      host,
       port,
-      token: CliConfig.apiTokenFrom(process.env),
+      token,
       corsOrigins: Option.match(cors, {
         onNone: () => [],
         onSome: (list) =>
@@ -264,7 +270,10 @@ const serve = Command.make("serve", serveOptions, ({ cors, host, port: givenPort
             .filter((origin) => origin !== "")
       })
     }).pipe(
-      Effect.mapError((error) => new Exited({ code: 2, message: `deep-research serve cannot start: ${error.message}` }))
+      // The listener's own error is under the platform's (a port in use: "listen EADDRINUSE ...").
+      Effect.mapError(
+        (error) => new Exited({ code: 2, message: `deep-research serve cannot start: ${describeError(error)}` })
+      )
     )
   })
 ).pipe(
@@ -279,6 +288,12 @@ const worker = Command.make(
   ParserOptions.withRoleModels(OptionTable.commands.worker),
   ({ healthPort, host: givenHost, listen, port, ...options }) =>
     Effect.gen(function* () {
+      // Without a database there is no cluster to work for: said before anything about models and keys.
+      if (Option.isNone(options.database) && (process.env[Variables.databaseUrl] ?? "").trim() === "") {
+        return yield* usageError(
+          `deep-research worker needs the cluster's database: --database URL or ${Variables.databaseUrl}`
+        )
+      }
       const resolved = yield* resolveConfig(toFlags(options))
       const [, Worker] = yield* loadCluster
       const host = Option.getOrElse(givenHost, () => OptionTable.defaults.workerHost)

@@ -8,6 +8,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { fileURLToPath } from "node:url"
@@ -148,6 +149,24 @@ const cases: ReadonlyArray<Case> = [
     message: /^--budget-usd takes a number, got "1\.5x"$/m
   },
   {
+    name: "worker without a database says so, before asking for a model's key",
+    args: () => ["worker"],
+    code: 2,
+    message: /^deep-research worker needs the cluster's database: --database URL or DEEP_RESEARCH_DATABASE_URL$/m
+  },
+  {
+    name: "serve --port 99999 says the port is wrong, before asking for a model's key",
+    args: () => ["serve", "--port", "99999"],
+    code: 2,
+    message: /^--port must be between 0 and 65535, got 99999$/m
+  },
+  {
+    name: "serve on another address without a token says so, before asking for a model's key",
+    args: () => ["serve", "--host", "0.0.0.0"],
+    code: 2,
+    message: /^deep-research serve listens on 0\.0\.0\.0, which other machines can reach: set DEEP_RESEARCH_API_TOKEN/m
+  },
+  {
     name: "--search local without --corpus, simulated or not",
     args: () => ["--simulate", "--search", "local", "What is X?"],
     code: 2,
@@ -168,6 +187,26 @@ describe("bad inputs through the built CLI", () => {
       }
     })
   }
+
+  it("serve on a port another program holds says so", async () => {
+    const holder = net.createServer()
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve))
+    const address = holder.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    try {
+      const ran = cli(["serve", "--simulate", "--port", String(port)])
+      assert.strictEqual(ran.code, 2, ran.stderr)
+      assert.match(
+        ran.stderr,
+        new RegExp(
+          `^deep-research serve cannot start: listen EADDRINUSE: address already in use 127\\.0\\.0\\.1:${port}$`,
+          "m"
+        )
+      )
+    } finally {
+      await new Promise((resolve) => holder.close(resolve))
+    }
+  })
 
   it("control characters of a question never reach the terminal raw: not in the progress, list or show", () => {
     const store = nodePath.join(sandbox, "controls")
