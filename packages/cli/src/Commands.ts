@@ -232,7 +232,9 @@ const mcp = Command.make("mcp", mcpOptions, (options) =>
     const resolved = yield* resolveConfig(flags, purposeOf(flags))
     const Mcp = yield* loadMcp
     yield* Mcp.serveStdio(resolved).pipe(
-      Effect.mapError((error) => new Exited({ code: 2, message: `The MCP server cannot start: ${error.message}` }))
+      Effect.mapError(
+        (error) => new Exited({ code: 2, message: `The MCP server cannot start: ${describeError(error)}` })
+      )
     )
   })
 ).pipe(
