@@ -256,6 +256,22 @@ const serve = Command.make("serve", serveOptions, ({ cors, host: givenHost, port
     const Serve = yield* loadServe
     const refused = Serve.refusal({ host, token })
     if (refused !== undefined) return yield* usageError(refused)
+    const given = Option.match(cors, {
+      onNone: () => [],
+      onSome: (list) =>
+        list
+          .split(",")
+          .map((origin) => origin.trim())
+          .filter((origin) => origin !== "")
+    })
+    // A browser sends its page's origin exactly (`https://app.example`): anything else would never match, silently.
+    const notOrigin = given.find((origin) => Serve.originOf(origin) === undefined)
+    if (notOrigin !== undefined) {
+      return yield* usageError(
+        `--cors takes origins such as https://app.example, separated by commas; "${notOrigin}" is not one`
+      )
+    }
+    const corsOrigins = given.flatMap((origin) => Serve.originOf(origin) ?? [])
     const flags = { ...toFlags(options), json: false, maxSessions: Option.getOrUndefined(options.maxSessions) }
     const resolved = yield* resolveConfig(flags, purposeOf(flags))
     yield* Serve.serve(resolved, {
@@ -263,14 +279,7 @@ const serve = Command.make("serve", serveOptions, ({ cors, host: givenHost, port
       host,
       port,
       token,
-      corsOrigins: Option.match(cors, {
-        onNone: () => [],
-        onSome: (list) =>
-          list
-            .split(",")
-            .map((origin) => origin.trim())
-            .filter((origin) => origin !== "")
-      })
+      corsOrigins
     }).pipe(
       // The listener's own error is under the platform's (a port in use: "listen EADDRINUSE ...").
       Effect.mapError(

@@ -57,6 +57,22 @@ export const isLoopback = (host: string): boolean => {
   return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare)
 }
 
+/**
+ * A web origin as a browser sends it (`https://app.example`, lower case, no default port), from a text that names
+ * one: a scheme, a host and maybe a port, nothing more. Undefined for anything else, which would never match.
+ */
+export const originOf = (text: string): string | undefined => {
+  try {
+    const url = new URL(text)
+    const bare = url.pathname === "/" && url.search === "" && url.hash === "" && url.username === ""
+    return (url.protocol === "http:" || url.protocol === "https:") && bare && !text.endsWith("?")
+      ? url.origin
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** Why the server must not start with these options, if it must not. */
 export const refusal = (options: Pick<Options, "host" | "token">): string | undefined =>
   isLoopback(options.host) || options.token !== undefined

@@ -167,6 +167,12 @@ const cases: ReadonlyArray<Case> = [
     message: /^deep-research serve listens on 0\.0\.0\.0, which other machines can reach: set DEEP_RESEARCH_API_TOKEN/m
   },
   {
+    name: "serve --cors with something that is not an origin",
+    args: () => ["serve", "--simulate", "--cors", "https://app.example,app.example"],
+    code: 2,
+    message: /^--cors takes origins such as https:\/\/app\.example, separated by commas; "app\.example" is not one$/m
+  },
+  {
     name: "--search local without --corpus, simulated or not",
     args: () => ["--simulate", "--search", "local", "What is X?"],
     code: 2,

@@ -56,8 +56,19 @@ describe("deep-research serve: who may call it", () => {
         )
       )
       assert.strictEqual(code, 2)
-      assert.include(said.join(""), "deep-research serve cannot start")
+      assert.include(said.join(""), "deep-research serve listens on 0.0.0.0, which other machines can reach")
       assert.include(said.join(""), "set DEEP_RESEARCH_API_TOKEN")
+    })
+  )
+
+  it.effect("a CORS origin is read as a browser sends it; what is not one is refused, not left never to match", () =>
+    Effect.sync(() => {
+      assert.strictEqual(Serve.originOf("https://app.example"), "https://app.example")
+      assert.strictEqual(Serve.originOf("HTTPS://App.Example:443/"), "https://app.example")
+      assert.strictEqual(Serve.originOf("http://localhost:3000"), "http://localhost:3000")
+      for (const bad of ["notaurl", "*", "https://app.example/path", "https://user@app.example", "ftp://x.example"]) {
+        assert.isUndefined(Serve.originOf(bad), bad)
+      }
     })
   )
 
