@@ -13,10 +13,9 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
-import { spawn } from "node:child_process"
 import * as nodePath from "node:path"
 import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
-import { bin, describeRun, run, sandbox, start } from "./support/builtCli.js"
+import { describeRun, run, runWithInput, sandbox, start } from "./support/builtCli.js"
 
 const fileScope = Effect.runSync(Scope.make())
 let database: PgDatabase.TestDatabase | undefined
@@ -137,16 +136,6 @@ describe("deep-research with --database", () => {
 
   it("mcp --database without a key: a client that sends its requests and closes its input gets every answer", async () => {
     const box = sandbox(database?.kind === "pglite" ? { DEEP_RESEARCH_SHARD_LOCKS: "table" } : {})
-    const server = spawn(process.execPath, [bin, "mcp", "--database", url()], {
-      cwd: box.dir,
-      env: box.env,
-      stdio: "pipe"
-    })
-    let stdout = ""
-    let stderr = ""
-    server.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
-    server.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
-    const exited = new Promise<number | null>((resolve) => server.on("close", resolve))
     const call = (id: number, name: string, args: Record<string, unknown>) => ({
       jsonrpc: "2.0",
       id,
@@ -164,9 +153,13 @@ describe("deep-research with --database", () => {
       call(2, "list_sessions", {}),
       call(3, "get_status", { sessionId: "dr-nobody" })
     ]
-    server.stdin.end(requests.map((request) => `${JSON.stringify(request)}\n`).join(""))
-    assert.strictEqual(await exited, 0, stderr)
-    const answers = stdout
+    const ran = await runWithInput(
+      box,
+      ["mcp", "--database", url()],
+      requests.map((request) => `${JSON.stringify(request)}\n`).join("")
+    )
+    assert.strictEqual(ran.code, 0, describeRun(ran))
+    const answers = ran.stdout
       .trim()
       .split("\n")
       .map((line) => JSON.parse(line) as { id: number; result?: { isError?: boolean } })
@@ -177,7 +170,7 @@ describe("deep-research with --database", () => {
         [2, false],
         [3, true]
       ],
-      stdout
+      ran.stdout
     )
   }, 60_000)
 

@@ -3,28 +3,14 @@
  * id null), one that is JSON but no message with an invalid request (-32600, with its id when it has one), and the
  * messages around them are answered as ever. The SDK's own transport dropped such lines without a word.
  */
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { spawn } from "node:child_process"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as nodePath from "node:path"
+import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { PassThrough } from "node:stream"
-import { fileURLToPath } from "node:url"
 import { Unanswered } from "../src/internal/answeredBeforeClose.js"
 import * as JsonRpcLines from "../src/internal/jsonRpcLines.js"
 import { ensureBuilt } from "./support/built.js"
+import { describeRun, runWithInput, sandbox } from "./support/builtCli.js"
 
-const root = fileURLToPath(new URL("../../..", import.meta.url))
-const bin = nodePath.join(root, "packages/cli/bin/deep-research.js")
-
-let sandbox: string
-
-beforeAll(() => {
-  ensureBuilt()
-  sandbox = fs.mkdtempSync(nodePath.join(os.tmpdir(), "mcp-stdio-"))
-}, 300_000)
-
-afterAll(() => fs.rmSync(sandbox, { recursive: true, force: true }))
+beforeAll(() => ensureBuilt(), 300_000)
 
 const ping = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "ping" })
 
@@ -96,23 +82,15 @@ describe("what the MCP server on stdio has yet to answer", () => {
 
 describe("deep-research mcp on stdio", () => {
   it("answers a line that is not JSON and one that is no message with JSON-RPC errors, and the others as ever", async () => {
-    const server = spawn(process.execPath, [bin, "mcp", "--simulate"], {
-      cwd: sandbox,
-      env: { PATH: process.env["PATH"] ?? "", HOME: sandbox, DEEP_RESEARCH_HOME: sandbox },
-      stdio: "pipe"
-    })
-    let stdout = ""
-    let stderr = ""
-    server.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
-    server.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
-    const exited = new Promise<number | null>((resolve) => server.on("close", resolve))
     const initialize = {
       jsonrpc: "2.0",
       id: 1,
       method: "initialize",
       params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } }
     }
-    server.stdin.end(
+    const ran = await runWithInput(
+      sandbox(),
+      ["mcp", "--simulate"],
       [
         JSON.stringify(initialize),
         JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
@@ -121,8 +99,8 @@ describe("deep-research mcp on stdio", () => {
         JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/list" })
       ].join("\n") + "\n"
     )
-    assert.strictEqual(await exited, 0, stderr)
-    const answers = stdout
+    assert.strictEqual(ran.code, 0, describeRun(ran))
+    const answers = ran.stdout
       .trim()
       .split("\n")
       .map((line) => JSON.parse(line) as { id: unknown; error?: { code: number }; result?: { tools?: Array<unknown> } })

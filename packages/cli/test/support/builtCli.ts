@@ -66,6 +66,25 @@ export const start = (box: Sandbox, args: ReadonlyArray<string>, env: Record<str
   return { child, output: () => ({ stdout, stderr }), done }
 }
 
+/** Runs the CLI to its end with `input` on its stdin, which is then closed (a script piping a file in). */
+export const runWithInput = (
+  box: Sandbox,
+  args: ReadonlyArray<string>,
+  input: string,
+  env: Record<string, string> = {}
+): Promise<Finished> => {
+  const child = spawn(process.execPath, [bin, ...args], { cwd: box.dir, env: { ...box.env, ...env }, stdio: "pipe" })
+  let stdout = ""
+  let stderr = ""
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+  child.stdin.end(input)
+  return new Promise<Finished>((resolve, reject) => {
+    child.on("error", reject)
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }))
+  })
+}
+
 /** Runs the CLI to its end. */
 export const run = (box: Sandbox, args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Finished> =>
   start(box, args, env).done
