@@ -9,7 +9,7 @@ import { served, servedSlowly } from "./ServeHarness.js"
 const sdk = (url: string, apiKey = "unused") => new OpenAI({ baseURL: `${url}/v1`, apiKey, maxRetries: 0 })
 
 describe("deep-research serve: the OpenAI-compatible endpoint, with the official openai SDK as the client", () => {
-  it.scopedLive("lists the deep-research model", () =>
+  it.scopedLive("lists the deep-research model, retrieves it, and says any other is not found", () =>
     Effect.gen(function* () {
       const s = yield* served({ noClarify: true })
       const models = yield* Effect.promise(() => sdk(s.url).models.list())
@@ -17,6 +17,11 @@ describe("deep-research serve: the OpenAI-compatible endpoint, with the official
         models.data.map((m) => [m.id, m.object]),
         [["deep-research", "model"]]
       )
+      const model = yield* Effect.promise(() => sdk(s.url).models.retrieve("deep-research"))
+      assert.deepStrictEqual([model.id, model.object, model.owned_by], ["deep-research", "model", "deep-research"])
+      const missing = yield* Effect.flip(Effect.tryPromise(() => sdk(s.url).models.retrieve("gpt-4o")))
+      assert.instanceOf(missing.error, OpenAI.NotFoundError)
+      assert.strictEqual((missing.error as InstanceType<typeof OpenAI.NotFoundError>).code, "model_not_found")
     })
   )
 

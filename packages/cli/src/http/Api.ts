@@ -225,6 +225,13 @@ export class System extends HttpApiGroup.make("system").add(
 export class OpenAi extends HttpApiGroup.make("openai")
   .add(HttpApiEndpoint.get("models", "/v1/models").addSuccess(OpenAiSchema.ModelList))
   .add(
+    HttpApiEndpoint.get("model", "/v1/models/:model")
+      .setPath(Schema.Struct({ model: Schema.String }))
+      .addSuccess(OpenAiSchema.Model)
+      .addError(OpenAiSchema.ModelNotFound)
+      .annotate(OpenApi.Description, "The model `deep-research`; any other is not found.")
+  )
+  .add(
     HttpApiEndpoint.post("chatCompletions", "/v1/chat/completions")
       .setPayload(OpenAiSchema.ChatRequest)
       .addSuccess(OpenAiSchema.ChatCompletion)

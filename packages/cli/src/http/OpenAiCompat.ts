@@ -1,7 +1,7 @@
 /**
- * `POST /v1/chat/completions` and `GET /v1/models` for any OpenAI client: the conversation's last user message is
- * the question, the research runs as a session like any other (listed, stored, resumable), and the report is the
- * answer. Streamed, the progress lines arrive as `reasoning_content` (where OpenAI-compatible servers put a model's
+ * `POST /v1/chat/completions`, `GET /v1/models` and `GET /v1/models/{model}` for any OpenAI client: the
+ * conversation's last user message is the question, the research runs as a session like any other (listed, stored,
+ * resumable), and the report is the answer. Streamed, the progress lines arrive as `reasoning_content` (where OpenAI-compatible servers put a model's
  * thinking, so clients show them apart from the answer) and the report as `content`. A client that goes away cancels
  * the run, as closing a completion stops generation.
  */
@@ -129,11 +129,11 @@ const chunkStream = (runs: Runs.Runs, sessionId: string, includeUsage: boolean, 
 export const layer = (runs: Runs.Runs) =>
   HttpApiBuilder.group(Api, "openai", (handlers) =>
     handlers
-      .handle("models", () =>
-        Effect.succeed({
-          object: "list" as const,
-          data: [{ id: OpenAiSchema.modelId, object: "model" as const, created: 0, owned_by: "deep-research" }]
-        })
+      .handle("models", () => Effect.succeed({ object: "list" as const, data: [OpenAiSchema.theModel] }))
+      .handle("model", ({ path }) =>
+        path.model === OpenAiSchema.modelId
+          ? Effect.succeed(OpenAiSchema.theModel)
+          : Effect.fail(OpenAiSchema.ModelNotFound.of(path.model))
       )
       .handle("chatCompletions", ({ payload }) =>
         Effect.gen(function* () {

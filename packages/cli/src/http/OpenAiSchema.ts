@@ -82,18 +82,22 @@ export const ChatCompletionChunk = Schema.Struct({
 })
 export type ChatCompletionChunk = typeof ChatCompletionChunk.Type
 
+/** A model, as `GET /v1/models/{model}` and the list give it. */
+export const Model = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("model"),
+  created: Schema.Int,
+  owned_by: Schema.String
+}).annotations({ identifier: "Model" })
+
 /** The models list. */
 export const ModelList = Schema.Struct({
   object: Schema.Literal("list"),
-  data: Schema.Array(
-    Schema.Struct({
-      id: Schema.String,
-      object: Schema.Literal("model"),
-      created: Schema.Int,
-      owned_by: Schema.String
-    })
-  )
+  data: Schema.Array(Model)
 })
+
+/** The one model this server offers. */
+export const theModel: typeof Model.Type = { id: modelId, object: "model", created: 0, owned_by: "deep-research" }
 
 const ErrorBody = Schema.Struct({
   message: Schema.String,
