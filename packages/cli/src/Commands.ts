@@ -265,13 +265,16 @@ const serve = Command.make("serve", serveOptions, ({ cors, host: givenHost, port
           .filter((origin) => origin !== "")
     })
     // A browser sends its page's origin exactly (`https://app.example`): anything else would never match, silently.
-    const notOrigin = given.find((origin) => Serve.originOf(origin) === undefined)
-    if (notOrigin !== undefined) {
-      return yield* usageError(
-        `--cors takes origins such as https://app.example, separated by commas; "${notOrigin}" is not one`
-      )
+    const corsOrigins: Array<string> = []
+    for (const text of given) {
+      const origin = Serve.originOf(text)
+      if (origin === undefined) {
+        return yield* usageError(
+          `--cors takes origins such as https://app.example, separated by commas; "${text}" is not one`
+        )
+      }
+      corsOrigins.push(origin)
     }
-    const corsOrigins = given.flatMap((origin) => Serve.originOf(origin) ?? [])
     const flags = { ...toFlags(options), json: false, maxSessions: Option.getOrUndefined(options.maxSessions) }
     const resolved = yield* resolveConfig(flags, purposeOf(flags))
     yield* Serve.serve(resolved, {

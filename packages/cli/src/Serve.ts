@@ -20,10 +20,10 @@ import * as nodeFs from "node:fs"
 import * as nodeHttp from "node:http"
 import type * as CliConfig from "./CliConfig.js"
 import { Api } from "./http/Api.js"
-import * as DecodeIssues from "./internal/decodeIssues.js"
 import * as Handlers from "./http/Handlers.js"
 import * as OpenAiCompat from "./http/OpenAiCompat.js"
 import * as Unrouted from "./http/Unrouted.js"
+import * as DecodeIssues from "./internal/decodeIssues.js"
 import * as Runs from "./Runs.js"
 
 // =============================================================================
@@ -170,6 +170,19 @@ const jsonError = (text: string): string | undefined => {
   }
 }
 
+const decoder = new TextDecoder()
+
+/** A JSON error body of a response, or undefined when it has none. */
+const errorBodyOf = (response: HttpServerResponse.HttpServerResponse): object | undefined => {
+  if (response.status < 400 || response.body._tag !== "Uint8Array") return undefined
+  try {
+    const body: unknown = JSON.parse(decoder.decode(response.body.body))
+    return typeof body === "object" && body !== null ? body : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * A request that did not decode, said in a sentence (`'question' is required.`) rather than as Schema's tree; its
  * `issues` stay as they were. Other responses pass as they are.
@@ -177,7 +190,7 @@ const jsonError = (text: string): string | undefined => {
 export const withReadableMessage = (
   response: HttpServerResponse.HttpServerResponse
 ): HttpServerResponse.HttpServerResponse => {
-  const body = DecodeIssues.errorBodyOf(response)
+  const body = errorBodyOf(response)
   if (body === undefined || Reflect.get(body, "_tag") !== "HttpApiDecodeError") return response
   const message = DecodeIssues.messageOf(Reflect.get(body, "issues"))
   if (message === undefined) return response
@@ -191,7 +204,7 @@ export const withReadableMessage = (
 export const asOpenAiError = (
   response: HttpServerResponse.HttpServerResponse
 ): HttpServerResponse.HttpServerResponse => {
-  const body = DecodeIssues.errorBodyOf(response)
+  const body = errorBodyOf(response)
   if (body === undefined || "error" in body) return response
   const message: unknown = Reflect.get(body, "message")
   const firstIssue = DecodeIssues.issuesOf(Reflect.get(body, "issues"))[0]

@@ -4,8 +4,6 @@
  * Schema's whole tree (`CreateSession └─ ["question"] └─ ...`), which the web page and every client would show as it
  * is (the issues stay in the body for programs); and for the config file's errors.
  */
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-
 /** One issue as the API's decode error carries it. */
 export interface Issue {
   readonly tag: string
@@ -58,7 +56,7 @@ export const issuesOf = (issues: unknown): ReadonlyArray<Issue> => {
 }
 
 /** One issue in a sentence: `'question' is required`, `'maxRounds': Expected a positive number, actual 0`. */
-export const sentenceOf = (issue: Issue): string => {
+const sentenceOf = (issue: Issue): string => {
   if (issue.path.length === 0) return issue.message
   const field = `'${issue.path.join(".")}'`
   if (issue.tag === "Missing") return `${field} is required`
@@ -69,17 +67,4 @@ export const sentenceOf = (issue: Issue): string => {
 export const messageOf = (issues: unknown): string | undefined => {
   const worth = issuesOf(issues)
   return worth.length === 0 ? undefined : `${worth.map(sentenceOf).join("; ")}.`
-}
-
-const decoder = new TextDecoder()
-
-/** A JSON error body of a response, or undefined when it has none. */
-export const errorBodyOf = (response: HttpServerResponse.HttpServerResponse): object | undefined => {
-  if (response.status < 400 || response.body._tag !== "Uint8Array") return undefined
-  try {
-    const body: unknown = JSON.parse(decoder.decode(response.body.body))
-    return typeof body === "object" && body !== null ? body : undefined
-  } catch {
-    return undefined
-  }
 }
