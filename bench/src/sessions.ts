@@ -6,7 +6,7 @@
  * time, event-loop delay percentiles and peak RSS.
  * Usage: node bench/dist/sessions.js --sessions N [--model-latency MS] [--search-latency MS] [--backend http|inprocess] [--events on|off] [--store file|memory]
  *   [--scheduler sliced|default] [--slice-millis MS] [--ticks-before-timer N]
- *   [--max-sessions N] [--warm-up N] [--batches N] [--heap-growth cli|default] [--cpu-profile FILE]
+ *   [--max-sessions N] [--warm-up N] [--batches N] [--heap-growth cli|default] [--cpu-profile FILE] [--count-steps]
  *
  * `--warm-up N` runs N sessions, unmeasured, before the measured ones (1 by default), at the same concurrency.
  * `--batches K` runs the measured sessions as K batches one after the other and reports each batch's CPU a session,
@@ -14,6 +14,9 @@
  * compiling hot code for the first few hundred sessions, and the batches show when a process reaches its steady state.
  * `--cpu-profile FILE` writes a CPU profile of the main thread over the measured sessions only (the warm-up left out),
  * in the `.cpuprofile` format that Chrome's and VS Code's profilers open.
+ * `--count-steps` counts Effect's runtime steps over the measured sessions (`Steps.ts`): a session's steps, fibers and
+ * steps under each span, figures that do not drift with the machine; counting slows the run, so its CPU is not a
+ * measurement then.
  */
 import { Pipeline, SessionLimit } from "@deep-research/core"
 import * as HeapGrowth from "@deep-research/providers/HeapGrowth"
@@ -32,6 +35,7 @@ import { monitorEventLoopDelay, performance } from "node:perf_hooks"
 import * as InProcess from "./InProcess.js"
 import * as Measure from "./Measure.js"
 import * as RemoteEmulator from "./RemoteEmulator.js"
+import * as Steps from "./Steps.js"
 import * as World from "./World.js"
 
 const argument = (name: string, fallback: number): number => {
@@ -78,6 +82,7 @@ const events = !(eventsArg >= 0 && process.argv[eventsArg + 1] === "off")
 const heapGrowthArg = process.argv.indexOf("--heap-growth")
 const cpuProfileArg = process.argv.indexOf("--cpu-profile")
 const cpuProfileFile = cpuProfileArg >= 0 ? process.argv[cpuProfileArg + 1] : undefined
+const steps = process.argv.includes("--count-steps") ? Steps.make() : undefined
 const heapGrowth = heapGrowthArg >= 0 && process.argv[heapGrowthArg + 1] === "default" ? "default" : "cli"
 
 /** The simulator `Emulator.simulate` installs, kept to be called in process (the emulator itself gets no traffic). */
@@ -194,7 +199,7 @@ const program = Effect.scoped(
             Array.from({ length: to - from }, (_, i) => from + i),
             session,
             { concurrency: "unbounded" }
-          )
+          ).pipe(steps === undefined ? (self) => self : steps.counting)
         ))
       )
       const used = process.cpuUsage(batchCpu)
@@ -257,6 +262,7 @@ const program = Effect.scoped(
             )
           : undefined,
       // From the call to its result, the wait for a slot of the session limit included.
+      steps: steps?.result(sessions),
       sessionMillis: {
         median: Measure.round(Measure.median(durations), 0),
         max: Measure.round(Math.max(...durations), 0)
