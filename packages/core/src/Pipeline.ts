@@ -122,7 +122,12 @@ const recordingEvents = (sessionId: string) =>
           if (Option.isNone(id) || id.value !== sessionId) return stream.publish(input)
           const timestamp = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
           const event: ResearchEvents.ResearchEvent = { ...input, sessionId, timestamp }
-          return Effect.zipRight(Effect.ignore(store.appendEvents(sessionId, [event])), stream.publish(input))
+          // Published whether the log took it or not (a store refuses an event it cannot encode); one step either way.
+          const published = stream.publish(input)
+          return Effect.matchEffect(store.appendEvents(sessionId, [event]), {
+            onFailure: () => published,
+            onSuccess: () => published
+          })
         }),
       subscribe: stream.subscribe
     }

@@ -237,17 +237,19 @@ export class ResearchEvents extends Context.Tag("@deep-research/core/ResearchEve
 
 /** A progress stream over an unbounded PubSub. */
 export const make: Effect.Effect<Service> = Effect.map(PubSub.unbounded<ResearchEvent>(), (pubsub) => ({
-  // Every event of a run passes here: a few runtime steps, not a generator or `Effect.all`.
+  // Every event of a run passes here: one runtime step reads the session and the time, and the unbounded PubSub
+  // takes the event there and then (`PubSub.publish` would be a step of its own, and another to discard its result).
   publish: (input) =>
-    FiberRef.getWith(currentSessionId, (id) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        PubSub.publish(pubsub, {
-          ...input,
-          timestamp: now,
-          ...(Option.isSome(id) ? { sessionId: id.value } : {})
-        } as ResearchEvent)
-      )
-    ).pipe(Effect.asVoid),
+    Effect.withFiberRuntime((fiber) => {
+      const id = fiber.getFiberRef(currentSessionId)
+      const event = {
+        ...input,
+        timestamp: Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis(),
+        ...(Option.isSome(id) ? { sessionId: id.value } : {})
+      } as ResearchEvent
+      // Refused only once the PubSub is shut down, where `PubSub.publish` interrupts its caller.
+      return pubsub.unsafeOffer(event) ? Effect.void : Effect.interrupt
+    }),
   subscribe: PubSub.subscribe(pubsub)
 }))
 
@@ -256,9 +258,11 @@ export const layer: Layer.Layer<ResearchEvents> = Layer.effect(ResearchEvents, m
 
 /** Publishes through the stream in context, if there is one. */
 export const publish = (event: EventInput): Effect.Effect<void> =>
-  Effect.flatMap(Effect.serviceOption(ResearchEvents), (events) =>
-    Option.isSome(events) ? events.value.publish(event) : Effect.void
-  )
+  // One runtime step to find the stream: every event of every run passes here.
+  Effect.withFiberRuntime((fiber) => {
+    const events = Context.getOption(fiber.currentContext, ResearchEvents)
+    return Option.isSome(events) ? events.value.publish(event) : Effect.void
+  })
 
 /** The events from now on, as a stream. */
 export const stream: Stream.Stream<ResearchEvent, never, ResearchEvents> = Stream.unwrapScoped(

@@ -10,7 +10,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import * as FiberRef from "effect/FiberRef"
 import * as Metric from "effect/Metric"
 import type * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
@@ -28,6 +27,7 @@ import {
   modelCallInstruments
 } from "./internal/telemetryMetrics.js"
 import * as ResearchEvents from "./ResearchEvents.js"
+import * as Spans from "./Spans.js"
 import type * as Session from "./Session.js"
 import * as TelemetryContent from "./internal/telemetryContent.js"
 import type { Role } from "./Usage.js"
@@ -119,53 +119,6 @@ const causeType = (cause: Cause.Cause<unknown>): string =>
 const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock =>
   Context.get(fiber.currentDefaultServices, Clock.Clock)
 
-/**
- * Runs `effect` in a new span (as `Effect.withSpan` does: made by `Effect.makeSpan`, the parent of what `effect` does,
- * ended with its exit), timed by the fiber's clock. `onStart` sees the span and the fiber before `effect` starts;
- * `onEnd` gets the outcome, the seconds it took, the fiber's metric labels and what `onStart` returned, and records
- * what it says by plain calls (`span.attribute`, `unsafeUpdate`). All in one uninterruptible region with the span
- * put in the context and taken out again by two `FiberRef.set`s: about a dozen runtime steps a call fewer than
- * `Effect.useSpan` (an `onExit`) around `Effect.withParentSpan` (an `acquireUseRelease`).
- */
-const timedSpan = <A, E, R, S>(
-  name: string,
-  options: Tracer.SpanOptions,
-  effect: Effect.Effect<A, E, R>,
-  onStart: (span: Tracer.Span, fiber: Fiber.RuntimeFiber<unknown, unknown>) => S,
-  onEnd: (
-    span: Tracer.Span,
-    exit: Exit.Exit<A, E>,
-    seconds: number,
-    labels: ReadonlyArray<MetricLabel.MetricLabel>,
-    started: S
-  ) => void
-): Effect.Effect<A, E, R> =>
-  Effect.uninterruptibleMask((restore) =>
-    Effect.flatMap(Effect.makeSpan(name, options), (span) =>
-      Effect.withFiberRuntime((fiber) => {
-        const context = fiber.currentContext
-        const clock = clockOf(fiber)
-        const started = onStart(span, fiber)
-        const startedAt = clock.unsafeCurrentTimeMillis()
-        const run = Effect.zipRight(
-          FiberRef.set(FiberRef.currentContext, Context.add(context, Tracer.ParentSpan, span)),
-          Effect.exit(restore(effect))
-        )
-        return Effect.flatMap(run, (exit) => {
-          const seconds = (clock.unsafeCurrentTimeMillis() - startedAt) / 1_000
-          onEnd(span, exit, seconds, fiber.getFiberRef(FiberRef.currentMetricLabels), started)
-          if (span.status._tag !== "Ended") {
-            const timed = fiber.getFiberRef(FiberRef.currentTracerTimingEnabled)
-            span.end(timed ? clock.unsafeCurrentTimeNanos() : noTime, exit)
-          }
-          return Effect.zipRight(FiberRef.set(FiberRef.currentContext, context), exit)
-        })
-      })
-    )
-  )
-
-const noTime = BigInt(0)
-
 /** Counts a request and its error, and times it, under `kind` and `provider`; returns the error's type. */
 const countRequest = (
   span: Tracer.Span,
@@ -239,7 +192,7 @@ export const modelCall = <E, R>(
   costOf: (completion: LanguageModel.Completion) => number,
   onSuccess?: (completion: LanguageModel.Completion, costUsd: number, context: Context.Context<never>) => void
 ): Effect.Effect<LanguageModel.Completion, E, R> =>
-  timedSpan(
+  Spans.timed(
     `chat ${call.model}`,
     {
       kind: "client",
@@ -297,7 +250,7 @@ export const providerCall = <A, E, R>(
   details: { readonly query?: string | undefined; readonly urls?: ReadonlyArray<string> | undefined },
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
-  timedSpan(
+  Spans.timed(
     `${kind} ${provider}`,
     {
       kind: "client",
@@ -325,14 +278,13 @@ export const providerCall = <A, E, R>(
 export const toolCall =
   (call: { readonly id: string; readonly name: string }) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.withSpan(effect, `execute_tool ${call.name}`, {
-      captureStackTrace: false,
+    Spans.withSpan(`execute_tool ${call.name}`, {
       attributes: {
         [attributes.operationName]: "execute_tool",
         [attributes.toolName]: call.name,
         "gen_ai.tool.call.id": call.id
       }
-    })
+    })(effect)
 
 /** Adds an event to the current span, if there is one (retries, breaker rejections, rate-limit waits). */
 export const spanEvent = (name: string, eventAttributes: Record<string, unknown>): Effect.Effect<void> =>

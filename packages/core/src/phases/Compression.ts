@@ -20,6 +20,7 @@ import * as StructuredOutput from "../StructuredOutput.js"
 import type { Section } from "../Truncation.js"
 import * as Usage from "../Usage.js"
 import type { SeenSource } from "./Researcher.js"
+import * as Spans from "../Spans.js"
 
 /** What compression works from. */
 export interface Input {
@@ -148,7 +149,7 @@ export const plainSupervisorSummary = (options: {
 const sourceSectionPrefix = "source "
 
 /** Compresses a researcher's material. Never fails: when the rewrite fails or falls short, the raw notes stand. */
-export const run = Effect.fn("Compression.run")(function* (input: Input) {
+export const run = Spans.fn("Compression.run")(function* (input: Input) {
   const { config } = input
   const raw = rawNotes(input)
   const maxChars = config.supervisorSummaryMaxChars

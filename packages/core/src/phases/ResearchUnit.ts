@@ -22,6 +22,7 @@ import * as Usage from "../Usage.js"
 import * as Compression from "./Compression.js"
 import * as Researcher from "./Researcher.js"
 import * as Telemetry from "../Telemetry.js"
+import * as Spans from "../Spans.js"
 
 /** What a research unit is given: the contract between the supervisor and whatever runs its units. */
 export interface Input {
@@ -124,7 +125,7 @@ export const run = (
       })
     }),
     Telemetry.inFlight,
-    Effect.withSpan("ResearchUnit.run", {
+    Spans.withSpan("ResearchUnit.run", {
       attributes: { directiveId, [Telemetry.attributes.directiveId]: directiveId }
     })
   )

@@ -20,6 +20,7 @@ import type { Source } from "../Source.js"
 import * as StructuredOutput from "../StructuredOutput.js"
 import type { Section } from "../Truncation.js"
 import { today } from "../internal/calendar.js"
+import * as Spans from "../Spans.js"
 
 /** What synthesis works from. */
 export interface Input {
@@ -123,7 +124,7 @@ export const sections = (input: Input, language: Language.Language, found: Mater
 ]
 
 /** Writes the report. */
-export const run = Effect.fn("Synthesis.run")(function* (input: Input) {
+export const run = Spans.fn("Synthesis.run")(function* (input: Input) {
   const language = Language.forReport(input.query, input.brief?.language)
   const found = material(input.session)
   const kind = Prompt.classify(input.query, input.brief?.brief)

@@ -35,19 +35,25 @@ const makeScrubber = (secrets: ReadonlyArray<string>) => {
   }
 }
 
-/**
- * A store's scrubbing before a write: the text without its secrets, and a warning naming the store and what was
- * written when any were removed.
- */
-export const makeScrubbed = (store: string, secrets: ReadonlyArray<string>) => {
+/** A store's scrubbing before a write. */
+export interface Scrubbed {
+  /** The text without its secrets, with a warning naming the store and `what` was written when any were removed. */
+  (what: string, text: string): Effect.Effect<string>
+  /** `write` of the text without its secrets: in the same runtime step when there were none (every event line). */
+  readonly into: <A, E>(what: string, text: string, write: (text: string) => Effect.Effect<A, E>) => Effect.Effect<A, E>
+}
+
+export const makeScrubbed = (store: string, secrets: ReadonlyArray<string>): Scrubbed => {
   const scrub = makeScrubber(secrets)
-  return (what: string, text: string): Effect.Effect<string> => {
+  const warning = (what: string, removed: number) =>
+    Effect.logWarning(`${store}: removed ${removed} secret value(s) from ${what} before writing it`)
+  const scrubbed = (what: string, text: string): Effect.Effect<string> => {
     const result = scrub(text)
-    return result.removed === 0
-      ? Effect.succeed(text)
-      : Effect.as(
-          Effect.logWarning(`${store}: removed ${result.removed} secret value(s) from ${what} before writing it`),
-          result.text
-        )
+    return result.removed === 0 ? Effect.succeed(text) : Effect.as(warning(what, result.removed), result.text)
   }
+  const into = <A, E>(what: string, text: string, write: (text: string) => Effect.Effect<A, E>) => {
+    const result = scrub(text)
+    return result.removed === 0 ? write(text) : Effect.zipRight(warning(what, result.removed), write(result.text))
+  }
+  return Object.assign(scrubbed, { into })
 }
