@@ -8,12 +8,18 @@ const positiveInt = Schema.Int.pipe(Schema.positive())
 
 /**
  * A question or an answer as the HTTP API and the MCP server take it: trimmed as the CLI trims it (a client's trailing
- * newline is no error), and not blank (its JSON Schema says so with a pattern).
+ * newline is no error), and not blank (its JSON Schema says so with a pattern). Trimmed both ways: the server trims
+ * what it decodes, and the typed client trims what it sends (a trimmed type on the client's side would refuse the
+ * trailing newline there, before the server could take it).
  */
-export const trimmedText = (description: string) =>
-  Schema.String.pipe(Schema.pattern(/\S/, { message: () => "must not be empty" }))
-    .annotations({ description })
-    .pipe(Schema.compose(Schema.Trim))
+export const trimmedText = (description: string) => {
+  const text = Schema.String.pipe(Schema.pattern(/\S/, { message: () => "must not be empty" }))
+  return Schema.transform(text.annotations({ description }), text, {
+    strict: true,
+    decode: (given) => given.trim(),
+    encode: (given) => given.trim()
+  })
+}
 
 /** What a client may choose for one run; everything else comes from the server's configuration. */
 export const StartOptions = Schema.Struct({

@@ -17,7 +17,8 @@ describe("deep-research serve: the API through its typed client", () => {
       const health = yield* client.system.health()
       assert.strictEqual(health.status, "ok")
 
-      const started = yield* client.sessions.create({ payload: { question: "How do tides work?", maxRounds: 2 } })
+      // As a question read from a file or a terminal comes: the client sends it trimmed, as the CLI takes it.
+      const started = yield* client.sessions.create({ payload: { question: "How do tides work?\n", maxRounds: 2 } })
       assert.strictEqual(started.status, "running")
       const id = started.sessionId
       assert.strictEqual((yield* client.system.health()).running, 1)
@@ -102,7 +103,7 @@ describe("deep-research serve: the API through its typed client", () => {
 
       const answered = yield* client.sessions.answer({
         path: { id: "dr-awaiting-1" },
-        payload: { answer: "The Bay of Fundy" }
+        payload: { answer: " The Bay of Fundy\n" }
       })
       assert.strictEqual(answered.status, "running")
       const again = yield* Effect.flip(
