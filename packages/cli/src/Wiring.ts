@@ -205,9 +205,14 @@ const servicesLayer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Erro
         c.tavilyApiKey !== undefined || c.tavilyBaseUrl !== undefined
           ? (yield* makeTavily(resolved)).extractor
           : HttpExtractor.make()
-      const extractor = yield* Resilience.wrapContentExtractor(
-        corpus === undefined ? web : LocalCorpus.routingExtractor(corpus.extractor, web)
-      ).pipe(Effect.provideService(Resilience.Resilience, resilience))
+      const protectedExtractor = (extractor: ContentExtractor.Service) =>
+        Resilience.wrapContentExtractor(extractor).pipe(Effect.provideService(Resilience.Resilience, resilience))
+      // With a corpus, each half is protected under its own provider's settings, breaker and limits ("local", and
+      // "tavily" or "http"): the pair's name ("local+tavily") is no provider's, and settings for it cannot be given.
+      const extractor =
+        corpus === undefined
+          ? yield* protectedExtractor(web)
+          : LocalCorpus.routingExtractor(yield* protectedExtractor(corpus.extractor), yield* protectedExtractor(web))
       const base = Layer.mergeAll(
         routerLayer(resolved, resilience),
         Layer.succeed(Resilience.Resilience, resilience),
