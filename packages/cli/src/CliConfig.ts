@@ -217,7 +217,7 @@ const checkFlagNumbers = (flags: Flags): ConfigError | undefined => {
 
 /** Decodes a config file's text; errors name the file. */
 export const decodeFileConfig = (text: string, path: string): Either.Either<FileConfig, ConfigError> =>
-  Schema.decodeUnknownEither(Schema.parseJson(FileConfig), { onExcessProperty: "error" })(text).pipe(
+  Schema.decodeUnknownEither(Schema.parseJson(FileConfig), { onExcessProperty: "error", errors: "all" })(text).pipe(
     Either.mapLeft((error) => formatIssues(error)),
     Either.filterOrLeft(
       (file) => unknownProviders(file).length === 0,
@@ -352,9 +352,10 @@ export const resolve = (
       if (budgetUsd !== undefined) budget["maxUsd"] = budgetUsd
       encoded["budget"] = budget
     }
-    const research = yield* Schema.decodeUnknownEither(ResearchConfig.ResearchConfig, { onExcessProperty: "error" })(
-      encoded
-    ).pipe(
+    const research = yield* Schema.decodeUnknownEither(ResearchConfig.ResearchConfig, {
+      onExcessProperty: "error",
+      errors: "all"
+    })(encoded).pipe(
       Either.mapLeft(
         (error) =>
           new ConfigError({

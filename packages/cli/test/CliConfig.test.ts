@@ -181,6 +181,20 @@ describe("CliConfig", () => {
     assert.isTrue(Either.isLeft(unknownKey) && unknownKey.left.message.includes("modle"))
   })
 
+  it("every fault of a config file or of its research settings is said at once, not the first alone", () => {
+    const file = CliConfig.decodeFileConfig('{"modle": "openai:gpt-4.1", "maxRounds": 0}', "cfg.json")
+    if (Either.isRight(file)) return assert.fail("expected the file to be refused")
+    assert.include(file.left.message, "modle: is unexpected")
+    assert.match(file.left.message, /^ {2}maxRounds: Expected/m)
+    const research = resolveLeft(
+      {},
+      { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "t" },
+      decodeFile({ research: { maxRoundz: 3, summarizationInputCap: "big" } })
+    )
+    assert.include(research, "maxRoundz: is unexpected")
+    assert.include(research, `summarizationInputCap: Expected number, actual "big"`)
+  })
+
   it("keys stay redacted and the store honours --store, DEEP_RESEARCH_HOME and ~", () => {
     const resolved = resolveRight(
       {},
