@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Either, Option, Redacted } from "effect"
-import { Resilience } from "@deep-research/core"
+import { ResearchConfig, Resilience } from "@deep-research/core"
+import * as fs from "node:fs"
 import * as CliConfig from "../src/CliConfig.js"
 
 const resolveRight = (
@@ -277,5 +278,19 @@ describe("CliConfig", () => {
     assert.strictEqual(CliConfig.storeDirOf(undefined, { ...home, DEEP_RESEARCH_HOME: "/e" }, file), "/e")
     assert.strictEqual(CliConfig.storeDirOf(undefined, home, file), "/home/u/research")
     assert.strictEqual(CliConfig.storeDirOf(undefined, home, undefined), "/home/u/.deep-research")
+  })
+
+  it("the README's table of research knobs names every knob the config file's research takes, with its default", () => {
+    const readme = fs.readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
+    const rows = new Map(
+      [...readme.matchAll(/^\| `([A-Za-z]+)` +\| `([^`]+)` +\|/gm)].map((row) => [row[1] ?? "", row[2] ?? ""])
+    )
+    for (const [knob, value] of Object.entries(ResearchConfig.defaults)) {
+      const written = rows.get(knob)
+      assert.isDefined(written, `the README's table lacks ${knob}`)
+      if (knob === "budget") continue
+      const expected = Duration.isDuration(value) ? String(Duration.toMillis(value)) : String(value)
+      assert.strictEqual(written, expected, `the README's default of ${knob}`)
+    }
   })
 })
