@@ -199,7 +199,9 @@ export const withReadableMessage = (
 
 /**
  * An error of the API (a body that did not decode, a missing token) in the shape OpenAI clients read, for `/v1`:
- * `{error: {message, type, param, code}}`, the field at fault as `param`. Errors already in that shape pass as they are.
+ * `{error: {message, type, param, code}}`, the field at fault as `param`, with the tag of the error the OpenAPI
+ * document gives for its status (`InvalidRequest` for a 400, `Unauthorized`, which keeps its `message`, for a 401), so
+ * that the body is what the document describes. Errors already in that shape pass as they are.
  */
 export const asOpenAiError = (
   response: HttpServerResponse.HttpServerResponse
@@ -216,15 +218,16 @@ export const asOpenAiError = (
       : firstIssue.tag === "Missing"
         ? `Missing required parameter: '${param}'.`
         : `Invalid value for '${param}': ${firstIssue.message}`
+  const text = typeof said === "string" ? said : `HTTP ${response.status}`
+  const unauthorized = response.status === 401
+  const error = {
+    message: text,
+    type: unauthorized ? "authentication_error" : "invalid_request_error",
+    param,
+    code: null
+  }
   return HttpServerResponse.unsafeJson(
-    {
-      error: {
-        message: typeof said === "string" ? said : `HTTP ${response.status}`,
-        type: response.status === 401 ? "authentication_error" : "invalid_request_error",
-        param,
-        code: null
-      }
-    },
+    unauthorized ? { _tag: "Unauthorized", message: text, error } : { _tag: "InvalidRequest", error },
     { status: response.status, headers: response.headers }
   )
 }

@@ -49,10 +49,10 @@ export class ServerError extends Schema.TaggedError<ServerError>()(
   HttpApiSchema.annotations({ status: 500 })
 ) {}
 
-/** No bearer token, or not the configured one. */
+/** No bearer token, or not the configured one. Under `/v1`, said again in the shape OpenAI clients read (`error`). */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
   "Unauthorized",
-  { message: Schema.String },
+  { message: Schema.String, error: Schema.optional(OpenAiSchema.ErrorBody) },
   HttpApiSchema.annotations({ status: 401 })
 ) {}
 

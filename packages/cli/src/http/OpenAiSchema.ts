@@ -99,7 +99,8 @@ export const ModelList = Schema.Struct({
 /** The one model this server offers. */
 export const theModel: typeof Model.Type = { id: modelId, object: "model", created: 0, owned_by: "deep-research" }
 
-const ErrorBody = Schema.Struct({
+/** The `error` object of an error body, as OpenAI's API sends it. */
+export const ErrorBody = Schema.Struct({
   message: Schema.String,
   type: Schema.String,
   param: Schema.NullOr(Schema.String),
