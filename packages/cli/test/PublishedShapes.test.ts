@@ -1,0 +1,91 @@
+/**
+ * What the servers publish is what they take: arguments generated from each MCP tool's published `inputSchema`, and
+ * request bodies generated from the OpenAPI document `serve` publishes (json-schema-faker, fixed seeds), are never
+ * refused as malformed. A schema that promises more than the server's own decoding accepts (a bound, a format, a
+ * field it does not know) fails here, whatever the server's types say.
+ */
+import SwaggerParser from "@apidevtools/swagger-parser"
+import { assert, describe, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import { generateSync } from "json-schema-faker"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as nodePath from "node:path"
+import * as CliConfig from "../src/CliConfig.js"
+import * as Mcp from "../src/Mcp.js"
+import { post, request, served } from "./ServeHarness.js"
+
+const seeds = Array.from({ length: 20 }, (_, i) => i + 1)
+
+const generated = (schema: unknown, seed: number): unknown =>
+  generateSync(schema as Parameters<typeof generateSync>[0], { seed, maxItems: 3, maxLength: 40 })
+
+describe("what the servers publish is what they take", () => {
+  it.scopedLive("every MCP tool takes arguments generated from its published inputSchema", () =>
+    Effect.gen(function* () {
+      const store = yield* Effect.acquireRelease(
+        Effect.sync(() => fs.mkdtempSync(nodePath.join(os.tmpdir(), "deep-research-published-"))),
+        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+      )
+      const resolved = CliConfig.resolve({ simulate: true, store, noClarify: true }, {}, undefined)
+      if (Either.isLeft(resolved)) return assert.fail(resolved.left.message)
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+      yield* Effect.forkScoped(Mcp.serve(resolved.right, serverSide))
+      const client = new Client({ name: "deep-research-published-shapes", version: "1.0.0" })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => client.connect(clientSide)),
+        () => Effect.promise(() => client.close())
+      )
+      const { tools } = yield* Effect.promise(() => client.listTools())
+      assert.isAtLeast(tools.length, 9)
+      const refused: Array<string> = []
+      for (const tool of tools) {
+        for (const seed of seeds) {
+          const args = generated(tool.inputSchema, seed) as Record<string, unknown>
+          const result = yield* Effect.promise(() => client.callTool({ name: tool.name, arguments: args }))
+          const parts = Array.isArray(result.content) ? result.content : []
+          const text = parts.map((part) => (typeof part.text === "string" ? part.text : "")).join("")
+          // A tool may say no to what it was asked (no such session); only a refusal of the arguments is a fault.
+          if (result.isError === true && text.startsWith("Invalid arguments")) {
+            refused.push(`${tool.name} ${JSON.stringify(args)}: ${text}`)
+          }
+        }
+      }
+      assert.deepStrictEqual(refused, [])
+    })
+  )
+
+  it.scopedLive("serve takes every request body generated from its OpenAPI document", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true })
+      const published = yield* request(`${s.url}/openapi.json`)
+      const document = yield* Effect.tryPromise(() => SwaggerParser.dereference(JSON.parse(published.text)))
+      const refused: Array<string> = []
+      const bodies: Array<string> = []
+      for (const [path, item] of Object.entries(document.paths ?? {})) {
+        for (const [method, operation] of Object.entries(item ?? {})) {
+          const schema = Reflect.get(Object(operation), "requestBody")?.content?.["application/json"]?.schema
+          if (method !== "post" || schema === undefined) continue
+          bodies.push(path)
+          for (const seed of seeds) {
+            const body = generated(schema, seed)
+            const answer = yield* post(`${s.url}${path.replace("{id}", "dr-nobody")}`, body)
+            // Only a refusal of the body's shape is a fault: the decoding's own 400 (`HttpApiDecodeError`, said on
+            // `/v1` in OpenAI's words); a body it read but cannot act on (no user message to answer) is another 400.
+            if (
+              answer.status === 400 &&
+              /HttpApiDecodeError|Missing required parameter|Invalid value for/.test(answer.text)
+            ) {
+              refused.push(`${path} ${JSON.stringify(body)}: ${answer.text}`)
+            }
+          }
+        }
+      }
+      assert.includeMembers(bodies, ["/api/sessions", "/api/sessions/{id}/answer", "/v1/chat/completions"])
+      assert.deepStrictEqual(refused, [])
+    })
+  )
+})
