@@ -9,6 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import * as fs from "node:fs"
 import { componentName, withValidComponentNames } from "../src/http/openApiNames.js"
 import { post, request, served, settled } from "./ServeHarness.js"
 
@@ -40,6 +41,13 @@ describe("deep-research serve: the OpenAPI document", () => {
         "/v1/models",
         "/v1/chat/completions"
       ])
+      // The README's table of the API names every route the document describes.
+      const readme = fs.readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
+      for (const [path, item] of Object.entries<Record<string, unknown>>(document.paths)) {
+        for (const method of Object.keys(item)) {
+          assert.include(readme, `\`${method.toUpperCase()} ${path}\``, "the README's table of the API")
+        }
+      }
       // The evaluation's classes are there under their allowed names, and referred to by them.
       assert.property(document.components.schemas, "evaluation.Judge.Judgement")
       assert.include(response.text, '"#/components/schemas/evaluation.Evaluation"')
