@@ -41,6 +41,8 @@ describe("what the servers publish is what they take", () => {
       )
       const { tools } = yield* Effect.promise(() => client.listTools())
       assert.isAtLeast(tools.length, 9)
+      const readme = fs.readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
+      for (const tool of tools) assert.include(readme, `\`${tool.name}\``, "the README names every MCP tool")
       const refused: Array<string> = []
       for (const tool of tools) {
         for (const seed of seeds) {
