@@ -7,48 +7,15 @@ import * as Either from "effect/Either"
 import * as Logger from "effect/Logger"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as nodePath from "node:path"
 import * as CliConfig from "../src/CliConfig.js"
 import * as Mcp from "../src/Mcp.js"
+import { connected, Text } from "./McpHarness.js"
 import type * as Runs from "../src/Runs.js"
 
-const Text = Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.String }))
 const Started = Schema.parseJson(Schema.Struct({ sessionId: Schema.String, status: Schema.String }))
 const Listed = Schema.parseJson(
   Schema.Array(Schema.Struct({ id: Schema.String, status: Schema.String, query: Schema.String }))
 )
-const Status = Schema.parseJson(Schema.Struct({ status: Schema.String, running: Schema.Boolean }))
-
-/** An MCP client talking to `Mcp.serve` in this process, over a simulated configuration. */
-const connected = (flags: CliConfig.Flags) =>
-  Effect.gen(function* () {
-    const store = yield* Effect.acquireRelease(
-      Effect.sync(() => fs.mkdtempSync(nodePath.join(os.tmpdir(), "deep-research-mcp-"))),
-      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-    )
-    const resolved = CliConfig.resolve({ ...flags, simulate: true, store, noClarify: true }, {}, undefined)
-    if (Either.isLeft(resolved)) return yield* Effect.dieMessage(resolved.left.message)
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    yield* Effect.forkScoped(Mcp.serve(resolved.right, serverSide))
-    const client = new Client({ name: "deep-research-test", version: "1.0.0" })
-    yield* Effect.acquireRelease(
-      Effect.promise(() => client.connect(clientSide)),
-      () => Effect.promise(() => client.close())
-    )
-    const call = (name: string, args: Record<string, unknown>) =>
-      Effect.promise(() => client.callTool({ name, arguments: args })).pipe(
-        Effect.map((result) =>
-          Schema.decodeUnknownSync(Text)(result.content)
-            .map((part) => part.text)
-            .join("")
-        )
-      )
-    const status = (sessionId: string) =>
-      Effect.map(call("get_status", { sessionId }), Schema.decodeUnknownSync(Status))
-    return { call, status, client }
-  })
 
 describe("the MCP server", () => {
   it.scopedLive("an unknown tool is a protocol error (invalid params); arguments a tool refuses are its result", () =>

@@ -6,16 +6,10 @@
  */
 import SwaggerParser from "@apidevtools/swagger-parser"
 import { assert, describe, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import { generateSync } from "json-schema-faker"
 import * as fs from "node:fs"
-import * as os from "node:os"
-import * as nodePath from "node:path"
-import * as CliConfig from "../src/CliConfig.js"
-import * as Mcp from "../src/Mcp.js"
+import { connected } from "./McpHarness.js"
 import { post, request, served } from "./ServeHarness.js"
 
 const seeds = Array.from({ length: 20 }, (_, i) => i + 1)
@@ -26,19 +20,7 @@ const generated = (schema: unknown, seed: number): unknown =>
 describe("what the servers publish is what they take", () => {
   it.scopedLive("every MCP tool takes arguments generated from its published inputSchema", () =>
     Effect.gen(function* () {
-      const store = yield* Effect.acquireRelease(
-        Effect.sync(() => fs.mkdtempSync(nodePath.join(os.tmpdir(), "deep-research-published-"))),
-        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-      )
-      const resolved = CliConfig.resolve({ simulate: true, store, noClarify: true }, {}, undefined)
-      if (Either.isLeft(resolved)) return assert.fail(resolved.left.message)
-      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-      yield* Effect.forkScoped(Mcp.serve(resolved.right, serverSide))
-      const client = new Client({ name: "deep-research-published-shapes", version: "1.0.0" })
-      yield* Effect.acquireRelease(
-        Effect.promise(() => client.connect(clientSide)),
-        () => Effect.promise(() => client.close())
-      )
+      const { client } = yield* connected({})
       const { tools } = yield* Effect.promise(() => client.listTools())
       assert.isAtLeast(tools.length, 9)
       const readme = fs.readFileSync(new URL("../../../README.md", import.meta.url), "utf8")

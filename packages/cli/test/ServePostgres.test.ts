@@ -7,51 +7,22 @@
 import { Emulator } from "@deep-research/providers/testing"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { assert, describe, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Effect, Either, Redacted, Schema } from "effect"
+import { Effect, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
-import * as nodePath from "node:path"
-import * as CliConfig from "../src/CliConfig.js"
-import * as Mcp from "../src/Mcp.js"
 import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
 import * as ServeClient from "../src/http/Client.js"
+import { connected } from "./McpHarness.js"
 import { served, servedKeyless, settled, sseEvents } from "./ServeHarness.js"
 import { describeRun, freePort, run, sandbox, start } from "./support/builtCli.js"
 
 const Event = Schema.parseJson(Schema.Struct({ _tag: Schema.String, sessionId: Schema.String }))
-const Text = Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.String }))
 const Started = Schema.parseJson(Schema.Struct({ sessionId: Schema.String, status: Schema.String }))
 const Status = Schema.parseJson(Schema.Struct({ status: Schema.String, running: Schema.Boolean }))
 
-/** An MCP client talking to `deep-research mcp --database URL` served in this process. */
-const mcpOver = (database: string) =>
-  Effect.gen(function* () {
-    const store = yield* Effect.acquireRelease(
-      Effect.sync(() => fs.mkdtempSync(nodePath.join(os.tmpdir(), "deep-research-mcp-"))),
-      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-    )
-    const resolved = CliConfig.resolve({ simulate: true, store, noClarify: true, database }, {}, undefined)
-    if (Either.isLeft(resolved)) return yield* Effect.dieMessage(resolved.left.message)
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    yield* Effect.forkScoped(Mcp.serve(resolved.right, serverSide))
-    const client = new Client({ name: "deep-research-test", version: "1.0.0" })
-    yield* Effect.acquireRelease(
-      Effect.promise(() => client.connect(clientSide)),
-      () => Effect.promise(() => client.close())
-    )
-    return (name: string, args: Record<string, unknown>) =>
-      Effect.promise(() => client.callTool({ name, arguments: args })).pipe(
-        Effect.map((result) =>
-          Schema.decodeUnknownSync(Text)(result.content)
-            .map((part) => part.text)
-            .join("")
-        )
-      )
-  })
+/** An MCP client talking to `deep-research mcp --database URL` served in this process: its tool calls. */
+const mcpOver = (database: string) => Effect.map(connected({ database }), (mcp) => mcp.call)
 
 /** Runs a query on the test database. */
 const query = <A>(url: string, f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
