@@ -2,9 +2,10 @@
  * Spans at a few runtime steps each, for code that runs at every request or checkpoint of every session. A span made
  * here is what `Effect.withSpan` makes (`Effect.makeSpan`: the same tracer, parent, attributes, links and kind; the
  * parent of what the effect does; ended with its exit), without the two `acquireUseRelease`s `Effect.withSpan` takes to
- * end it and to put it in the context: about 35 runtime steps a span, and `Effect.fn` 38, where these take about a
- * dozen (`bench/dist/sessions.js --count-steps`). What they leave out is the stack trace `Effect.withSpan` and
- * `Effect.fn` capture by default for the `code.stacktrace` attribute: it would name this module's lines.
+ * end it and to put it in the context: `Effect.withSpan` takes about 35 runtime steps a span and `Effect.fn` 38, where
+ * `withSpan` and `fn` here take 19 and 22 (counted as `bench/src/Steps.ts` counts them). What they leave out is the
+ * stack trace `Effect.withSpan` and `Effect.fn` capture by default for the `code.stacktrace` attribute (it would name
+ * this module's lines), and `fn` does not pass a `this` on to its body.
  */
 import * as Context from "effect/Context"
 import * as Clock from "effect/Clock"
