@@ -38,7 +38,11 @@ describe("deep-research serve: the OpenAI-compatible endpoint, with the official
               { role: "user", content: "Why is the sky blue?" },
               { role: "assistant", content: "Shall I research it?" },
               { role: "user", content: [{ type: "text", text: "How do tides work?" }] }
-            ]
+            ],
+            // Options the answer honours as it is: text, and tools the model may leave alone.
+            response_format: { type: "text" },
+            tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: {} } } }],
+            tool_choice: "auto"
           })
         )
         const answer = completion.choices[0]?.message.content ?? ""
@@ -152,7 +156,7 @@ describe("deep-research serve: the OpenAI-compatible endpoint, with the official
   )
 
   it.scopedLive(
-    "errors reach the SDK as OpenAI's: unknown model 404, no question 400, bad body 400, n > 1 400, bad key 401",
+    "errors reach the SDK as OpenAI's: unknown model 404, no question 400, bad body 400, n > 1, JSON or a required tool call 400, bad key 401",
     () =>
       Effect.gen(function* () {
         const s = yield* served({ noClarify: true })
@@ -192,6 +196,33 @@ describe("deep-research serve: the OpenAI-compatible endpoint, with the official
         assert.instanceOf(severalChoices.error, OpenAI.BadRequestError)
         assert.strictEqual(severalChoices.error.param, "n")
         assert.include(severalChoices.error.message, "Invalid value for 'n': this server makes one choice")
+        // What the answer could not honour is refused, not answered in another shape: JSON, a required tool call.
+        const refusal = (body: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming>) =>
+          Effect.flip(
+            Effect.tryPromise(() =>
+              client.chat.completions.create({
+                model: "deep-research",
+                messages: [{ role: "user", content: "hi" }],
+                ...body
+              })
+            )
+          )
+        const asJson = yield* refusal({ response_format: { type: "json_object" } })
+        assert.instanceOf(asJson.error, OpenAI.BadRequestError)
+        assert.strictEqual(asJson.error.param, "response_format.type")
+        assert.include(asJson.error.message, "a Markdown report, not JSON")
+        const withSchema = yield* refusal({
+          response_format: { type: "json_schema", json_schema: { name: "answer", schema: { type: "object" } } }
+        })
+        assert.instanceOf(withSchema.error, OpenAI.BadRequestError)
+        const tools: Array<OpenAI.ChatCompletionTool> = [
+          { type: "function", function: { name: "lookup", parameters: { type: "object", properties: {} } } }
+        ]
+        const required = yield* refusal({ tools, tool_choice: "required" })
+        assert.instanceOf(required.error, OpenAI.BadRequestError)
+        assert.strictEqual(required.error.param, "tool_choice")
+        const named = yield* refusal({ tools, tool_choice: { type: "function", function: { name: "lookup" } } })
+        assert.instanceOf(named.error, OpenAI.BadRequestError)
         const noModel = yield* Effect.flip(
           Effect.tryPromise(() =>
             client.chat.completions.create({ messages: [{ role: "user", content: "hi" }] } as never)

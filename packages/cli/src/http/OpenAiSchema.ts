@@ -30,6 +30,24 @@ export const ChatRequest = Schema.Struct({
       })
     )
   ),
+  /** The answer is a Markdown report: a client asking for JSON is refused rather than given Markdown. */
+  response_format: Schema.optional(
+    Schema.NullOr(
+      Schema.Struct({
+        type: Schema.Literal("text").annotations({
+          message: () => "this server answers with a Markdown report, not JSON (response_format may be text only)"
+        })
+      })
+    )
+  ),
+  /** The server calls no tools: a client that requires a tool call is refused rather than answered without one. */
+  tool_choice: Schema.optional(
+    Schema.NullOr(
+      Schema.Literal("none", "auto").annotations({
+        message: () => "this server answers without calling tools (tool_choice may be none or auto)"
+      })
+    )
+  ),
   stream: Schema.optional(Schema.NullOr(Schema.Boolean)),
   stream_options: Schema.optional(Schema.NullOr(Schema.Struct({ include_usage: Schema.optional(Schema.Boolean) })))
 }).annotations({ identifier: "ChatCompletionRequest" })
