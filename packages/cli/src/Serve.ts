@@ -16,12 +16,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import * as nodeFs from "node:fs"
 import * as nodeHttp from "node:http"
 import type * as CliConfig from "./CliConfig.js"
-import { Api } from "./http/Api.js"
+import { Api, Unauthorized } from "./http/Api.js"
 import * as Handlers from "./http/Handlers.js"
 import * as OpenAiCompat from "./http/OpenAiCompat.js"
+import * as OpenAiSchema from "./http/OpenAiSchema.js"
 import * as Unrouted from "./http/Unrouted.js"
 import * as DecodeIssues from "./internal/decodeIssues.js"
 import * as Runs from "./Runs.js"
@@ -219,18 +221,18 @@ export const asOpenAiError = (
         ? `Missing required parameter: '${param}'.`
         : `Invalid value for '${param}': ${firstIssue.message}`
   const text = typeof said === "string" ? said : `HTTP ${response.status}`
-  const unauthorized = response.status === 401
-  const error = {
-    message: text,
-    type: unauthorized ? "authentication_error" : "invalid_request_error",
-    param,
-    code: null
-  }
-  return HttpServerResponse.unsafeJson(
-    unauthorized ? { _tag: "Unauthorized", message: text, error } : { _tag: "InvalidRequest", error },
-    { status: response.status, headers: response.headers }
-  )
+  // Encoded by the classes the document is made from, so that the body cannot drift from what it describes.
+  const answer =
+    response.status === 401
+      ? encodeUnauthorized(
+          new Unauthorized({ message: text, ...OpenAiSchema.openAiError(text, "authentication_error", param) })
+        )
+      : encodeInvalidRequest(OpenAiSchema.InvalidRequest.of(text, param))
+  return HttpServerResponse.unsafeJson(answer, { status: response.status, headers: response.headers })
 }
+
+const encodeUnauthorized = Schema.encodeSync(Unauthorized)
+const encodeInvalidRequest = Schema.encodeSync(OpenAiSchema.InvalidRequest)
 
 // =============================================================================
 // The web page

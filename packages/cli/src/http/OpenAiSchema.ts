@@ -126,7 +126,12 @@ export const ErrorBody = Schema.Struct({
 })
 
 /** An error as OpenAI clients read it: the `error` object of the body. */
-const openAiError = (message: string, type: string, param: string | null = null, code: string | null = null) => ({
+export const openAiError = (
+  message: string,
+  type: string,
+  param: string | null = null,
+  code: string | null = null
+) => ({
   error: { message, type, param, code }
 })
 
