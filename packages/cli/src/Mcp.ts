@@ -52,51 +52,107 @@ const NoArgs = Schema.Struct({}).pipe(
   })
 )
 
-interface ToolSpec {
-  readonly name: string
-  readonly description: string
-  readonly inputSchema: ReturnType<typeof Tool.jsonSchemaOf>
+/**
+ * What a client may assume of a tool (MCP's tool annotations): a client asks its user before a call its hints say may
+ * change or destroy something. Left out, MCP takes every tool to be destructive and to reach the open world.
+ */
+interface Hints {
+  /** Changes nothing: reads the session store. */
+  readonly readOnlyHint: boolean
+  /** May remove or replace what is stored (meaningful when not read-only). */
+  readonly destructiveHint?: boolean
+  /** Calling it again with the same arguments changes nothing more (meaningful when not read-only). */
+  readonly idempotentHint?: boolean
+  /** Reaches beyond the session store: the web and the language models that research. */
+  readonly openWorldHint: boolean
 }
 
-const spec = <A, I>(name: string, description: string, schema: Schema.Schema<A, I>): ToolSpec => ({
+interface ToolSpec {
+  readonly name: string
+  readonly title: string
+  readonly description: string
+  readonly inputSchema: ReturnType<typeof Tool.jsonSchemaOf>
+  readonly annotations: Hints & { readonly title: string }
+}
+
+const spec = <A, I>(
+  name: string,
+  title: string,
+  description: string,
+  schema: Schema.Schema<A, I>,
+  hints: Hints
+): ToolSpec => ({
   name,
+  title,
   description,
-  inputSchema: Tool.jsonSchemaOf(schema)
+  inputSchema: Tool.jsonSchemaOf(schema),
+  // The title again among the annotations, where clients of MCP's 2025-03-26 revision read it.
+  annotations: { title, ...hints }
 })
+
+/** Reads the store only. */
+const reads: Hints = { readOnlyHint: true, openWorldHint: false }
 
 const tools: ReadonlyArray<ToolSpec> = [
   spec(
     "start_research",
+    "Start research",
     "Start researching a question. Returns a session id at once; the research runs in the background.",
-    StartArgs
+    StartArgs,
+    // Each call starts another session.
+    { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }
   ),
   spec(
     "get_status",
+    "Research status",
     "The status of a session (queued while it waits for a free slot, running, awaiting_clarification, completed, failed, cancelled) with its progress: phase, round, researchers, sources, tokens and cost, and the clarification question when one is pending.",
-    SessionIdArgs
+    SessionIdArgs,
+    reads
   ),
-  spec("get_report", "The report of a completed session, as markdown with numbered citations.", SessionIdArgs),
-  spec("list_sessions", "Every session: id, status, question, created, cost.", NoArgs),
+  spec(
+    "get_report",
+    "Research report",
+    "The report of a completed session, as markdown with numbered citations.",
+    SessionIdArgs,
+    reads
+  ),
+  spec("list_sessions", "List sessions", "Every session: id, status, question, created, cost.", NoArgs, reads),
   spec(
     "answer_clarification",
+    "Answer clarification",
     "Answer the clarification question of a session that awaits one; research continues in the background.",
-    AnswerArgs
+    AnswerArgs,
+    { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }
   ),
-  spec("cancel_research", "Stop a running session. Its work so far stays saved.", SessionIdArgs),
+  spec(
+    "cancel_research",
+    "Cancel research",
+    "Stop a running session. Its work so far stays saved.",
+    SessionIdArgs,
+    // Nothing stored is lost (the session can be resumed); a second call finds it stopped already.
+    { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }
+  ),
   spec(
     "resume_research",
+    "Resume research",
     "Resume a cancelled or failed session, or one whose run was interrupted, from its last checkpoint: finished researchers are not redone. Returns at once; the research runs in the background.",
-    SessionIdArgs
+    SessionIdArgs,
+    { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }
   ),
   spec(
     "delete_session",
+    "Delete session",
     "Delete a session and everything stored for it: its checkpoints, events, report and evaluation. A running session must be cancelled first.",
-    SessionIdArgs
+    SessionIdArgs,
+    { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false }
   ),
   spec(
     "evaluate_report",
+    "Evaluate report",
     "Judge a completed session's report on eight dimensions and check its citations.",
-    SessionIdArgs
+    SessionIdArgs,
+    // A judge model reads the report; its evaluation replaces the one stored before.
+    { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false }
   )
 ]
 
@@ -199,8 +255,10 @@ export const serveRuns = (runs: Runs.Runs, transport: Transport) =>
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: tools.map((t) => ({
         name: t.name,
+        title: t.title,
         description: t.description,
-        inputSchema: t.inputSchema
+        inputSchema: t.inputSchema,
+        annotations: t.annotations
       }))
     }))
     const callTool = async (params: {

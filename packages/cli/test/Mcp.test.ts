@@ -18,6 +18,43 @@ const Listed = Schema.parseJson(
 )
 
 describe("the MCP server", () => {
+  it.scopedLive("each tool says what it may do: read-only, destructive, idempotent, reaching the web", () =>
+    Effect.gen(function* () {
+      const mcp = yield* connected({})
+      // The SDK's client checks the answer against MCP's own schema of a tool list, annotations included.
+      const { tools } = yield* Effect.promise(() => mcp.client.listTools())
+      const named = (hint: (annotations: NonNullable<(typeof tools)[number]["annotations"]>) => boolean | undefined) =>
+        tools.filter((tool) => tool.annotations !== undefined && hint(tool.annotations) === true).map((t) => t.name)
+      for (const tool of tools) {
+        assert.isString(tool.title, tool.name)
+        assert.strictEqual(tool.annotations?.title, tool.title, tool.name)
+        // MCP's defaults (destructive, open world) are never left to stand.
+        assert.isBoolean(tool.annotations?.readOnlyHint, tool.name)
+        assert.isBoolean(tool.annotations?.openWorldHint, tool.name)
+        if (tool.annotations?.readOnlyHint === false) {
+          assert.isBoolean(tool.annotations.destructiveHint, tool.name)
+          assert.isBoolean(tool.annotations.idempotentHint, tool.name)
+        }
+      }
+      assert.deepStrictEqual(
+        named((a) => a.readOnlyHint),
+        ["get_status", "get_report", "list_sessions"]
+      )
+      assert.deepStrictEqual(
+        named((a) => a.readOnlyHint === false && a.destructiveHint),
+        ["delete_session", "evaluate_report"]
+      )
+      assert.deepStrictEqual(
+        named((a) => a.openWorldHint),
+        ["start_research", "answer_clarification", "resume_research"]
+      )
+      assert.deepStrictEqual(
+        named((a) => a.readOnlyHint === false && a.idempotentHint),
+        ["cancel_research", "delete_session"]
+      )
+    })
+  )
+
   it.scopedLive("an unknown tool is a protocol error (invalid params); arguments a tool refuses are its result", () =>
     Effect.gen(function* () {
       const mcp = yield* connected({})
