@@ -13,8 +13,10 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources"
 import { PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics"
 import { BatchSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type { Settings } from "../Telemetry.js"
 import { version } from "../version.js"
@@ -58,27 +60,72 @@ class ArrayAttributes implements SpanProcessor {
   }
 }
 
-/** The exporters of the settings' signals (at least one has a URL). */
-export const layer = (settings: Settings): Layer.Layer<never> => {
-  const { metricsUrl, tracesUrl } = settings
-  const traces =
-    tracesUrl === undefined
-      ? Layer.empty
-      : Layer.provide(
-          OtelTracer.layer,
-          NodeSdk.layerTracerProvider(
-            new ArrayAttributes(new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl })))
+/** What an exporter tells its caller of one export (`@opentelemetry/core`'s `ExportResult`). */
+type ExportResult = Parameters<Parameters<OTLPTraceExporter["export"]>[1]>[0]
+
+/** `ExportResultCode.SUCCESS` of `@opentelemetry/core`. */
+const exportSucceeded = 0
+
+/**
+ * Has `exporter` say its first failed export once, through `say`: the SDK reports a failure only to OpenTelemetry's
+ * diagnostic logger, which is silent unless a program sets one, so a wrong endpoint or a collector that is down would
+ * lose every span without a word. Later failures are not said again; the run goes on either way.
+ */
+const sayingFirstFailure = <T extends { export(items: never, done: (result: ExportResult) => void): void }>(
+  exporter: T,
+  say: (error: Error | undefined) => void
+): T => {
+  const exportItems = exporter.export.bind(exporter)
+  let said = false
+  exporter.export = (items, done) =>
+    exportItems(items, (result) => {
+      if (result.code !== exportSucceeded && !said) {
+        said = true
+        say(result.error)
+      }
+      done(result)
+    })
+  return exporter
+}
+
+/** The exporters of the settings' signals (at least one has a URL); a first failure of each is logged as a warning. */
+export const layer = (settings: Settings): Layer.Layer<never> =>
+  Layer.unwrapEffect(
+    Effect.map(Effect.runtime<never>(), (runtime) => {
+      const { metricsUrl, tracesUrl } = settings
+      const sayFailure = (signal: string, url: string) => (error: Error | undefined) =>
+        Runtime.runSync(runtime)(
+          Effect.logWarning(
+            `OpenTelemetry: ${signal} could not be exported to ${url}` +
+              `${error === undefined ? "" : `: ${error.message}`} (said once; the run goes on without them)`
           )
         )
-  const metrics =
-    metricsUrl === undefined
-      ? Layer.empty
-      : OtelMetrics.layer(
-          () =>
-            new PeriodicExportingMetricReader({
-              exporter: new OTLPMetricExporter({ url: metricsUrl }),
-              exportIntervalMillis: settings.metricExportIntervalMillis
-            })
-        )
-  return Layer.merge(traces, metrics).pipe(Layer.provide(resourceLayer))
-}
+      const traces =
+        tracesUrl === undefined
+          ? Layer.empty
+          : Layer.provide(
+              OtelTracer.layer,
+              NodeSdk.layerTracerProvider(
+                new ArrayAttributes(
+                  new BatchSpanProcessor(
+                    sayingFirstFailure(new OTLPTraceExporter({ url: tracesUrl }), sayFailure("traces", tracesUrl))
+                  )
+                )
+              )
+            )
+      const metrics =
+        metricsUrl === undefined
+          ? Layer.empty
+          : OtelMetrics.layer(
+              () =>
+                new PeriodicExportingMetricReader({
+                  exporter: sayingFirstFailure(
+                    new OTLPMetricExporter({ url: metricsUrl }),
+                    sayFailure("metrics", metricsUrl)
+                  ),
+                  exportIntervalMillis: settings.metricExportIntervalMillis
+                })
+            )
+      return Layer.merge(traces, metrics).pipe(Layer.provide(resourceLayer))
+    })
+  )
