@@ -300,6 +300,19 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
     )
   })
 
+/**
+ * Marks a stored session cancelled when it is still marked running (a run stopped before `drive` could mark it
+ * itself), and says so; one the run marked already is left as it is.
+ */
+const cancelledIfRunning = (id: string) =>
+  Effect.gen(function* () {
+    const store = yield* SessionStore
+    const stored = yield* store.load(id)
+    if (stored.status !== "running") return
+    yield* store.save(Checkpoint.patch(stored, { status: "cancelled" }))
+    yield* ResearchEvents.publish({ _tag: "SessionCancelled" })
+  }).pipe(Effect.ignore)
+
 /** `research` and `resume` over a given research unit runner. */
 export const make = <R>(runUnit: ResearchUnit.Runner<R>) => {
   const research = (query: string, options?: ResearchOptions) =>
@@ -313,37 +326,47 @@ export const make = <R>(runUnit: ResearchUnit.Runner<R>) => {
       // With a `SessionLimit` in context, the run waits for a slot before it locks or creates its session.
       return yield* SessionLimit.withSlot(
         Effect.scoped(
-          Effect.gen(function* () {
-            yield* store.lock(id)
-            const existing = yield* Effect.either(store.load(id))
-            if (existing._tag === "Right") {
-              return yield* Effect.fail(
-                new InvalidInput({ reason: `a session with id ${id} already exists; resume it instead` })
+          // From its lock to its first checkpoint a new session is made whole or not at all: a cancel that comes
+          // meanwhile (a client's, right after it was told the run started) waits for the session to be stored, and
+          // the run is stopped once its research may be.
+          Effect.uninterruptibleMask((interruptible) =>
+            Effect.gen(function* () {
+              yield* store.lock(id)
+              const existing = yield* Effect.either(store.load(id))
+              if (existing._tag === "Right") {
+                return yield* Effect.fail(
+                  new InvalidInput({ reason: `a session with id ${id} already exists; resume it instead` })
+                )
+              }
+              if (existing.left._tag !== "SessionNotFound") return yield* Effect.fail(existing.left)
+              const now = yield* Clock.currentTimeMillis
+              const session = new Session.Session({
+                version: Session.currentVersion,
+                id,
+                query: query.trim(),
+                createdAt: Math.min(options?.createdAt ?? now, now),
+                updatedAt: now,
+                config,
+                status: "running",
+                rounds: [],
+                sources: [],
+                metrics: [],
+                usage: []
+              })
+              yield* store.save(session)
+              const events = yield* recordingEvents(id)
+              const research = ResearchEvents.publish({ _tag: "SessionStarted", query: session.query }).pipe(
+                Effect.zipRight(Telemetry.publishTrace),
+                Effect.zipRight(drive(session, mode, runUnit))
               )
-            }
-            if (existing.left._tag !== "SessionNotFound") return yield* Effect.fail(existing.left)
-            const now = yield* Clock.currentTimeMillis
-            const session = new Session.Session({
-              version: Session.currentVersion,
-              id,
-              query: query.trim(),
-              createdAt: Math.min(options?.createdAt ?? now, now),
-              updatedAt: now,
-              config,
-              status: "running",
-              rounds: [],
-              sources: [],
-              metrics: [],
-              usage: []
+              return yield* interruptible(research).pipe(
+                // Stopped before the run's own checkpoints took over (its first event, its journal), the session is
+                // marked cancelled here, never left stored as running with no run.
+                Effect.onInterrupt(() => cancelledIfRunning(id)),
+                Effect.provideService(ResearchEvents.ResearchEvents, events)
+              )
             })
-            yield* store.save(session)
-            const events = yield* recordingEvents(id)
-            return yield* ResearchEvents.publish({ _tag: "SessionStarted", query: session.query }).pipe(
-              Effect.zipRight(Telemetry.publishTrace),
-              Effect.zipRight(drive(session, mode, runUnit)),
-              Effect.provideService(ResearchEvents.ResearchEvents, events)
-            )
-          })
+          )
         )
       ).pipe(ResearchEvents.withSessionId(id))
     }).pipe((run) => Telemetry.sessionRun("Pipeline.research", options?.sessionId, undefined, run))

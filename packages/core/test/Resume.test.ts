@@ -1,8 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Fiber, Ref, Schema } from "effect"
+import { Deferred, Effect, Either, Fiber, Ref, Schema } from "effect"
 import { ProviderUnavailable } from "../src/Errors.js"
 import * as Pipeline from "../src/Pipeline.js"
 import * as Research from "../src/Research.js"
+import type * as ResearchEvents from "../src/ResearchEvents.js"
 import * as ResearchConfig from "../src/ResearchConfig.js"
 import * as Session from "../src/Session.js"
 import { SessionStore } from "../src/SessionStore.js"
@@ -268,6 +269,69 @@ describe("Resume", () => {
       )
       assert.isTrue(Either.isLeft(missing) && missing.left._tag === "SessionNotFound")
       assert.deepStrictEqual(yield* Ref.get(locked), [])
+    }).pipe(Effect.provide(H.world({})))
+  )
+
+  it.effect("a run stopped between storing its session and its first phase leaves it cancelled, not running", () =>
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      const started = yield* Deferred.make<void>()
+      // The run's first event waits forever: the session is stored, the research has not begun.
+      const stalled = {
+        ...store,
+        appendEvents: (id: string, events: ReadonlyArray<ResearchEvents.ResearchEvent>) =>
+          events.some((event) => event._tag === "SessionStarted")
+            ? Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)
+            : store.appendEvents(id, events)
+      }
+      const fiber = yield* Effect.fork(
+        Pipeline.research("Measure ALPHA", { sessionId: "stopped-early" }).pipe(
+          Effect.provideService(SessionStore, stalled)
+        )
+      )
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(fiber)
+      const left = yield* stored("stopped-early")
+      assert.strictEqual(left.status, "cancelled")
+      assert.include(
+        (yield* store.events("stopped-early")).map((event) => event._tag),
+        "SessionCancelled"
+      )
+      const resumed = yield* Pipeline.resume("stopped-early")
+      assert.strictEqual(resumed.status, "completed")
+    }).pipe(Effect.provide(H.world({})))
+  )
+
+  it.effect("a cancel that comes while a new session is being stored waits for it, then finds it cancelled", () =>
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      const saving = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      // The first checkpoint takes as long as the test says.
+      const slow = {
+        ...store,
+        save: (session: Session.Session) =>
+          session.id === "cancelled-at-once" && session.rounds.length === 0 && session.status === "running"
+            ? Effect.zipRight(
+                Effect.zipRight(Deferred.succeed(saving, undefined), Deferred.await(gate)),
+                store.save(session)
+              )
+            : store.save(session)
+      }
+      const fiber = yield* Effect.fork(
+        Pipeline.research("Measure ALPHA", { sessionId: "cancelled-at-once" }).pipe(
+          Effect.provideService(SessionStore, slow)
+        )
+      )
+      yield* Deferred.await(saving)
+      const cancel = yield* Effect.fork(Fiber.interrupt(fiber))
+      yield* Effect.yieldNow()
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(cancel)
+      // Not a session the client was told of and that then was nowhere: it is stored, cancelled, and resumable.
+      assert.strictEqual((yield* stored("cancelled-at-once")).status, "cancelled")
+      const resumed = yield* Pipeline.resume("cancelled-at-once")
+      assert.strictEqual(resumed.status, "completed")
     }).pipe(Effect.provide(H.world({})))
   )
 })
