@@ -52,6 +52,19 @@ const NoArgs = Schema.Struct({}).pipe(
   })
 )
 
+// =============================================================================
+// Tool results
+// =============================================================================
+
+/** What `cancel_research` gives: the session and where it stands now. */
+const Cancelled = Schema.Struct({ sessionId: Schema.String, status: Schema.String })
+
+/** What `delete_session` gives. */
+const Deleted = Schema.Struct({ sessionId: Schema.String, deleted: Schema.Literal(true) })
+
+/** What `list_sessions` gives: MCP's structured results are objects, so the list is a field. */
+const SessionList = Schema.Struct({ sessions: Schema.Array(RunSchema.Listed) })
+
 /**
  * What a client may assume of a tool (MCP's tool annotations): a client asks its user before a call its hints say may
  * change or destroy something. Left out, MCP takes every tool to be destructive and to reach the open world.
@@ -72,20 +85,24 @@ interface ToolSpec {
   readonly title: string
   readonly description: string
   readonly inputSchema: ReturnType<typeof Tool.jsonSchemaOf>
+  /** The JSON Schema of the tool's structured result, for the tools that answer with data rather than a text. */
+  readonly outputSchema?: ReturnType<typeof Tool.jsonSchemaOf>
   readonly annotations: Hints & { readonly title: string }
 }
 
-const spec = <A, I>(
+const spec = <A, I, O, OI>(
   name: string,
   title: string,
   description: string,
   schema: Schema.Schema<A, I>,
-  hints: Hints
+  hints: Hints,
+  output?: Schema.Schema<O, OI>
 ): ToolSpec => ({
   name,
   title,
   description,
   inputSchema: Tool.jsonSchemaOf(schema),
+  ...(output === undefined ? {} : { outputSchema: Tool.jsonSchemaOf(output) }),
   // The title again among the annotations, where clients of MCP's 2025-03-26 revision read it.
   annotations: { title, ...hints }
 })
@@ -100,14 +117,16 @@ const tools: ReadonlyArray<ToolSpec> = [
     "Start researching a question. Returns a session id at once; the research runs in the background.",
     StartArgs,
     // Each call starts another session.
-    { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }
+    { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    RunSchema.Started
   ),
   spec(
     "get_status",
     "Research status",
     "The status of a session (queued while it waits for a free slot, running, awaiting_clarification, completed, failed, cancelled) with its progress: phase, round, researchers, sources, tokens and cost, and the clarification question when one is pending.",
     SessionIdArgs,
-    reads
+    reads,
+    RunSchema.RunStatus
   ),
   spec(
     "get_report",
@@ -116,13 +135,21 @@ const tools: ReadonlyArray<ToolSpec> = [
     SessionIdArgs,
     reads
   ),
-  spec("list_sessions", "List sessions", "Every session: id, status, question, created, cost.", NoArgs, reads),
+  spec(
+    "list_sessions",
+    "List sessions",
+    "Every session: id, status, question, created, cost.",
+    NoArgs,
+    reads,
+    SessionList
+  ),
   spec(
     "answer_clarification",
     "Answer clarification",
     "Answer the clarification question of a session that awaits one; research continues in the background.",
     AnswerArgs,
-    { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }
+    { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    RunSchema.Started
   ),
   spec(
     "cancel_research",
@@ -130,21 +157,24 @@ const tools: ReadonlyArray<ToolSpec> = [
     "Stop a running session. Its work so far stays saved.",
     SessionIdArgs,
     // Nothing stored is lost (the session can be resumed); a second call finds it stopped already.
-    { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }
+    { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    Cancelled
   ),
   spec(
     "resume_research",
     "Resume research",
     "Resume a cancelled or failed session, or one whose run was interrupted, from its last checkpoint: finished researchers are not redone. Returns at once; the research runs in the background.",
     SessionIdArgs,
-    { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }
+    { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    RunSchema.Started
   ),
   spec(
     "delete_session",
     "Delete session",
     "Delete a session and everything stored for it: its checkpoints, events, report and evaluation. A running session must be cancelled first.",
     SessionIdArgs,
-    { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false }
+    { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    Deleted
   ),
   spec(
     "evaluate_report",
@@ -160,10 +190,24 @@ const tools: ReadonlyArray<ToolSpec> = [
 // Server
 // =============================================================================
 
-type Content = { readonly isError?: boolean; readonly content: Array<{ type: "text"; text: string }> }
+type Content = {
+  readonly isError?: boolean
+  readonly content: Array<{ type: "text"; text: string }>
+  readonly structuredContent?: { readonly [key: string]: unknown }
+}
 
 const text = (value: string): Content => ({ content: [{ type: "text", text: value }] })
-const json = (value: unknown): Content => text(JSON.stringify(value, null, 2))
+
+/**
+ * A result as data, in the shape the tool's `outputSchema` publishes (`structuredContent`), and the same JSON as text
+ * for clients that read only the text, as MCP asks of a tool that returns structured content.
+ */
+const structured =
+  <A, I extends { readonly [key: string]: unknown }>(schema: Schema.Schema<A, I>) =>
+  (value: A): Content => {
+    const encoded = Schema.encodeSync(schema)(value)
+    return { content: [{ type: "text", text: JSON.stringify(encoded, null, 2) }], structuredContent: encoded }
+  }
 const failure = (message: string): Content => ({ isError: true, content: [{ type: "text", text: message }] })
 
 const decodeArgs = <A, I>(schema: Schema.Schema<A, I>, args: unknown): Either.Either<A, string> =>
@@ -204,8 +248,12 @@ const handlersOf = (
   runs: Runs.Runs,
   answer: ReturnType<typeof answerIn>
 ): Record<string, (args: unknown) => Promise<Content>> => ({
-  start_research: withArgs(StartArgs, ({ question, ...options }) => answer(runs.start(question, options), json)),
-  get_status: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.status(sessionId), json)),
+  start_research: withArgs(StartArgs, ({ question, ...options }) =>
+    answer(runs.start(question, options), structured(RunSchema.Started))
+  ),
+  get_status: withArgs(SessionIdArgs, ({ sessionId }) =>
+    answer(runs.status(sessionId), structured(RunSchema.RunStatus))
+  ),
   get_report: withArgs(SessionIdArgs, ({ sessionId }) =>
     answer(runs.load(sessionId), (session) =>
       session.report === undefined
@@ -213,14 +261,16 @@ const handlersOf = (
         : text(session.report.markdown)
     )
   ),
-  list_sessions: withArgs(NoArgs, () => answer(runs.list, json)),
+  list_sessions: withArgs(NoArgs, () => answer(runs.list, (sessions) => structured(SessionList)({ sessions }))),
   answer_clarification: withArgs(AnswerArgs, ({ answer: reply, sessionId }) =>
-    answer(runs.answer(sessionId, reply), json)
+    answer(runs.answer(sessionId, reply), structured(RunSchema.Started))
   ),
-  cancel_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.cancel(sessionId), json)),
-  resume_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.resume(sessionId), json)),
+  cancel_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.cancel(sessionId), structured(Cancelled))),
+  resume_research: withArgs(SessionIdArgs, ({ sessionId }) =>
+    answer(runs.resume(sessionId), structured(RunSchema.Started))
+  ),
   delete_session: withArgs(SessionIdArgs, ({ sessionId }) =>
-    answer(runs.remove(sessionId), () => json({ sessionId, deleted: true }))
+    answer(runs.remove(sessionId), () => structured(Deleted)({ sessionId, deleted: true }))
   ),
   evaluate_report: withArgs(SessionIdArgs, ({ sessionId }) =>
     answer(runs.evaluate(sessionId), ({ evaluation, file }) =>
@@ -258,6 +308,7 @@ export const serveRuns = (runs: Runs.Runs, transport: Transport) =>
         title: t.title,
         description: t.description,
         inputSchema: t.inputSchema,
+        ...(t.outputSchema === undefined ? {} : { outputSchema: t.outputSchema }),
         annotations: t.annotations
       }))
     }))

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { Ajv } from "ajv"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
@@ -14,7 +15,9 @@ import type * as Runs from "../src/Runs.js"
 
 const Started = Schema.parseJson(Schema.Struct({ sessionId: Schema.String, status: Schema.String }))
 const Listed = Schema.parseJson(
-  Schema.Array(Schema.Struct({ id: Schema.String, status: Schema.String, query: Schema.String }))
+  Schema.Struct({
+    sessions: Schema.Array(Schema.Struct({ id: Schema.String, status: Schema.String, query: Schema.String }))
+  })
 )
 
 describe("the MCP server", () => {
@@ -53,6 +56,77 @@ describe("the MCP server", () => {
         ["cancel_research", "delete_session"]
       )
     })
+  )
+
+  it.scopedLive(
+    "a tool that answers with data gives it as structuredContent, in the shape its outputSchema publishes",
+    () =>
+      Effect.gen(function* () {
+        const mcp = yield* connected({})
+        const { tools } = yield* Effect.promise(() => mcp.client.listTools())
+        // Ajv, not the server's own Schemas, reads each answer against what the tool list published.
+        const ajv = new Ajv({ strict: false, allErrors: true })
+        const validators = new Map(
+          tools.flatMap((tool) =>
+            tool.outputSchema === undefined ? [] : [[tool.name, ajv.compile(tool.outputSchema)]]
+          )
+        )
+        assert.deepStrictEqual(
+          [...validators.keys()],
+          [
+            "start_research",
+            "get_status",
+            "list_sessions",
+            "answer_clarification",
+            "cancel_research",
+            "resume_research",
+            "delete_session"
+          ]
+        )
+        const checked: Array<string> = []
+        const callChecked = (name: string, args: Record<string, unknown>) =>
+          Effect.promise(() => mcp.client.callTool({ name, arguments: args })).pipe(
+            Effect.map((result) => {
+              assert.notStrictEqual(result.isError, true, `${name}: ${JSON.stringify(result.content)}`)
+              const validate = validators.get(name)!
+              assert.isTrue(validate(result.structuredContent), `${name}: ${ajv.errorsText(validate.errors)}`)
+              // The same data as text, for clients that read only the text.
+              const text = Schema.decodeUnknownSync(Text)(result.content)[0]?.text ?? ""
+              assert.deepStrictEqual(JSON.parse(text), result.structuredContent, name)
+              checked.push(name)
+              return result.structuredContent as { readonly [key: string]: unknown }
+            })
+          )
+        const started = yield* callChecked("start_research", { question: "How do tides work?", maxRounds: 1 })
+        const sessionId = String(started["sessionId"])
+        yield* callChecked("get_status", { sessionId })
+        yield* callChecked("cancel_research", { sessionId })
+        yield* callChecked("resume_research", { sessionId })
+        // The resumed run finishes; then its status has a report, and the list has the session.
+        let status = yield* callChecked("get_status", { sessionId })
+        while (status["status"] === "running" || status["status"] === "queued") {
+          yield* Effect.sleep("50 millis")
+          status = yield* callChecked("get_status", { sessionId })
+        }
+        assert.strictEqual(status["status"], "completed")
+        const listed = yield* callChecked("list_sessions", {})
+        assert.include(JSON.stringify(listed["sessions"]), sessionId)
+        yield* callChecked("delete_session", { sessionId })
+        assert.includeMembers(checked, [
+          "start_research",
+          "get_status",
+          "cancel_research",
+          "resume_research",
+          "list_sessions",
+          "delete_session"
+        ])
+        // A refusal is a result with isError and no structured content, which the schema does not cover.
+        const refused = yield* Effect.promise(() =>
+          mcp.client.callTool({ name: "answer_clarification", arguments: { sessionId, answer: "Tidal range" } })
+        )
+        assert.strictEqual(refused.isError, true)
+        assert.isUndefined(refused.structuredContent)
+      })
   )
 
   it.scopedLive("an unknown tool is a protocol error (invalid params); arguments a tool refuses are its result", () =>
@@ -105,7 +179,7 @@ describe("the MCP server", () => {
       const second = yield* start("Why is the sky blue?")
       assert.strictEqual(first.status, "running")
       assert.strictEqual(second.status, "queued")
-      const listed = Schema.decodeUnknownSync(Listed)(yield* mcp.call("list_sessions", {}))
+      const listed = Schema.decodeUnknownSync(Listed)(yield* mcp.call("list_sessions", {})).sessions
       assert.deepStrictEqual(
         listed.find((summary) => summary.id === second.sessionId),
         { id: second.sessionId, status: "queued", query: "Why is the sky blue?" },
@@ -134,7 +208,7 @@ describe("the MCP server", () => {
           yield* mcp.call("start_research", { question: "  How do tides work?\n" })
         )
         assert.strictEqual(started.status, "running")
-        const listed = Schema.decodeUnknownSync(Listed)(yield* mcp.call("list_sessions", {}))
+        const listed = Schema.decodeUnknownSync(Listed)(yield* mcp.call("list_sessions", {})).sessions
         assert.strictEqual(listed.find((summary) => summary.id === started.sessionId)?.query, "How do tides work?")
       })
   )
