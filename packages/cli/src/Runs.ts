@@ -321,7 +321,7 @@ const cancel = (host: Host, sessionId: string) =>
     // The run saves itself as cancelled when interrupted; its work so far stays in the store, resumable.
     yield* Fiber.interrupt(run.fiber)
     const session = yield* Effect.option(loadFrom(host, sessionId))
-    // A run cancelled while queued never stored a session.
+    // A run cancelled while queued stores its session cancelled; should the store have failed, it is cancelled still.
     return { sessionId, status: Option.isSome(session) ? session.value.status : "cancelled" }
   })
 

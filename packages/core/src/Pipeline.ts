@@ -7,7 +7,6 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -31,6 +30,7 @@ import * as Session from "./Session.js"
 import * as SessionLimit from "./SessionLimit.js"
 import { SessionStore } from "./SessionStore.js"
 import type { Summarizer } from "./Summarizer.js"
+import * as SessionRecord from "./internal/sessionRecord.js"
 import * as Telemetry from "./Telemetry.js"
 import * as Tokens from "./Tokens.js"
 import type * as Usage from "./Usage.js"
@@ -103,36 +103,6 @@ const decodeConfig = (
     )
   )
 }
-
-/**
- * The run's progress stream: every event is appended to the session's log in the store as it is published (so the
- * log holds every event even when nobody listens), then published to the `ResearchEvents` in context, if any.
- */
-const recordingEvents = (sessionId: string) =>
-  Effect.gen(function* () {
-    const store = yield* SessionStore
-    const outer = yield* Effect.serviceOption(ResearchEvents.ResearchEvents)
-    const stream = Option.isSome(outer) ? outer.value : yield* ResearchEvents.make
-    const service: ResearchEvents.Service = {
-      // Every event of the run passes here: one runtime step to read the session and the time, not a decoding of
-      // the event (it is typed, and the stores encode it by its schema).
-      publish: (input) =>
-        Effect.withFiberRuntime((fiber) => {
-          const id = fiber.getFiberRef(ResearchEvents.currentSessionId)
-          if (Option.isNone(id) || id.value !== sessionId) return stream.publish(input)
-          const timestamp = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
-          const event: ResearchEvents.ResearchEvent = { ...input, sessionId, timestamp }
-          // Published whether the log took it or not (a store refuses an event it cannot encode); one step either way.
-          const published = stream.publish(input)
-          return Effect.matchEffect(store.appendEvents(sessionId, [event]), {
-            onFailure: () => published,
-            onSuccess: () => published
-          })
-        }),
-      subscribe: stream.subscribe
-    }
-    return service
-  })
 
 /**
  * Whether a phase has finished. A phase's result is saved with its completion mark, in one checkpoint; a result
@@ -300,19 +270,6 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
     )
   })
 
-/**
- * Marks a stored session cancelled when it is still marked running (a run stopped before `drive` could mark it
- * itself), and says so; one the run marked already is left as it is.
- */
-const cancelledIfRunning = (id: string) =>
-  Effect.gen(function* () {
-    const store = yield* SessionStore
-    const stored = yield* store.load(id)
-    if (stored.status !== "running") return
-    yield* store.save(Checkpoint.patch(stored, { status: "cancelled" }))
-    yield* ResearchEvents.publish({ _tag: "SessionCancelled" })
-  }).pipe(Effect.ignore)
-
 /** `research` and `resume` over a given research unit runner. */
 export const make = <R>(runUnit: ResearchUnit.Runner<R>) => {
   const research = (query: string, options?: ResearchOptions) =>
@@ -323,7 +280,9 @@ export const make = <R>(runUnit: ResearchUnit.Runner<R>) => {
       yield* Effect.annotateCurrentSpan(Telemetry.attributes.sessionId, id)
       const store = yield* SessionStore
       const mode = options?.clarification ?? (yield* Clarify.defaultMode)
-      // With a `SessionLimit` in context, the run waits for a slot before it locks or creates its session.
+      // With a `SessionLimit` in context, the run waits for a slot before it locks or creates its session; stopped
+      // while it waits, it stores the session cancelled.
+      let began = false
       return yield* SessionLimit.withSlot(
         Effect.scoped(
           // From its lock to its first checkpoint a new session is made whole or not at all: a cancel that comes
@@ -331,6 +290,7 @@ export const make = <R>(runUnit: ResearchUnit.Runner<R>) => {
           // the run is stopped once its research may be.
           Effect.uninterruptibleMask((interruptible) =>
             Effect.gen(function* () {
+              began = true
               yield* store.lock(id)
               const existing = yield* Effect.either(store.load(id))
               if (existing._tag === "Right") {
@@ -339,22 +299,9 @@ export const make = <R>(runUnit: ResearchUnit.Runner<R>) => {
                 )
               }
               if (existing.left._tag !== "SessionNotFound") return yield* Effect.fail(existing.left)
-              const now = yield* Clock.currentTimeMillis
-              const session = new Session.Session({
-                version: Session.currentVersion,
-                id,
-                query: query.trim(),
-                createdAt: Math.min(options?.createdAt ?? now, now),
-                updatedAt: now,
-                config,
-                status: "running",
-                rounds: [],
-                sources: [],
-                metrics: [],
-                usage: []
-              })
+              const session = yield* SessionRecord.newSession(id, query, config, options?.createdAt, "running")
               yield* store.save(session)
-              const events = yield* recordingEvents(id)
+              const events = yield* SessionRecord.recordingEvents(id)
               const research = ResearchEvents.publish({ _tag: "SessionStarted", query: session.query }).pipe(
                 Effect.zipRight(Telemetry.publishTrace),
                 Effect.zipRight(drive(session, mode, runUnit))
@@ -362,13 +309,22 @@ export const make = <R>(runUnit: ResearchUnit.Runner<R>) => {
               return yield* interruptible(research).pipe(
                 // Stopped before the run's own checkpoints took over (its first event, its journal), the session is
                 // marked cancelled here, never left stored as running with no run.
-                Effect.onInterrupt(() => cancelledIfRunning(id)),
+                Effect.onInterrupt(() => SessionRecord.cancelledIfRunning(id)),
                 Effect.provideService(ResearchEvents.ResearchEvents, events)
               )
             })
           )
         )
-      ).pipe(ResearchEvents.withSessionId(id))
+      ).pipe(
+        Effect.onInterrupt(() =>
+          began
+            ? Effect.void
+            : SessionRecord.storedCancelled(
+                SessionRecord.newSession(id, query, config, options?.createdAt, "cancelled")
+              )
+        ),
+        ResearchEvents.withSessionId(id)
+      )
     }).pipe((run) => Telemetry.sessionRun("Pipeline.research", options?.sessionId, undefined, run))
 
   const resume = (sessionId: string, options?: ResumeOptions) =>
@@ -404,7 +360,7 @@ export const make = <R>(runUnit: ResearchUnit.Runner<R>) => {
                     )
                   })
                 : stored
-            const events = yield* recordingEvents(id)
+            const events = yield* SessionRecord.recordingEvents(id)
             const mode = yield* Clarify.defaultMode
             return yield* Effect.zipRight(Telemetry.publishTrace, drive(session, mode, runUnit)).pipe(
               Effect.provideService(ResearchEvents.ResearchEvents, events)

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Queue } from "effect"
+import { Deferred, Effect, Either, Fiber, Layer, Queue, TestClock } from "effect"
 import * as Pipeline from "../src/Pipeline.js"
 import * as ResearchEvents from "../src/ResearchEvents.js"
 import * as SessionLimit from "../src/SessionLimit.js"
@@ -103,6 +103,34 @@ describe("SessionLimit", () => {
       assert.isAbove(firstDone, -1)
       assert.isAbove(secondStarted, firstDone, "the second run started only after the first had completed")
       assert.strictEqual((yield* store.load("second")).status, "completed")
+    }).pipe(Effect.scoped, Effect.provide(Layer.merge(H.world({}), Layer.orDie(SessionLimit.layer(1)))))
+  )
+
+  it.effect("a run stopped while it waits for a slot stores its session cancelled, to be resumed later", () =>
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      yield* TestClock.setTime(5_000)
+      const gate = yield* Deferred.make<void>()
+      // The first run holds the only slot until the gate opens.
+      const holder = yield* Effect.fork(SessionLimit.withSlot(Deferred.await(gate)).pipe(Effect.zipRight(Effect.never)))
+      yield* Effect.yieldNow()
+      const waiting = yield* Effect.fork(
+        Pipeline.research("What are the latest measurements?", { sessionId: "waited", createdAt: 1_000 })
+      )
+      yield* Effect.yieldNow()
+      assert.isTrue(Either.isLeft(yield* Effect.either(store.load("waited"))), "nothing is stored while it waits")
+      yield* Fiber.interrupt(waiting)
+      const cancelled = yield* store.load("waited")
+      assert.strictEqual(cancelled.status, "cancelled")
+      assert.strictEqual(cancelled.query, "What are the latest measurements?")
+      assert.strictEqual(cancelled.createdAt, 1_000)
+      assert.deepStrictEqual(
+        (yield* store.events("waited")).map((event) => event._tag),
+        ["SessionCancelled"]
+      )
+      yield* Fiber.interrupt(holder)
+      const resumed = yield* Pipeline.resume("waited")
+      assert.strictEqual(resumed.status, "completed")
     }).pipe(Effect.scoped, Effect.provide(Layer.merge(H.world({}), Layer.orDie(SessionLimit.layer(1)))))
   )
 })
