@@ -11,14 +11,15 @@ import * as Schema from "effect/Schema"
 import { ResearchSession } from "./Cluster.js"
 import type { Listed } from "./RunSchema.js"
 
-/** A session waiting for a runner: its id, its question and when it was sent. */
+/** A session waiting for a runner: its id, its question, its research settings (as sent) and when it was sent. */
 export interface Waiting {
   readonly id: string
   readonly query: string
+  readonly config: unknown
   readonly sentAt: number
 }
 
-const RunPayload = Schema.parseJson(Schema.Struct({ question: Schema.String }))
+const RunPayload = Schema.parseJson(Schema.Struct({ question: Schema.String, config: Schema.optional(Schema.Unknown) }))
 const decodePayload = Schema.decodeUnknownOption(RunPayload)
 
 /**
@@ -42,7 +43,12 @@ export const waiting = (id?: string): Effect.Effect<ReadonlyArray<Waiting>, neve
       const payload = decodePayload(row.payload)
       if (payload._tag === "None") return []
       return [
-        { id: row.entity_id, query: payload.value.question, sentAt: Snowflake.timestamp(Snowflake.Snowflake(row.id)) }
+        {
+          id: row.entity_id,
+          query: payload.value.question,
+          config: payload.value.config,
+          sentAt: Snowflake.timestamp(Snowflake.Snowflake(row.id))
+        }
       ]
     })
   }).pipe(

@@ -184,11 +184,21 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
         const found = yield* storedOrWaiting(sessionId)
         if (found === undefined) return yield* new Errors.SessionNotFound({ sessionId })
         if (found._tag === "Waiting") {
-          // Cancelled while queued, as a session of this process would be: its message is forgotten, and no session
-          // was ever stored. Unless a runner started it meanwhile: then it is cancelled on that runner.
+          // Cancelled while queued, as a session of this process would be: its message is forgotten, and the session
+          // is stored cancelled with its question and settings, to be resumed later. Unless a runner started it
+          // meanwhile: then it is cancelled on that runner.
           yield* Effect.provide(Cluster.forget(sessionId), context).pipe(Effect.orDie)
           if (Option.isNone(yield* stored(sessionId))) {
             sent.delete(sessionId)
+            const { config, query, sentAt } = found.waiting
+            yield* Pipeline.recordCancelled(query, {
+              sessionId,
+              config: config as Pipeline.ResearchOptions["config"],
+              createdAt: sentAt
+            }).pipe(
+              Effect.provideService(SessionStore.SessionStore, store),
+              Effect.catchAll((error) => Effect.logWarning(`session ${sessionId}: ${error.message}`))
+            )
             return { sessionId, status: "cancelled" }
           }
         }

@@ -120,15 +120,23 @@ describe("deep-research serve and mcp over the cluster", () => {
         )
         yield* other.sessions.delete({ path: { id } })
         assert.deepStrictEqual(yield* messageIdsOf(database.url, id), [])
-        // Cancelled while queued, on another server than the one that sent it, it is gone as a local one would be.
+        // Cancelled while queued, on another server than the one that sent it, its message is gone and it is kept
+        // cancelled, with its question, as a local one would be: resumable.
         const { sessionId: second } = yield* one.sessions.create({ payload: { question: "Who stops this?" } })
         assert.strictEqual((yield* other.sessions.cancel({ path: { id: second } })).status, "cancelled")
         assert.deepStrictEqual(yield* messageIdsOf(database.url, second), [])
-        assert.strictEqual((yield* Effect.flip(one.sessions.get({ path: { id: second } })))._tag, "NotFound")
+        assert.deepInclude(yield* one.sessions.get({ path: { id: second } }), {
+          status: "cancelled",
+          running: false,
+          query: "Who stops this?"
+        })
         for (const client of [one, other]) {
           const gone = yield* Effect.flip(client.sessions.get({ path: { id } }))
           assert.strictEqual(gone._tag, "NotFound")
-          assert.deepStrictEqual(yield* client.sessions.list(), [])
+          assert.deepStrictEqual(
+            (yield* client.sessions.list()).map((l) => [l.id, l.status, l.query]),
+            [[second, "cancelled", "Who stops this?"]]
+          )
         }
       }).pipe(Effect.provide(FetchHttpClient.layer)),
     120_000

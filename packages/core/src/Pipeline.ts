@@ -382,6 +382,28 @@ export const research: (
 ) => Effect.Effect<Session.Session, ResearchError, Requirements> = pipeline.research
 
 /**
+ * Stores a session that was asked for and cancelled before any run of it started (one waiting in a queue of the
+ * caller's, a cluster's): its question and settings, status cancelled, nothing researched, so that `resume` can run it
+ * later. A session already stored under that id is left as it is; a store that fails leaves nothing, said in the log.
+ */
+export const recordCancelled = (
+  query: string,
+  options: {
+    readonly sessionId: string
+    readonly config?: ResearchOptions["config"]
+    readonly createdAt?: number | undefined
+  }
+): Effect.Effect<void, InvalidInput, SessionStore> =>
+  Effect.gen(function* () {
+    if (query.trim() === "") return yield* Effect.fail(new InvalidInput({ reason: "the question is empty" }))
+    const config = yield* decodeConfig(options.config)
+    const id = yield* Session.validateId(options.sessionId)
+    yield* SessionRecord.storedCancelled(
+      SessionRecord.newSession(id, query, config, options.createdAt, "cancelled")
+    ).pipe(ResearchEvents.withSessionId(id))
+  })
+
+/**
  * Continues a stored session from its last checkpoint (with the answer to its clarifying question, when it awaits
  * one). A completed session is returned as it is.
  */

@@ -334,4 +334,27 @@ describe("Resume", () => {
       assert.strictEqual(resumed.status, "completed")
     }).pipe(Effect.provide(H.world({})))
   )
+
+  it.effect(
+    "recordCancelled keeps a session cancelled before it ran, for resume to run it, and leaves a stored one be",
+    () =>
+      Effect.gen(function* () {
+        yield* Pipeline.recordCancelled("Measure ALPHA", {
+          sessionId: "never-ran",
+          config: { maxSupervisionRounds: 2 }
+        })
+        const kept = yield* stored("never-ran")
+        assert.strictEqual(kept.status, "cancelled")
+        assert.strictEqual(kept.query, "Measure ALPHA")
+        assert.strictEqual(kept.config.maxSupervisionRounds, 2)
+        assert.deepStrictEqual(kept.rounds, [])
+        const resumed = yield* Pipeline.resume("never-ran")
+        assert.strictEqual(resumed.status, "completed")
+        // Recorded again, a stored session is left as it is.
+        yield* Pipeline.recordCancelled("Measure ALPHA", { sessionId: "never-ran" })
+        assert.strictEqual((yield* stored("never-ran")).status, "completed")
+        const empty = yield* Effect.flip(Pipeline.recordCancelled("  ", { sessionId: "blank" }))
+        assert.strictEqual(empty._tag, "InvalidInput")
+      }).pipe(Effect.provide(H.world({})))
+  )
 })

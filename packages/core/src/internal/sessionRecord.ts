@@ -53,7 +53,7 @@ export const cancelledIfRunning = (id: string) =>
     if (stored.status !== "running") return
     yield* store.save(Checkpoint.patch(stored, { status: "cancelled" }))
     yield* ResearchEvents.publish({ _tag: "SessionCancelled" })
-  }).pipe(Effect.ignore)
+  }).pipe(Effect.catchAllCause((cause) => Effect.logWarning(`session ${id} could not be marked cancelled`, cause)))
 
 /** A new session of `query`, not researched yet. */
 export const newSession = (
@@ -101,4 +101,8 @@ export const storedCancelled = (session: Effect.Effect<Session.Session>) =>
         events
       )
     })
-  ).pipe(Effect.ignore)
+  ).pipe(
+    Effect.catchAllCause((cause) =>
+      Effect.logWarning("a session cancelled before it ran could not be stored as cancelled", cause)
+    )
+  )
