@@ -93,8 +93,9 @@ describe("Packaging", () => {
 
     it(`${name}: every dependency is imported by its code, or is a peer of one that is`, () => {
       const dependencies = Object.keys(manifestOf(name).dependencies ?? {})
+      const imported = importsOf(name)
       // What the code imports, then the declared peers of what is needed, until nothing more is.
-      const needed = new Set(dependencies.filter((dependency) => importsOf(name).has(dependency)))
+      const needed = new Set(dependencies.filter((dependency) => imported.has(dependency)))
       for (const dependency of needed) {
         for (const peer of peersOf(dependency)) if (dependencies.includes(peer)) needed.add(peer)
       }

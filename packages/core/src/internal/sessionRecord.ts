@@ -82,9 +82,9 @@ export const newSession = (
   )
 
 /**
- * A new session stopped while it waited for a `SessionLimit` slot is stored cancelled, with its question and settings
- * and nothing researched, so that the id its caller was given (a queued run's, a server shut down with runs waiting)
- * can be resumed rather than being unknown.
+ * Stores a session that was stopped before any run of it began (while it waited for a `SessionLimit` slot, or in a
+ * queue of the caller's) as cancelled, with its question and settings and nothing researched, so that the id its
+ * caller was given can be resumed rather than being unknown. One already stored under that id is left as it is.
  */
 export const storedCancelled = (session: Effect.Effect<Session.Session>) =>
   Effect.scoped(
