@@ -230,6 +230,14 @@ const status = (host: Host, sessionId: string) =>
     })
   })
 
+/** The phase the progress view gives a session that ended as the store has it (`Progress.reduce`'s names). */
+const settledPhases: Partial<Record<Session.Session["status"], string>> = {
+  completed: "completed",
+  failed: "failed",
+  cancelled: "cancelled",
+  awaiting_clarification: "waiting for an answer"
+}
+
 /**
  * A session's status from what is known of it: the stored session, the progress of its events, whether a run of it
  * is going (and still waiting to start), and the question it was started with when nothing is stored yet.
@@ -245,13 +253,16 @@ export const statusOf = (
   }
 ): RunStatus => {
   const { live, running, stored } = known
+  // A session no run holds is where its store says, whatever this process saw of it (nothing, after a restart; its
+  // events a moment behind the store, as a run ends).
+  const settled = running || stored === undefined ? undefined : settledPhases[stored.status]
   return {
     sessionId,
     query: stored?.query ?? known.query ?? "",
     // While a run goes on the stored status may still be the previous one (an answered question).
     status: known.queued ? "queued" : running ? "running" : (stored?.status ?? "running"),
     running,
-    phase: live?.phase ?? "starting",
+    phase: settled ?? live?.phase ?? "starting",
     round: live?.round ?? stored?.rounds.length ?? 0,
     researchers: live === undefined ? [] : [...live.researchers.entries()].map(([id, r]) => ({ id, ...r })),
     sources: stored?.sources.length ?? live?.sources ?? 0,

@@ -95,6 +95,8 @@ describe("deep-research serve: the API through its typed client", () => {
       const waiting = yield* client.sessions.get({ path: { id: "dr-awaiting-1" } })
       assert.strictEqual(waiting.status, "awaiting_clarification")
       assert.strictEqual(waiting.clarificationQuestion, "Which coast do you mean?")
+      // Stored by a run this server never saw, it is shown where the store has it, not as a run starting.
+      assert.strictEqual(waiting.phase, "waiting for an answer")
 
       const empty = yield* post(`${s.url}/api/sessions/dr-awaiting-1/answer`, { answer: "  " })
       assert.strictEqual(empty.status, 400)
