@@ -1,14 +1,18 @@
 /**
- * `deep-research mcp`: an MCP server on stdio. Research starts in the background and returns a session id at once;
- * clients poll its status and progress, read the report, answer a clarification question, cancel, list and
- * evaluate. It shares the session store with the CLI.
+ * The MCP server's tools, built once over some runs and attached to any transport: `deep-research mcp` serves them on
+ * stdio, `deep-research serve` over Streamable HTTP at `/mcp` (`http/McpHttp.ts`). Research starts in the background
+ * and returns a session id at once; clients poll its status and progress, read the report, answer a clarification
+ * question, cancel, list and evaluate; or they call `research`, as an MCP task or plainly (`McpResearch.ts`). It shares
+ * the session store with the CLI.
  */
 import { Tool } from "@deep-research/core"
 import { Evaluation as EvaluationResult } from "@deep-research/evaluation"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { CreateTaskResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -22,6 +26,7 @@ import * as Evaluation from "./Evaluation.js"
 import { Unanswered } from "./internal/answeredBeforeClose.js"
 import * as DecodeIssues from "./internal/decodeIssues.js"
 import * as JsonRpcLines from "./internal/jsonRpcLines.js"
+import * as McpResearch from "./McpResearch.js"
 import * as Runs from "./Runs.js"
 import * as RunSchema from "./RunSchema.js"
 import { version } from "./version.js"
@@ -88,6 +93,8 @@ interface ToolSpec {
   /** The JSON Schema of the tool's structured result, for the tools that answer with data rather than a text. */
   readonly outputSchema?: ReturnType<typeof Tool.jsonSchemaOf>
   readonly annotations: Hints & { readonly title: string }
+  /** Whether a client may call it as an MCP task (left out: it may not). */
+  readonly execution?: { readonly taskSupport: "optional" }
 }
 
 const spec = <A, I, O, OI>(
@@ -111,6 +118,17 @@ const spec = <A, I, O, OI>(
 const reads: Hints = { readOnlyHint: true, openWorldHint: false }
 
 const tools: ReadonlyArray<ToolSpec> = [
+  {
+    ...spec(
+      "research",
+      "Research",
+      "Research a question to its cited report. Best called as a task: the task id is a session id, and its result is the report with its sources. Called plainly, it answers when the report is written (minutes), with progress notifications when asked.",
+      StartArgs,
+      { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      McpResearch.ResearchReport
+    ),
+    execution: { taskSupport: "optional" }
+  },
   spec(
     "start_research",
     "Start research",
@@ -190,11 +208,19 @@ const tools: ReadonlyArray<ToolSpec> = [
 // Server
 // =============================================================================
 
-type Content = {
-  readonly isError?: boolean
-  readonly content: Array<{ type: "text"; text: string }>
-  readonly structuredContent?: { readonly [key: string]: unknown }
+type Content = McpResearch.ToolResult
+
+/** How a tool was called, beside its arguments. */
+interface Call {
+  /** The client asked for a task (MCP 2025-11-25): the tool answers with one at once. */
+  readonly task: boolean
+  /** Progress for the client, when it gave a progress token. */
+  readonly onProgress: McpResearch.OnProgress | undefined
+  /** Aborted when the client cancels the call or goes away. */
+  readonly signal: AbortSignal
 }
+
+type Handler = (args: unknown, call: Call) => Promise<Content | CreateTaskResult>
 
 const text = (value: string): Content => ({ content: [{ type: "text", text: value }] })
 
@@ -225,8 +251,8 @@ const decodeArgs = <A, I>(schema: Schema.Schema<A, I>, args: unknown): Either.Ei
  */
 const answerIn =
   (runtime: Runtime.Runtime<never>) =>
-  <A, E>(effect: Effect.Effect<A, E>, onSuccess: (a: A) => Content): Promise<Content> =>
-    Runtime.runPromiseExit(runtime)(effect).then((exit) =>
+  <A, E>(effect: Effect.Effect<A, E>, onSuccess: (a: A) => Content, signal?: AbortSignal): Promise<Content> =>
+    Runtime.runPromiseExit(runtime)(effect, signal === undefined ? {} : { signal }).then((exit) =>
       Exit.match(exit, {
         onSuccess,
         onFailure: (cause) => {
@@ -244,48 +270,165 @@ const withArgs =
     return Either.isLeft(decoded) ? failure(`Invalid arguments: ${decoded.left}`) : f(decoded.right)
   }
 
-const handlersOf = (
-  runs: Runs.Runs,
-  answer: ReturnType<typeof answerIn>
-): Record<string, (args: unknown) => Promise<Content>> => ({
-  start_research: withArgs(StartArgs, ({ question, ...options }) =>
-    answer(runs.start(question, options), structured(RunSchema.Started))
-  ),
-  get_status: withArgs(SessionIdArgs, ({ sessionId }) =>
-    answer(runs.status(sessionId), structured(RunSchema.RunStatus))
-  ),
-  get_report: withArgs(SessionIdArgs, ({ sessionId }) =>
-    answer(runs.load(sessionId), (session) =>
-      session.report === undefined
-        ? failure(`The session ${session.id} has no report yet (status ${session.status}).`)
-        : text(session.report.markdown)
-    )
-  ),
-  list_sessions: withArgs(NoArgs, () => answer(runs.list, (sessions) => structured(SessionList)({ sessions }))),
-  answer_clarification: withArgs(AnswerArgs, ({ answer: reply, sessionId }) =>
-    answer(runs.answer(sessionId, reply), structured(RunSchema.Started))
-  ),
-  cancel_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.cancel(sessionId), structured(Cancelled))),
-  resume_research: withArgs(SessionIdArgs, ({ sessionId }) =>
-    answer(runs.resume(sessionId), structured(RunSchema.Started))
-  ),
-  delete_session: withArgs(SessionIdArgs, ({ sessionId }) =>
-    answer(runs.remove(sessionId), () => structured(Deleted)({ sessionId, deleted: true }))
-  ),
-  evaluate_report: withArgs(SessionIdArgs, ({ sessionId }) =>
-    answer(runs.evaluate(sessionId), ({ evaluation, file }) =>
-      text(
-        [
-          Evaluation.format(evaluation),
-          "",
-          `Stored in ${file}`,
-          "",
-          JSON.stringify(Schema.encodeSync(EvaluationResult.Evaluation)(evaluation))
-        ].join("\n")
+/**
+ * `research`: a task at once when the client asks for one (what cannot start is then the request's error, as the SDK
+ * lets a task call answer with a task only), else the report when it is written.
+ */
+const research =
+  (runs: Runs.Runs, runtime: Runtime.Runtime<never>): Handler =>
+  async (args, call) => {
+    const decoded = decodeArgs(StartArgs, args)
+    if (Either.isLeft(decoded)) {
+      if (!call.task) return failure(`Invalid arguments: ${decoded.left}`)
+      throw new McpError(ErrorCode.InvalidParams, `Invalid arguments: ${decoded.left}`)
+    }
+    const { question, ...options } = decoded.right
+    return call.task
+      ? McpResearch.promised(runtime)(
+          Effect.mapError(
+            McpResearch.started(runs, question, options),
+            (error) => new McpError(ErrorCode.InvalidParams, error.message)
+          )
+        )
+      : answerIn(runtime)(
+          McpResearch.researched(runs, question, options, call.onProgress),
+          (result) => result,
+          call.signal
+        )
+  }
+
+const handlersOf = (runs: Runs.Runs, runtime: Runtime.Runtime<never>): Record<string, Handler> => {
+  const answer = answerIn(runtime)
+  return {
+    research: research(runs, runtime),
+    start_research: withArgs(StartArgs, ({ question, ...options }) =>
+      answer(runs.start(question, options), structured(RunSchema.Started))
+    ),
+    get_status: withArgs(SessionIdArgs, ({ sessionId }) =>
+      answer(runs.status(sessionId), structured(RunSchema.RunStatus))
+    ),
+    get_report: withArgs(SessionIdArgs, ({ sessionId }) =>
+      answer(runs.load(sessionId), (session) =>
+        session.report === undefined
+          ? failure(`The session ${session.id} has no report yet (status ${session.status}).`)
+          : text(session.report.markdown)
+      )
+    ),
+    list_sessions: withArgs(NoArgs, () => answer(runs.list, (sessions) => structured(SessionList)({ sessions }))),
+    answer_clarification: withArgs(AnswerArgs, ({ answer: reply, sessionId }) =>
+      answer(runs.answer(sessionId, reply), structured(RunSchema.Started))
+    ),
+    cancel_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.cancel(sessionId), structured(Cancelled))),
+    resume_research: withArgs(SessionIdArgs, ({ sessionId }) =>
+      answer(runs.resume(sessionId), structured(RunSchema.Started))
+    ),
+    delete_session: withArgs(SessionIdArgs, ({ sessionId }) =>
+      answer(runs.remove(sessionId), () => structured(Deleted)({ sessionId, deleted: true }))
+    ),
+    evaluate_report: withArgs(SessionIdArgs, ({ sessionId }) =>
+      answer(runs.evaluate(sessionId), ({ evaluation, file }) =>
+        text(
+          [
+            Evaluation.format(evaluation),
+            "",
+            `Stored in ${file}`,
+            "",
+            JSON.stringify(Schema.encodeSync(EvaluationResult.Evaluation)(evaluation))
+          ].join("\n")
+        )
       )
     )
+  }
+}
+
+/** The tools over some runs, built once and attached to every server that serves them (`serverOf`). */
+export interface ToolSet {
+  readonly handlers: Record<string, Handler>
+  /** The sessions as MCP tasks. */
+  readonly taskStore: McpResearch.TaskStore
+}
+
+/**
+ * The tools over these runs. Their work runs in the caller's runtime: its logger, its scheduler, its tracer (the
+ * server's: its log lines go to stderr, never among the messages on stdout).
+ */
+export const toolSet = (runs: Runs.Runs): Effect.Effect<ToolSet> =>
+  Effect.map(Effect.runtime<never>(), (runtime) => ({
+    handlers: handlersOf(runs, runtime),
+    taskStore: McpResearch.taskStore(runs, runtime)
+  }))
+
+const listed = tools.map((t) => ({
+  name: t.name,
+  title: t.title,
+  description: t.description,
+  inputSchema: t.inputSchema,
+  ...(t.outputSchema === undefined ? {} : { outputSchema: t.outputSchema }),
+  annotations: t.annotations,
+  ...(t.execution === undefined ? {} : { execution: t.execution })
+}))
+
+const taskTools = new Set(tools.flatMap((t) => (t.execution === undefined ? [] : [t.name])))
+
+/** How a request asked for its tool call: its task, its progress token, its signal. */
+const callOf = (
+  params: { readonly task?: unknown },
+  extra: RequestHandlerExtra<ServerRequest, ServerNotification>
+): Call => {
+  const token = extra._meta?.progressToken
+  return {
+    task: params.task !== undefined,
+    onProgress:
+      token === undefined
+        ? undefined
+        : (progress, message) =>
+            // A notice the client can no longer take changes nothing of the research.
+            Effect.ignore(
+              Effect.tryPromise(() =>
+                extra.sendNotification({
+                  method: "notifications/progress",
+                  params: { progressToken: token, progress, message }
+                })
+              )
+            ),
+    signal: extra.signal
+  }
+}
+
+/** A server of the tool set, for one connection: the SDK's server holds one transport at a time. */
+export const serverOf = (toolSet: ToolSet): Server => {
+  const server = new Server(
+    { name: "deep-research", version },
+    { capabilities: { tools: {}, tasks: McpResearch.capabilities }, taskStore: toolSet.taskStore }
   )
-})
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }))
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const params = request.params
+    const handler = toolSet.handlers[params.name]
+    // A tool that does not exist is the request's fault, a protocol error (as the MCP specification has it);
+    // arguments a tool refuses are its result, which the model can read and correct.
+    if (handler === undefined) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Unknown tool: ${params.name} (this server has ${tools.map((t) => t.name).join(", ")})`
+      )
+    }
+    // As MCP asks of a tool whose `taskSupport` is left out (forbidden).
+    if (params.task !== undefined && !taskTools.has(params.name)) {
+      throw new McpError(
+        ErrorCode.MethodNotFound,
+        `The tool ${params.name} does not run as a task (${[...taskTools].join(", ")} does): call it without a task.`
+      )
+    }
+    try {
+      return await handler(params.arguments, callOf(params, extra))
+    } catch (error) {
+      if (error instanceof McpError) throw error
+      return failure(error instanceof Error ? error.message : String(error))
+    }
+  })
+  return server
+}
 
 /** Runs the MCP server over a transport until it closes. */
 export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
@@ -293,45 +436,10 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
   // Built before serving, so that a configuration the providers refuse fails the command.
   Effect.scoped(Effect.flatMap(Runs.forServing(resolved), (runs) => serveRuns(runs, transport)))
 
-/**
- * Serves these runs over a transport until it closes. The tools' work runs in the caller's runtime: its logger, its
- * scheduler, its tracer.
- */
+/** Serves these runs over a transport until it closes. */
 export const serveRuns = (runs: Runs.Runs, transport: Transport) =>
   Effect.gen(function* () {
-    const handlers = handlersOf(runs, answerIn(yield* Effect.runtime<never>()))
-
-    const server = new Server({ name: "deep-research", version }, { capabilities: { tools: {} } })
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: tools.map((t) => ({
-        name: t.name,
-        title: t.title,
-        description: t.description,
-        inputSchema: t.inputSchema,
-        ...(t.outputSchema === undefined ? {} : { outputSchema: t.outputSchema }),
-        annotations: t.annotations
-      }))
-    }))
-    const callTool = async (params: {
-      readonly name: string
-      readonly arguments?: Record<string, unknown> | undefined
-    }) => {
-      const handler = handlers[params.name]
-      // A tool that does not exist is the request's fault, a protocol error (as the MCP specification has it);
-      // arguments a tool refuses are its result, which the model can read and correct.
-      if (handler === undefined) {
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          `Unknown tool: ${params.name} (this server has ${tools.map((t) => t.name).join(", ")})`
-        )
-      }
-      try {
-        return await handler(params.arguments)
-      } catch (error) {
-        return failure(error instanceof Error ? error.message : String(error))
-      }
-    }
-    server.setRequestHandler(CallToolRequestSchema, (request) => callTool(request.params))
+    const server = serverOf(yield* toolSet(runs))
     // Watched before connecting: a client that sends its requests and closes its input may be answered, and the
     // transport closed, before the connection's own promise has resolved.
     const closed = yield* Deferred.make<void>()

@@ -2,6 +2,7 @@
  * The shapes of hosted runs as clients see them, shared by the MCP server, the HTTP API and its typed client. Apart
  * from `Runs` so that a client loads none of the research wiring.
  */
+import type { Session } from "@deep-research/core"
 import * as Schema from "effect/Schema"
 
 const positiveInt = Schema.Int.pipe(Schema.positive())
@@ -84,6 +85,32 @@ export const Listed = Schema.Struct({
   error: Schema.optional(Schema.String)
 })
 export type Listed = typeof Listed.Type
+
+/** A source the session retrieved; `citation` is its number in the report's source list, when the report cites it. */
+export const SourceView = Schema.Struct({
+  id: Schema.String,
+  url: Schema.String,
+  title: Schema.String,
+  provider: Schema.String,
+  quality: Schema.String,
+  publishedDate: Schema.optional(Schema.String),
+  citation: Schema.NullOr(Schema.Int)
+}).annotations({ identifier: "Source" })
+export type SourceView = typeof SourceView.Type
+
+/** The sources of a session as clients see them, each with its citation number in the report. */
+export const sourcesOf = (session: Session.Session): ReadonlyArray<SourceView> => {
+  const cited = new Map((session.report?.citations ?? []).map((c) => [c.sourceId, c.number]))
+  return session.sources.map((source) => ({
+    id: source.id,
+    url: source.url,
+    title: source.title,
+    provider: source.provider,
+    quality: source.quality,
+    ...(source.publishedDate === undefined ? {} : { publishedDate: source.publishedDate }),
+    citation: cited.get(source.id) ?? null
+  }))
+}
 
 /** What a client asked that the session's state does not allow now (answering a running session, ...). */
 export class RunConflict extends Schema.TaggedError<RunConflict>("@deep-research/cli/RunConflict")("RunConflict", {

@@ -49,7 +49,7 @@ describe("the MCP server", () => {
       )
       assert.deepStrictEqual(
         named((a) => a.openWorldHint),
-        ["start_research", "answer_clarification", "resume_research"]
+        ["research", "start_research", "answer_clarification", "resume_research"]
       )
       assert.deepStrictEqual(
         named((a) => a.readOnlyHint === false && a.idempotentHint),
@@ -74,6 +74,7 @@ describe("the MCP server", () => {
         assert.deepStrictEqual(
           [...validators.keys()],
           [
+            "research",
             "start_research",
             "get_status",
             "list_sessions",
@@ -126,6 +127,14 @@ describe("the MCP server", () => {
         )
         assert.strictEqual(refused.isError, true)
         assert.isUndefined(refused.structuredContent)
+        // research's text is its report, which its structured content carries too, with the sources.
+        const researched = yield* Effect.promise(() =>
+          mcp.client.callTool({ name: "research", arguments: { question: "How do tides work?", maxRounds: 1 } })
+        )
+        const validate = validators.get("research")!
+        assert.isTrue(validate(researched.structuredContent), ajv.errorsText(validate.errors))
+        const report = Schema.decodeUnknownSync(Text)(researched.content)[0]?.text
+        assert.strictEqual(report, Reflect.get(researched.structuredContent ?? {}, "report"))
       })
   )
 

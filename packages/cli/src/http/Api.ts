@@ -12,6 +12,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
+import * as RunSchema from "../RunSchema.js"
 import { Listed, RunStatus, Started, StartOptions, trimmedText } from "../RunSchema.js"
 import { version } from "../version.js"
 import { withValidComponentNames } from "./openApiNames.js"
@@ -84,16 +85,8 @@ const SessionPath = Schema.Struct({
 /** A session's status after a cancel. */
 export const Cancelled = Schema.Struct({ sessionId: Schema.String, status: Schema.String })
 
-/** A source the session retrieved; `citation` is its number in the report's source list, when the report cites it. */
-export const SourceView = Schema.Struct({
-  id: Schema.String,
-  url: Schema.String,
-  title: Schema.String,
-  provider: Schema.String,
-  quality: Schema.String,
-  publishedDate: Schema.optional(Schema.String),
-  citation: Schema.NullOr(Schema.Int)
-}).annotations({ identifier: "Source" })
+/** A source the session retrieved (the MCP server's research results carry the same). */
+export const SourceView = RunSchema.SourceView
 
 /** The server is up. */
 export const Health = Schema.Struct({

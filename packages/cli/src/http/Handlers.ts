@@ -9,6 +9,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
+import * as RunSchema from "../RunSchema.js"
 import type { RunConflict } from "../RunSchema.js"
 import type * as Runs from "../Runs.js"
 import { version } from "../version.js"
@@ -95,19 +96,6 @@ const reportResponse = (
   )
 }
 
-const sourcesOf = (session: Session.Session) => {
-  const cited = new Map((session.report?.citations ?? []).map((c) => [c.sourceId, c.number]))
-  return session.sources.map((source) => ({
-    id: source.id,
-    url: source.url,
-    title: source.title,
-    provider: source.provider,
-    quality: source.quality,
-    ...(source.publishedDate === undefined ? {} : { publishedDate: source.publishedDate }),
-    citation: cited.get(source.id) ?? null
-  }))
-}
-
 /** The session's events as SSE: the log after `after`, then live ones, then an `end` event with the status. */
 export const eventStream = (runs: Runs.Runs, sessionId: string, after: number): HttpServerResponse.HttpServerResponse =>
   Sse.response(
@@ -164,7 +152,9 @@ export const sessionsLayer = (runs: Runs.Runs) =>
           })
         )
       )
-      .handle("sources", ({ path }) => Effect.map(Effect.mapError(runs.load(path.id), fromStoreError), sourcesOf))
+      .handle("sources", ({ path }) =>
+        Effect.map(Effect.mapError(runs.load(path.id), fromStoreError), RunSchema.sourcesOf)
+      )
       .handle("evaluate", ({ path }) =>
         Effect.gen(function* () {
           const session = yield* Effect.mapError(runs.load(path.id), fromStoreError)

@@ -1,0 +1,98 @@
+/**
+ * The MCP server's `research` tool, through the official SDK's client over an in-memory transport: as an MCP task
+ * (2025-11-25) whose id is the session's, and as a plain call that waits for the report with progress notifications.
+ * The same tool over Streamable HTTP is `McpHttp.test.ts`.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { CallToolResultSchema, CreateTaskResultSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import type { Progress } from "@modelcontextprotocol/sdk/types.js"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { connected, Text } from "./McpHarness.js"
+
+const Report = Schema.Struct({
+  sessionId: Schema.String,
+  query: Schema.String,
+  report: Schema.String,
+  sources: Schema.NonEmptyArray(Schema.Struct({ url: Schema.String, citation: Schema.NullOr(Schema.Number) }))
+})
+
+describe("research over MCP", () => {
+  it.scopedLive(
+    "called as a task it answers at once with a task whose id is the session's; tasks/get follows the session, tasks/result gives its report with the sources",
+    () =>
+      Effect.gen(function* () {
+        const { call, client } = yield* connected({})
+        const { task } = yield* Effect.promise(() =>
+          client.request(
+            {
+              method: "tools/call",
+              params: { name: "research", arguments: { question: "How do tides work?", maxRounds: 1 }, task: {} }
+            },
+            CreateTaskResultSchema
+          )
+        )
+        assert.strictEqual(task.status, "working")
+        assert.isNull(task.ttl, "kept as long as the session is")
+        // The task is the session: the other tools know it by the same id.
+        assert.include(yield* call("get_status", { sessionId: task.taskId }), task.taskId)
+        let seen = task
+        while (seen.status === "working") {
+          yield* Effect.sleep("50 millis")
+          seen = yield* Effect.promise(() => client.experimental.tasks.getTask(task.taskId))
+        }
+        assert.strictEqual(seen.status, "completed", seen.statusMessage)
+        const result = yield* Effect.promise(() =>
+          client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)
+        )
+        const report = Schema.decodeUnknownSync(Report)(result.structuredContent)
+        assert.strictEqual(report.sessionId, task.taskId)
+        assert.strictEqual(Schema.decodeUnknownSync(Text)(result.content)[0]?.text, report.report)
+        assert.match(report.report, /\[1\]/)
+        assert.isTrue(report.sources.some((source) => source.citation === 1))
+        const listed = yield* Effect.promise(() => client.experimental.tasks.listTasks())
+        assert.deepInclude(
+          listed.tasks.map((t) => [t.taskId, t.status]),
+          [task.taskId, "completed"]
+        )
+      })
+  )
+
+  it.scopedLive("called plainly it answers with the report, having sent progress that grows while it ran", () =>
+    Effect.gen(function* () {
+      const { client } = yield* connected({})
+      const progress: Array<Progress> = []
+      const result = yield* Effect.promise(() =>
+        client.callTool(
+          { name: "research", arguments: { question: "How do tides work?", maxRounds: 1 } },
+          CallToolResultSchema,
+          { onprogress: (p) => progress.push(p) }
+        )
+      )
+      assert.notStrictEqual(result.isError, true, JSON.stringify(result.content))
+      assert.match(Schema.decodeUnknownSync(Report)(result.structuredContent).report, /\[1\]/)
+      assert.isAbove(progress.length, 1)
+      for (let i = 1; i < progress.length; i++) assert.isAbove(progress[i]!.progress, progress[i - 1]!.progress)
+      assert.include(progress.map((p) => p.message).join("\n"), "round 1")
+    })
+  )
+
+  it.scopedLive("a task asked of a tool that does not run as one is refused as MCP says: method not found", () =>
+    Effect.gen(function* () {
+      const { client } = yield* connected({})
+      const refused = yield* Effect.flip(
+        Effect.tryPromise(() =>
+          client.request(
+            { method: "tools/call", params: { name: "list_sessions", arguments: {}, task: {} } },
+            CreateTaskResultSchema
+          )
+        )
+      )
+      assert.instanceOf(refused.error, McpError)
+      assert.strictEqual((refused.error as McpError).code, ErrorCode.MethodNotFound)
+      assert.include((refused.error as McpError).message, "research")
+      const unknown = yield* Effect.flip(Effect.tryPromise(() => client.experimental.tasks.getTask("dr-unknown")))
+      assert.strictEqual((unknown.error as McpError).code, ErrorCode.InvalidParams)
+    })
+  )
+})
