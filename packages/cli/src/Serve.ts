@@ -1,8 +1,8 @@
 /**
  * `deep-research serve`: the HTTP API (`http/Api.ts`), its OpenAPI document and docs, the OpenAI-compatible
- * endpoint and the web page, over the same hosted runs as the MCP server (`Runs`). Loopback by default; any other
- * address needs `DEEP_RESEARCH_API_TOKEN`. Bodies are size-limited before they are parsed; CORS is off unless origins
- * are given.
+ * endpoint, MCP over Streamable HTTP (`http/McpHttp.ts`) and the web page, over the same hosted runs as the MCP server
+ * on stdio (`Runs`). Loopback by default; any other address needs `DEEP_RESEARCH_API_TOKEN`. Bodies are size-limited
+ * before they are parsed; CORS is off unless origins are given.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
@@ -22,6 +22,7 @@ import * as nodeHttp from "node:http"
 import type * as CliConfig from "./CliConfig.js"
 import { Api, Unauthorized } from "./http/Api.js"
 import * as Handlers from "./http/Handlers.js"
+import * as McpHttp from "./http/McpHttp.js"
 import * as OpenAiCompat from "./http/OpenAiCompat.js"
 import * as OpenAiSchema from "./http/OpenAiSchema.js"
 import * as Unrouted from "./http/Unrouted.js"
@@ -279,6 +280,7 @@ export const routes = (runs: Runs.Runs, options: Options) =>
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(pageLayer),
+    Layer.provide(McpHttp.layer(runs, options)),
     Layer.provide(
       options.corsOrigins.length === 0
         ? Layer.empty
@@ -317,7 +319,7 @@ export const serve = (resolved: CliConfig.Resolved, options: Options) =>
     yield* Effect.sync(() =>
       process.stderr.write(
         `deep-research serve${resolved.simulate ? " [simulated]" : ""}: ${url}/ (API docs ${url}/docs, OpenAPI ` +
-          `${url}/openapi.json, OpenAI-compatible ${url}/v1)${options.token === undefined ? "" : "; API token required"}\n`
+          `${url}/openapi.json, OpenAI-compatible ${url}/v1, MCP ${url}${McpHttp.path})${options.token === undefined ? "" : "; API token required"}\n`
       )
     )
     return yield* Effect.never

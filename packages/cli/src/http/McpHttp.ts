@@ -1,0 +1,178 @@
+/**
+ * MCP over Streamable HTTP at `/mcp` of `deep-research serve`, for clients that reach a shared server rather than start
+ * one: the tools of `deep-research mcp` (`Mcp.toolSet`, built once), served by the official SDK's transport, one SDK
+ * server and transport per MCP session (`Mcp-Session-Id`): POST carries messages, GET opens the server's stream,
+ * DELETE ends the session. Serve's guard has already refused a foreign Host on loopback (DNS rebinding) and a body
+ * over its limit or not JSON; here the token is asked for as `/api` asks for it, and the Origin is checked, as MCP
+ * asks of every server. MCP sessions live in this process; the research sessions behind them live in the store (or
+ * the cluster's database), so a task is reached from any connection, after a restart, from any server of a cluster.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Redacted from "effect/Redacted"
+import * as crypto from "node:crypto"
+import * as Mcp from "../Mcp.js"
+import type * as Runs from "../Runs.js"
+import { tokenMatches } from "./Handlers.js"
+
+/** Where MCP is served. */
+export const path = "/mcp"
+
+/** Whom the endpoint lets in: serve's own options. */
+export interface Options {
+  /** The bearer token every request must carry, when the server has one. */
+  readonly token: Redacted.Redacted<string> | undefined
+  /** Origins whose pages may call the server (serve's `--cors-origin`), besides the server's own. */
+  readonly corsOrigins: ReadonlyArray<string>
+}
+
+/**
+ * How many MCP sessions are kept open at most: beyond it the one used longest ago is closed (its client, answered
+ * 404, opens another, as MCP has it), so that clients that never end theirs cannot fill the memory.
+ */
+export const maxSessions = 1_000
+
+// =============================================================================
+// Refusals
+// =============================================================================
+
+const refusal = (status: number, tag: string, message: string, headers: Record<string, string> = {}) =>
+  HttpServerResponse.unsafeJson({ _tag: tag, message }, { status, headers })
+
+/** A JSON-RPC error with no request to answer, as the SDK's transport sends its own. */
+const rpcRefusal = (status: number, code: number, message: string) =>
+  HttpServerResponse.unsafeJson({ jsonrpc: "2.0", error: { code, message }, id: null }, { status })
+
+const bearerOf = (header: string | undefined): string | undefined => {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "")
+  return match?.[1]
+}
+
+const authorized = (header: string | undefined, token: Redacted.Redacted<string> | undefined): boolean => {
+  if (token === undefined) return true
+  const presented = bearerOf(header)
+  return presented !== undefined && tokenMatches(presented, Redacted.value(token))
+}
+
+/**
+ * Whether a request's Origin may reach MCP: none (a client that is no browser), the server's own (its Host), or one
+ * the server allows pages from. A page elsewhere that reached this server is refused, as MCP asks of servers.
+ */
+export const originAllowed = (
+  origin: string | undefined,
+  host: string | undefined,
+  corsOrigins: ReadonlyArray<string>
+): boolean => {
+  if (origin === undefined) return true
+  try {
+    const url = new URL(origin)
+    return url.host === host || corsOrigins.includes(url.origin)
+  } catch {
+    return false
+  }
+}
+
+// =============================================================================
+// Sessions
+// =============================================================================
+
+/** The open MCP sessions of this process, the one used last at the end. */
+const makeSessions = (toolSet: Mcp.ToolSet) => {
+  const open = new Map<string, WebStandardStreamableHTTPServerTransport>()
+  const forget = (sessionId: string | undefined) => {
+    if (sessionId !== undefined) open.delete(sessionId)
+  }
+  return {
+    /** The session's transport, now the one used last; undefined for a session that ended or never was. */
+    get: (sessionId: string) => {
+      const transport = open.get(sessionId)
+      if (transport !== undefined) {
+        open.delete(sessionId)
+        open.set(sessionId, transport)
+      }
+      return transport
+    },
+    /** A transport for a new session, with a server of the tool set on it; kept once it is initialized. */
+    start: Effect.promise(async () => {
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        onsessioninitialized: (sessionId) => {
+          open.set(sessionId, transport)
+          const oldest = open.size > maxSessions ? open.entries().next().value : undefined
+          if (oldest !== undefined) void oldest[1].close()
+        }
+      })
+      // Ended by the client (DELETE), by the bound above, or when the server stops.
+      transport.onclose = () => forget(transport.sessionId)
+      await Mcp.serverOf(toolSet).connect(transport)
+      return transport
+    }),
+    closeAll: Effect.promise(() => Promise.all([...open.values()].map((transport) => transport.close())))
+  }
+}
+
+/** The request as the SDK's web-standard transport takes it; its body, read by serve's guard, goes beside it. */
+const webRequestOf = (request: HttpServerRequest.HttpServerRequest): Request =>
+  new Request(new URL(request.url, `http://${request.headers["host"] ?? "localhost"}`), {
+    method: request.method,
+    headers: Object.entries(request.headers)
+  })
+
+const bodyOf = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.either(
+    Effect.flatMap(request.text, (text) =>
+      Effect.try((): unknown => (text.trim() === "" ? undefined : JSON.parse(text)))
+    )
+  )
+
+const forward = (transport: WebStandardStreamableHTTPServerTransport, request: Request, body: unknown) =>
+  Effect.map(
+    Effect.promise(() => transport.handleRequest(request, body === undefined ? {} : { parsedBody: body })),
+    HttpServerResponse.fromWeb
+  )
+
+// =============================================================================
+// The route
+// =============================================================================
+
+const handle = (sessions: ReturnType<typeof makeSessions>, options: Options) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (!authorized(request.headers["authorization"], options.token)) {
+      return refusal(401, "Unauthorized", "This server needs its API token: Authorization: Bearer <token>", {
+        "www-authenticate": "Bearer"
+      })
+    }
+    if (!originAllowed(request.headers["origin"], request.headers["host"], options.corsOrigins)) {
+      return refusal(403, "Forbidden", `Pages from ${request.headers["origin"]} may not call this server.`)
+    }
+    const read = request.method === "POST" ? yield* bodyOf(request) : Either.right(undefined)
+    if (Either.isLeft(read)) return rpcRefusal(400, -32700, "Parse error: the body is not JSON.")
+    const body = read.right
+    const sessionId = request.headers["mcp-session-id"]
+    if (sessionId !== undefined) {
+      const transport = sessions.get(sessionId)
+      return transport === undefined
+        ? rpcRefusal(404, -32001, "Session not found: it ended, or the server restarted; initialize a new one.")
+        : yield* forward(transport, webRequestOf(request), body)
+    }
+    if (request.method === "POST" && isInitializeRequest(body)) {
+      return yield* forward(yield* sessions.start, webRequestOf(request), body)
+    }
+    return rpcRefusal(400, -32000, "Bad Request: send Mcp-Session-Id, or initialize to open a session.")
+  })
+
+/** `/mcp` on serve's router, over these runs; its MCP sessions close with the server. */
+export const layer = (runs: Runs.Runs, options: Options) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function* () {
+      const sessions = makeSessions(yield* Mcp.toolSet(runs))
+      yield* Effect.addFinalizer(() => Effect.asVoid(sessions.closeAll))
+      yield* router.all(path, handle(sessions, options))
+    })
+  )
