@@ -76,7 +76,7 @@ const describe = (progress: { readonly phase: string; readonly round: number; re
 const statusMessageOf = (status: RunSchema.RunStatus): string => {
   switch (status.status) {
     case "queued":
-      return "queued: waiting for a free slot"
+      return "queued: waiting to start"
     case "awaiting_clarification":
       return `waiting for an answer to: ${status.clarificationQuestion ?? "its question"} (answer_clarification)`
     case "failed":

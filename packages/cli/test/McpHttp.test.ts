@@ -4,10 +4,8 @@
  * same tools as on stdio, a task outliving its MCP session and the server, a task cancelled, and who is let in.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Progress } from "@modelcontextprotocol/sdk/types.js"
-import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -23,6 +21,7 @@ import * as CliConfig from "../src/CliConfig.js"
 import * as Runs from "../src/Runs.js"
 import * as Serve from "../src/Serve.js"
 import { connected, Text } from "./McpHarness.js"
+import { connectedOver, researchAsTask } from "./McpHttpHarness.js"
 import { post, request, served, servedSlowly } from "./ServeHarness.js"
 
 const Report = Schema.Struct({
@@ -33,29 +32,6 @@ const Report = Schema.Struct({
 const Status = Schema.parseJson(Schema.Struct({ status: Schema.String, running: Schema.Boolean }))
 
 const accepts = { accept: "application/json, text/event-stream" }
-
-/** An MCP client of the server at `base`, over Streamable HTTP, for the life of the scope. */
-const client = (base: string, headers: Record<string, string> = {}) =>
-  Effect.gen(function* () {
-    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers } })
-    const mcp = new Client({ name: "deep-research-test", version: "1.0.0" })
-    yield* Effect.acquireRelease(
-      Effect.promise(() => mcp.connect(transport)),
-      () => Effect.promise(() => mcp.close())
-    )
-    return { mcp, transport }
-  })
-
-const researchAsTask = (mcp: Client) =>
-  Effect.promise(() =>
-    mcp.request(
-      {
-        method: "tools/call",
-        params: { name: "research", arguments: { question: "How do tides work?", maxRounds: 1 }, task: {} }
-      },
-      CreateTaskResultSchema
-    )
-  )
 
 /** Serves a simulated configuration from this store folder until the scope closes. */
 const servedOn = (store: string) =>
@@ -97,7 +73,7 @@ describe("MCP over Streamable HTTP on serve", () => {
   it.scopedLive("a session runs from start to report as a task: created at once, followed, its result the report", () =>
     Effect.gen(function* () {
       const s = yield* served({ noClarify: true })
-      const { mcp } = yield* client(s.url)
+      const { mcp } = yield* connectedOver(s.url)
       const messages: Array<string> = []
       let result: unknown
       const stream = mcp.experimental.tasks.callToolStream(
@@ -125,7 +101,7 @@ describe("MCP over Streamable HTTP on serve", () => {
   it.scopedLive("a plain call waits for the report and sends progress while the session runs", () =>
     Effect.gen(function* () {
       const s = yield* served({ noClarify: true })
-      const { mcp } = yield* client(s.url)
+      const { mcp } = yield* connectedOver(s.url)
       const progress: Array<Progress> = []
       const result = yield* Effect.promise(() =>
         mcp.callTool(
@@ -144,7 +120,7 @@ describe("MCP over Streamable HTTP on serve", () => {
   it.scopedLive("its tools are the stdio server's: names, titles, hints, schemas and task support", () =>
     Effect.gen(function* () {
       const s = yield* served()
-      const { mcp } = yield* client(s.url)
+      const { mcp } = yield* connectedOver(s.url)
       const overHttp = yield* Effect.promise(() => mcp.listTools())
       const local = yield* connected({})
       assert.deepStrictEqual(overHttp.tools, (yield* Effect.promise(() => local.client.listTools())).tools)
@@ -166,8 +142,8 @@ describe("MCP over Streamable HTTP on serve", () => {
         const taskId = yield* Effect.scoped(
           Effect.gen(function* () {
             const base = yield* servedOn(store)
-            const { mcp, transport } = yield* client(base)
-            const { task } = yield* researchAsTask(mcp)
+            const { mcp, transport } = yield* connectedOver(base)
+            const task = yield* researchAsTask(mcp)
             // Ended by the client: the MCP session is gone, its requests are answered 404 as MCP has it.
             const ended = transport.sessionId ?? ""
             yield* Effect.promise(() => transport.terminateSession())
@@ -182,7 +158,7 @@ describe("MCP over Streamable HTTP on serve", () => {
             )
             assert.strictEqual(gone.status, 404, gone.text)
             // The task is not: another MCP session follows it to its end.
-            const other = yield* client(base)
+            const other = yield* connectedOver(base)
             let seen = task
             while (seen.status === "working") {
               yield* Effect.sleep("50 millis")
@@ -192,7 +168,7 @@ describe("MCP over Streamable HTTP on serve", () => {
             return task.taskId
           })
         )
-        const { mcp } = yield* client(yield* servedOn(store))
+        const { mcp } = yield* connectedOver(yield* servedOn(store))
         assert.strictEqual((yield* Effect.promise(() => mcp.experimental.tasks.getTask(taskId))).status, "completed")
         const result = yield* Effect.promise(() => mcp.experimental.tasks.getTaskResult(taskId, CallToolResultSchema))
         assert.strictEqual(Schema.decodeUnknownSync(Report)(result.structuredContent).sessionId, taskId)
@@ -204,8 +180,8 @@ describe("MCP over Streamable HTTP on serve", () => {
     () =>
       Effect.gen(function* () {
         const s = yield* servedSlowly("200 millis", { noClarify: true })
-        const { mcp } = yield* client(s.url)
-        const { task } = yield* researchAsTask(mcp)
+        const { mcp } = yield* connectedOver(s.url)
+        const task = yield* researchAsTask(mcp)
         const cancelled = yield* Effect.promise(() => mcp.experimental.tasks.cancelTask(task.taskId))
         assert.strictEqual(cancelled.status, "cancelled")
         const status = yield* request(`${s.url}/api/sessions/${task.taskId}`)
@@ -227,7 +203,7 @@ describe("MCP over Streamable HTTP on serve", () => {
       assert.strictEqual(refused.headers.get("www-authenticate"), "Bearer")
       const wrong = yield* post(`${s.url}/mcp`, initialize, { ...accepts, authorization: "Bearer wrong" })
       assert.strictEqual(wrong.status, 401)
-      const { mcp } = yield* client(s.url, { authorization: `Bearer ${token}` })
+      const { mcp } = yield* connectedOver(s.url, { authorization: `Bearer ${token}` })
       assert.isAbove((yield* Effect.promise(() => mcp.listTools())).tools.length, 0)
     })
   )

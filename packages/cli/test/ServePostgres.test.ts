@@ -9,11 +9,13 @@ import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
 import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
 import * as ServeClient from "../src/http/Client.js"
 import { connected } from "./McpHarness.js"
+import { connectedOver, researchAsTask } from "./McpHttpHarness.js"
 import { served, servedKeyless, settled, sseEvents } from "./ServeHarness.js"
 import { describeRun, freePort, run, sandbox, start } from "./support/builtCli.js"
 
@@ -139,6 +141,35 @@ describe("deep-research serve and mcp over the cluster", () => {
           )
         }
       }).pipe(Effect.provide(FetchHttpClient.layer)),
+    120_000
+  )
+
+  it.scopedLive(
+    "research called as an MCP task at /mcp is the cluster's session: another server follows it as a task and cancels it",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* PgDatabase.make
+        const locks = database.kind === "pglite" ? { DEEP_RESEARCH_SHARD_LOCKS: "table" } : {}
+        yield* Effect.acquireRelease(
+          Effect.sync(() => Object.assign(process.env, locks)),
+          () => Effect.sync(() => delete process.env["DEEP_RESEARCH_SHARD_LOCKS"])
+        )
+        const one = yield* connectedOver((yield* served({ noClarify: true, database: database.url })).url)
+        const other = yield* connectedOver((yield* servedKeyless(database.url)).url)
+        // No worker runs: the session waits in the database for one.
+        const task = yield* researchAsTask(one.mcp, "Who runs this?")
+        const seen = yield* Effect.promise(() => other.mcp.experimental.tasks.getTask(task.taskId))
+        assert.deepInclude(seen, { taskId: task.taskId, status: "working" })
+        assert.include(seen.statusMessage ?? "", "queued")
+        const cancelled = yield* Effect.promise(() => other.mcp.experimental.tasks.cancelTask(task.taskId))
+        assert.strictEqual(cancelled.status, "cancelled")
+        const after = yield* Effect.promise(() => one.mcp.experimental.tasks.getTask(task.taskId))
+        assert.strictEqual(after.status, "cancelled")
+        const result = yield* Effect.promise(() =>
+          one.mcp.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)
+        )
+        assert.isTrue(result.isError)
+      }),
     120_000
   )
 
