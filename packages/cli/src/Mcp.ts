@@ -9,22 +9,17 @@ import { Tool } from "@deep-research/core"
 import { Evaluation as EvaluationResult } from "@deep-research/evaluation"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { CreateTaskResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js"
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
-import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as ParseResult from "effect/ParseResult"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type * as CliConfig from "./CliConfig.js"
 import * as Evaluation from "./Evaluation.js"
 import { Unanswered } from "./internal/answeredBeforeClose.js"
-import * as DecodeIssues from "./internal/decodeIssues.js"
+import * as McpCall from "./internal/mcpCall.js"
 import * as JsonRpcLines from "./internal/jsonRpcLines.js"
 import * as McpResearch from "./McpResearch.js"
 import * as Runs from "./Runs.js"
@@ -39,10 +34,8 @@ const SessionIdArgs = Schema.Struct({
   sessionId: Schema.String.annotations({ description: "The id start_research returned" })
 })
 
-const StartArgs = Schema.Struct({
-  question: RunSchema.trimmedText("What to research, in any language"),
-  ...RunSchema.StartOptions.fields
-})
+/** The question and the options of a session, as `research` takes them too. */
+const StartArgs = McpResearch.Args
 
 const AnswerArgs = Schema.Struct({
   sessionId: Schema.String,
@@ -208,99 +201,12 @@ const tools: ReadonlyArray<ToolSpec> = [
 // Server
 // =============================================================================
 
-type Content = McpResearch.ToolResult
+const { failure, structured, text, withArgs } = McpCall
 
-/** How a tool was called, beside its arguments. */
-interface Call {
-  /** The client asked for a task (MCP 2025-11-25): the tool answers with one at once. */
-  readonly task: boolean
-  /** Progress for the client, when it gave a progress token. */
-  readonly onProgress: McpResearch.OnProgress | undefined
-  /** Aborted when the client cancels the call or goes away. */
-  readonly signal: AbortSignal
-}
-
-type Handler = (args: unknown, call: Call) => Promise<Content | CreateTaskResult>
-
-const text = (value: string): Content => ({ content: [{ type: "text", text: value }] })
-
-/**
- * A result as data, in the shape the tool's `outputSchema` publishes (`structuredContent`), and the same JSON as text
- * for clients that read only the text, as MCP asks of a tool that returns structured content.
- */
-const structured =
-  <A, I extends { readonly [key: string]: unknown }>(schema: Schema.Schema<A, I>) =>
-  (value: A): Content => {
-    const encoded = Schema.encodeSync(schema)(value)
-    return { content: [{ type: "text", text: JSON.stringify(encoded, null, 2) }], structuredContent: encoded }
-  }
-const failure = (message: string): Content => ({ isError: true, content: [{ type: "text", text: message }] })
-
-const decodeArgs = <A, I>(schema: Schema.Schema<A, I>, args: unknown): Either.Either<A, string> =>
-  Either.mapLeft(
-    Schema.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "all" })(args ?? {}),
-    // Said as a sentence a model acts on ('sessionId' is required.), not Schema's tree of the whole arguments.
-    (error) =>
-      DecodeIssues.messageOf(ParseResult.ArrayFormatter.formatErrorSync(error)) ??
-      ParseResult.TreeFormatter.formatErrorSync(error)
-  )
-
-/**
- * A tool's answer from an effect run in `runtime` (the server's: its log lines go to stderr, never among the messages
- * on stdout): its value as the tool says it, or its error's message.
- */
-const answerIn =
-  (runtime: Runtime.Runtime<never>) =>
-  <A, E>(effect: Effect.Effect<A, E>, onSuccess: (a: A) => Content, signal?: AbortSignal): Promise<Content> =>
-    Runtime.runPromiseExit(runtime)(effect, signal === undefined ? {} : { signal }).then((exit) =>
-      Exit.match(exit, {
-        onSuccess,
-        onFailure: (cause) => {
-          const error = Cause.squash(cause)
-          return failure(error instanceof Error ? error.message : String(error))
-        }
-      })
-    )
-
-/** A handler that decodes its arguments first. */
-const withArgs =
-  <A, I>(schema: Schema.Schema<A, I>, f: (args: A) => Promise<Content>) =>
-  async (args: unknown): Promise<Content> => {
-    const decoded = decodeArgs(schema, args)
-    return Either.isLeft(decoded) ? failure(`Invalid arguments: ${decoded.left}`) : f(decoded.right)
-  }
-
-/**
- * `research`: a task at once when the client asks for one (what cannot start is then the request's error, as the SDK
- * lets a task call answer with a task only), else the report when it is written.
- */
-const research =
-  (runs: Runs.Runs, runtime: Runtime.Runtime<never>): Handler =>
-  async (args, call) => {
-    const decoded = decodeArgs(StartArgs, args)
-    if (Either.isLeft(decoded)) {
-      if (!call.task) return failure(`Invalid arguments: ${decoded.left}`)
-      throw new McpError(ErrorCode.InvalidParams, `Invalid arguments: ${decoded.left}`)
-    }
-    const { question, ...options } = decoded.right
-    return call.task
-      ? McpResearch.promised(runtime)(
-          Effect.mapError(
-            McpResearch.started(runs, question, options),
-            (error) => new McpError(ErrorCode.InvalidParams, error.message)
-          )
-        )
-      : answerIn(runtime)(
-          McpResearch.researched(runs, question, options, call.onProgress),
-          (result) => result,
-          call.signal
-        )
-  }
-
-const handlersOf = (runs: Runs.Runs, runtime: Runtime.Runtime<never>): Record<string, Handler> => {
-  const answer = answerIn(runtime)
+const handlersOf = (runs: Runs.Runs, runtime: Runtime.Runtime<never>): Record<string, McpCall.Handler> => {
+  const answer = McpCall.answerIn(runtime)
   return {
-    research: research(runs, runtime),
+    research: McpResearch.handler(runs, runtime),
     start_research: withArgs(StartArgs, ({ question, ...options }) =>
       answer(runs.start(question, options), structured(RunSchema.Started))
     ),
@@ -343,7 +249,7 @@ const handlersOf = (runs: Runs.Runs, runtime: Runtime.Runtime<never>): Record<st
 
 /** The tools over some runs, built once and attached to every server that serves them (`serverOf`). */
 export interface ToolSet {
-  readonly handlers: Record<string, Handler>
+  readonly handlers: Record<string, McpCall.Handler>
   /** The sessions as MCP tasks. */
   readonly taskStore: McpResearch.TaskStore
 }
@@ -369,31 +275,6 @@ const listed = tools.map((t) => ({
 }))
 
 const taskTools = new Set(tools.flatMap((t) => (t.execution === undefined ? [] : [t.name])))
-
-/** How a request asked for its tool call: its task, its progress token, its signal. */
-const callOf = (
-  params: { readonly task?: unknown },
-  extra: RequestHandlerExtra<ServerRequest, ServerNotification>
-): Call => {
-  const token = extra._meta?.progressToken
-  return {
-    task: params.task !== undefined,
-    onProgress:
-      token === undefined
-        ? undefined
-        : (progress, message) =>
-            // A notice the client can no longer take changes nothing of the research.
-            Effect.ignore(
-              Effect.tryPromise(() =>
-                extra.sendNotification({
-                  method: "notifications/progress",
-                  params: { progressToken: token, progress, message }
-                })
-              )
-            ),
-    signal: extra.signal
-  }
-}
 
 /** A server of the tool set, for one connection: the SDK's server holds one transport at a time. */
 export const serverOf = (toolSet: ToolSet): Server => {
@@ -421,7 +302,7 @@ export const serverOf = (toolSet: ToolSet): Server => {
       )
     }
     try {
-      return await handler(params.arguments, callOf(params, extra))
+      return await handler(params.arguments, McpCall.callOf(params, extra))
     } catch (error) {
       if (error instanceof McpError) throw error
       return failure(error instanceof Error ? error.message : String(error))

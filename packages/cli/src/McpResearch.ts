@@ -9,14 +9,14 @@ import type { Errors, Session } from "@deep-research/core"
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks"
 import type { Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
-import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as McpCall from "./internal/mcpCall.js"
 import * as Progress from "./Progress.js"
 import type * as Runs from "./Runs.js"
 import * as RunSchema from "./RunSchema.js"
@@ -35,21 +35,11 @@ export const ResearchReport = Schema.Struct({
   sources: Schema.Array(RunSchema.SourceView)
 })
 
-/** A tool's result as MCP carries it: text for every client, and data in the shape of its `outputSchema`. */
-export type ToolResult = {
-  readonly isError?: boolean
-  readonly content: Array<{ type: "text"; text: string }>
-  readonly structuredContent?: { readonly [key: string]: unknown }
-}
-
 /** How long a client is asked to wait between two polls of a task: research takes minutes. */
 export const pollInterval = 2_000
 
 /** What the server declares of tasks: a tool call may be one, and tasks can be listed and cancelled. */
 export const capabilities = { list: {}, cancel: {}, requests: { tools: { call: {} } } }
-
-/** Progress for a client that gave a progress token: a number that grows with each notice, and what is going on. */
-export type OnProgress = (progress: number, message: string) => Effect.Effect<void>
 
 // =============================================================================
 // Sessions as tasks
@@ -111,7 +101,7 @@ export const taskOf = (runs: Runs.Runs, sessionId: string): Effect.Effect<Task, 
   })
 
 /** What a session ended with, as `research` answers: its report, or why it has none. */
-export const resultOf = (session: Session.Session): ToolResult => {
+export const resultOf = (session: Session.Session): McpCall.Content => {
   const report = session.report
   if (session.status === "completed" && report !== undefined) {
     const encoded = Schema.encodeSync(ResearchReport)({
@@ -148,7 +138,7 @@ export const started = (runs: Runs.Runs, question: string, options: RunSchema.St
   })
 
 /** The session's progress as it runs, one notice whenever its line changes, until its run ends. */
-const followed = (runs: Runs.Runs, sessionId: string, onProgress: OnProgress) =>
+const followed = (runs: Runs.Runs, sessionId: string, onProgress: McpCall.OnProgress) =>
   runs.events(sessionId, 0).pipe(
     Stream.mapAccum(Progress.initial, (state, { event, id }) => {
       const next = Progress.reduce(state, event)
@@ -166,7 +156,7 @@ export const researched = (
   runs: Runs.Runs,
   question: string,
   options: RunSchema.StartOptions,
-  onProgress: OnProgress | undefined
+  onProgress: McpCall.OnProgress | undefined
 ) =>
   Effect.gen(function* () {
     const { sessionId } = yield* runs.start(question, options, "proceed")
@@ -178,17 +168,38 @@ export const researched = (
     }).pipe(Effect.onInterrupt(() => Effect.ignore(runs.cancel(sessionId))))
   })
 
+/** What `research` takes: the question and the options of `start_research`. */
+export const Args = Schema.Struct({
+  question: RunSchema.trimmedText("What to research, in any language"),
+  ...RunSchema.StartOptions.fields
+})
+
+/**
+ * `research`: a task at once when the client asks for one (what cannot start is then the request's error, as the SDK
+ * lets a task call answer with a task only), else the report when it is written.
+ */
+export const handler =
+  (runs: Runs.Runs, runtime: Runtime.Runtime<never>): McpCall.Handler =>
+  async (args, call) => {
+    const decoded = McpCall.decodeArgs(Args, args)
+    if (Either.isLeft(decoded)) {
+      if (!call.task) return McpCall.failure(`Invalid arguments: ${decoded.left}`)
+      throw new McpError(ErrorCode.InvalidParams, `Invalid arguments: ${decoded.left}`)
+    }
+    const { question, ...options } = decoded.right
+    return call.task
+      ? McpCall.promised(runtime)(
+          Effect.mapError(
+            started(runs, question, options),
+            (error) => new McpError(ErrorCode.InvalidParams, error.message)
+          )
+        )
+      : McpCall.answerIn(runtime)(researched(runs, question, options, call.onProgress), (result) => result, call.signal)
+  }
+
 // =============================================================================
 // The task store
 // =============================================================================
-
-/** An effect as the SDK takes it: a promise that rejects with the effect's own error (an `McpError` keeps its code). */
-export const promised =
-  (runtime: Runtime.Runtime<never>) =>
-  <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
-    Runtime.runPromiseExit(runtime)(effect).then((exit) =>
-      Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause))
-    )
 
 const invalid = (error: { readonly message: string }) => new McpError(ErrorCode.InvalidParams, error.message)
 
@@ -219,7 +230,7 @@ const page = (runs: Runs.Runs, cursor: string | undefined) =>
  * after a reconnection or a restart as well. Its result is the session's; only a cancel changes it.
  */
 export const taskStore = (runs: Runs.Runs, runtime: Runtime.Runtime<never>): TaskStore => {
-  const run = promised(runtime)
+  const run = McpCall.promised(runtime)
   return {
     createTask: (_params: CreateTaskOptions, _requestId: RequestId, _request: Request) =>
       Promise.reject(new McpError(ErrorCode.InvalidRequest, "A task here is a research session: call research.")),

@@ -1,0 +1,121 @@
+/**
+ * How the MCP server answers a tool call, whatever the tool: its arguments decoded into a sentence a model acts on
+ * when they are wrong, its effect run in the server's runtime, its value or its error's message as the result (text,
+ * and data in the shape of the tool's `outputSchema`), and what the call asked beside its arguments (a task, progress,
+ * its cancellation).
+ */
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
+import type { CreateTaskResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as ParseResult from "effect/ParseResult"
+import * as Runtime from "effect/Runtime"
+import * as Schema from "effect/Schema"
+import * as DecodeIssues from "./decodeIssues.js"
+
+/** A tool's result as MCP carries it: text for every client, and data in the shape of its `outputSchema`. */
+export type Content = {
+  readonly isError?: boolean
+  readonly content: Array<{ type: "text"; text: string }>
+  readonly structuredContent?: { readonly [key: string]: unknown }
+}
+
+/** Progress for a client that gave a progress token: a number that grows with each notice, and what is going on. */
+export type OnProgress = (progress: number, message: string) => Effect.Effect<void>
+
+/** How a tool was called, beside its arguments. */
+export interface Call {
+  /** The client asked for a task (MCP 2025-11-25): the tool answers with one at once. */
+  readonly task: boolean
+  /** Progress for the client, when it gave a progress token. */
+  readonly onProgress: OnProgress | undefined
+  /** Aborted when the client cancels the call or goes away. */
+  readonly signal: AbortSignal
+}
+
+/** A tool's implementation. */
+export type Handler = (args: unknown, call: Call) => Promise<Content | CreateTaskResult>
+
+export const text = (value: string): Content => ({ content: [{ type: "text", text: value }] })
+
+/**
+ * A result as data, in the shape the tool's `outputSchema` publishes (`structuredContent`), and the same JSON as text
+ * for clients that read only the text, as MCP asks of a tool that returns structured content.
+ */
+export const structured =
+  <A, I extends { readonly [key: string]: unknown }>(schema: Schema.Schema<A, I>) =>
+  (value: A): Content => {
+    const encoded = Schema.encodeSync(schema)(value)
+    return { content: [{ type: "text", text: JSON.stringify(encoded, null, 2) }], structuredContent: encoded }
+  }
+
+export const failure = (message: string): Content => ({ isError: true, content: [{ type: "text", text: message }] })
+
+export const decodeArgs = <A, I>(schema: Schema.Schema<A, I>, args: unknown): Either.Either<A, string> =>
+  Either.mapLeft(
+    Schema.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "all" })(args ?? {}),
+    // Said as a sentence a model acts on ('sessionId' is required.), not Schema's tree of the whole arguments.
+    (error) =>
+      DecodeIssues.messageOf(ParseResult.ArrayFormatter.formatErrorSync(error)) ??
+      ParseResult.TreeFormatter.formatErrorSync(error)
+  )
+
+/**
+ * A tool's answer from an effect run in `runtime` (the server's: its log lines go to stderr, never among the messages
+ * on stdout), interrupted when `signal` aborts: its value as the tool says it, or its error's message.
+ */
+export const answerIn =
+  (runtime: Runtime.Runtime<never>) =>
+  <A, E>(effect: Effect.Effect<A, E>, onSuccess: (a: A) => Content, signal?: AbortSignal): Promise<Content> =>
+    Runtime.runPromiseExit(runtime)(effect, signal === undefined ? {} : { signal }).then((exit) =>
+      Exit.match(exit, {
+        onSuccess,
+        onFailure: (cause) => {
+          const error = Cause.squash(cause)
+          return failure(error instanceof Error ? error.message : String(error))
+        }
+      })
+    )
+
+/** An effect as the SDK takes it: a promise that rejects with the effect's own error (an `McpError` keeps its code). */
+export const promised =
+  (runtime: Runtime.Runtime<never>) =>
+  <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
+    Runtime.runPromiseExit(runtime)(effect).then((exit) =>
+      Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause))
+    )
+
+/** A handler that decodes its arguments first. */
+export const withArgs =
+  <A, I>(schema: Schema.Schema<A, I>, f: (args: A) => Promise<Content>) =>
+  async (args: unknown): Promise<Content> => {
+    const decoded = decodeArgs(schema, args)
+    return Either.isLeft(decoded) ? failure(`Invalid arguments: ${decoded.left}`) : f(decoded.right)
+  }
+
+/** How a request asked for its tool call: its task, its progress token, its signal. */
+export const callOf = (
+  params: { readonly task?: unknown },
+  extra: RequestHandlerExtra<ServerRequest, ServerNotification>
+): Call => {
+  const token = extra._meta?.progressToken
+  return {
+    task: params.task !== undefined,
+    onProgress:
+      token === undefined
+        ? undefined
+        : (progress, message) =>
+            // A notice the client can no longer take changes nothing of the research.
+            Effect.ignore(
+              Effect.tryPromise(() =>
+                extra.sendNotification({
+                  method: "notifications/progress",
+                  params: { progressToken: token, progress, message }
+                })
+              )
+            ),
+    signal: extra.signal
+  }
+}
