@@ -208,6 +208,31 @@ describe("MCP over Streamable HTTP on serve", () => {
     })
   )
 
+  it.scopedLive("GET opens the server's stream of an MCP session, DELETE ends the session", () =>
+    Effect.gen(function* () {
+      const s = yield* served()
+      const opened = yield* post(`${s.url}/mcp`, initialize, accepts)
+      const session = {
+        "mcp-session-id": opened.headers.get("mcp-session-id") ?? "",
+        "mcp-protocol-version": "2025-11-25"
+      }
+      assert.isNotEmpty(session["mcp-session-id"])
+      const stream = yield* Effect.promise(async () => {
+        const stop = new AbortController()
+        const response = await fetch(`${s.url}/mcp`, {
+          headers: { ...session, accept: "text/event-stream" },
+          signal: stop.signal
+        })
+        stop.abort()
+        return { status: response.status, type: response.headers.get("content-type") }
+      })
+      assert.deepStrictEqual(stream, { status: 200, type: "text/event-stream" })
+      assert.strictEqual((yield* request(`${s.url}/mcp`, { method: "DELETE", headers: session })).status, 200)
+      const ended = yield* request(`${s.url}/mcp`, { headers: { ...session, accept: "text/event-stream" } })
+      assert.strictEqual(ended.status, 404)
+    })
+  )
+
   it.scopedLive("a page elsewhere is refused: a foreign Host on loopback (DNS rebinding), a foreign Origin", () =>
     Effect.gen(function* () {
       const s = yield* served()

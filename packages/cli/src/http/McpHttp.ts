@@ -8,6 +8,7 @@
  * the cluster's database), so a task is reached from any connection, after a restart, from any server of a cluster.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
@@ -15,6 +16,7 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
 import * as Mcp from "../Mcp.js"
 import type * as Runs from "../Runs.js"
@@ -130,10 +132,27 @@ const bodyOf = (request: HttpServerRequest.HttpServerRequest) =>
     )
   )
 
+const opened = new TextEncoder().encode(": open\n\n")
+
+/**
+ * The transport's answer as serve sends it. Node sends a streamed response's headers with its first bytes: the server's
+ * stream (GET) starts with an SSE comment, which clients skip, so that they have it at once rather than at its first
+ * message or keep-alive.
+ */
+const responseOf = (method: string, web: Response): HttpServerResponse.HttpServerResponse => {
+  const response = HttpServerResponse.fromWeb(web)
+  return method === "GET" && response.status === 200 && response.body._tag === "Stream"
+    ? HttpServerResponse.setBody(
+        response,
+        HttpBody.stream(Stream.concat(Stream.make(opened), response.body.stream), response.body.contentType)
+      )
+    : response
+}
+
 const forward = (transport: WebStandardStreamableHTTPServerTransport, request: Request, body: unknown) =>
   Effect.map(
     Effect.promise(() => transport.handleRequest(request, body === undefined ? {} : { parsedBody: body })),
-    HttpServerResponse.fromWeb
+    (response) => responseOf(request.method, response)
   )
 
 // =============================================================================
