@@ -1,7 +1,7 @@
 /** A `deep-research serve` in this process over the emulator, on a free loopback port, for the Serve tests. */
 import { Research, Session, SessionStore } from "@deep-research/core"
 import * as HttpServer from "@effect/platform/HttpServer"
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -7,7 +7,7 @@
 import { Errors, LanguageModel, ModelRouter, Pipeline, Resilience, type Session, Summarizer } from "@deep-research/core"
 import { MemorySessionStore, ScriptedModel } from "@deep-research/core/testing"
 import { ModelSpec, Tavily } from "@deep-research/providers"
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import {
   ATTR_GEN_AI_INPUT_MESSAGES,

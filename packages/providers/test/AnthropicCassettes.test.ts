@@ -10,7 +10,7 @@ import { readdirSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import * as AnthropicLanguageModel from "../src/AnthropicLanguageModel.js"
 import * as AnthropicWebSearch from "../src/AnthropicWebSearch.js"
-import * as Emulator from "../src/testing/Emulator.js"
+import { Emulator } from "@deep-research/emulator"
 
 const directory = fileURLToPath(new URL("./fixtures/vendor-cassettes/anthropic/", import.meta.url))
 

@@ -2,7 +2,7 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthro
 import { LanguageModel, StructuredOutput, Tool } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Deferred, Duration, Effect, Either, Exit, Fiber, Redacted, Schedule, Schema } from "effect"
-import * as Emulator from "../src/testing/Emulator.js"
+import { Emulator } from "@deep-research/emulator"
 import * as Http from "node:http"
 import * as AnthropicLanguageModel from "../src/AnthropicLanguageModel.js"
 import { fromError, parseContextWindowMessage, retryAfterOf } from "../src/internal/anthropicErrors.js"

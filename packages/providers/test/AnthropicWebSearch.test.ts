@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { SearchProvider, UsageLedger } from "@deep-research/core"
 import { ConfigProvider, Effect, Redacted } from "effect"
 import * as AnthropicWebSearch from "../src/AnthropicWebSearch.js"
-import * as Emulator from "../src/testing/Emulator.js"
+import { Emulator } from "@deep-research/emulator"
 
 const settings = { model: "claude-haiku-4-5", maxUses: 3, maxTokens: 1024 }
 

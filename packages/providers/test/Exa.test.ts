@@ -4,7 +4,7 @@ import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { ConfigProvider, Duration, Effect, Layer, Redacted } from "effect"
 import { SearchProvider } from "@deep-research/core"
 import * as Exa from "../src/Exa.js"
-import * as Emulator from "../src/testing/Emulator.js"
+import { Emulator } from "@deep-research/emulator"
 
 const exaAt = (emulator: Emulator.Handle, options: Partial<Exa.Options> = {}) =>
   Exa.make({ apiKey: Redacted.make("exa-emulator"), baseUrl: emulator.baseUrl("exa"), ...options })

@@ -12,7 +12,7 @@ import {
 } from "@deep-research/core"
 import { ScriptedModel, StaticWeb } from "@deep-research/core/testing"
 import { AnthropicLanguageModel, FileSessionStore } from "@deep-research/providers"
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"

@@ -6,7 +6,7 @@ import * as https from "node:https"
 import type * as net from "node:net"
 import * as zlib from "node:zlib"
 import * as HttpExtractor from "../src/HttpExtractor.js"
-import * as Emulator from "../src/testing/Emulator.js"
+import { Emulator } from "@deep-research/emulator"
 
 const portOf = (server: net.Server): number => {
   const address = server.address()

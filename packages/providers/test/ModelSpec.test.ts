@@ -2,7 +2,7 @@ import { LanguageModel, ModelRouter } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Redacted } from "effect"
 import * as ModelSpec from "../src/ModelSpec.js"
-import * as Emulator from "../src/testing/Emulator.js"
+import { Emulator } from "@deep-research/emulator"
 
 const reasonOf = (spec: string): string => {
   const parsed = ModelSpec.parse(spec)

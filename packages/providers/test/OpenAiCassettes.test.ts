@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Predicate, Schema } from "effect"
 import { readdirSync } from "node:fs"
 import { OpenAiLanguageModel, OpenAiWebSearch } from "../src/index.js"
-import { Emulator } from "../src/testing/index.js"
+import { Emulator } from "@deep-research/emulator"
 
 const directory = fileURLToPath(new URL("./fixtures/vendor-cassettes/openai", import.meta.url))
 const cassette = (name: string) => `${directory}/${name}`

@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Either, Fiber, Layer, Option, Predicate, Schema } from "effect"
 import { OpenAiLanguageModel } from "../src/index.js"
 import { retryAfterOf } from "../src/internal/openaiErrors.js"
-import { Emulator } from "../src/testing/index.js"
+import { Emulator } from "@deep-research/emulator"
 
 const modelFor = (emulator: Emulator.Handle, options?: Partial<OpenAiLanguageModel.Options>) =>
   OpenAiLanguageModel.make({ model: "gpt-4.1", apiKey: "sk-test", baseUrl: emulator.baseUrl("openai"), ...options })

@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { makeClient } from "../src/OpenAiLanguageModel.js"
 import { refusedCapability } from "../src/internal/openaiErrors.js"
-import { Emulator } from "../src/testing/index.js"
+import { Emulator } from "@deep-research/emulator"
 
 /** What `refusedCapability` makes of the error the SDK throws for this answer. */
 const classify = (status: number, body: Record<string, unknown>) =>

@@ -2,7 +2,7 @@ import type { Errors, SearchProvider } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Predicate } from "effect"
 import { OpenAiWebSearch } from "../src/index.js"
-import { Emulator } from "../src/testing/index.js"
+import { Emulator } from "@deep-research/emulator"
 
 const providerFor = (emulator: Emulator.Handle, options?: Partial<OpenAiWebSearch.Options>) =>
   OpenAiWebSearch.make({ apiKey: "sk-test", baseUrl: emulator.baseUrl("openai"), ...options })

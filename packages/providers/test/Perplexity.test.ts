@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Layer, Redacted } from "effect"
 import { SearchProvider } from "@deep-research/core"
 import * as Perplexity from "../src/Perplexity.js"
-import * as Emulator from "../src/testing/Emulator.js"
+import { Emulator } from "@deep-research/emulator"
 
 const perplexityAt = (emulator: Emulator.Handle, options: Partial<Perplexity.Options> = {}) =>
   Perplexity.make({ apiKey: Redacted.make("pplx-emulator"), baseUrl: emulator.baseUrl("perplexity"), ...options })

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Layer, Redacted } from "effect"
 import { SearchProvider } from "@deep-research/core"
 import * as SemanticScholar from "../src/SemanticScholar.js"
-import * as Emulator from "../src/testing/Emulator.js"
+import { Emulator } from "@deep-research/emulator"
 
 const scholarAt = (emulator: Emulator.Handle, options: Partial<SemanticScholar.Options> = {}) =>
   SemanticScholar.make({ baseUrl: emulator.baseUrl("semanticScholar"), ...options })

@@ -2,7 +2,7 @@ import { ContentExtractor, SearchProvider } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Exit, Fiber, Layer, Redacted, Schedule } from "effect"
 import { fromError } from "../src/internal/tavilyErrors.js"
-import * as Emulator from "../src/testing/Emulator.js"
+import { Emulator } from "@deep-research/emulator"
 import * as Tavily from "../src/Tavily.js"
 
 const context = { provider: "tavily" }

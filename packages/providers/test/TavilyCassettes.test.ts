@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted, Schema } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import * as Emulator from "../src/testing/Emulator.js"
+import { Emulator } from "@deep-research/emulator"
 import * as Tavily from "../src/Tavily.js"
 
 const directory = fileURLToPath(new URL("./fixtures/vendor-cassettes/tavily/", import.meta.url))

@@ -3,7 +3,7 @@
  * in a prompt), and what the simulated world reads out of it: the subject, the page being summarised, the numbered
  * sources a text lists.
  */
-import { get, getArray, getObjects, getOptionalString, getString, isObject } from "./json.js"
+import { get, getArray, getObjects, getOptionalString, getString, isObject } from "../wire/json.js"
 
 export interface Turn {
   readonly role: "user" | "assistant" | "tool"

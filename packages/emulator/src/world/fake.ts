@@ -3,7 +3,7 @@
  * brief, a question like a question), booleans are false (so no clarification is asked), numbers take their
  * minimum, arrays one or two items, and limits (lengths, item counts, enums) are respected.
  */
-import { get, getArray, getNumber, getOptionalString, isObject, type JsonObject } from "./json.js"
+import { get, getArray, getNumber, getOptionalString, isObject, type JsonObject } from "../wire/json.js"
 
 /** What the values are about. */
 export interface FakeContext {

@@ -2,8 +2,8 @@
  * The simulated world's web: deterministic pages under `/web/sim/`, made from a query's slug, and the answers of the
  * search and extraction endpoints (Tavily, Exa, Semantic Scholar) and of the pages themselves.
  */
-import { get, getArray, getNumber, getString } from "./json.js"
-import type { RecordedRequest, Reply } from "./types.js"
+import { get, getArray, getNumber, getString } from "../wire/json.js"
+import type { RecordedRequest, Reply } from "../wire/types.js"
 
 export const hash = (text: string): number => {
   let h = 2166136261

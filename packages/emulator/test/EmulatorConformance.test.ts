@@ -1,6 +1,6 @@
 /**
  * The emulator refuses what the vendors refuse, in their shape. The official SDKs are the clients, and the error
- * bodies are compared with the recorded 400s of `fixtures/vendor-cassettes/`, field by field.
+ * bodies are compared with the recorded 400s of the providers' `test/fixtures/vendor-cassettes/`, field by field.
  */
 import Anthropic from "@anthropic-ai/sdk"
 import { assert, describe, it } from "@effect/vitest"
@@ -8,9 +8,9 @@ import { Effect, Schema } from "effect"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import OpenAI from "openai"
-import { Emulator } from "../src/testing/index.js"
+import { Emulator } from "../src/index.js"
 
-const cassettes = fileURLToPath(new URL("./fixtures/vendor-cassettes", import.meta.url))
+const cassettes = fileURLToPath(new URL("../../providers/test/fixtures/vendor-cassettes", import.meta.url))
 const recorded = (path: string) => JSON.parse(readFileSync(`${cassettes}/${path}`, "utf8")).response
 
 const openaiClient = (emulator: Emulator.Handle) =>

@@ -17,9 +17,9 @@ import {
 } from "./conversation.js"
 import { anthropicToolUseBlocks, fakeFromSchema, type FakeContext } from "./fake.js"
 import { resultsFor, searchReply } from "./fakeWeb.js"
-import { get, getObjects, getString, type JsonObject } from "./json.js"
+import { get, getObjects, getString, type JsonObject } from "../wire/json.js"
 import { type Refusals, refusal } from "./localServers.js"
-import type { RecordedRequest, Reply } from "./types.js"
+import type { RecordedRequest, Reply } from "../wire/types.js"
 
 /** Options of the simulation. */
 export interface SimulateOptions {

@@ -11,14 +11,14 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { readFile } from "node:fs/promises"
-import { listen, type Fallback, type State } from "../internal/emulator/server.js"
-import { type SimulateOptions, simulator } from "../internal/emulator/simulate.js"
-import type { Endpoint, RecordedRequest, Reply, Responder, Vendor } from "../internal/emulator/types.js"
+import { listen, type Fallback, type State } from "./wire/server.js"
+import { type SimulateOptions, simulator } from "./world/simulate.js"
+import type { Endpoint, RecordedRequest, Reply, Responder, Vendor } from "./wire/types.js"
 
-export type { Endpoint, Fault, RecordedRequest, Reply, Responder, Vendor } from "../internal/emulator/types.js"
-export { endpoints } from "../internal/emulator/types.js"
-export { texts as errorTexts } from "../internal/emulator/faults.js"
-export type { SimulateOptions } from "../internal/emulator/simulate.js"
+export type { Endpoint, Fault, RecordedRequest, Reply, Responder, Vendor } from "./wire/types.js"
+export { endpoints } from "./wire/types.js"
+export { texts as errorTexts } from "./wire/faults.js"
+export type { SimulateOptions } from "./world/simulate.js"
 
 // =============================================================================
 // Handle and Tag
@@ -197,4 +197,4 @@ export const loadCassette = (
   }).pipe(Effect.orDieWith((error) => new Error(`The cassette ${cassettePath} could not be read: ${String(error)}`)))
 
 // The reply builders (json, fault, sse, openaiText, anthropicText, tavilyResults, webPages ...).
-export * from "../internal/emulator/replies.js"
+export * from "./wire/replies.js"

@@ -3,8 +3,8 @@
  * Ollama (`<model> does not support tools`), vLLM without auto tool choice, or llama.cpp's server without `--jinja`
  * (a 500), and `json_schema` response formats. The simulated world plays them when asked to.
  */
-import { get, getArray, getString } from "./json.js"
-import type { Reply } from "./types.js"
+import { get, getArray, getString } from "../wire/json.js"
+import type { Reply } from "../wire/types.js"
 
 /** An OpenAI-compatible server that may lack tool calling. */
 export type LocalServer = "ollama" | "vllm" | "llamacpp"
