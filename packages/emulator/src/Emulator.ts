@@ -2,7 +2,7 @@
  * A local HTTP server on 127.0.0.1 that speaks the vendors' wire protocols (OpenAI chat completions and responses,
  * Anthropic messages, Tavily, Exa, Perplexity, Semantic Scholar, plain web pages), so the real SDKs can be tested
  * without a network. Answers are scripted per endpoint, faults are played in each vendor's shape, every request is
- * logged, and recorded vendor cassettes can be replayed byte for byte. Part of the public testing API.
+ * logged, and recorded vendor cassettes can be replayed byte for byte. The package's public module.
  */
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -47,7 +47,7 @@ export interface Handle {
 }
 
 /** The emulator in context. */
-export class Emulator extends Context.Tag("@deep-research/providers/testing/Emulator")<Emulator, Handle>() {}
+export class Emulator extends Context.Tag("@deep-research/emulator/Emulator")<Emulator, Handle>() {}
 
 /** Options of the emulator. */
 export interface Options {

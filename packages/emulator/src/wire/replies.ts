@@ -1,7 +1,7 @@
 /**
  * The emulator's reply builders: answers in each vendor's documented shape (OpenAI chat completions and responses,
  * Anthropic messages, Tavily, Exa, Perplexity, Semantic Scholar, plain pages) for tests to script, with usage and
- * ids as the vendors give them. Public through `@deep-research/providers/testing`'s `Emulator`.
+ * ids as the vendors give them. Public through `@deep-research/emulator`'s `Emulator`.
  */
 import type { Fault, Reply, Responder } from "./types.js"
 
