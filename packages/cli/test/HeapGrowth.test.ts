@@ -3,9 +3,11 @@ import { Cause, Effect, Exit, Scope } from "effect"
 import { execFileSync } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import * as HeapGrowth from "../src/HeapGrowth.js"
+import * as HeapGrowth from "../src/internal/HeapGrowth.js"
 
-const built = pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "dist", "HeapGrowth.js"))
+const built = pathToFileURL(
+  path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "dist", "internal", "HeapGrowth.js")
+)
 
 /**
  * The largest heap a Node process reaches holding about 60 MB while it makes and drops 0.8 GB of garbage, with the

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, FiberRef, Layer, Scheduler } from "effect"
 import { performance } from "node:perf_hooks"
-import * as SlicedScheduler from "../src/SlicedScheduler.js"
+import * as SlicedScheduler from "../src/internal/SlicedScheduler.js"
 
 /** Keeps the CPU busy for `millis`, as a step of a session's work would. */
 const busy = (millis: number) =>
