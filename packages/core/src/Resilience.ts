@@ -26,7 +26,7 @@ import type * as LanguageModel from "./LanguageModel.js"
 import * as ResearchEvents from "./ResearchEvents.js"
 import type * as SearchProvider from "./SearchProvider.js"
 import * as Telemetry from "./Telemetry.js"
-import * as ProtectedCall from "./internal/protectedCall.js"
+import * as ProtectedCall from "./internal/resilience/protectedCall.js"
 
 // =============================================================================
 // Settings

@@ -8,7 +8,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ContextRecovery from "../ContextRecovery.js"
-import { domainOf } from "../internal/sourceQuality.js"
+import { domainOf } from "../internal/research/sourceQuality.js"
 import * as LanguageModel from "../LanguageModel.js"
 import { ModelRouter } from "../ModelRouter.js"
 import * as Prompt from "../prompts/compression.js"

@@ -14,9 +14,9 @@ import * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { SessionStore } from "../SessionStore.js"
-import { ExtractedPage, SearchResult, SourceSummary } from "../Source.js"
-import * as Permits from "./permits.js"
+import { SessionStore } from "../../SessionStore.js"
+import { ExtractedPage, SearchResult, SourceSummary } from "../../Source.js"
+import * as Permits from "../resilience/permits.js"
 import { sha256Hex } from "./sha256.js"
 
 // =============================================================================

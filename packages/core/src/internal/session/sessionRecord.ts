@@ -6,11 +6,11 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Checkpoint from "../phases/Checkpoint.js"
-import type * as ResearchConfig from "../ResearchConfig.js"
-import * as ResearchEvents from "../ResearchEvents.js"
-import * as Session from "../Session.js"
-import { SessionStore } from "../SessionStore.js"
+import * as Checkpoint from "../../phases/Checkpoint.js"
+import type * as ResearchConfig from "../../ResearchConfig.js"
+import * as ResearchEvents from "../../ResearchEvents.js"
+import * as Session from "../../Session.js"
+import { SessionStore } from "../../SessionStore.js"
 
 /**
  * The run's progress stream: every event is appended to the session's log in the store as it is published (so the

@@ -3,11 +3,11 @@
  * rounds before every call (so a resumed run continues exactly where the checkpoint left it).
  */
 import * as Schema from "effect/Schema"
-import * as LanguageModel from "../LanguageModel.js"
-import * as Prompt from "../prompts/supervisor.js"
-import { Directive, type IssuedDirective, type TopicResult } from "../Research.js"
-import type { Session } from "../Session.js"
-import type { Source } from "../Source.js"
+import * as LanguageModel from "../../LanguageModel.js"
+import * as Prompt from "../../prompts/supervisor.js"
+import { Directive, type IssuedDirective, type TopicResult } from "../../Research.js"
+import type { Session } from "../../Session.js"
+import type { Source } from "../../Source.js"
 import { domainOf } from "./sourceQuality.js"
 
 /** The names of the supervisor's tools, as its rebuilt conversation calls them. */

@@ -2,7 +2,7 @@
  * A rough quality grade of a source from its URL's domain: official, academic and documentation sites high, social
  * and user-generated platforms low, the rest medium. It orders evidence; it never decides what is true.
  */
-import type { SourceQuality } from "../Source.js"
+import type { SourceQuality } from "../../Source.js"
 
 const highSuffixes = [".gov", ".edu", ".mil", ".int", ".ac.uk", ".edu.au", ".ac.jp", ".gov.uk", ".europa.eu"]
 const highDomains = [

@@ -2,7 +2,7 @@
  * The content of a model call in the shapes of the OpenTelemetry GenAI conventions (`gen_ai.system_instructions`,
  * `gen_ai.input.messages`, `gen_ai.output.messages`): JSON text, exported only when content capture is on.
  */
-import type * as LanguageModel from "../LanguageModel.js"
+import type * as LanguageModel from "../../LanguageModel.js"
 
 type Part =
   | { readonly type: "text"; readonly content: string }

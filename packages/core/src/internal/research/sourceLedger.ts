@@ -4,10 +4,10 @@
  * fuller page of a source already held, or a new source), their fetch-time summaries settled, and a turn's results
  * rendered as the numbered blocks the model reads.
  */
-import * as Novelty from "../Novelty.js"
-import * as Untrusted from "../prompts/untrusted.js"
+import * as Novelty from "../../Novelty.js"
+import * as Untrusted from "../../prompts/untrusted.js"
 import { qualityOfUrl } from "./sourceQuality.js"
-import { type Novelty as NoveltyTag, Source, type SourceSummary } from "../Source.js"
+import { type Novelty as NoveltyTag, Source, type SourceSummary } from "../../Source.js"
 
 /** A source as the ledger holds it: its number, what was last read of it, and where it came from. */
 export interface Entry {
