@@ -4,7 +4,7 @@
  * evaluate. It shares the session store with the CLI.
  */
 import { Tool } from "@deep-research/core"
-import { Evaluation as EvaluationResult } from "@deep-research/evaluation"
+import { Evaluation } from "@deep-research/evaluation"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
@@ -18,7 +18,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type * as CliConfig from "./CliConfig.js"
-import * as Evaluation from "./Evaluation.js"
+import * as StoredEvaluation from "./StoredEvaluation.js"
 import { Unanswered } from "./internal/answeredBeforeClose.js"
 import * as DecodeIssues from "./internal/decodeIssues.js"
 import * as JsonRpcLines from "./internal/jsonRpcLines.js"
@@ -276,11 +276,11 @@ const handlersOf = (
     answer(runs.evaluate(sessionId), ({ evaluation, file }) =>
       text(
         [
-          Evaluation.format(evaluation),
+          StoredEvaluation.format(evaluation),
           "",
           `Stored in ${file}`,
           "",
-          JSON.stringify(Schema.encodeSync(EvaluationResult.Evaluation)(evaluation))
+          JSON.stringify(Schema.encodeSync(Evaluation.Evaluation)(evaluation))
         ].join("\n")
       )
     )

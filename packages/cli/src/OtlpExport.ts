@@ -6,7 +6,7 @@
  * The core names its spans and metrics on Effect's own tracer; this layer sends them. Spans and a last reading of the
  * metrics are flushed when the layer is released, before the process exits.
  */
-import { Telemetry as CoreTelemetry } from "@deep-research/core"
+import { Telemetry } from "@deep-research/core"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -64,7 +64,7 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
  * load it.
  */
 export const layerFrom = (settings: Settings): Layer.Layer<never> => {
-  const capture = Layer.succeed(CoreTelemetry.CaptureContent, settings.captureContent)
+  const capture = Layer.succeed(Telemetry.CaptureContent, settings.captureContent)
   if (settings.tracesUrl === undefined && settings.metricsUrl === undefined) return capture
   return Layer.merge(
     capture,
@@ -88,6 +88,6 @@ export const layer: Layer.Layer<never> = Layer.unwrapEffect(
  */
 export const inherited: Effect.Effect<Layer.Layer<never>> = Effect.gen(function* () {
   const tracer = yield* Effect.tracer
-  const capture = yield* CoreTelemetry.CaptureContent
-  return Layer.merge(Layer.setTracer(tracer), Layer.succeed(CoreTelemetry.CaptureContent, capture))
+  const capture = yield* Telemetry.CaptureContent
+  return Layer.merge(Layer.setTracer(tracer), Layer.succeed(Telemetry.CaptureContent, capture))
 })
