@@ -56,17 +56,7 @@ export const policy: Resilience.PolicyOverrides = new Resilience.PolicyOverrides
 })
 
 /** What one indexing pass did, by path relative to the root. */
-export interface IndexReport {
-  readonly files: number
-  readonly chunks: number
-  /** Files whose bytes were read (new, or changed in time or size). */
-  readonly read: ReadonlyArray<string>
-  /** Files whose chunks were rebuilt (new, or changed content). */
-  readonly reindexed: ReadonlyArray<string>
-  /** Files in the cache that no longer exist. */
-  readonly removed: ReadonlyArray<string>
-  readonly skipped: ReadonlyArray<{ readonly path: string; readonly reason: string }>
-}
+export type IndexReport = CorpusIndex.IndexReport
 
 /** A local corpus: its search provider and extractor, and a way to pick up changes in the folder. */
 export interface Service {

@@ -10,7 +10,6 @@ import * as crypto from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
-import type { IndexReport } from "./LocalCorpus.js"
 import { type Chunk, chunkText } from "./chunkText.js"
 import { type CachedFile, loadCache, saveCache } from "./corpusCache.js"
 import { htmlToText } from "../extract/htmlToText.js"
@@ -36,6 +35,19 @@ export interface IndexedChunk {
   readonly title: string
   readonly heading: string
   readonly text: string
+}
+
+/** What one indexing pass did, by path relative to the root. */
+export interface IndexReport {
+  readonly files: number
+  readonly chunks: number
+  /** Files whose bytes were read (new, or changed in time or size). */
+  readonly read: ReadonlyArray<string>
+  /** Files whose chunks were rebuilt (new, or changed content). */
+  readonly reindexed: ReadonlyArray<string>
+  /** Files in the cache that no longer exist. */
+  readonly removed: ReadonlyArray<string>
+  readonly skipped: ReadonlyArray<{ readonly path: string; readonly reason: string }>
 }
 
 /** What one indexing pass built: the files as cached, their chunks, the search index over them, and the report. */

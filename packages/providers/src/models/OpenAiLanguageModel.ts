@@ -250,14 +250,9 @@ export const strictJsonSchema: (schema: object) => Readonly<Record<string, unkno
 
 type ChatBody = Omit<ChatCompletionCreateParamsBase, "stream" | "stream_options">
 
-/**
- * A request body, and the caller's schemas that went out in strict mode (the response format's, and each strict
- * tool's by name): the model's answers against them are tidied of the `null`s strict mode made it write.
- */
-export interface PreparedRequest {
+/** A request body, and the caller's schemas that went out with it in strict mode. */
+export interface PreparedRequest extends StrictSchema.SentSchemas {
   readonly body: ChatBody
-  readonly responseSchema: object | undefined
-  readonly strictTools: ReadonlyMap<string, object>
 }
 
 const argumentsText = (args: unknown): string => (typeof args === "string" ? args : JSON.stringify(args ?? {}))

@@ -9,7 +9,6 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { ChatCompletionChunk } from "openai/resources/chat/completions"
-import type { PreparedRequest } from "./OpenAiLanguageModel.js"
 import * as StrictSchema from "./openaiStrictSchema.js"
 
 const NullableString = Schema.optional(Schema.NullOr(Schema.String))
@@ -59,7 +58,7 @@ export const completionOf = (
   raw: unknown,
   provider: string,
   model: string,
-  prepared: Pick<PreparedRequest, "responseSchema" | "strictTools">
+  prepared: StrictSchema.SentSchemas
 ): Effect.Effect<LanguageModel.Completion, Errors.ProviderError> =>
   Either.match(decodeWire(raw), {
     onLeft: (error) =>
@@ -154,7 +153,7 @@ const tidyArguments = (args: unknown, schema: object | undefined): unknown =>
 export const toCompletion = (
   wire: WireCompletion,
   model: string,
-  prepared: Pick<PreparedRequest, "responseSchema" | "strictTools">
+  prepared: StrictSchema.SentSchemas
 ): LanguageModel.Completion => {
   const choice = wire.choices[0]
   const message = choice?.message

@@ -14,6 +14,15 @@ import * as Predicate from "effect/Predicate"
 
 type Node = Readonly<Record<string, unknown>>
 
+/**
+ * The caller's schemas that went out in strict mode with a request (the response format's, and each strict tool's by
+ * name): the model's answers against them are tidied of the `null`s strict mode made it write.
+ */
+export interface SentSchemas {
+  readonly responseSchema: object | undefined
+  readonly strictTools: ReadonlyMap<string, object>
+}
+
 /** Keywords that only describe: dropped in strict mode without changing what decodes. */
 const annotationKeywords: ReadonlySet<string> = new Set(["$schema", "$id", "$comment", "default", "examples"])
 
