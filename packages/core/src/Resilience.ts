@@ -112,24 +112,7 @@ export const withProviderDefaults = (
 }
 
 /** The policy of one provider, every setting resolved. */
-export interface Policy {
-  readonly attemptTimeout: Duration.Duration
-  readonly maxRetries: number
-  readonly retryBaseDelay: Duration.Duration
-  readonly retryFactor: number
-  readonly maxRetryDelay: Duration.Duration
-  readonly jitter: boolean
-  readonly failureThreshold: number
-  readonly resetTimeout: Duration.Duration
-  /** Undefined: no rate limit (until the provider answers 429, when the rate is adaptive). */
-  readonly requestsPerSecond: number | undefined
-  readonly burst: number
-  /** The rate the limit may grow back to; undefined: the limit is lifted once it limits nothing. */
-  readonly maxRequestsPerSecond: number | undefined
-  readonly adaptiveRate: boolean
-  /** Undefined: no concurrency limit. */
-  readonly maxConcurrency: number | undefined
-}
+export type Policy = ProtectedCall.Policy
 
 const commonPolicy = {
   maxRetries: 3,

@@ -19,8 +19,8 @@ import type { SourceQuality } from "../Source.js"
 import * as StructuredOutput from "../StructuredOutput.js"
 import type { Section } from "../Truncation.js"
 import * as Usage from "../Usage.js"
-import type { SeenSource } from "./Researcher.js"
 import * as Spans from "../Spans.js"
+import type { SeenSource } from "../internal/research/sourceLedger.js"
 
 /** What compression works from. */
 export interface Input {

@@ -31,7 +31,7 @@ import * as Summarizer from "../Summarizer.js"
 import * as Tool from "../Tool.js"
 import * as Usage from "../Usage.js"
 import * as ActionProtocol from "./ActionProtocol.js"
-import type { Input as UnitInput } from "./ResearchUnit.js"
+import type { Input as UnitInput } from "../internal/research/unitInput.js"
 import * as Spans from "../Spans.js"
 
 // =============================================================================

@@ -1,7 +1,8 @@
 /**
  * One call under a provider's policy (see `Resilience`): the provider's state (breaker, limiter, permits), one attempt
  * through them and the attempt's time limit, and the retries of failed attempts. Every model call and search goes
- * through here, so each step of the runtime it takes is taken at every request of every session.
+ * through here, so each step of the runtime it takes is taken at every request of every session. A provider's
+ * `Policy` is declared here, below `Resilience`, which resolves it from the settings.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -17,10 +18,29 @@ import * as Predicate from "effect/Predicate"
 import type * as Schedule from "effect/Schedule"
 import * as CircuitBreaker from "../../CircuitBreaker.js"
 import { CircuitOpen, Timeout } from "../../Errors.js"
-import type { Policy } from "../../Resilience.js"
 import * as Telemetry from "../../Telemetry.js"
 import * as AdaptiveLimiter from "./adaptiveLimiter.js"
 import * as Permits from "./permits.js"
+
+/** The policy of one provider, every setting resolved. */
+export interface Policy {
+  readonly attemptTimeout: Duration.Duration
+  readonly maxRetries: number
+  readonly retryBaseDelay: Duration.Duration
+  readonly retryFactor: number
+  readonly maxRetryDelay: Duration.Duration
+  readonly jitter: boolean
+  readonly failureThreshold: number
+  readonly resetTimeout: Duration.Duration
+  /** Undefined: no rate limit (until the provider answers 429, when the rate is adaptive). */
+  readonly requestsPerSecond: number | undefined
+  readonly burst: number
+  /** The rate the limit may grow back to; undefined: the limit is lifted once it limits nothing. */
+  readonly maxRequestsPerSecond: number | undefined
+  readonly adaptiveRate: boolean
+  /** Undefined: no concurrency limit. */
+  readonly maxConcurrency: number | undefined
+}
 
 /** The state of one provider, shared by every session. */
 export interface ProviderState {
