@@ -22,7 +22,8 @@ import * as StoredEvaluation from "./StoredEvaluation.js"
 import { Unanswered } from "./internal/answeredBeforeClose.js"
 import * as DecodeIssues from "./internal/decodeIssues.js"
 import * as JsonRpcLines from "./internal/jsonRpcLines.js"
-import * as Runs from "./Runs.js"
+import type * as Runs from "./Runs.js"
+import * as ServingRuns from "./ServingRuns.js"
 import * as RunSchema from "./RunSchema.js"
 import { version } from "./version.js"
 
@@ -291,7 +292,7 @@ const handlersOf = (
 export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
   // The runs share one runtime for the server's life; its log lines go to stderr, since stdout carries the protocol.
   // Built before serving, so that a configuration the providers refuse fails the command.
-  Effect.scoped(Effect.flatMap(Runs.forServing(resolved), (runs) => serveRuns(runs, transport)))
+  Effect.scoped(Effect.flatMap(ServingRuns.make(resolved), (runs) => serveRuns(runs, transport)))
 
 /**
  * Serves these runs over a transport until it closes. The tools' work runs in the caller's runtime: its logger, its

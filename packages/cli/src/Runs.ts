@@ -418,15 +418,3 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs, Errors.I
     awaitRun: (sessionId) => awaitRun(host, sessionId),
     events: (sessionId, after) => events(host, sessionId, after)
   }))
-
-/**
- * The runs of a serving process (`serve`, `mcp`): hosted here, or, with a database, sent to the cluster's runners
- * (`ClusterRuns`), which this process joins as a client.
- */
-export const forServing = (resolved: CliConfig.Resolved): Effect.Effect<Runs, Errors.InvalidInput, Scope.Scope> =>
-  resolved.credentials.databaseUrl === undefined
-    ? make(resolved)
-    : Effect.flatMap(
-        Effect.promise(() => import("./ClusterRuns.js")),
-        (ClusterRuns) => ClusterRuns.make(resolved)
-      )

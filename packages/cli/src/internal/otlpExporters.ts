@@ -18,7 +18,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
-import type { Settings } from "../OtlpExport.js"
 import { version } from "../version.js"
 
 /**
@@ -88,8 +87,15 @@ const sayingFirstFailure = <T extends { export(items: never, done: (result: Expo
   return exporter
 }
 
-/** The exporters of the settings' signals (at least one has a URL); a first failure of each is logged as a warning. */
-export const layer = (settings: Settings): Layer.Layer<never> =>
+/** Where each signal goes (`OtlpExport.Settings` gives them): undefined, not exported. */
+export interface Destinations {
+  readonly tracesUrl: string | undefined
+  readonly metricsUrl: string | undefined
+  readonly metricExportIntervalMillis: number
+}
+
+/** The exporters of the signals with a URL (at least one); a first failure of each is logged as a warning. */
+export const layer = (settings: Destinations): Layer.Layer<never> =>
   Layer.unwrapEffect(
     Effect.map(Effect.runtime<never>(), (runtime) => {
       const { metricsUrl, tracesUrl } = settings
