@@ -14,7 +14,6 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -385,9 +384,3 @@ export const wrapContentExtractor = (
   extractor: ContentExtractor.Service
 ): Effect.Effect<ContentExtractor.Service, never, Resilience> =>
   Effect.map(Resilience, (resilience) => resilience.wrapContentExtractor(extractor))
-
-/** The wrapped model when a `Resilience` is in context, else the model as it is. */
-export const wrapLanguageModelIfPresent = (model: LanguageModel.Service): Effect.Effect<LanguageModel.Service> =>
-  Effect.map(Effect.serviceOption(Resilience), (resilience) =>
-    Option.isSome(resilience) ? resilience.value.wrapLanguageModel(model) : model
-  )

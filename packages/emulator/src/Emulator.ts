@@ -129,13 +129,6 @@ export const layer = (options?: Options): Layer.Layer<Emulator> => Layer.scoped(
 export const simulate = (handle: Handle, options?: SimulateOptions): Effect.Effect<void> =>
   handle.setFallback(simulator(handle.url, options))
 
-/** An emulator running the simulated research world, for the life of the layer. */
-export const layerSimulated = (options?: Options & SimulateOptions): Layer.Layer<Emulator> =>
-  Layer.scoped(
-    Emulator,
-    Effect.tap(start(options), (handle) => simulate(handle, options))
-  )
-
 // =============================================================================
 // Cassettes
 // =============================================================================

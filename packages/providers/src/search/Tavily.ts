@@ -165,13 +165,6 @@ export const layerSearch = (options: Options): Layer.Layer<SearchProvider.Search
     Effect.map(make(options), (services) => services.search)
   )
 
-/** Tavily as the `ContentExtractor` only. */
-export const layerExtractor = (options: Options): Layer.Layer<ContentExtractor.ContentExtractor> =>
-  Layer.effect(
-    ContentExtractor.ContentExtractor,
-    Effect.map(make(options), (services) => services.extractor)
-  )
-
 /** The key from `TAVILY_API_KEY` and the base URL from `TAVILY_BASE_URL` (if set). */
 export const config: Config.Config<{ readonly apiKey: Redacted.Redacted; readonly baseUrl: string | undefined }> =
   Config.all({

@@ -161,6 +161,3 @@ export const make = (fs: FileSystem.FileSystem, host: Host, files: NativeFiles =
 
   return { readHolder, acquire, release }
 }
-
-/** What `make` gives. */
-export type LockFiles = ReturnType<typeof make>
