@@ -18,7 +18,7 @@ import {
   Tokens,
   type Source
 } from "@deep-research/core"
-import { cap, dataBlock, untrustedNotice } from "./internal/prompt.js"
+import { cap, dataBlock, untrustedNotice } from "./prompts/untrusted.js"
 import { counting, promptBudgetChars } from "./internal/spend.js"
 
 // =============================================================================
