@@ -1,13 +1,13 @@
 // Run by .ci/run inside a fresh project that installed the packed packages (not the workspace): every subpath each
-// package exports imports, and the README's library wiring researches a question against the emulator shipped in
-// `@deep-research/providers/testing`. Exits non-zero on any failure.
+// package exports imports, and the README's library wiring researches a question against the emulator of
+// `@deep-research/emulator`. Exits non-zero on any failure.
 import { Pipeline, ResearchEvents, Resilience, Summarizer } from "@deep-research/core"
 import { FileSessionStore, ModelSpec, Tavily } from "@deep-research/providers"
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import { Effect, Layer, Redacted } from "effect"
 import { readFileSync } from "node:fs"
 
-for (const name of ["core", "providers", "evaluation", "cli"]) {
+for (const name of ["core", "emulator", "providers", "evaluation", "cli"]) {
   const manifest = JSON.parse(
     readFileSync(new URL(`./node_modules/@deep-research/${name}/package.json`, import.meta.url), "utf8")
   )

@@ -6,7 +6,7 @@
  */
 import { Errors, SearchProvider } from "@deep-research/core"
 import { Tavily } from "@deep-research/providers"
-import type { Emulator } from "@deep-research/providers/testing"
+import type { Emulator } from "@deep-research/emulator"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 

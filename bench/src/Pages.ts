@@ -5,7 +5,7 @@
  * researcher's sources kept, with its citation, except those repeated word for word, then a supervisor brief). Every
  * other call is answered by the emulator's simulated world.
  */
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import * as Effect from "effect/Effect"
 
 /** A small deterministic random source (mulberry32), so generated pages are the same on every run. */

@@ -3,7 +3,7 @@
  * served (as intervals on the benchmark's own clock) and the CPU time it spent. With the backend out of the process,
  * the benchmark's CPU and event loop are the library's alone, as they are against real vendors.
  */
-import type { Emulator } from "@deep-research/providers/testing"
+import type { Emulator } from "@deep-research/emulator"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"

@@ -4,7 +4,7 @@
  * every backend request (server side) and every research unit's start and end (from the event stream).
  */
 import { Pipeline, ResearchEvents, type Session } from "@deep-research/core"
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"

@@ -8,7 +8,7 @@
  * When its standard input closes it prints `{"cpuMillis": ...}` and exits.
  * Usage: node bench/dist/emulatorProcess.js [modelLatencyMillis] [searchLatencyMillis] [simulateOptionsJson]
  */
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import * as Effect from "effect/Effect"
 import { performance } from "node:perf_hooks"
 import { createInterface } from "node:readline"

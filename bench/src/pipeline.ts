@@ -9,7 +9,7 @@
  * Usage: node bench/dist/pipeline.js [--runs N] [--idle-runs N] [--only idle|tokens|critical] [--store memory] [--scheduler default]
  *   [--emulator process|inprocess]   (prints JSON; `run.js` keeps it in bench/results/)
  */
-import * as SlicedScheduler from "@deep-research/providers/SlicedScheduler"
+import * as SlicedScheduler from "../../packages/cli/dist/internal/SlicedScheduler.js"
 import * as Effect from "effect/Effect"
 import * as Measure from "./Measure.js"
 import * as Pages from "./Pages.js"

@@ -19,9 +19,9 @@
  * measurement then.
  */
 import { Pipeline, SessionLimit } from "@deep-research/core"
-import * as HeapGrowth from "@deep-research/providers/HeapGrowth"
-import * as SlicedScheduler from "@deep-research/providers/SlicedScheduler"
-import { Emulator } from "@deep-research/providers/testing"
+import * as HeapGrowth from "../../packages/cli/dist/internal/HeapGrowth.js"
+import * as SlicedScheduler from "../../packages/cli/dist/internal/SlicedScheduler.js"
+import { Emulator } from "@deep-research/emulator"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"

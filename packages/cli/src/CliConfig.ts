@@ -10,7 +10,14 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { ConfigError, resolve as resolveBackends, SearchBackend } from "./internal/backends.js"
+import {
+  ConfigError,
+  type Models,
+  type Purpose,
+  resolve as resolveBackends,
+  SearchBackend
+} from "./internal/backends.js"
+import type { Credentials } from "./internal/credentials.js"
 import * as DecodeIssues from "./internal/decodeIssues.js"
 import * as OptionTable from "./internal/optionTable.js"
 
@@ -19,6 +26,7 @@ import * as OptionTable from "./internal/optionTable.js"
 // =============================================================================
 
 export { ConfigError, SearchBackend }
+export type { Credentials, Models, Purpose }
 
 /** What the flags said; absent fields were not given. */
 export interface Flags {
@@ -85,33 +93,10 @@ export type Environment = Readonly<Record<string, string | undefined>>
 // Result
 // =============================================================================
 
-/** Vendor credentials and endpoints, from the environment only. */
-export interface Credentials {
-  readonly openaiApiKey: Redacted.Redacted<string> | undefined
-  readonly openaiBaseUrl: string | undefined
-  readonly anthropicApiKey: Redacted.Redacted<string> | undefined
-  readonly anthropicBaseUrl: string | undefined
-  readonly tavilyApiKey: Redacted.Redacted<string> | undefined
-  readonly tavilyBaseUrl: string | undefined
-  readonly exaApiKey: Redacted.Redacted<string> | undefined
-  readonly exaBaseUrl: string | undefined
-  readonly perplexityApiKey: Redacted.Redacted<string> | undefined
-  readonly perplexityBaseUrl: string | undefined
-  readonly semanticScholarApiKey: Redacted.Redacted<string> | undefined
-  readonly semanticScholarBaseUrl: string | undefined
-  readonly ollamaBaseUrl: string | undefined
-  /** The PostgreSQL database of a cluster (`--database` or `DEEP_RESEARCH_DATABASE_URL`); it may hold a password. */
-  readonly databaseUrl: Redacted.Redacted<string> | undefined
-}
-
 /** Everything a run needs to wire its layers. */
 export interface Resolved {
   /** `provider:model` specs: the default model, and overrides per role and per tier. */
-  readonly models: {
-    readonly default: string
-    readonly roles: Partial<Record<Usage.Role, string>>
-    readonly tiers: Partial<Record<"frontier" | "standard" | "efficient", string>>
-  }
+  readonly models: Models
   readonly search: ReadonlyArray<SearchBackend>
   readonly corpus: string | undefined
   readonly storeDir: string
@@ -256,13 +241,6 @@ const unknownProviders = (file: FileConfig): ReadonlyArray<string> =>
 /** The store folder: `--store`, else `DEEP_RESEARCH_HOME`, else the config file's `store`, else `~/.deep-research`. */
 export const storeDirOf = (flag: string | undefined, env: Environment, file: FileConfig | undefined): string =>
   Variables.storeFolder([flag, env[Variables.home], file?.store], homeOf(env))
-
-/**
- * What the configuration is for: research needs models and search; evaluation only models; a submission (a client
- * that sends research to a cluster's workers and follows it) neither, since the workers bring their own: a model it
- * names is checked (it judges reports), the keys' defaults are used, and without any the default is empty.
- */
-export type Purpose = "research" | "evaluation" | "submission"
 
 /** Resolves flags, environment and the config file into what a run needs. */
 export const resolve = (

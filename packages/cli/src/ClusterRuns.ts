@@ -21,7 +21,7 @@ import { randomUUID } from "node:crypto"
 import type * as CliConfig from "./CliConfig.js"
 import * as Cluster from "./Cluster.js"
 import * as ClusterQueue from "./ClusterQueue.js"
-import * as Evaluation from "./Evaluation.js"
+import * as StoredEvaluation from "./StoredEvaluation.js"
 import * as Progress from "./Progress.js"
 import { type Listed, RunConflict, type Started } from "./RunSchema.js"
 import * as Runs from "./Runs.js"
@@ -261,7 +261,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
             })
           ),
         onSome: (models) =>
-          Evaluation.evaluateStored(
+          StoredEvaluation.evaluateStored(
             sessionId,
             Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
           ).pipe(Effect.provide(models), Effect.provide(context))

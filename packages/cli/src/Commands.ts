@@ -29,7 +29,7 @@ export { Exited, resumeCommand }
 // them: listing, showing or deleting sessions needs none of them, and starts in about half the time.
 const loadWiring = Effect.promise(() => import("./Wiring.js"))
 const loadEvaluation = Effect.promise(() =>
-  Promise.all([import("./Evaluation.js"), import("@deep-research/evaluation")])
+  Promise.all([import("./StoredEvaluation.js"), import("@deep-research/evaluation")])
 )
 const loadMcp = Effect.promise(() => import("./Mcp.js"))
 const loadServe = Effect.promise(() => import("./Serve.js"))
@@ -190,14 +190,14 @@ const evaluate = Command.make(
         }),
         "evaluation"
       )
-      const [Evaluation, { Evaluation: EvaluationResult }] = yield* loadEvaluation
+      const [StoredEvaluation, { Evaluation }] = yield* loadEvaluation
       const Wiring = yield* loadWiring
       yield* Effect.mapError(
         Store.checkDatabase(resolved.credentials),
         (error) => new Exited({ code: 2, message: error.message })
       )
       const place = Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
-      const result = yield* Evaluation.evaluateStored(id, place).pipe(
+      const result = yield* StoredEvaluation.evaluateStored(id, place).pipe(
         Effect.provide(Wiring.evaluationLayer(resolved)),
         Effect.mapError(
           (error) =>
@@ -211,10 +211,10 @@ const evaluate = Command.make(
         )
       )
       if (options.json) {
-        return yield* Console.log(JSON.stringify(Schema.encodeSync(EvaluationResult.Evaluation)(result.evaluation)))
+        return yield* Console.log(JSON.stringify(Schema.encodeSync(Evaluation.Evaluation)(result.evaluation)))
       }
       if (resolved.simulate) yield* Console.log("[simulated] judged by the built-in emulator, not by a real model")
-      yield* Console.log(Evaluation.format(result.evaluation))
+      yield* Console.log(StoredEvaluation.format(result.evaluation))
       yield* Console.log(`\nStored in ${result.file}`)
     })
 ).pipe(

@@ -6,7 +6,7 @@
  * the session store with the CLI.
  */
 import { Tool } from "@deep-research/core"
-import { Evaluation as EvaluationResult } from "@deep-research/evaluation"
+import { Evaluation } from "@deep-research/evaluation"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
@@ -17,12 +17,13 @@ import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type * as CliConfig from "./CliConfig.js"
-import * as Evaluation from "./Evaluation.js"
+import * as StoredEvaluation from "./StoredEvaluation.js"
 import { Unanswered } from "./internal/answeredBeforeClose.js"
 import * as McpCall from "./internal/mcpCall.js"
 import * as JsonRpcLines from "./internal/jsonRpcLines.js"
 import * as McpResearch from "./McpResearch.js"
-import * as Runs from "./Runs.js"
+import type * as Runs from "./Runs.js"
+import * as ServingRuns from "./ServingRuns.js"
 import * as RunSchema from "./RunSchema.js"
 import { version } from "./version.js"
 
@@ -235,11 +236,11 @@ const handlersOf = (runs: Runs.Runs, runtime: Runtime.Runtime<never>): Record<st
       answer(runs.evaluate(sessionId), ({ evaluation, file }) =>
         text(
           [
-            Evaluation.format(evaluation),
+            StoredEvaluation.format(evaluation),
             "",
             `Stored in ${file}`,
             "",
-            JSON.stringify(Schema.encodeSync(EvaluationResult.Evaluation)(evaluation))
+            JSON.stringify(Schema.encodeSync(Evaluation.Evaluation)(evaluation))
           ].join("\n")
         )
       )
@@ -315,7 +316,7 @@ export const serverOf = (toolSet: ToolSet): Server => {
 export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
   // The runs share one runtime for the server's life; its log lines go to stderr, since stdout carries the protocol.
   // Built before serving, so that a configuration the providers refuse fails the command.
-  Effect.scoped(Effect.flatMap(Runs.forServing(resolved), (runs) => serveRuns(runs, transport)))
+  Effect.scoped(Effect.flatMap(ServingRuns.make(resolved), (runs) => serveRuns(runs, transport)))
 
 /** Serves these runs over a transport until it closes. */
 export const serveRuns = (runs: Runs.Runs, transport: Transport) =>

@@ -5,7 +5,7 @@
  */
 import { Errors, Pipeline, ResearchConfig, ResearchEvents, SessionLimit, SessionStore } from "@deep-research/core"
 import type { Session } from "@deep-research/core"
-import type { Evaluation as EvaluationResult } from "@deep-research/evaluation"
+import type { Evaluation } from "@deep-research/evaluation"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -20,11 +20,11 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as CliConfig from "./CliConfig.js"
-import * as Evaluation from "./Evaluation.js"
+import * as StoredEvaluation from "./StoredEvaluation.js"
 import * as Logging from "./internal/logging.js"
 import * as Progress from "./Progress.js"
 import * as Store from "./Store.js"
-import * as Telemetry from "./Telemetry.js"
+import * as OtlpExport from "./OtlpExport.js"
 import * as Wiring from "./Wiring.js"
 import { type Listed, RunConflict, type RunStatus, type Started, type StartOptions } from "./RunSchema.js"
 
@@ -62,7 +62,7 @@ export interface Runs {
   readonly remove: (sessionId: string) => Effect.Effect<void, StoreError | Errors.SessionBusy | RunConflict>
   readonly evaluate: (
     sessionId: string
-  ) => Effect.Effect<{ readonly evaluation: EvaluationResult.Evaluation; readonly file: string }, Errors.ResearchError>
+  ) => Effect.Effect<{ readonly evaluation: Evaluation.Evaluation; readonly file: string }, Errors.ResearchError>
   /** Whether this process runs the session now (queued included). */
   readonly isRunning: (sessionId: string) => boolean
   /** How many sessions run now: this process's (queued included), or on a cluster, the cluster's. */
@@ -120,7 +120,7 @@ const makeHost = (resolved: CliConfig.Resolved) =>
     const limit =
       resolved.maxSessions === undefined ? Layer.empty : Layer.orDie(SessionLimit.layer(resolved.maxSessions))
     // The sessions of the host are traced through the exporters of the program.
-    const telemetry = yield* Telemetry.inherited
+    const telemetry = yield* OtlpExport.inherited
     const runtime = ManagedRuntime.make(Layer.mergeAll(Wiring.layer(resolved), Logging.stderrLogger, limit, telemetry))
     yield* Effect.addFinalizer(() => runtime.disposeEffect)
     const services = yield* runtime.runtimeEffect
@@ -408,7 +408,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs, Errors.I
     remove: (sessionId) => remove(host, sessionId),
     evaluate: (sessionId) =>
       host.onRuntime(
-        Evaluation.evaluateStored(
+        StoredEvaluation.evaluateStored(
           sessionId,
           Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
         )
@@ -418,15 +418,3 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs, Errors.I
     awaitRun: (sessionId) => awaitRun(host, sessionId),
     events: (sessionId, after) => events(host, sessionId, after)
   }))
-
-/**
- * The runs of a serving process (`serve`, `mcp`): hosted here, or, with a database, sent to the cluster's runners
- * (`ClusterRuns`), which this process joins as a client.
- */
-export const forServing = (resolved: CliConfig.Resolved): Effect.Effect<Runs, Errors.InvalidInput, Scope.Scope> =>
-  resolved.credentials.databaseUrl === undefined
-    ? make(resolved)
-    : Effect.flatMap(
-        Effect.promise(() => import("./ClusterRuns.js")),
-        (ClusterRuns) => ClusterRuns.make(resolved)
-      )

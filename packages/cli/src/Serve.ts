@@ -27,7 +27,8 @@ import * as OpenAiCompat from "./http/OpenAiCompat.js"
 import * as OpenAiSchema from "./http/OpenAiSchema.js"
 import * as Unrouted from "./http/Unrouted.js"
 import * as DecodeIssues from "./internal/decodeIssues.js"
-import * as Runs from "./Runs.js"
+import type * as Runs from "./Runs.js"
+import * as ServingRuns from "./ServingRuns.js"
 
 // =============================================================================
 // Options
@@ -312,7 +313,7 @@ export const serve = (resolved: CliConfig.Resolved, options: Options) =>
   Effect.gen(function* () {
     const refused = refusal(options)
     if (refused !== undefined) return yield* Effect.fail(new Error(refused))
-    const runs = yield* Runs.forServing(resolved)
+    const runs = yield* ServingRuns.make(resolved)
     const context = yield* Layer.build(layer(runs, options))
     const server = yield* Effect.provide(HttpServer.HttpServer, context)
     const url = urlOf(server.address)

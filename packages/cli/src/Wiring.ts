@@ -28,7 +28,7 @@ import {
   SemanticScholar,
   Tavily
 } from "@deep-research/providers"
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import * as Effect from "effect/Effect"
 import * as crypto from "node:crypto"
 import * as nodePath from "node:path"

@@ -9,11 +9,11 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as HeapGrowth from "@deep-research/providers/HeapGrowth"
-import * as SlicedScheduler from "@deep-research/providers/SlicedScheduler"
+import * as HeapGrowth from "./internal/HeapGrowth.js"
+import * as SlicedScheduler from "./internal/SlicedScheduler.js"
 import { Exited, optionNames, run, subcommands } from "./Commands.js"
 import { stderrLogger } from "./internal/logging.js"
-import * as Telemetry from "./Telemetry.js"
+import * as OtlpExport from "./OtlpExport.js"
 import { closest, quickAnswer } from "./internal/help.js"
 
 const builtIns = new Set(["-h", "--help", "--version", "--wizard", "--completions", "--log-level"])
@@ -117,7 +117,7 @@ export const program = (args: ReadonlyArray<string>) => {
           )
     ),
     // Traces and metrics go out when the environment asks (OTEL_EXPORTER_OTLP_ENDPOINT); released, it flushes them.
-    Effect.provide(Telemetry.layer),
+    Effect.provide(OtlpExport.layer),
     // Anything else (a store that cannot be read or made, a defect) is one line on stderr, never a stack.
     Effect.catchAllCause((cause) =>
       Cause.isInterruptedOnly(cause)

@@ -3,7 +3,7 @@
  * exit code, nothing on stdout but what the command promises, and never a stack trace. The table grows with new
  * options.
  */
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
 import { spawn, spawnSync } from "node:child_process"

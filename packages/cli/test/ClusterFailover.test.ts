@@ -10,7 +10,7 @@
  * share one backend, so the cluster's shard locks use its lock table there: DEEP_RESEARCH_SHARD_LOCKS=table).
  */
 import { ResearchConfig, type Session, SessionStore } from "@deep-research/core"
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

@@ -6,7 +6,7 @@
  */
 import { ResearchEvents, Session } from "@deep-research/core"
 import { Evaluation } from "@deep-research/evaluation"
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"

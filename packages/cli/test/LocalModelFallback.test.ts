@@ -6,7 +6,7 @@
 import { Pipeline, ResearchEvents, Resilience, Summarizer } from "@deep-research/core"
 import { MemorySessionStore } from "@deep-research/core/testing"
 import { ModelSpec, Tavily } from "@deep-research/providers"
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Predicate, Redacted, Ref } from "effect"
 

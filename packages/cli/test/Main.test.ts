@@ -21,7 +21,13 @@ const staticGraph = (entry: string) => {
   const sourceOf = (from: string, specifier: string): string | undefined => {
     if (specifier.startsWith(".")) return path.resolve(path.dirname(from), specifier).replace(/\.js$/, ".ts")
     const own = /^@deep-research\/([a-z]+)\/(.+)$/.exec(specifier)
-    return own === null ? undefined : path.join(packages, own[1] ?? "", "src", `${own[2]}.ts`)
+    if (own === null) return undefined
+    // Where the package's exports name the subpath (`./dist/x/Y.js`), its source is `src/x/Y.ts`.
+    const manifest = JSON.parse(readFileSync(path.join(packages, own[1] ?? "", "package.json"), "utf8"))
+    const target: unknown = manifest.exports?.[`./${own[2]}`]?.default
+    return typeof target === "string"
+      ? path.join(packages, own[1] ?? "", target.replace(/^\.\/dist\//, "src/").replace(/\.js$/, ".ts"))
+      : path.join(packages, own[1] ?? "", "src", `${own[2]}.ts`)
   }
   const seen = new Set<string>()
   const foreign = new Set<string>()

@@ -18,7 +18,7 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import * as CliConfig from "../src/CliConfig.js"
-import * as Runs from "../src/Runs.js"
+import * as ServingRuns from "../src/ServingRuns.js"
 import * as Serve from "../src/Serve.js"
 import { connected, Text } from "./McpHarness.js"
 import { connectedOver, researchAsTask } from "./McpHttpHarness.js"
@@ -38,7 +38,7 @@ const servedOn = (store: string) =>
   Effect.gen(function* () {
     const resolved = CliConfig.resolve({ simulate: true, store }, {}, undefined)
     if (Either.isLeft(resolved)) return yield* Effect.dieMessage(resolved.left.message)
-    const runs = yield* Effect.orDie(Runs.forServing(resolved.right))
+    const runs = yield* Effect.orDie(ServingRuns.make(resolved.right))
     const context = yield* Layer.build(Serve.layer(runs, { ...Serve.defaults, port: 0 }))
     return Serve.urlOf(Context.get(context, HttpServer.HttpServer).address)
   })

@@ -2,7 +2,7 @@
  * No identical request twice in a session: a run whose researchers overlap (the simulated world's researchers all
  * search for the question itself) sends each search and each fetch-time summary once, counted at the emulator.
  */
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Predicate } from "effect"
 import { researchAndEvaluate } from "./support/wire.js"

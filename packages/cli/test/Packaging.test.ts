@@ -11,7 +11,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
-const packages = ["core", "providers", "evaluation", "cli"] as const
+const packages = ["core", "emulator", "providers", "evaluation", "cli"] as const
 
 /** Every file under `folder` whose name ends with one of `extensions`. */
 const filesUnder = (folder: string, extensions: ReadonlyArray<string>): Array<string> =>

@@ -3,7 +3,7 @@
  * store, sends none of the searches and fetch-time summaries the killed run was answered, counted at the emulator.
  */
 import { Pipeline } from "@deep-research/core"
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Predicate } from "effect"
 import { researchLayer } from "./support/wire.js"

@@ -1,7 +1,7 @@
 /** A `deep-research serve` in this process over the emulator, on a free loopback port, for the Serve tests. */
 import { Research, Session, SessionStore } from "@deep-research/core"
 import * as HttpServer from "@effect/platform/HttpServer"
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -11,7 +11,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import * as CliConfig from "../src/CliConfig.js"
-import * as Runs from "../src/Runs.js"
+import type * as Runs from "../src/Runs.js"
+import * as ServingRuns from "../src/ServingRuns.js"
 import * as Serve from "../src/Serve.js"
 import * as Store from "../src/Store.js"
 
@@ -79,7 +80,7 @@ const serve = (
 ) =>
   Effect.gen(function* () {
     if (Either.isLeft(resolved)) return yield* Effect.dieMessage(resolved.left.message)
-    const runs = yield* Effect.orDie(Runs.forServing(resolved.right))
+    const runs = yield* Effect.orDie(ServingRuns.make(resolved.right))
     const context = yield* Layer.build(Serve.layer(runs, { ...Serve.defaults, port: 0, ...options }))
     const url = Serve.urlOf(Context.get(context, HttpServer.HttpServer).address)
     return { url, runs, store, resolved: resolved.right } satisfies Served

@@ -7,7 +7,7 @@
 import { Errors, LanguageModel, ModelRouter, Pipeline, Resilience, type Session, Summarizer } from "@deep-research/core"
 import { MemorySessionStore, ScriptedModel } from "@deep-research/core/testing"
 import { ModelSpec, Tavily } from "@deep-research/providers"
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import {
   ATTR_GEN_AI_INPUT_MESSAGES,
@@ -30,7 +30,7 @@ import * as os from "node:os"
 import * as nodePath from "node:path"
 import * as CliConfig from "../src/CliConfig.js"
 import * as Runs from "../src/Runs.js"
-import * as Telemetry from "../src/Telemetry.js"
+import * as OtlpExport from "../src/OtlpExport.js"
 import { routerSpecs } from "./support/wire.js"
 import * as BuiltCli from "./support/builtCli.js"
 
@@ -244,7 +244,7 @@ const runLayer = () => {
 }
 
 const exporting = (captureContent: boolean) =>
-  Telemetry.layerFrom({
+  OtlpExport.layerFrom({
     tracesUrl: `${receiver.url}/v1/traces`,
     metricsUrl: `${receiver.url}/v1/metrics`,
     metricExportIntervalMillis: 60_000,
@@ -258,7 +258,7 @@ const exporting = (captureContent: boolean) =>
 describe("configuration from the standard variables", () => {
   const settingsOf = (env: Record<string, string>) =>
     Effect.runSync(
-      Effect.withConfigProvider(Telemetry.settingsConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
+      Effect.withConfigProvider(OtlpExport.settingsConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
     )
 
   it("exports nothing unless an endpoint is set, or when the SDK is disabled", () => {

@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Logger } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import * as Telemetry from "../src/Telemetry.js"
+import * as OtlpExport from "../src/OtlpExport.js"
 
 /** A collector that answers every export with `status`; closed with the scope. */
 const collector = (status: number) =>
@@ -35,7 +35,7 @@ const closedPort = Effect.async<number>((resume) => {
 })
 
 /** Runs traced work under the exporters of `settings` until they are flushed; gives the warnings logged. */
-const warningsOf = (settings: Telemetry.Settings) =>
+const warningsOf = (settings: OtlpExport.Settings) =>
   Effect.gen(function* () {
     const warnings: Array<string> = []
     const logger = Logger.make(({ logLevel, message }) => {
@@ -47,7 +47,7 @@ const warningsOf = (settings: Telemetry.Settings) =>
         // Several metric exports fail meanwhile (every 50 ms).
         yield* Effect.sleep("400 millis")
         return "finished"
-      }).pipe(Effect.provide(Telemetry.layerFrom(settings)))
+      }).pipe(Effect.provide(OtlpExport.layerFrom(settings)))
     ).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
     return { finished, warnings }
   })

@@ -89,9 +89,6 @@ export const recover = <A, E, R>(options: RecoverOptions<A, E, R>): Effect.Effec
     : run(0, inputTokens, undefined)
 }
 
-/** Another name for `recover`, as the design's issue calls it. */
-export const recoverContextWindow: <A, E, R>(options: RecoverOptions<A, E, R>) => Effect.Effect<A, E, R> = recover
-
 // =============================================================================
 // Sectioned prompts
 // =============================================================================

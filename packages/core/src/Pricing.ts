@@ -6,7 +6,7 @@ import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import defaultTableJson from "./data/model-prices.json" with { type: "json" }
-import { longestMatch } from "./internal/longestMatch.js"
+import { longestMatch } from "./internal/text/longestMatch.js"
 import type { Usage } from "./Usage.js"
 
 /** The price of one model family, USD per million tokens. */

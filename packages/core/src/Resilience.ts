@@ -14,7 +14,6 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -26,7 +25,7 @@ import type * as LanguageModel from "./LanguageModel.js"
 import * as ResearchEvents from "./ResearchEvents.js"
 import type * as SearchProvider from "./SearchProvider.js"
 import * as Telemetry from "./Telemetry.js"
-import * as ProtectedCall from "./internal/protectedCall.js"
+import * as ProtectedCall from "./internal/resilience/protectedCall.js"
 
 // =============================================================================
 // Settings
@@ -112,24 +111,7 @@ export const withProviderDefaults = (
 }
 
 /** The policy of one provider, every setting resolved. */
-export interface Policy {
-  readonly attemptTimeout: Duration.Duration
-  readonly maxRetries: number
-  readonly retryBaseDelay: Duration.Duration
-  readonly retryFactor: number
-  readonly maxRetryDelay: Duration.Duration
-  readonly jitter: boolean
-  readonly failureThreshold: number
-  readonly resetTimeout: Duration.Duration
-  /** Undefined: no rate limit (until the provider answers 429, when the rate is adaptive). */
-  readonly requestsPerSecond: number | undefined
-  readonly burst: number
-  /** The rate the limit may grow back to; undefined: the limit is lifted once it limits nothing. */
-  readonly maxRequestsPerSecond: number | undefined
-  readonly adaptiveRate: boolean
-  /** Undefined: no concurrency limit. */
-  readonly maxConcurrency: number | undefined
-}
+export type Policy = ProtectedCall.Policy
 
 const commonPolicy = {
   maxRetries: 3,
@@ -402,9 +384,3 @@ export const wrapContentExtractor = (
   extractor: ContentExtractor.Service
 ): Effect.Effect<ContentExtractor.Service, never, Resilience> =>
   Effect.map(Resilience, (resilience) => resilience.wrapContentExtractor(extractor))
-
-/** The wrapped model when a `Resilience` is in context, else the model as it is. */
-export const wrapLanguageModelIfPresent = (model: LanguageModel.Service): Effect.Effect<LanguageModel.Service> =>
-  Effect.map(Effect.serviceOption(Resilience), (resilience) =>
-    Option.isSome(resilience) ? resilience.value.wrapLanguageModel(model) : model
-  )

@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { InvalidInput } from "./Errors.js"
-import * as Permits from "./internal/permits.js"
+import * as Permits from "./internal/resilience/permits.js"
 
 /** The limit's handle. */
 export interface Service {

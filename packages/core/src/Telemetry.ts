@@ -25,11 +25,11 @@ import {
   researchUnitsActive,
   withTags,
   modelCallInstruments
-} from "./internal/telemetryMetrics.js"
+} from "./internal/telemetry/telemetryMetrics.js"
 import * as ResearchEvents from "./ResearchEvents.js"
 import * as Spans from "./Spans.js"
 import type * as Session from "./Session.js"
-import * as TelemetryContent from "./internal/telemetryContent.js"
+import * as TelemetryContent from "./internal/telemetry/telemetryContent.js"
 import type { Role } from "./Usage.js"
 
 // =============================================================================
@@ -95,7 +95,7 @@ export {
   clientOperationDuration,
   sessions,
   researchUnitsActive
-} from "./internal/telemetryMetrics.js"
+} from "./internal/telemetry/telemetryMetrics.js"
 
 // =============================================================================
 // Spans

@@ -8,7 +8,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import defaultTableJson from "./data/context-windows.json" with { type: "json" }
-import { longestMatch } from "./internal/longestMatch.js"
+import { longestMatch } from "./internal/text/longestMatch.js"
 import type { GenerateRequest, Message } from "./LanguageModel.js"
 
 // =============================================================================

@@ -3,13 +3,13 @@
  * sent to the model is made. Arguments that come back are decoded with the same Schema before any use.
  *
  * What goes on the wire is what the vendors document: a JSON schema with an object at its root, definitions inlined
- * (see `internal/wireSchema.ts`). A Schema whose values are not objects travels wrapped as `{ value }`, and every
+ * (see `internal/text/wireSchema.ts`). A Schema whose values are not objects travels wrapped as `{ value }`, and every
  * answer is unwrapped here, on the way back, before it is decoded.
  */
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as WireSchema from "./internal/wireSchema.js"
+import * as WireSchema from "./internal/text/wireSchema.js"
 
 /** A JSON schema with an object at its root. */
 export type ObjectJsonSchema = WireSchema.ObjectJsonSchema

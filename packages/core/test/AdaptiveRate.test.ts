@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Fiber, Ref, Schema, TestClock } from "effect"
 import * as Errors from "../src/Errors.js"
-import * as AdaptiveLimiter from "../src/internal/adaptiveLimiter.js"
+import * as AdaptiveLimiter from "../src/internal/resilience/adaptiveLimiter.js"
 import * as Resilience from "../src/Resilience.js"
 
 const settings = (encoded: unknown): Resilience.Settings => Schema.decodeUnknownSync(Resilience.Settings)(encoded)

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, FiberId, RuntimeFlags, RuntimeFlagsPatch, Supervisor } from "effect"
-import * as Permits from "../src/internal/permits.js"
+import * as Permits from "../src/internal/resilience/permits.js"
 
 /** Counts, per fiber, how often it was resumed after it suspended (needs op supervision on). */
 class ResumeCounter extends Supervisor.AbstractSupervisor<void> {

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Layer, Queue, Ref, Schema } from "effect"
 import { ProviderUnavailable } from "../src/Errors.js"
-import * as Language from "../src/internal/language.js"
+import * as Language from "../src/internal/text/language.js"
 import * as Pipeline from "../src/Pipeline.js"
 import * as Pricing from "../src/Pricing.js"
 import * as ResearchEvents from "../src/ResearchEvents.js"

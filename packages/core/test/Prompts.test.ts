@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Language from "../src/internal/language.js"
+import * as Language from "../src/internal/text/language.js"
 import * as BriefPrompt from "../src/prompts/brief.js"
 import * as CompressionPrompt from "../src/prompts/compression.js"
 import * as SupervisorPrompt from "../src/prompts/supervisor.js"

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Exit, Fiber, FiberRef, TestClock } from "effect"
-import * as ProtectedCall from "../src/internal/protectedCall.js"
+import * as ProtectedCall from "../src/internal/resilience/protectedCall.js"
 
 class TooLate {
   readonly _tag = "TooLate"

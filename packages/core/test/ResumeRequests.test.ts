@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Fiber, HashMap, Layer, Logger, Option, Ref, TestClock } from "effect"
 import * as ContentExtractor from "../src/ContentExtractor.js"
-import * as RequestJournal from "../src/internal/requestJournal.js"
+import * as RequestJournal from "../src/internal/session/requestJournal.js"
 import * as Pipeline from "../src/Pipeline.js"
 import * as ResearchEvents from "../src/ResearchEvents.js"
 import * as SearchProvider from "../src/SearchProvider.js"

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { ContextWindowExceeded } from "../src/Errors.js"
-import * as Language from "../src/internal/language.js"
+import * as Language from "../src/internal/text/language.js"
 import * as Synthesis from "../src/phases/Synthesis.js"
 import * as SynthesisPrompt from "../src/prompts/synthesis.js"
 import { Directive, IssuedDirective, SupervisionRound, TopicResult } from "../src/Research.js"

@@ -17,7 +17,7 @@ import {
   type Source
 } from "@deep-research/core"
 import { sourceText } from "./CitationCheck.js"
-import { cap, dataBlock, untrustedNotice } from "./internal/prompt.js"
+import { cap, dataBlock, untrustedNotice } from "./prompts/untrusted.js"
 import { sample } from "./internal/random.js"
 import * as ReportText from "./internal/reportText.js"
 import { counting } from "./internal/spend.js"

@@ -10,7 +10,7 @@ import { Effect, Predicate, Redacted, Schema } from "effect"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { AnthropicLanguageModel, AnthropicWebSearch, OpenAiLanguageModel, OpenAiWebSearch } from "../src/index.js"
-import { Emulator } from "../src/testing/index.js"
+import { Emulator } from "@deep-research/emulator"
 
 const cassettes = fileURLToPath(new URL("./fixtures/vendor-cassettes", import.meta.url))
 const cassettePath = (name: string) => `${cassettes}/${name}`

@@ -1,7 +1,7 @@
 // The README's library example, run here against the emulator: the same layers, with the emulator's URLs and keys.
 import { Pipeline, ResearchEvents, Resilience, Summarizer } from "@deep-research/core"
 import { FileSessionStore, ModelSpec, Tavily } from "@deep-research/providers"
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs/promises"

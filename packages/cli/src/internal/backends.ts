@@ -7,7 +7,7 @@ import * as Variables from "@deep-research/providers/Environment"
 import * as Data from "effect/Data"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import type { Credentials, Purpose, Resolved } from "../CliConfig.js"
+import type { Credentials } from "./credentials.js"
 
 /** The search backends the CLI can wire. */
 export const SearchBackend = Schema.Literal(
@@ -23,6 +23,20 @@ export type SearchBackend = typeof SearchBackend.Type
 
 /** A configuration problem the user must fix: the CLI exits with code 2 and this message. */
 export class ConfigError extends Data.TaggedError("ConfigError")<{ readonly message: string }> {}
+
+/**
+ * What the configuration is for: research needs models and search; evaluation only models; a submission (a client
+ * that sends research to a cluster's workers and follows it) neither, since the workers bring their own: a model it
+ * names is checked (it judges reports), the keys' defaults are used, and without any the default is empty.
+ */
+export type Purpose = "research" | "evaluation" | "submission"
+
+/** `provider:model` specs: the default model, and overrides per role and per tier. */
+export interface Models {
+  readonly default: string
+  readonly roles: Partial<Record<Usage.Role, string>>
+  readonly tiers: Partial<Record<"frontier" | "standard" | "efficient", string>>
+}
 
 const parseSearch = (
   value: string | ReadonlyArray<string>,
@@ -132,7 +146,7 @@ export interface Named {
 /** The models and search of a configuration, or what is missing for them. */
 export const resolve = (
   named: Named
-): Either.Either<{ readonly models: Resolved["models"]; readonly search: ReadonlyArray<SearchBackend> }, ConfigError> =>
+): Either.Either<{ readonly models: Models; readonly search: ReadonlyArray<SearchBackend> }, ConfigError> =>
   Either.gen(function* () {
     const { corpus, credentials, purpose, roleModels, simulate } = named
     const explicitModel = named.model
@@ -140,7 +154,7 @@ export const resolve = (
       named.search === undefined ? [] : yield* parseSearch(named.search, "the search setting")
     if (corpus !== undefined && !search.includes("local")) search = [...search, "local"]
 
-    let models: Resolved["models"]
+    let models: Models
     if (simulate) {
       models = { default: explicitModel ?? "openai:simulated-gpt", roles: roleModels, tiers: {} }
       if (search.length === 0) search = ["tavily"]

@@ -1,8 +1,8 @@
 /**
- * The OpenTelemetry SDK's exporters over OTLP/HTTP for `Telemetry`'s settings, apart so that the SDK is loaded only
+ * The OpenTelemetry SDK's exporters over OTLP/HTTP for `OtlpExport`'s settings, apart so that the SDK is loaded only
  * when the environment asks for an export.
  */
-import { Telemetry as CoreTelemetry } from "@deep-research/core"
+import { Telemetry } from "@deep-research/core"
 import * as OtelMetrics from "@effect/opentelemetry/Metrics"
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import * as OtelResource from "@effect/opentelemetry/Resource"
@@ -18,7 +18,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
-import type { Settings } from "../Telemetry.js"
 import { version } from "../version.js"
 
 /**
@@ -38,7 +37,7 @@ const decodeStringArray = Schema.decodeUnknownOption(Schema.parseJson(Schema.Arr
  * conventions define as arrays (`gen_ai.response.finish_reasons`) go out as arrays.
  */
 class ArrayAttributes implements SpanProcessor {
-  static readonly keys: ReadonlyArray<string> = [CoreTelemetry.attributes.finishReasons, "deep_research.extract.urls"]
+  static readonly keys: ReadonlyArray<string> = [Telemetry.attributes.finishReasons, "deep_research.extract.urls"]
   constructor(private readonly next: SpanProcessor) {}
   onStart(span: Span, context: OtelContext): void {
     this.next.onStart(span, context)
@@ -88,8 +87,15 @@ const sayingFirstFailure = <T extends { export(items: never, done: (result: Expo
   return exporter
 }
 
-/** The exporters of the settings' signals (at least one has a URL); a first failure of each is logged as a warning. */
-export const layer = (settings: Settings): Layer.Layer<never> =>
+/** Where each signal goes (`OtlpExport.Settings` gives them): undefined, not exported. */
+export interface Destinations {
+  readonly tracesUrl: string | undefined
+  readonly metricsUrl: string | undefined
+  readonly metricExportIntervalMillis: number
+}
+
+/** The exporters of the signals with a URL (at least one); a first failure of each is logged as a warning. */
+export const layer = (settings: Destinations): Layer.Layer<never> =>
   Layer.unwrapEffect(
     Effect.map(Effect.runtime<never>(), (runtime) => {
       const { metricsUrl, tracesUrl } = settings

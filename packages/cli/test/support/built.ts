@@ -8,7 +8,7 @@ import * as nodePath from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("../../../..", import.meta.url))
-const packages = ["core", "providers", "evaluation", "cli"]
+const packages = ["core", "emulator", "providers", "evaluation", "cli"]
 
 const newestSource = (dir: string): number => {
   let newest = 0

@@ -6,7 +6,7 @@
  */
 import { SessionStore } from "@deep-research/core"
 import { PgSessionStore } from "@deep-research/providers"
-import { Emulator } from "@deep-research/providers/testing"
+import { Emulator } from "@deep-research/emulator"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -7,7 +7,7 @@ import { Pipeline, ResearchEvents, Resilience, type Session, Summarizer } from "
 import { MemorySessionStore } from "@deep-research/core/testing"
 import { Evaluation } from "@deep-research/evaluation"
 import { ModelSpec, Tavily } from "@deep-research/providers"
-import type { Emulator } from "@deep-research/providers/testing"
+import type { Emulator } from "@deep-research/emulator"
 import { Effect, Layer, Redacted, Ref } from "effect"
 
 /** How the library talks to the model: which vendor, and through which mechanism. */

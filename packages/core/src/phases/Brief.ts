@@ -9,7 +9,7 @@ import * as Prompt from "../prompts/brief.js"
 import { Brief, type ClarificationRecord } from "../Research.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import * as StructuredOutput from "../StructuredOutput.js"
-import { today } from "../internal/calendar.js"
+import { today } from "../internal/text/calendar.js"
 import * as Spans from "../Spans.js"
 
 /** What the phase produced: a brief, or none when the question stands in. */

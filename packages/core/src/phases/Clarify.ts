@@ -3,7 +3,7 @@
  * ("ask"), go on with the model's understanding as constraints ("proceed"), or stop and wait for an answer ("await").
  * It never blocks where nobody can answer, and a failing model never stops the run.
  */
-import { today } from "../internal/calendar.js"
+import { today } from "../internal/text/calendar.js"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ModelRouter from "../ModelRouter.js"

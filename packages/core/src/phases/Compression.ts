@@ -8,7 +8,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ContextRecovery from "../ContextRecovery.js"
-import { domainOf } from "../internal/sourceQuality.js"
+import { domainOf } from "../internal/research/sourceQuality.js"
 import * as LanguageModel from "../LanguageModel.js"
 import { ModelRouter } from "../ModelRouter.js"
 import * as Prompt from "../prompts/compression.js"
@@ -19,8 +19,8 @@ import type { SourceQuality } from "../Source.js"
 import * as StructuredOutput from "../StructuredOutput.js"
 import type { Section } from "../Truncation.js"
 import * as Usage from "../Usage.js"
-import type { SeenSource } from "./Researcher.js"
 import * as Spans from "../Spans.js"
+import type { SeenSource } from "../internal/research/sourceLedger.js"
 
 /** What compression works from. */
 export interface Input {

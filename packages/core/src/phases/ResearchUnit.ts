@@ -12,8 +12,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type { ContentExtractor } from "../ContentExtractor.js"
 import type { ModelRouter } from "../ModelRouter.js"
-import { type Brief, type IssuedDirective, TopicResult } from "../Research.js"
-import type { ResearchConfig } from "../ResearchConfig.js"
+import { TopicResult } from "../Research.js"
 import type { Source } from "../Source.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import type { SearchProvider } from "../SearchProvider.js"
@@ -21,22 +20,12 @@ import type { Summarizer } from "../Summarizer.js"
 import * as Usage from "../Usage.js"
 import * as Compression from "./Compression.js"
 import * as Researcher from "./Researcher.js"
+import type { Input as UnitInput } from "../internal/research/unitInput.js"
 import * as Telemetry from "../Telemetry.js"
 import * as Spans from "../Spans.js"
 
 /** What a research unit is given: the contract between the supervisor and whatever runs its units. */
-export interface Input {
-  /** The directive, with its id and round. */
-  readonly directive: IssuedDirective
-  /** The user's question. */
-  readonly query: string
-  readonly brief: Brief | undefined
-  readonly config: ResearchConfig
-  /** Sources of earlier rounds: compared against for novelty and dedup, never added again. */
-  readonly knownSources: ReadonlyArray<Source>
-  /** Checked before each model call; true stops the unit cleanly (stopReason "run_budget"). */
-  readonly shouldStop: Effect.Effect<boolean>
-}
+export type Input = UnitInput
 
 /** What a unit produced: its topic result and the sources it found for the first time in the session. */
 export interface Output {

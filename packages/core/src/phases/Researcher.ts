@@ -6,8 +6,8 @@
  * a novelty tag. The loop stops on `researchComplete`, on a turn without tool calls, when the budget or the turn limit
  * is reached, or when the run asks it to stop; a failing model call ends it with what was gathered so far.
  *
- * The loop below runs over an explicit `State`; the steps of a turn live in `internal/researcherTurn.ts` and the
- * numbered sources in `internal/sourceLedger.ts`.
+ * The loop below runs over an explicit `State`; the steps of a turn live in `internal/research/researcherTurn.ts`
+ * and the numbered sources in `internal/research/sourceLedger.ts`.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -15,9 +15,9 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as ContentExtractor from "../ContentExtractor.js"
 import * as ContextRecovery from "../ContextRecovery.js"
-import { dateOf } from "../internal/calendar.js"
-import * as Turn from "../internal/researcherTurn.js"
-import * as Ledger from "../internal/sourceLedger.js"
+import { dateOf } from "../internal/text/calendar.js"
+import * as Turn from "../internal/research/researcherTurn.js"
+import * as Ledger from "../internal/research/sourceLedger.js"
 import * as LanguageModel from "../LanguageModel.js"
 import { ModelRouter } from "../ModelRouter.js"
 import * as Novelty from "../Novelty.js"
@@ -31,7 +31,7 @@ import * as Summarizer from "../Summarizer.js"
 import * as Tool from "../Tool.js"
 import * as Usage from "../Usage.js"
 import * as ActionProtocol from "./ActionProtocol.js"
-import type { Input as UnitInput } from "./ResearchUnit.js"
+import type { Input as UnitInput } from "../internal/research/unitInput.js"
 import * as Spans from "../Spans.js"
 
 // =============================================================================

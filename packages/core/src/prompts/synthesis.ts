@@ -2,8 +2,8 @@
  * The report prompt: the writer turns the researchers' findings into the final report, in the question's language,
  * shaped by the kind of question, citing the numbered sources inline.
  */
-import type { Language } from "../internal/language.js"
-import { reportInstruction } from "../internal/language.js"
+import type { Language } from "../internal/text/language.js"
+import { reportInstruction } from "../internal/text/language.js"
 import * as Untrusted from "./untrusted.js"
 
 /** The kinds of question, each with its own report structure. */

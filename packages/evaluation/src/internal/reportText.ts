@@ -36,7 +36,7 @@ export interface ParsedReport {
 }
 
 // "Sources", "References and further reading", "参考文献" ... : a short heading that starts with such a word. The
-// list covers the headings core's synthesis writes in each report language (internal/language.ts in core).
+// list covers the headings core's synthesis writes in each report language (internal/text/language.ts in core).
 const sourcesHeading =
   /^(?:\d+[.)]?\s*)?(?:sources|references|bibliography|works cited|cited sources|source list|citations|quellen|literatur|fuentes|referencias|fontes|referências|fonti|bronnen|источники|литература|джерела|πηγές|מקורות|المصادر|स्रोत|แหล่งที่มา|出典|출처|참고 문헌|参考文献|参考资料|参考来源|资料来源|信息来源|引用来源|來源|来源|引用|出处)(?=$|[\s:：(（&,、])[^\n]{0,40}$/i
 

@@ -1,0 +1,24 @@
+/**
+ * The vendors' keys and endpoints a configuration has, read from the environment only (`CliConfig.credentialsFrom`):
+ * what the backends of a configuration are checked against, and what the wiring hands the vendors' layers.
+ */
+import type * as Redacted from "effect/Redacted"
+
+/** Vendor credentials and endpoints, from the environment only. */
+export interface Credentials {
+  readonly openaiApiKey: Redacted.Redacted<string> | undefined
+  readonly openaiBaseUrl: string | undefined
+  readonly anthropicApiKey: Redacted.Redacted<string> | undefined
+  readonly anthropicBaseUrl: string | undefined
+  readonly tavilyApiKey: Redacted.Redacted<string> | undefined
+  readonly tavilyBaseUrl: string | undefined
+  readonly exaApiKey: Redacted.Redacted<string> | undefined
+  readonly exaBaseUrl: string | undefined
+  readonly perplexityApiKey: Redacted.Redacted<string> | undefined
+  readonly perplexityBaseUrl: string | undefined
+  readonly semanticScholarApiKey: Redacted.Redacted<string> | undefined
+  readonly semanticScholarBaseUrl: string | undefined
+  readonly ollamaBaseUrl: string | undefined
+  /** The PostgreSQL database of a cluster (`--database` or `DEEP_RESEARCH_DATABASE_URL`); it may hold a password. */
+  readonly databaseUrl: Redacted.Redacted<string> | undefined
+}
