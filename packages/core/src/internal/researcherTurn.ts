@@ -262,7 +262,8 @@ const placeSearch = (fetched: Extract<Fetched, { _tag: "Search" }>, ledger: Ledg
         title: result.title,
         raw,
         provider: result.provider,
-        publishedDate: result.publishedDate
+        publishedDate: result.publishedDate,
+        work: result.work
       }
       lines.push(ledger.place(candidate, "search", pending))
     }
@@ -290,7 +291,8 @@ const placeExtract = (
       title: result.title,
       raw: result.content,
       provider: extractorName,
-      publishedDate: undefined
+      publishedDate: undefined,
+      work: undefined
     }
     lines.push(ledger.place(candidate, "extract", pending))
   }

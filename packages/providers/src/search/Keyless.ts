@@ -1,0 +1,158 @@
+/**
+ * The keyless search set: Wikipedia, arXiv, OpenAlex, PubMed and a user's SearXNG, which research needs no key for.
+ * What each is good for (the CLI's help and the README say it from here), their settings from the environment, their
+ * default resilience policies, and the default set a run uses when it has no search key and its model no native
+ * search.
+ *
+ * The default set is SearXNG when `SEARXNG_URL` names an instance (the open web), plus Wikipedia (overviews, in the
+ * question's language) and OpenAlex (scholarly works of every field, arXiv's and PubMed's among them), merged by
+ * `SearchFanout`. arXiv and PubMed are there to choose: the fan-out waits for every provider, so arXiv's one request
+ * every three seconds would pace every search of a run, and PubMed's biomedical index answers most questions with
+ * beside-the-point papers; OpenAlex already indexes both.
+ */
+import { Errors, type Resilience, SearchProvider } from "@deep-research/core"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Environment from "../Environment.js"
+import * as SearchFanout from "../SearchFanout.js"
+import * as Arxiv from "./Arxiv.js"
+import * as OpenAlex from "./OpenAlex.js"
+import * as PubMed from "./PubMed.js"
+import * as Searxng from "./Searxng.js"
+import * as Wikipedia from "./Wikipedia.js"
+
+// =============================================================================
+// Backends
+// =============================================================================
+
+/** The keyless search backends, by the names `--search` and the config file take. */
+export const Backend = Schema.Literal("searxng", "wikipedia", "openalex", "arxiv", "pubmed")
+export type Backend = typeof Backend.Type
+
+/** What each backend is good for. */
+export const descriptions: Readonly<Record<Backend, string>> = {
+  searxng: "the open web, through your own SearXNG instance (SEARXNG_URL)",
+  wikipedia: "overviews, definitions, history and context, in the question's language",
+  openalex: "scholarly works of every field with abstracts, years and venues, preprints marked",
+  arxiv: "the latest preprints in physics, mathematics, computer science, statistics, quantitative biology",
+  pubmed: "biomedical and clinical literature (MEDLINE) with structured abstracts"
+}
+
+// =============================================================================
+// Settings
+// =============================================================================
+
+/** Where each backend is and how it identifies itself. */
+export interface Settings {
+  /** Who runs this client (an e-mail address or a URL): the `User-Agent` of every backend carries it. */
+  readonly contact: string | undefined
+  readonly wikipedia: { readonly baseUrl: string | undefined; readonly language: string | undefined }
+  readonly arxiv: { readonly baseUrl: string | undefined }
+  readonly openalex: {
+    readonly baseUrl: string | undefined
+    readonly email: string | undefined
+    readonly apiKey: Redacted.Redacted | undefined
+  }
+  readonly pubmed: { readonly baseUrl: string | undefined; readonly apiKey: Redacted.Redacted | undefined }
+  readonly searxng: { readonly url: string | undefined }
+}
+
+const optional = (name: string) => Config.option(Config.nonEmptyString(name)).pipe(Config.map(Option.getOrUndefined))
+const optionalSecret = (name: string) =>
+  Config.option(Config.redacted(Config.nonEmptyString(name))).pipe(Config.map(Option.getOrUndefined))
+
+/** The settings from `WIKIPEDIA_BASE_URL`, `OPENALEX_EMAIL`, `NCBI_API_KEY`, `SEARXNG_URL` and the others; all optional. */
+export const config: Config.Config<Settings> = Config.all({
+  contact: optional(Environment.contact),
+  wikipedia: Config.all({
+    baseUrl: optional(Environment.wikipediaBaseUrl),
+    language: optional(Environment.wikipediaLanguage)
+  }),
+  arxiv: Config.all({ baseUrl: optional(Environment.arxivBaseUrl) }),
+  openalex: Config.all({
+    baseUrl: optional(Environment.openalexBaseUrl),
+    email: optional(Environment.openalexEmail),
+    apiKey: optionalSecret(Environment.openalexApiKey)
+  }),
+  pubmed: Config.all({
+    baseUrl: optional(Environment.pubmedBaseUrl),
+    apiKey: optionalSecret(Environment.ncbiApiKey)
+  }),
+  searxng: Config.all({ url: optional(Environment.searxngUrl) })
+})
+
+/** The settings from a plain environment map (`process.env`). */
+export const settingsFrom = (env: Readonly<Record<string, string | undefined>>): Settings => {
+  const entries = Object.entries(env).flatMap(([key, value]) =>
+    value === undefined || value.trim() === "" ? [] : [[key, value.trim()] as const]
+  )
+  return Effect.runSync(Effect.orDie(Effect.withConfigProvider(config, ConfigProvider.fromMap(new Map(entries)))))
+}
+
+/** No backend configured: every one at its public API, SearXNG absent. */
+export const emptySettings: Settings = settingsFrom({})
+
+/** The default set: SearXNG when an instance is named, then Wikipedia and OpenAlex. */
+export const defaultSet = (settings: Settings): ReadonlyArray<Backend> => [
+  ...(settings.searxng.url !== undefined ? (["searxng"] as const) : []),
+  "wikipedia",
+  "openalex"
+]
+
+/** The default resilience policy of each backend (SearXNG's instance publishes none: the search default applies). */
+export const policies = (settings: Settings): Readonly<Record<string, Resilience.PolicyOverrides>> => ({
+  wikipedia: Wikipedia.policy,
+  openalex: OpenAlex.policy,
+  arxiv: Arxiv.policy,
+  pubmed: PubMed.policyFor(settings.pubmed.apiKey !== undefined)
+})
+
+// =============================================================================
+// Constructors
+// =============================================================================
+
+/** One backend's provider; SearXNG without an instance is refused. */
+export const make = (
+  backend: Backend,
+  settings: Settings
+): Effect.Effect<SearchProvider.Service, Errors.InvalidInput, Scope.Scope> => {
+  const contact = settings.contact
+  switch (backend) {
+    case "wikipedia":
+      return Wikipedia.make({ ...settings.wikipedia, contact })
+    case "arxiv":
+      return Arxiv.make({ ...settings.arxiv, contact })
+    case "openalex":
+      return Effect.succeed(OpenAlex.make({ ...settings.openalex, contact }))
+    case "pubmed":
+      return PubMed.make({ ...settings.pubmed, contact })
+    case "searxng":
+      return settings.searxng.url === undefined
+        ? Effect.fail(
+            new Errors.InvalidInput({
+              reason: `SearXNG search needs ${Environment.searxngUrl}: the address of your own instance`
+            })
+          )
+        : Effect.succeed(Searxng.make({ url: settings.searxng.url, contact }))
+  }
+}
+
+/** The backends as one `SearchProvider`, merged by `SearchFanout`. */
+export const layer = (
+  backends: ReadonlyArray<Backend>,
+  settings: Settings = emptySettings
+): Layer.Layer<SearchProvider.SearchProvider, Errors.InvalidInput> =>
+  SearchFanout.layerOf(backends.map((backend) => Layer.scoped(SearchProvider.SearchProvider, make(backend, settings))))
+
+/** The default set, configured from the environment (or whatever `ConfigProvider` is installed). */
+export const layerConfig = (): Layer.Layer<
+  SearchProvider.SearchProvider,
+  Errors.InvalidInput | ConfigError.ConfigError
+> => Layer.unwrapEffect(Effect.map(config, (settings) => layer(defaultSet(settings), settings)))
