@@ -14,6 +14,7 @@
  */
 import { Errors, Resilience, SearchProvider, Source, Spans } from "@deep-research/core"
 import type * as HttpClient from "@effect/platform/HttpClient"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -69,6 +70,7 @@ const snippetCharacters = 600
 
 /** An Action API error (`formatversion=2`). */
 export const ApiError = Schema.Struct({ code: Schema.String, info: Schema.optional(Schema.String) })
+export type ApiError = typeof ApiError.Type
 
 /** One search hit. */
 export const SearchHit = Schema.Struct({
@@ -114,27 +116,29 @@ export const make = (options: Options = {}): Effect.Effect<SearchProvider.Servic
     // One request at a time, whatever the policy around it says.
     const inSeries = yield* Effect.makeSemaphore(1)
 
-    const call = <A, I>(url: string, schema: Schema.Schema<A, I>) =>
+    // An Action API error comes with HTTP 200: it is read from the body, with the answer's `Retry-After`.
+    const call = <A extends { readonly error?: ApiError | undefined }, I>(url: string, schema: Schema.Schema<A, I>) =>
       inSeries.withPermits(1)(
-        Effect.flatMap(
-          Http.get(
+        Effect.gen(function* () {
+          const answer = yield* Http.get(
             { provider: name, url, headers, accept: "application/json", timeout },
             readError(name),
             options.httpClient
-          ),
-          (answer) => Http.decodeJson(schema, name, answer)
-        )
+          )
+          const body = yield* Http.decodeJson(schema, name, answer)
+          if (body.error === undefined) return body
+          const now = yield* Clock.currentTimeMillis
+          return yield* Effect.fail(apiError(name, body.error, retryAfterOf(answer.headers, now)))
+        })
       )
 
     const search = Spans.fn("Wikipedia.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
       const asked = yield* Effect.serviceOption(SearchProvider.QuestionLanguage)
       const api = apiUrl(options.baseUrl ?? defaultBaseUrl, editionOf(options.language, Option.getOrUndefined(asked)))
       const found = yield* call(`${api}?${searchParams(query, searchOptions).toString()}`, SearchResponse)
-      if (found.error !== undefined) return yield* Effect.fail(apiError(name, found.error))
       const hits = (found.query?.search ?? []).slice(0, Math.max(0, searchOptions.maxResults))
       if (hits.length === 0) return []
       const pages = yield* call(`${api}?${pageParams(hits.map((hit) => hit.pageid)).toString()}`, PagesResponse)
-      if (pages.error !== undefined) return yield* Effect.fail(apiError(name, pages.error))
       return toSearchResults(hits, pages.query?.pages ?? [], api, name)
     })
 
@@ -196,18 +200,13 @@ export const pageParams = (pageIds: ReadonlyArray<number>): URLSearchParams =>
 // =============================================================================
 
 /** An Action API error in core's terms: `ratelimited` and `maxlag` are waited out, a bad parameter is ours. */
-export const apiError = (
-  provider: string,
-  error: typeof ApiError.Type,
-  retryAfter?: Duration.Duration
-): Errors.ProviderError => {
+export const apiError = (provider: string, error: ApiError, retryAfter?: Duration.Duration): Errors.ProviderError => {
   const detail = `${error.code}: ${error.info ?? "no detail"}`
   switch (error.code) {
     case "ratelimited":
     case "maxlag":
       return new Errors.RateLimited({ provider, ...(retryAfter !== undefined ? { retryAfter } : {}) })
     case "readonly":
-    case "internal_api_error_DBQueryError":
       return new Errors.ProviderUnavailable({ provider, detail })
     default:
       return error.code.startsWith("internal_api_error")

@@ -1,6 +1,7 @@
 /**
  * A local HTTP server on 127.0.0.1 that speaks the vendors' wire protocols (OpenAI chat completions and responses,
- * Anthropic messages, Tavily, Exa, Perplexity, Semantic Scholar, plain web pages), so the real SDKs can be tested
+ * Anthropic messages, Tavily, Exa, Perplexity, Semantic Scholar, the keyless search APIs, plain web pages), so the
+ * real SDKs can be tested
  * without a network. Answers are scripted per endpoint, faults are played in each vendor's shape, every request is
  * logged, and recorded vendor cassettes can be replayed byte for byte. Part of the public testing API.
  */
@@ -11,6 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { readFile } from "node:fs/promises"
+import { keylessVendorPaths } from "../internal/emulator/keyless.js"
 import { listen, type Fallback, type State } from "../internal/emulator/server.js"
 import { type SimulateOptions, simulator } from "../internal/emulator/simulate.js"
 import type { Endpoint, RecordedRequest, Reply, Responder, Vendor } from "../internal/emulator/types.js"
@@ -66,7 +68,8 @@ const vendorPaths: Readonly<Record<Vendor, string>> = {
   exa: "/exa",
   perplexity: "/perplexity",
   semanticScholar: "/semantic-scholar/graph/v1",
-  web: "/web"
+  web: "/web",
+  ...keylessVendorPaths
 }
 
 const makeHandle = (url: string, state: State): Handle => ({
@@ -198,3 +201,25 @@ export const loadCassette = (
 
 // The reply builders (json, fault, sse, openaiText, anthropicText, tavilyResults, webPages ...).
 export * from "../internal/emulator/replies.js"
+// The keyless search APIs' answers (wikipediaApi, arxivFeed, openalexWorks, pubmedArticles, searxngResults ...).
+export {
+  searxngResults,
+  type SearxngResult,
+  type WikiArticle,
+  wikipediaApi,
+  wikipediaError
+} from "../internal/emulator/keyless.js"
+export {
+  arxivErrorFeed,
+  arxivFeed,
+  type ArxivEntry,
+  invertedIndex,
+  openalexWork,
+  type OpenAlexWorkInput,
+  openalexWorks,
+  pubmedArticles,
+  type PubmedArticle,
+  pubmedSearch,
+  pubmedSearchError
+} from "../internal/emulator/keylessPapers.js"
+export { ncbiRateLimit } from "../internal/emulator/keylessFaults.js"
