@@ -1,7 +1,7 @@
 /**
  * Reading the XML the keyless APIs answer with (arXiv's Atom feed, PubMed's `PubmedArticleSet`) through linkedom's
  * `DOMParser`, already a dependency for HTML: elements by their qualified name (`arxiv:doi`), their text with
- * whitespace collapsed, and attributes. A body that is no XML document at all is reported, not guessed at.
+ * whitespace collapsed, and attributes. A body that is no XML document, or one cut short, is reported, not guessed at.
  */
 import { DOMParser } from "linkedom"
 
@@ -12,9 +12,13 @@ export interface Node {
   readonly getElementsByTagName: (name: string) => ArrayLike<Node>
 }
 
-/** The root element of an XML text, or `undefined` when the text is not XML with that root. */
+/**
+ * The root element of an XML text, or `undefined` when the text is not XML with that root or was cut short (the parser
+ * is lenient: a document that does not end with its root's closing tag is taken as cut).
+ */
 export const parse = (text: string, root: string): Node | undefined => {
-  if (!text.trimStart().startsWith("<")) return undefined
+  const trimmed = text.trim()
+  if (!trimmed.startsWith("<") || !trimmed.endsWith(`</${root}>`)) return undefined
   const document = new DOMParser().parseFromString(text, "text/xml")
   const element = document.documentElement
   return element !== null && element.tagName === root ? element : undefined
