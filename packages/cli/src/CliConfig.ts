@@ -5,6 +5,7 @@
  */
 import { ResearchConfig, Resilience, Usage } from "@deep-research/core"
 import * as Variables from "@deep-research/providers/Environment"
+import * as Keyless from "@deep-research/providers/search/Keyless"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
@@ -100,6 +101,8 @@ export interface Credentials {
   readonly semanticScholarApiKey: Redacted.Redacted<string> | undefined
   readonly semanticScholarBaseUrl: string | undefined
   readonly ollamaBaseUrl: string | undefined
+  /** The keyless search APIs: base URLs, the optional keys and addresses that raise their limits, the contact. */
+  readonly keyless: Keyless.Settings
   /** The PostgreSQL database of a cluster (`--database` or `DEEP_RESEARCH_DATABASE_URL`); it may hold a password. */
   readonly databaseUrl: Redacted.Redacted<string> | undefined
 }
@@ -113,6 +116,8 @@ export interface Resolved {
     readonly tiers: Partial<Record<"frontier" | "standard" | "efficient", string>>
   }
   readonly search: ReadonlyArray<SearchBackend>
+  /** True when nothing named the search and it is the keys' default (the keyless set when there is no key). */
+  readonly searchDefaulted: boolean
   readonly corpus: string | undefined
   readonly storeDir: string
   readonly research: ResearchConfig.ResearchConfig
@@ -171,6 +176,7 @@ export const credentialsFrom = (env: Environment): Credentials => ({
   semanticScholarApiKey: redactedEnv(env, Variables.semanticScholarApiKey),
   semanticScholarBaseUrl: nonEmpty(env[Variables.semanticScholarBaseUrl]),
   ollamaBaseUrl: nonEmpty(env[Variables.ollamaBaseUrl]),
+  keyless: Keyless.settingsFrom(env),
   databaseUrl: redactedEnv(env, Variables.databaseUrl)
 })
 
@@ -234,8 +240,8 @@ export const decodeFileConfig = (text: string, path: string): Either.Either<File
 
 /**
  * The providers a run of the CLI calls, by the names their resilience settings go by: the models' vendors, the search
- * APIs (`openai` and `anthropic` also name their native web search), the local corpus, and `http`, the page extractor
- * used without a Tavily key.
+ * APIs (`openai` and `anthropic` also name their native web search; the keyless ones included), the local corpus, and
+ * `http`, the page extractor used without a Tavily key.
  */
 export const resilienceProviders: ReadonlyArray<string> = [
   "openai",
@@ -245,6 +251,7 @@ export const resilienceProviders: ReadonlyArray<string> = [
   "exa",
   "perplexity",
   "semantic-scholar",
+  ...Keyless.Backend.literals,
   "local",
   "http"
 ]
@@ -290,7 +297,7 @@ export const resolve = (
       )
       if (spec !== undefined) roleModels[role] = spec
     }
-    const { models, search } = yield* resolveBackends({
+    const { models, search, searchDefaulted } = yield* resolveBackends({
       purpose,
       simulate,
       credentials,
@@ -369,6 +376,7 @@ export const resolve = (
     return {
       models,
       search,
+      searchDefaulted,
       corpus: corpus === undefined ? undefined : expandHome(corpus, env),
       storeDir,
       research,

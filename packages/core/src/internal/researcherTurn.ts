@@ -291,8 +291,7 @@ const placeExtract = (
       title: result.title,
       raw: result.content,
       provider: extractorName,
-      publishedDate: undefined,
-      work: undefined
+      publishedDate: undefined
     }
     lines.push(ledger.place(candidate, "extract", pending))
   }

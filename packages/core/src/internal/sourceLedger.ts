@@ -38,7 +38,7 @@ export interface Candidate {
   readonly provider: string
   readonly publishedDate: string | undefined
   /** The bibliographic facts a scholarly search gave. */
-  readonly work: Work | undefined
+  readonly work?: Work | undefined
 }
 
 /** A raw text placed in the ledger, waiting for its fetch-time summary. */

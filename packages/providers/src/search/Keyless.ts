@@ -1,8 +1,8 @@
 /**
  * The keyless search set: Wikipedia, arXiv, OpenAlex, PubMed and a user's SearXNG, which research needs no key for.
- * What each is good for (the CLI's help and the README say it from here), their settings from the environment, their
- * default resilience policies, and the default set a run uses when it has no search key and its model no native
- * search.
+ * What each is good for (the CLI's help and the README say it from here), their settings from the environment, and
+ * the default set a run uses when it has no search key and its model no native search. Light on purpose (no provider
+ * is loaded): the command line reads it; `KeylessProviders.ts` builds the providers.
  *
  * The default set is SearXNG when `SEARXNG_URL` names an instance (the open web), plus Wikipedia (overviews, in the
  * question's language) and OpenAlex (scholarly works of every field, arXiv's and PubMed's among them), merged by
@@ -10,23 +10,13 @@
  * every three seconds would pace every search of a run, and PubMed's biomedical index answers most questions with
  * beside-the-point papers; OpenAlex already indexes both.
  */
-import { Errors, type Resilience, SearchProvider } from "@deep-research/core"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
 import * as Environment from "../Environment.js"
-import * as SearchFanout from "../SearchFanout.js"
-import * as Arxiv from "./Arxiv.js"
-import * as OpenAlex from "./OpenAlex.js"
-import * as PubMed from "./PubMed.js"
-import * as Searxng from "./Searxng.js"
-import * as Wikipedia from "./Wikipedia.js"
 
 // =============================================================================
 // Backends
@@ -105,54 +95,3 @@ export const defaultSet = (settings: Settings): ReadonlyArray<Backend> => [
   "wikipedia",
   "openalex"
 ]
-
-/** The default resilience policy of each backend (SearXNG's instance publishes none: the search default applies). */
-export const policies = (settings: Settings): Readonly<Record<string, Resilience.PolicyOverrides>> => ({
-  wikipedia: Wikipedia.policy,
-  openalex: OpenAlex.policy,
-  arxiv: Arxiv.policy,
-  pubmed: PubMed.policyFor(settings.pubmed.apiKey !== undefined)
-})
-
-// =============================================================================
-// Constructors
-// =============================================================================
-
-/** One backend's provider; SearXNG without an instance is refused. */
-export const make = (
-  backend: Backend,
-  settings: Settings
-): Effect.Effect<SearchProvider.Service, Errors.InvalidInput, Scope.Scope> => {
-  const contact = settings.contact
-  switch (backend) {
-    case "wikipedia":
-      return Wikipedia.make({ ...settings.wikipedia, contact })
-    case "arxiv":
-      return Arxiv.make({ ...settings.arxiv, contact })
-    case "openalex":
-      return Effect.succeed(OpenAlex.make({ ...settings.openalex, contact }))
-    case "pubmed":
-      return PubMed.make({ ...settings.pubmed, contact })
-    case "searxng":
-      return settings.searxng.url === undefined
-        ? Effect.fail(
-            new Errors.InvalidInput({
-              reason: `SearXNG search needs ${Environment.searxngUrl}: the address of your own instance`
-            })
-          )
-        : Effect.succeed(Searxng.make({ url: settings.searxng.url, contact }))
-  }
-}
-
-/** The backends as one `SearchProvider`, merged by `SearchFanout`. */
-export const layer = (
-  backends: ReadonlyArray<Backend>,
-  settings: Settings = emptySettings
-): Layer.Layer<SearchProvider.SearchProvider, Errors.InvalidInput> =>
-  SearchFanout.layerOf(backends.map((backend) => Layer.scoped(SearchProvider.SearchProvider, make(backend, settings))))
-
-/** The default set, configured from the environment (or whatever `ConfigProvider` is installed). */
-export const layerConfig = (): Layer.Layer<
-  SearchProvider.SearchProvider,
-  Errors.InvalidInput | ConfigError.ConfigError
-> => Layer.unwrapEffect(Effect.map(config, (settings) => layer(defaultSet(settings), settings)))
