@@ -3,6 +3,7 @@ import { Duration, Either, Option, Redacted } from "effect"
 import { ResearchConfig, Resilience } from "@deep-research/core"
 import * as fs from "node:fs"
 import * as CliConfig from "../src/CliConfig.js"
+import * as Help from "../src/internal/help.js"
 
 const resolveRight = (
   flags: CliConfig.Flags,
@@ -321,6 +322,18 @@ describe("CliConfig", () => {
     assert.strictEqual(CliConfig.storeDirOf(undefined, { ...home, DEEP_RESEARCH_HOME: "/e" }, file), "/e")
     assert.strictEqual(CliConfig.storeDirOf(undefined, home, file), "/home/u/research")
     assert.strictEqual(CliConfig.storeDirOf(undefined, home, undefined), "/home/u/.deep-research")
+  })
+
+  it("--help and the README's table name every search backend with what it is good for", () => {
+    const readme = fs.readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
+    for (const backend of CliConfig.SearchBackend.literals) {
+      assert.match(
+        readme,
+        new RegExp(`\\| \`${backend}\` +\\| \\w`),
+        `the README's table of search backends: ${backend}`
+      )
+      assert.match(Help.rootHelp, new RegExp(`\\n  ${backend} +\\w`), `--help: ${backend}`)
+    }
   })
 
   it("the README's table of research knobs names every knob the config file's research takes, with its default", () => {
