@@ -1,5 +1,5 @@
 import * as Variables from "@deep-research/providers/Environment"
-import * as Keyless from "@deep-research/providers/search/Keyless"
+import * as KeylessBackends from "@deep-research/providers/search/KeylessBackends"
 import { version } from "../version.js"
 import * as OptionTable from "./optionTable.js"
 
@@ -42,7 +42,7 @@ const searchBackends: ReadonlyArray<readonly [string, string]> = [
   ["openai-native", `the OpenAI model's own web search (${Variables.openaiApiKey})`],
   ["anthropic-native", `the Anthropic model's own web search (${Variables.anthropicApiKey})`],
   ["semantic-scholar", "papers with abstracts and citation counts; no key needed (a key raises its limit)"],
-  ...Keyless.Backend.literals.map((name) => [name, `${Keyless.descriptions[name]}; no key needed`] as const),
+  ...KeylessBackends.names.map((name) => [name, `${KeylessBackends.descriptions[name]}; no key needed`] as const),
   ["local", "the documents of --corpus DIR"]
 ]
 
@@ -52,7 +52,7 @@ ${searchBackends.map(([name, help]) => wrapped(`  ${name.padEnd(18)}`, help)).jo
 ${wrapped(
   "",
   `With no search key and no native search (a local or other OpenAI-compatible model), research uses ` +
-    `${Keyless.defaultSet({ ...Keyless.emptySettings, searxng: { url: "set" } }).join(", ")} (SearXNG only when ` +
+    `${KeylessBackends.defaultSet.join(", ")} (SearXNG only when ` +
     `${Variables.searxngUrl} is set). ${Variables.contact} (an e-mail address or URL) is the contact these APIs ask ` +
     `of a client; ${Variables.openalexEmail}, ${Variables.openalexApiKey} and ${Variables.ncbiApiKey} raise their limits.`
 )}`

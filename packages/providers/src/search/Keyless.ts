@@ -2,7 +2,7 @@
  * The keyless search set: Wikipedia, arXiv, OpenAlex, PubMed and a user's SearXNG, which research needs no key for.
  * What each is good for (the CLI's help and the README say it from here), their settings from the environment, and
  * the default set a run uses when it has no search key and its model no native search. Light on purpose (no provider
- * is loaded): the command line reads it; `KeylessProviders.ts` builds the providers.
+ * is loaded): the command line reads it (its help only `KeylessBackends.ts`); `KeylessProviders.ts` builds them.
  *
  * The default set is SearXNG when `SEARXNG_URL` names an instance (the open web), plus Wikipedia (overviews, in the
  * question's language) and OpenAlex (scholarly works of every field, arXiv's and PubMed's among them), merged by
@@ -17,23 +17,18 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Environment from "../Environment.js"
+import * as KeylessBackends from "./KeylessBackends.js"
 
 // =============================================================================
 // Backends
 // =============================================================================
 
 /** The keyless search backends, by the names `--search` and the config file take. */
-export const Backend = Schema.Literal("searxng", "wikipedia", "openalex", "arxiv", "pubmed")
+export const Backend = Schema.Literal(...KeylessBackends.names)
 export type Backend = typeof Backend.Type
 
 /** What each backend is good for. */
-export const descriptions: Readonly<Record<Backend, string>> = {
-  searxng: "the open web, through your own SearXNG instance (SEARXNG_URL)",
-  wikipedia: "overviews, definitions, history and context, in the question's language",
-  openalex: "scholarly works of every field with abstracts, years and venues, preprints marked",
-  arxiv: "the latest preprints in physics, mathematics, computer science, statistics, quantitative biology",
-  pubmed: "biomedical and clinical literature (MEDLINE) with structured abstracts"
-}
+export const descriptions: Readonly<Record<Backend, string>> = KeylessBackends.descriptions
 
 // =============================================================================
 // Settings
@@ -90,8 +85,5 @@ export const settingsFrom = (env: Readonly<Record<string, string | undefined>>):
 export const emptySettings: Settings = settingsFrom({})
 
 /** The default set: SearXNG when an instance is named, then Wikipedia and OpenAlex. */
-export const defaultSet = (settings: Settings): ReadonlyArray<Backend> => [
-  ...(settings.searxng.url !== undefined ? (["searxng"] as const) : []),
-  "wikipedia",
-  "openalex"
-]
+export const defaultSet = (settings: Settings): ReadonlyArray<Backend> =>
+  KeylessBackends.defaultSet.filter((name) => name !== "searxng" || settings.searxng.url !== undefined)
