@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Fiber, Redacted, Ref, TestClock } from "effect"
 import * as Keyless from "../src/search/Keyless.js"
 import * as KeylessProviders from "../src/search/KeylessProviders.js"
+import * as Emulator from "../src/testing/Emulator.js"
 
 /** The clock time (from the first) of each of `calls` calls, one after the other, under the CLI's policies for `settings`. */
 const callTimes = (name: string, calls: number, settings: Keyless.Settings = Keyless.emptySettings) =>
@@ -101,6 +102,22 @@ describe("Keyless", () => {
   it.effect("SearXNG, whose instance publishes no limit, gets the search default", () =>
     Effect.gen(function* () {
       assert.deepStrictEqual(yield* callTimes("searxng", 5), [0, 0, 0, 1_000, 2_000])
+    })
+  )
+
+  it.scopedLive("KeylessProviders.layer merges the backends it is given into one search provider", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* Emulator.simulate(emulator)
+      const settings = Keyless.settingsFrom({
+        WIKIPEDIA_BASE_URL: emulator.baseUrl("wikipedia"),
+        OPENALEX_BASE_URL: emulator.baseUrl("openalex")
+      })
+      const results = yield* Effect.flatMap(SearchProvider.SearchProvider, (search) =>
+        search.search("tidal energy", { maxResults: 6 })
+      ).pipe(Effect.provide(KeylessProviders.layer(["wikipedia", "openalex"], settings)))
+      const providers = new Set(results.flatMap((result) => result.provider.split(",")))
+      assert.sameMembers([...providers], ["wikipedia", "openalex"])
     })
   )
 })
