@@ -5,6 +5,7 @@
  */
 import { ResearchConfig, Resilience, Usage } from "@deep-research/core"
 import * as Variables from "@deep-research/providers/Environment"
+import * as Keyless from "@deep-research/providers/Keyless"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
@@ -98,6 +99,8 @@ export interface Resolved {
   /** `provider:model` specs: the default model, and overrides per role and per tier. */
   readonly models: Models
   readonly search: ReadonlyArray<SearchBackend>
+  /** True when nothing named the search and it is the keys' default (the keyless set when there is no key). */
+  readonly searchDefaulted: boolean
   readonly corpus: string | undefined
   readonly storeDir: string
   readonly research: ResearchConfig.ResearchConfig
@@ -156,6 +159,7 @@ export const credentialsFrom = (env: Environment): Credentials => ({
   semanticScholarApiKey: redactedEnv(env, Variables.semanticScholarApiKey),
   semanticScholarBaseUrl: nonEmpty(env[Variables.semanticScholarBaseUrl]),
   ollamaBaseUrl: nonEmpty(env[Variables.ollamaBaseUrl]),
+  keyless: Keyless.settingsFrom(env),
   databaseUrl: redactedEnv(env, Variables.databaseUrl)
 })
 
@@ -219,8 +223,8 @@ export const decodeFileConfig = (text: string, path: string): Either.Either<File
 
 /**
  * The providers a run of the CLI calls, by the names their resilience settings go by: the models' vendors, the search
- * APIs (`openai` and `anthropic` also name their native web search), the local corpus, and `http`, the page extractor
- * used without a Tavily key.
+ * APIs (`openai` and `anthropic` also name their native web search; the keyless ones included), the local corpus, and
+ * `http`, the page extractor used without a Tavily key.
  */
 export const resilienceProviders: ReadonlyArray<string> = [
   "openai",
@@ -230,6 +234,7 @@ export const resilienceProviders: ReadonlyArray<string> = [
   "exa",
   "perplexity",
   "semantic-scholar",
+  ...Keyless.Backend.literals,
   "local",
   "http"
 ]
@@ -268,7 +273,7 @@ export const resolve = (
       )
       if (spec !== undefined) roleModels[role] = spec
     }
-    const { models, search } = yield* resolveBackends({
+    const { models, search, searchDefaulted } = yield* resolveBackends({
       purpose,
       simulate,
       credentials,
@@ -347,6 +352,7 @@ export const resolve = (
     return {
       models,
       search,
+      searchDefaulted,
       corpus: corpus === undefined ? undefined : expandHome(corpus, env),
       storeDir,
       research,

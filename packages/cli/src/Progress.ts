@@ -227,6 +227,15 @@ export const plainLine = (event: Event): string | undefined => {
   }
 }
 
+/**
+ * The line that says which sources a run searches; when no search key chose them, that they are the keyless set and
+ * how to name others.
+ */
+export const searchLine = (search: ReadonlyArray<string>, keylessDefault: boolean): string =>
+  keylessDefault
+    ? `searching ${search.join(", ")}: no search key is set, so the sources that need none (choose others with --search)`
+    : `searching ${search.join(", ")}`
+
 /** How progress is shown. */
 export type Mode = "live" | "plain" | "json"
 

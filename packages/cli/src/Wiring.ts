@@ -20,6 +20,8 @@ import {
   AnthropicWebSearch,
   Exa,
   HttpExtractor,
+  Keyless,
+  KeylessProviders,
   LocalCorpus,
   ModelSpec,
   OpenAiWebSearch,
@@ -34,6 +36,7 @@ import * as crypto from "node:crypto"
 import * as nodePath from "node:path"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
 import type * as CliConfig from "./CliConfig.js"
 import { isSimulatedReport, markSimulated, sessionsDirectory, storeLayer } from "./Store.js"
 
@@ -47,19 +50,21 @@ export type Services =
   | ResearchEvents.ResearchEvents
   | Resilience.Resilience
 
-const providerPolicies = {
+/** Each provider's published limits, as its default policy (PubMed's depends on whether there is an NCBI key). */
+const providerPolicies = (resolved: CliConfig.Resolved) => ({
   tavily: Tavily.policy,
   local: LocalCorpus.policy,
   exa: Exa.policy,
   perplexity: Perplexity.policy,
-  "semantic-scholar": SemanticScholar.policy
-}
+  "semantic-scholar": SemanticScholar.policy,
+  ...KeylessProviders.policies(resolved.credentials.keyless)
+})
 
 const searchProvider = (
   backend: CliConfig.SearchBackend,
   resolved: CliConfig.Resolved,
   corpus: LocalCorpus.Service | undefined
-): Effect.Effect<SearchProvider.Service> => {
+): Effect.Effect<SearchProvider.Service, Errors.InvalidInput, Scope.Scope> => {
   const c = resolved.credentials
   switch (backend) {
     case "tavily":
@@ -85,6 +90,12 @@ const searchProvider = (
       return corpus === undefined
         ? Effect.die(new Error("local search without a corpus"))
         : Effect.succeed(corpus.search)
+    case "wikipedia":
+    case "openalex":
+    case "arxiv":
+    case "pubmed":
+    case "searxng":
+      return KeylessProviders.make(backend, c.keyless)
   }
 }
 
@@ -140,7 +151,7 @@ const routerLayer = (
 
 /** The user's resilience settings, with the providers' published limits underneath. */
 const resilienceSettings = (resolved: CliConfig.Resolved): Resilience.Settings =>
-  Resilience.withProviderDefaults(resolved.resilience, providerPolicies)
+  Resilience.withProviderDefaults(resolved.resilience, providerPolicies(resolved))
 
 const makeResilience = (resolved: CliConfig.Resolved) => Resilience.make(resilienceSettings(resolved))
 
@@ -188,7 +199,8 @@ const openCorpus = (resolved: CliConfig.Resolved, root: string) =>
 
 /** The services of a run, for the configuration as resolved (emulator URLs already in place when simulating). */
 const servicesLayer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Errors.InvalidInput> =>
-  Layer.unwrapEffect(
+  // Scoped: some search providers pace their requests for as long as the services live.
+  Layer.unwrapScoped(
     Effect.gen(function* () {
       const c = resolved.credentials
       // One per process: every session of the process shares the breakers, rate limits and concurrency limits.
@@ -225,6 +237,16 @@ const servicesLayer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Erro
     })
   )
 
+/** The keyless APIs at the emulator; a simulated SearXNG stands in whether or not the user named one. */
+const simulatedKeyless = (keyless: Keyless.Settings, emulator: Emulator.Handle): Keyless.Settings => ({
+  ...keyless,
+  wikipedia: { ...keyless.wikipedia, baseUrl: emulator.baseUrl("wikipedia") },
+  arxiv: { baseUrl: emulator.baseUrl("arxiv") },
+  openalex: { ...keyless.openalex, baseUrl: emulator.baseUrl("openalex") },
+  pubmed: { ...keyless.pubmed, baseUrl: emulator.baseUrl("pubmed") },
+  searxng: { url: emulator.baseUrl("searxng") }
+})
+
 /** With `--simulate`: starts the emulator for the life of the layer and points the vendors' code at it. */
 const simulated = <A, E>(
   resolved: CliConfig.Resolved,
@@ -254,6 +276,7 @@ const simulated = <A, E>(
           semanticScholarApiKey: undefined,
           semanticScholarBaseUrl: emulator.baseUrl("semanticScholar"),
           ollamaBaseUrl: openai,
+          keyless: simulatedKeyless(resolved.credentials.keyless, emulator),
           // The emulator stands in for the vendors, never for the sessions' database.
           databaseUrl: resolved.credentials.databaseUrl
         }

@@ -3,6 +3,7 @@ import { Duration, Either, Option, Redacted } from "effect"
 import { ResearchConfig, Resilience } from "@deep-research/core"
 import * as fs from "node:fs"
 import * as CliConfig from "../src/CliConfig.js"
+import * as Help from "../src/internal/help.js"
 
 const resolveRight = (
   flags: CliConfig.Flags,
@@ -73,11 +74,54 @@ describe("CliConfig", () => {
     assert.include(message, "--simulate")
   })
 
-  it("without a search backend the message names TAVILY_API_KEY, --search and --corpus", () => {
-    const message = resolveLeft({ model: "openai:qwen3" }, { OPENAI_BASE_URL: "http://127.0.0.1:1/v1" })
-    assert.include(message, "TAVILY_API_KEY")
-    assert.include(message, "--search")
-    assert.include(message, "--corpus")
+  it("without a search key and no native search, research uses the keyless set, SearXNG first when it is named", () => {
+    const local = { OPENAI_BASE_URL: "http://127.0.0.1:1/v1" }
+    const keyless = resolveRight({ model: "openai:qwen3" }, local)
+    assert.deepStrictEqual(keyless.search, ["wikipedia", "openalex"])
+    assert.isTrue(keyless.searchDefaulted)
+    const withSearxng = resolveRight({ model: "ollama:qwen3" }, { ...local, SEARXNG_URL: "http://127.0.0.1:8888" })
+    assert.deepStrictEqual(withSearxng.search, ["searxng", "wikipedia", "openalex"])
+    assert.strictEqual(withSearxng.credentials.keyless.searxng.url, "http://127.0.0.1:8888")
+    // A key still chooses as before.
+    assert.deepStrictEqual(resolveRight({ model: "openai:qwen3" }, { ...local, TAVILY_API_KEY: "t" }).search, [
+      "tavily"
+    ])
+    assert.isFalse(resolveRight({ model: "openai:qwen3", search: "wikipedia" }, local).searchDefaulted)
+  })
+
+  it("--search, DEEP_RESEARCH_SEARCH and the config file take the keyless backends; SearXNG needs its URL", () => {
+    const local = { OPENAI_BASE_URL: "http://127.0.0.1:1/v1" }
+    assert.deepStrictEqual(resolveRight({ model: "openai:q", search: "arxiv,pubmed" }, local).search, [
+      "arxiv",
+      "pubmed"
+    ])
+    assert.deepStrictEqual(
+      resolveRight({ model: "openai:q" }, { ...local, DEEP_RESEARCH_SEARCH: "wikipedia" }).search,
+      ["wikipedia"]
+    )
+    assert.deepStrictEqual(
+      resolveRight({ model: "openai:q" }, local, decodeFile({ search: ["openalex", "semantic-scholar"] })).search,
+      ["openalex", "semantic-scholar"]
+    )
+    assert.include(resolveLeft({ model: "openai:q", search: "searxng" }, local), "SEARXNG_URL")
+  })
+
+  it("reads the keyless APIs' settings from the environment, their keys redacted", () => {
+    const env = {
+      OPENAI_BASE_URL: "http://127.0.0.1:1/v1",
+      WIKIPEDIA_LANGUAGE: "de",
+      OPENALEX_EMAIL: "me@example.org",
+      OPENALEX_API_KEY: "oa-secret",
+      NCBI_API_KEY: "ncbi-secret",
+      ARXIV_BASE_URL: "http://127.0.0.1:2/arxiv/api",
+      DEEP_RESEARCH_CONTACT: "https://example.org/me"
+    }
+    const { keyless } = resolveRight({ model: "openai:q" }, env).credentials
+    assert.strictEqual(keyless.wikipedia.language, "de")
+    assert.strictEqual(keyless.openalex.email, "me@example.org")
+    assert.strictEqual(keyless.arxiv.baseUrl, "http://127.0.0.1:2/arxiv/api")
+    assert.strictEqual(keyless.contact, "https://example.org/me")
+    assert.notInclude(JSON.stringify(keyless), "secret")
   })
 
   it("--corpus implies local search, and --search can add more", () => {
@@ -163,7 +207,8 @@ describe("CliConfig", () => {
       Either.getLeft(typo).pipe(Option.map((error) => error.message)),
       Option.some(
         "cfg.json is not a valid config file:\n  resilience.providers.tavly: no provider goes by this name (they are " +
-          "openai, anthropic, ollama, tavily, exa, perplexity, semantic-scholar, local, http)"
+          "openai, anthropic, ollama, tavily, exa, perplexity, semantic-scholar, searxng, wikipedia, openalex, arxiv, " +
+          "pubmed, local, http)"
       )
     )
     const every = Object.fromEntries(CliConfig.resilienceProviders.map((name) => [name, { maxRetries: 1 }]))
@@ -226,7 +271,6 @@ describe("CliConfig", () => {
 
   it("evaluation needs a model but no search backend", () => {
     const env = { OPENAI_BASE_URL: "http://127.0.0.1:1/v1" }
-    assert.include(resolveLeft({ model: "openai:qwen3" }, env), "No search backend")
     const result = CliConfig.resolve({ model: "openai:qwen3" }, env, undefined, "evaluation")
     if (Either.isLeft(result)) return assert.fail(result.left.message)
     assert.deepStrictEqual(result.right.search, [])
@@ -278,6 +322,18 @@ describe("CliConfig", () => {
     assert.strictEqual(CliConfig.storeDirOf(undefined, { ...home, DEEP_RESEARCH_HOME: "/e" }, file), "/e")
     assert.strictEqual(CliConfig.storeDirOf(undefined, home, file), "/home/u/research")
     assert.strictEqual(CliConfig.storeDirOf(undefined, home, undefined), "/home/u/.deep-research")
+  })
+
+  it("--help and the README's table name every search backend with what it is good for", () => {
+    const readme = fs.readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
+    for (const backend of CliConfig.SearchBackend.literals) {
+      assert.match(
+        readme,
+        new RegExp(`\\| \`${backend}\` +\\| \\w`),
+        `the README's table of search backends: ${backend}`
+      )
+      assert.match(Help.rootHelp, new RegExp(`\\n  ${backend} +\\w`), `--help: ${backend}`)
+    }
   })
 
   it("the README's table of research knobs names every knob the config file's research takes, with its default", () => {

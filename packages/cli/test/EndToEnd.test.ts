@@ -291,6 +291,17 @@ describe("deep-research (built CLI)", () => {
     assert.strictEqual(loadSession(box, sessionId).status, "failed")
   })
 
+  it("with a local model and no search key it researches over the keyless APIs, and says which it searches", async () => {
+    const box = sandbox({
+      OPENAI_BASE_URL: emulator.baseUrl("openai"),
+      WIKIPEDIA_BASE_URL: emulator.baseUrl("wikipedia"),
+      OPENALEX_BASE_URL: emulator.baseUrl("openalex")
+    })
+    const result = await cli(box, ["--model", "openai:emulated-model", "--no-clarify", "How do tides work?"])
+    assert.strictEqual(result.code, 0, describeRun(result))
+    assert.include(result.stderr, "searching wikipedia, openalex: no search key is set")
+  }, 120_000)
+
   it("without any model key or base URL it exits 2 with one message naming the environment variables", async () => {
     const result = await cli(sandbox(), ["What is the capital of Australia?"])
     assert.strictEqual(result.code, 2, describeRun(result))

@@ -117,6 +117,15 @@ describe("Progress", () => {
     )
   })
 
+  it("says which sources a run searches, and that they need no key when no key chose them", () => {
+    assert.strictEqual(Progress.searchLine(["tavily"], false), "searching tavily")
+    assert.strictEqual(
+      Progress.searchLine(["searxng", "wikipedia", "openalex"], true),
+      "searching searxng, wikipedia, openalex: no search key is set, so the sources that need none " +
+        "(choose others with --search)"
+    )
+  })
+
   it("lines never exceed the terminal width", () => {
     const state = Progress.reduce(Progress.initial, {
       _tag: "ResearcherStarted",

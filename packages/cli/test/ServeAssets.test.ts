@@ -1,4 +1,4 @@
-import { Research } from "@deep-research/core"
+import { Research, Source } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as childProcess from "node:child_process"
 import * as ReportHtml from "../src/http/ReportHtml.js"
@@ -35,6 +35,20 @@ describe("deep-research serve: reports as HTML", () => {
     assert.include(html, "a stray [7].")
     assert.include(html, `<li id="source-2" value="2"><a href="https://example.org/b"`)
     assert.notInclude(html, "Model's own")
+  })
+
+  it("a scholarly source's entry names its authors, year and venue, and a preprint is marked", () => {
+    const work = new Source.Work({
+      authors: ["Ada Moreau", "Kenji <Sato>"],
+      year: 2024,
+      venue: "arXiv (cs.CL)",
+      preprint: true
+    })
+    const cited = report("A claim [1].")
+    const html = ReportHtml.fragment(
+      new Research.Report({ ...cited, citations: cited.citations.map((c) => new Research.Citation({ ...c, work })) })
+    )
+    assert.include(html, `<span class="work">— Ada Moreau, Kenji &lt;Sato&gt; (2024), arXiv (cs.CL), preprint</span>`)
   })
 
   it("report text is escaped and only http(s) links become links", () => {

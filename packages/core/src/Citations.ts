@@ -5,7 +5,7 @@
  * session's sources, never from what the model wrote.
  */
 import { Citation } from "./Research.js"
-import type { Source } from "./Source.js"
+import { describeWork, type Source } from "./Source.js"
 
 /** The outcome of renumbering. */
 export interface Renumbered {
@@ -158,14 +158,18 @@ export const stripSourceList = (markdown: string): string => {
 
 const escapeTitle = (title: string): string => title.replace(/[[\]]/g, "").replace(/\s+/g, " ").trim()
 
-/** The numbered source list of a report, as markdown under the given heading. */
+/** The numbered source list of a report, as markdown under the given heading; a scholarly entry names its work. */
 export const sourceList = (citations: ReadonlyArray<Citation>, heading: string): string =>
   citations.length === 0
     ? ""
     : [
         `## ${heading}`,
         "",
-        ...citations.map((c) => `${c.number}. [${escapeTitle(c.title) || c.url}](${c.url.replace(/\)/g, "%29")})`)
+        ...citations.map((c) => {
+          const link = `${c.number}. [${escapeTitle(c.title) || c.url}](${c.url.replace(/\)/g, "%29")})`
+          const work = c.work === undefined ? "" : describeWork(c.work)
+          return work === "" ? link : `${link} — ${work}`
+        })
       ].join("\n")
 
 /** A finished report body with its citations. */
@@ -186,7 +190,15 @@ export const finalize = (markdown: string, sources: ReadonlyArray<Source>, headi
     const source = sources[n - 1]
     return source === undefined
       ? []
-      : [new Citation({ number: i + 1, sourceId: source.id, url: source.url, title: source.title })]
+      : [
+          new Citation({
+            number: i + 1,
+            sourceId: source.id,
+            url: source.url,
+            title: source.title,
+            ...(source.work !== undefined ? { work: source.work } : {})
+          })
+        ]
   })
   const list = sourceList(citations, heading)
   return {

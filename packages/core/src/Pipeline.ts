@@ -25,7 +25,8 @@ import * as Synthesis from "./phases/Synthesis.js"
 import * as Pricing from "./Pricing.js"
 import * as ResearchConfig from "./ResearchConfig.js"
 import * as ResearchEvents from "./ResearchEvents.js"
-import type { SearchProvider } from "./SearchProvider.js"
+import { QuestionLanguage, type SearchProvider } from "./SearchProvider.js"
+import * as Language from "./internal/text/language.js"
 import * as Session from "./Session.js"
 import * as SessionLimit from "./SessionLimit.js"
 import { SessionStore } from "./SessionStore.js"
@@ -207,7 +208,10 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
               return yield* Effect.fail(outcome.error)
             }
             return outcome
-          }),
+          }).pipe(
+            // Providers with an edition per language (Wikipedia) search the question's.
+            Effect.provideService(QuestionLanguage, Language.forReport(initial.query, brief?.language).code)
+          ),
           (outcome, s) => Checkpoint.patch(s, { supervisionStopReason: outcome.reason })
         )
       }

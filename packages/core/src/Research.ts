@@ -4,6 +4,7 @@
  */
 import * as Schema from "effect/Schema"
 import { Usage } from "./Usage.js"
+import { Work } from "./Source.js"
 
 /** The clarification model's decision. */
 export class Clarification extends Schema.Class<Clarification>("@deep-research/core/Clarification")({
@@ -92,7 +93,9 @@ export class Citation extends Schema.Class<Citation>("@deep-research/core/Citati
   number: Schema.Int,
   sourceId: Schema.String,
   url: Schema.String,
-  title: Schema.String
+  title: Schema.String,
+  /** The authors, year and venue of a scholarly source, and whether it is a preprint. */
+  work: Schema.optional(Work)
 }) {}
 
 /** The final report: markdown with inline `[n]` citations, and the numbered sources they point at. */

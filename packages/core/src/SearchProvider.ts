@@ -27,3 +27,12 @@ export interface Service {
 
 /** The search provider in context. */
 export class SearchProvider extends Context.Tag("@deep-research/core/SearchProvider")<SearchProvider, Service>() {}
+
+/**
+ * The language of the question being researched (ISO 639-1, e.g. `de`), in context while its research runs: a provider
+ * that has an edition or a setting per language (Wikipedia, SearXNG) searches in it unless told otherwise.
+ */
+export class QuestionLanguage extends Context.Tag("@deep-research/core/SearchProvider/QuestionLanguage")<
+  QuestionLanguage,
+  string
+>() {}

@@ -3,6 +3,31 @@
  */
 import * as Schema from "effect/Schema"
 
+/**
+ * What a scholarly source is, as a reference list names it: its authors (in order), year, venue, DOI, and whether it
+ * is a preprint (not yet peer reviewed). Scholarly search providers fill it; a web page has none.
+ */
+export class Work extends Schema.Class<Work>("@deep-research/core/Work")({
+  authors: Schema.Array(Schema.String),
+  year: Schema.optional(Schema.Int),
+  venue: Schema.optional(Schema.String),
+  doi: Schema.optional(Schema.String),
+  preprint: Schema.optional(Schema.Boolean)
+}) {}
+
+/** A work in one line: `A. Author, B. Author, C. Author et al. (2017), Venue, preprint`. */
+export const describeWork = (work: Work): string => {
+  const authors = work.authors.length > 3 ? `${work.authors.slice(0, 3).join(", ")} et al.` : work.authors.join(", ")
+  const year = work.year === undefined ? "" : authors === "" ? String(work.year) : `(${work.year})`
+  return [
+    [authors, year].filter((part) => part !== "").join(" "),
+    work.venue?.trim() ?? "",
+    work.preprint === true ? "preprint" : ""
+  ]
+    .filter((part) => part !== "")
+    .join(", ")
+}
+
 /** One result of a search provider. */
 export class SearchResult extends Schema.Class<SearchResult>("@deep-research/core/SearchResult")({
   url: Schema.String,
@@ -11,7 +36,9 @@ export class SearchResult extends Schema.Class<SearchResult>("@deep-research/cor
   rawContent: Schema.optional(Schema.String),
   score: Schema.optional(Schema.Number),
   publishedDate: Schema.optional(Schema.String),
-  provider: Schema.String
+  provider: Schema.String,
+  /** The bibliographic facts of a scholarly result. */
+  work: Schema.optional(Work)
 }) {}
 
 /** A page a content extractor read. `content` is text or markdown-like text, never raw HTML. */
@@ -67,5 +94,7 @@ export class Source extends Schema.Class<Source>("@deep-research/core/Source")({
   /** The directive whose researcher found it. */
   directiveId: Schema.optional(Schema.String),
   /** Characters of raw text behind this source, before summarisation. */
-  rawLength: Schema.Number
+  rawLength: Schema.Number,
+  /** The bibliographic facts of a scholarly source: what its entry in the report's source list names. */
+  work: Schema.optional(Work)
 }) {}

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Citations from "../src/Citations.js"
-import { Source } from "../src/Source.js"
+import { Source, Work } from "../src/Source.js"
 
 const source = (n: number) =>
   new Source({
@@ -88,6 +88,24 @@ describe("Citations", () => {
       ]
     )
     assert.strictEqual(finalized.dropped, 1)
+  })
+
+  it("names a scholarly source's authors, year and venue in the source list, and marks a preprint", () => {
+    const work = new Work({
+      authors: ["Ashish Vaswani", "Noam Shazeer", "Niki Parmar", "Jakob Uszkoreit"],
+      year: 2017,
+      venue: "arXiv (cs.CL)",
+      preprint: true
+    })
+    const paper = new Source({ ...source(6), title: "Attention Is All You Need", work })
+    const finalized = Citations.finalize("A claim [2], another [1].", [source(1), paper], "Sources")
+    assert.include(
+      finalized.markdown,
+      "1. [Attention Is All You Need](https://example.org/page-6) — Ashish Vaswani, Noam Shazeer, Niki Parmar et al. " +
+        "(2017), arXiv (cs.CL), preprint\n2. [Page 1](https://example.org/page-1)\n"
+    )
+    assert.deepStrictEqual(finalized.citations[0]?.work, work)
+    assert.isUndefined(finalized.citations[1]?.work)
   })
 
   it("keeps a last section that is not a source list", () => {

@@ -1,6 +1,7 @@
 /**
  * A local HTTP server on 127.0.0.1 that speaks the vendors' wire protocols (OpenAI chat completions and responses,
- * Anthropic messages, Tavily, Exa, Perplexity, Semantic Scholar, plain web pages), so the real SDKs can be tested
+ * Anthropic messages, Tavily, Exa, Perplexity, Semantic Scholar, the keyless search APIs, plain web pages), so the
+ * real SDKs can be tested
  * without a network. Answers are scripted per endpoint, faults are played in each vendor's shape, every request is
  * logged, and recorded vendor cassettes can be replayed byte for byte. The package's public module.
  */
@@ -14,6 +15,7 @@ import { readFile } from "node:fs/promises"
 import { listen, type Fallback, type State } from "./wire/server.js"
 import { type SimulateOptions, simulator } from "./world/simulate.js"
 import type { Endpoint, RecordedRequest, Reply, Responder, Vendor } from "./wire/types.js"
+import { keylessVendorPaths } from "./wire/keyless.js"
 
 export type { Endpoint, Fault, RecordedRequest, Reply, Responder, Vendor } from "./wire/types.js"
 export { endpoints } from "./wire/types.js"
@@ -66,7 +68,8 @@ const vendorPaths: Readonly<Record<Vendor, string>> = {
   exa: "/exa",
   perplexity: "/perplexity",
   semanticScholar: "/semantic-scholar/graph/v1",
-  web: "/web"
+  web: "/web",
+  ...keylessVendorPaths
 }
 
 const makeHandle = (url: string, state: State): Handle => ({
@@ -191,3 +194,19 @@ export const loadCassette = (
 
 // The reply builders (json, fault, sse, openaiText, anthropicText, tavilyResults, webPages ...).
 export * from "./wire/replies.js"
+// The keyless search APIs' answers (wikipediaApi, arxivFeed, openalexWorks, pubmedArticles, searxngResults ...).
+export { searxngResults, type SearxngResult, type WikiArticle, wikipediaApi, wikipediaError } from "./wire/keyless.js"
+export {
+  arxivErrorFeed,
+  arxivFeed,
+  type ArxivEntry,
+  invertedIndex,
+  openalexWork,
+  type OpenAlexWorkInput,
+  openalexWorks,
+  pubmedArticles,
+  type PubmedArticle,
+  pubmedSearch,
+  pubmedSearchError
+} from "./wire/keylessPapers.js"
+export { ncbiRateLimit } from "./wire/keylessFaults.js"

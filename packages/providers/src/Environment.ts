@@ -23,6 +23,18 @@ export const perplexityBaseUrl = "PERPLEXITY_BASE_URL"
 export const semanticScholarApiKey = "SEMANTIC_SCHOLAR_API_KEY"
 export const semanticScholarBaseUrl = "SEMANTIC_SCHOLAR_BASE_URL"
 export const ollamaBaseUrl = "OLLAMA_BASE_URL"
+/** The keyless search APIs: base URLs, the optional keys and addresses that raise their limits, and a contact. */
+export const wikipediaBaseUrl = "WIKIPEDIA_BASE_URL"
+export const wikipediaLanguage = "WIKIPEDIA_LANGUAGE"
+export const arxivBaseUrl = "ARXIV_BASE_URL"
+export const openalexBaseUrl = "OPENALEX_BASE_URL"
+export const openalexEmail = "OPENALEX_EMAIL"
+export const openalexApiKey = "OPENALEX_API_KEY"
+export const pubmedBaseUrl = "PUBMED_BASE_URL"
+export const ncbiApiKey = "NCBI_API_KEY"
+export const searxngUrl = "SEARXNG_URL"
+/** Who runs this deep-research (an e-mail address or a URL): the keyless APIs ask clients for one. */
+export const contact = "DEEP_RESEARCH_CONTACT"
 /** The PostgreSQL database of a cluster; its URL may hold a password. */
 export const databaseUrl = "DEEP_RESEARCH_DATABASE_URL"
 /** The token `deep-research serve` asks of its API clients. */
@@ -38,6 +50,8 @@ export const secretVariables: ReadonlyArray<string> = [
   exaApiKey,
   perplexityApiKey,
   semanticScholarApiKey,
+  openalexApiKey,
+  ncbiApiKey,
   databaseUrl,
   apiToken
 ]

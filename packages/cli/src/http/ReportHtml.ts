@@ -4,7 +4,7 @@
  * Everything from the report is escaped; only http(s) links become links. Report text is model output over web
  * content, so it is never trusted as HTML.
  */
-import { Citations, type Research } from "@deep-research/core"
+import { Citations, type Research, Source } from "@deep-research/core"
 
 const escapeHtml = (text: string): string =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
@@ -144,7 +144,7 @@ const hostOf = (url: string): string => {
   }
 }
 
-/** The numbered source list, each entry the target of its citations. */
+/** The numbered source list, each entry the target of its citations; a scholarly one names its work. */
 export const sourceList = (citations: ReadonlyArray<Research.Citation>): string =>
   citations.length === 0
     ? ""
@@ -153,7 +153,9 @@ export const sourceList = (citations: ReadonlyArray<Research.Citation>): string 
           const url = safeUrl(c.url)
           const title = escapeHtml(c.title.trim() === "" ? c.url : c.title)
           const link = url === undefined ? title : `<a href="${escapeHtml(url)}" rel="noopener noreferrer">${title}</a>`
-          return `<li id="source-${c.number}" value="${c.number}">${link} <span class="host">${escapeHtml(hostOf(c.url))}</span></li>`
+          const work = c.work === undefined ? "" : Source.describeWork(c.work)
+          const named = work === "" ? "" : ` <span class="work">— ${escapeHtml(work)}</span>`
+          return `<li id="source-${c.number}" value="${c.number}">${link}${named} <span class="host">${escapeHtml(hostOf(c.url))}</span></li>`
         })
         .join("")}</ol></section>`
 

@@ -1,9 +1,11 @@
 /**
  * Which models and search backends a configuration uses: the ones named (flags, environment, config file), else the
- * defaults of the keys in the environment; each checked against the keys it needs. Part of `CliConfig.resolve`.
+ * defaults of the keys in the environment (with no search key and no native search, the keyless set); each checked
+ * against the keys it needs. Part of `CliConfig.resolve`.
  */
 import type { Usage } from "@deep-research/core"
 import * as Variables from "@deep-research/providers/Environment"
+import * as Keyless from "@deep-research/providers/Keyless"
 import * as Data from "effect/Data"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -17,7 +19,8 @@ export const SearchBackend = Schema.Literal(
   "semantic-scholar",
   "openai-native",
   "anthropic-native",
-  "local"
+  "local",
+  ...Keyless.Backend.literals
 )
 export type SearchBackend = typeof SearchBackend.Type
 
@@ -104,7 +107,17 @@ const checkSearchCredentials = (
         : undefined
     case "local":
       return corpus === undefined ? new ConfigError({ message: "Local search needs --corpus DIR." }) : undefined
+    case "searxng":
+      return credentials.keyless.searxng.url === undefined
+        ? new ConfigError({
+            message: `SearXNG search needs ${Variables.searxngUrl}: the address of your own instance (with json in its search.formats).`
+          })
+        : undefined
     case "semantic-scholar":
+    case "wikipedia":
+    case "openalex":
+    case "arxiv":
+    case "pubmed":
       return undefined
   }
 }
@@ -123,11 +136,15 @@ const defaultModels = (
   return undefined
 }
 
-const defaultSearch = (credentials: Credentials): SearchBackend | undefined => {
-  if (credentials.tavilyApiKey !== undefined || credentials.tavilyBaseUrl !== undefined) return "tavily"
-  if (credentials.openaiApiKey !== undefined && credentials.openaiBaseUrl === undefined) return "openai-native"
-  if (credentials.anthropicApiKey !== undefined) return "anthropic-native"
-  return undefined
+/**
+ * The search of a run that names none: Tavily with its key, else the model vendor's native search, else (a local or
+ * other OpenAI-compatible server, no key at all) the keyless set.
+ */
+export const defaultSearch = (credentials: Credentials): ReadonlyArray<SearchBackend> => {
+  if (credentials.tavilyApiKey !== undefined || credentials.tavilyBaseUrl !== undefined) return ["tavily"]
+  if (credentials.openaiApiKey !== undefined && credentials.openaiBaseUrl === undefined) return ["openai-native"]
+  if (credentials.anthropicApiKey !== undefined) return ["anthropic-native"]
+  return Keyless.defaultSet(credentials.keyless)
 }
 
 /** What decides the models and search, already read from flags, environment and the config file in that order. */
@@ -146,7 +163,14 @@ export interface Named {
 /** The models and search of a configuration, or what is missing for them. */
 export const resolve = (
   named: Named
-): Either.Either<{ readonly models: Models; readonly search: ReadonlyArray<SearchBackend> }, ConfigError> =>
+): Either.Either<
+  {
+    readonly models: Models
+    readonly search: ReadonlyArray<SearchBackend>
+    readonly searchDefaulted: boolean
+  },
+  ConfigError
+> =>
   Either.gen(function* () {
     const { corpus, credentials, purpose, roleModels, simulate } = named
     const explicitModel = named.model
@@ -155,6 +179,7 @@ export const resolve = (
     if (corpus !== undefined && !search.includes("local")) search = [...search, "local"]
 
     let models: Models
+    let searchDefaulted = false
     if (simulate) {
       models = { default: explicitModel ?? "openai:simulated-gpt", roles: roleModels, tiers: {} }
       if (search.length === 0) search = ["tavily"]
@@ -180,18 +205,8 @@ export const resolve = (
         if (problem !== undefined) return yield* Either.left(problem)
       }
       if (search.length === 0 && purpose === "research") {
-        const fallback = defaultSearch(credentials)
-        if (fallback === undefined) {
-          return yield* Either.left(
-            new ConfigError({
-              message:
-                `No search backend is configured. Set ${Variables.tavilyApiKey}, choose one with --search ` +
-                "(tavily, exa, perplexity, semantic-scholar, openai-native, anthropic-native, local), " +
-                "or research local documents with --corpus DIR."
-            })
-          )
-        }
-        search = [fallback]
+        search = defaultSearch(credentials)
+        searchDefaulted = true
       }
       // A submission's search is the workers': what it names is theirs to check.
       for (const backend of purpose === "submission" ? [] : search) {
@@ -203,5 +218,5 @@ export const resolve = (
     if (search.includes("local") && corpus === undefined) {
       return yield* Either.left(new ConfigError({ message: "Local search needs --corpus DIR." }))
     }
-    return { models, search }
+    return { models, search, searchDefaulted }
   })

@@ -2,6 +2,7 @@
  * The vendors' keys and endpoints a configuration has, read from the environment only (`CliConfig.credentialsFrom`):
  * what the backends of a configuration are checked against, and what the wiring hands the vendors' layers.
  */
+import type * as Keyless from "@deep-research/providers/Keyless"
 import type * as Redacted from "effect/Redacted"
 
 /** Vendor credentials and endpoints, from the environment only. */
@@ -19,6 +20,8 @@ export interface Credentials {
   readonly semanticScholarApiKey: Redacted.Redacted<string> | undefined
   readonly semanticScholarBaseUrl: string | undefined
   readonly ollamaBaseUrl: string | undefined
+  /** The keyless search APIs: base URLs, the optional keys and addresses that raise their limits, the contact. */
+  readonly keyless: Keyless.Settings
   /** The PostgreSQL database of a cluster (`--database` or `DEEP_RESEARCH_DATABASE_URL`); it may hold a password. */
   readonly databaseUrl: Redacted.Redacted<string> | undefined
 }

@@ -1,4 +1,5 @@
 import * as Variables from "@deep-research/providers/Environment"
+import * as KeylessBackends from "@deep-research/providers/KeylessBackends"
 import { version } from "../version.js"
 import * as OptionTable from "./optionTable.js"
 
@@ -33,11 +34,35 @@ ${optionList(OptionTable.research)}`
 const options = (command: OptionTable.Command) => `Options
 ${optionList(OptionTable.commands[command])}`
 
+/** Every search backend `--search` takes, with what it is good for. */
+const searchBackends: ReadonlyArray<readonly [string, string]> = [
+  ["tavily", `web search with page extraction (${Variables.tavilyApiKey})`],
+  ["exa", `neural web search (${Variables.exaApiKey})`],
+  ["perplexity", `web answers with their sources (${Variables.perplexityApiKey})`],
+  ["openai-native", `the OpenAI model's own web search (${Variables.openaiApiKey})`],
+  ["anthropic-native", `the Anthropic model's own web search (${Variables.anthropicApiKey})`],
+  ["semantic-scholar", "papers with abstracts and citation counts; no key needed (a key raises its limit)"],
+  ...KeylessBackends.names.map((name) => [name, `${KeylessBackends.descriptions[name]}; no key needed`] as const),
+  ["local", "the documents of --corpus DIR"]
+]
+
+const searchSection = `Search backends (--search A,B; several are merged, a failing one is skipped)
+${searchBackends.map(([name, help]) => wrapped(`  ${name.padEnd(18)}`, help)).join("\n")}
+
+${wrapped(
+  "",
+  `With no search key and no native search (a local or other OpenAI-compatible model), research uses ` +
+    `${KeylessBackends.defaultSet.join(", ")} (SearXNG only when ` +
+    `${Variables.searxngUrl} is set). ${Variables.contact} (an e-mail address or URL) is the contact these APIs ask ` +
+    `of a client; ${Variables.openalexEmail}, ${Variables.openalexApiKey} and ${Variables.ncbiApiKey} raise their limits.`
+)}`
+
 const keys = wrapped(
   "",
   `Keys come only from the environment: ${Variables.openaiApiKey} or ${Variables.anthropicApiKey} for the models, ` +
     `${Variables.tavilyApiKey} (or ${Variables.exaApiKey}, ${Variables.perplexityApiKey}) for search. With ` +
-    `${Variables.openaiBaseUrl} pointing at an OpenAI-compatible server (Ollama, vLLM) no key is needed. Settings ` +
+    `${Variables.openaiBaseUrl} pointing at an OpenAI-compatible server (Ollama, vLLM) and the keyless search ` +
+    "backends, no key is needed at all. Settings " +
     "can also come from DEEP_RESEARCH_* variables and deep-research.config.json."
 )
 
@@ -57,6 +82,8 @@ Usage
                                             show, delete and evaluate use that cluster and its database)
 
 ${researchOptions}
+
+${searchSection}
 
 ${keys}
 

@@ -51,7 +51,11 @@ export const roleModels = text("model-<role>", "PROVIDER:NAME", `the model of on
 /** The research options, shared by every command that runs research. */
 export const research = {
   model,
-  search: text("search", "A,B", "tavily, exa, perplexity, semantic-scholar, openai-native, anthropic-native, local"),
+  search: text(
+    "search",
+    "A,B",
+    "search backends, comma-separated (see Search backends; the default depends on the keys)"
+  ),
   corpus: text("corpus", "DIR", "research a folder of local documents (.md, .txt, .html, .pdf; adds local search)"),
   maxRounds: integer("max-rounds", `supervision rounds at most (${Defaults.research.maxSupervisionRounds})`),
   concurrency: integer("concurrency", `researchers at once at most (${Defaults.research.maxConcurrentResearchUnits})`),

@@ -4,6 +4,7 @@
  * interrupted or fails.
  */
 import { Pipeline, ResearchEvents, SessionStore, Usage, UserInput } from "@deep-research/core"
+import * as Keyless from "@deep-research/providers/Keyless"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Cause from "effect/Cause"
@@ -98,6 +99,9 @@ export const runSession = (
     if (resolved.simulate) {
       renderer.log("[simulated] an offline run against the built-in emulator: no real model or web is used")
     }
+    const keyless: ReadonlyArray<string> = Keyless.Backend.literals
+    const keylessDefault = resolved.searchDefaulted && resolved.search.every((backend) => keyless.includes(backend))
+    renderer.log(Progress.searchLine(resolved.search, keylessDefault))
 
     const program = Effect.gen(function* () {
       const events = yield* ResearchEvents.ResearchEvents

@@ -3,14 +3,19 @@
  * (see the wire-format notes), so that providers are tested against what they will meet.
  */
 import { get, getObjects, getString } from "./json.js"
-import type { Endpoint, Fault, RecordedRequest, Reply } from "./types.js"
+import { isKeylessEndpoint } from "./keyless.js"
+import { keylessFault } from "./keylessFaults.js"
+import type { Endpoint, Fault, KeylessEndpoint, RecordedRequest, Reply } from "./types.js"
 
 /** What the server does for a fault: answer, never answer, or drop the connection. */
 export type FaultAction = Reply | "hang" | "reset"
 
 type Family = "openai" | "anthropic" | "tavily" | "exa" | "semanticScholar" | "web"
 
-const familyOf = (endpoint: Endpoint): Family => {
+/** The endpoints whose faults this module plays (the keyless APIs' are in `keylessFaults.ts`). */
+type VendorEndpoint = Exclude<Endpoint, KeylessEndpoint>
+
+const familyOf = (endpoint: VendorEndpoint): Family => {
   switch (endpoint) {
     case "openai.chat":
     case "openai.responses":
@@ -145,7 +150,7 @@ const malformed = (family: Family): Reply => ({
       : '{"id":"chatcmpl-emulator","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"cut sho'
 })
 
-const invalidToolArguments = (endpoint: Endpoint, request: RecordedRequest): Reply => {
+const invalidToolArguments = (endpoint: VendorEndpoint, request: RecordedRequest): Reply => {
   const name = firstToolName(request)
   switch (endpoint) {
     case "openai.chat":
@@ -210,6 +215,7 @@ const invalidToolArguments = (endpoint: Endpoint, request: RecordedRequest): Rep
 
 /** The vendor-shaped answer (or socket action) for a fault at an endpoint. */
 export const faultAction = (endpoint: Endpoint, fault: Fault, request: RecordedRequest): FaultAction => {
+  if (isKeylessEndpoint(endpoint)) return keylessFault(endpoint, fault, request)
   const family = familyOf(endpoint)
   switch (fault.type) {
     case "hang":

@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net"
 import { rejection } from "./conformance.js"
 import { faultAction } from "./faults.js"
 import { get } from "./json.js"
+import { keylessRoutes } from "./keyless.js"
 import { anthropicMessageStream, openaiChatStream, openaiResponsesStream } from "./sse.js"
 import type { Endpoint, RecordedRequest, Reply, Responder } from "./types.js"
 
@@ -45,7 +46,8 @@ const routes: ReadonlyArray<{ readonly method: string; readonly path: RegExp; re
   { method: "POST", path: /^\/perplexity(?:\/v1)?\/chat\/completions$/, endpoint: "perplexity.chat" },
   { method: "GET", path: /^\/semantic-scholar\/graph\/v1\/paper\/search$/, endpoint: "semanticScholar.search" },
   { method: "GET", path: /^\/web(?:\/.*)?$/, endpoint: "web.page" },
-  { method: "HEAD", path: /^\/web(?:\/.*)?$/, endpoint: "web.page" }
+  { method: "HEAD", path: /^\/web(?:\/.*)?$/, endpoint: "web.page" },
+  ...keylessRoutes
 ]
 
 const routeOf = (method: string, path: string): Endpoint | undefined =>

@@ -15,6 +15,11 @@ export type Endpoint =
   | "perplexity.chat"
   | "semanticScholar.search"
   | "web.page"
+  | KeylessEndpoint
+
+/** The endpoints of the keyless search APIs (`keyless.ts`). */
+export type KeylessEndpoint =
+  "wikipedia.api" | "arxiv.query" | "openalex.works" | "pubmed.esearch" | "pubmed.efetch" | "searxng.search"
 
 /** Every endpoint, in a stable order. */
 export const endpoints: ReadonlyArray<Endpoint> = [
@@ -28,11 +33,29 @@ export const endpoints: ReadonlyArray<Endpoint> = [
   "exa.contents",
   "perplexity.chat",
   "semanticScholar.search",
-  "web.page"
+  "web.page",
+  "wikipedia.api",
+  "arxiv.query",
+  "openalex.works",
+  "pubmed.esearch",
+  "pubmed.efetch",
+  "searxng.search"
 ]
 
 /** A vendor whose base URL the emulator serves. */
-export type Vendor = "openai" | "anthropic" | "tavily" | "exa" | "perplexity" | "semanticScholar" | "web"
+export type Vendor =
+  | "openai"
+  | "anthropic"
+  | "tavily"
+  | "exa"
+  | "perplexity"
+  | "semanticScholar"
+  | "web"
+  | "wikipedia"
+  | "arxiv"
+  | "openalex"
+  | "pubmed"
+  | "searxng"
 
 /** One request the emulator received. */
 export interface RecordedRequest {

@@ -17,6 +17,7 @@ import {
 } from "./conversation.js"
 import { anthropicToolUseBlocks, fakeFromSchema, type FakeContext } from "./fake.js"
 import { resultsFor, searchReply } from "./fakeWeb.js"
+import { keylessSearchReply } from "./keylessWorld.js"
 import { get, getObjects, getString, type JsonObject } from "../wire/json.js"
 import { type Refusals, refusal } from "./localServers.js"
 import type { RecordedRequest, Reply } from "../wire/types.js"
@@ -446,7 +447,10 @@ export const simulator = (baseUrl: string, options?: SimulateOptions) => {
         }
       }
       default:
-        return searchReply(baseUrl, request, settings.resultsPerQuery)
+        return (
+          searchReply(baseUrl, request, settings.resultsPerQuery) ??
+          keylessSearchReply(baseUrl, request, settings.resultsPerQuery)
+        )
     }
   }
 }

@@ -217,6 +217,7 @@ interface Merged {
   readonly providers: Array<string>
   rawContent: string | undefined
   publishedDate: string | undefined
+  work: Source.Work | undefined
   fusion: number
   readonly firstSeen: number
 }
@@ -226,7 +227,7 @@ const better = (a: Source.SearchResult, b: Source.SearchResult): boolean =>
 
 /**
  * Merges the result lists of several providers (in order of preference): one result per normalised URL, the
- * best-scored copy kept (raw content and date filled in from the others), `provider` naming every provider that
+ * best-scored copy kept (raw content, date and bibliographic facts filled in from the others), `provider` naming every provider that
  * returned it, ranked by reciprocal rank fusion; at most `maxResults`.
  */
 export const merge = (
@@ -246,6 +247,7 @@ export const merge = (
           providers: [result.provider],
           rawContent: result.rawContent,
           publishedDate: result.publishedDate,
+          work: result.work,
           fusion: contribution,
           firstSeen: order++
         })
@@ -256,6 +258,7 @@ export const merge = (
       if (better(result, existing.best)) existing.best = result
       existing.rawContent ??= result.rawContent
       existing.publishedDate ??= result.publishedDate
+      existing.work ??= result.work
     })
   )
   return [...byUrl.values()]
@@ -264,6 +267,7 @@ export const merge = (
     .map((m) => {
       const rawContent = m.best.rawContent ?? m.rawContent
       const publishedDate = m.best.publishedDate ?? m.publishedDate
+      const work = m.best.work ?? m.work
       const providers = [m.best.provider, ...m.providers.filter((p) => p !== m.best.provider)]
       return new Source.SearchResult({
         url: m.best.url,
@@ -272,6 +276,7 @@ export const merge = (
         ...(rawContent !== undefined ? { rawContent } : {}),
         ...(m.best.score !== undefined ? { score: m.best.score } : {}),
         ...(publishedDate !== undefined ? { publishedDate } : {}),
+        ...(work !== undefined ? { work } : {}),
         provider: providers.join(",")
       })
     })

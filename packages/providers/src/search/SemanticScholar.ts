@@ -189,7 +189,13 @@ export const describePaper = (paper: Paper): string =>
 const truncate = (text: string, length: number): string =>
   text.length > length ? `${text.slice(0, length).replace(/\s+\S*$/, "")}…` : text
 
-/** Search results in the port's terms: the abstract (with the paper's facts) as snippet and raw content. */
+/** Venues that are preprint servers: a paper Semantic Scholar lists under one has not been peer reviewed there. */
+const preprintServer = /arxiv|biorxiv|medrxiv|ssrn|research square|preprints\.org/i
+
+/**
+ * Search results in the port's terms: the abstract (with the paper's facts) as snippet and raw content, the paper's
+ * authors, year and venue as its work.
+ */
 export const toSearchResults = (papers: ReadonlyArray<Paper>, provider: string): ReadonlyArray<Source.SearchResult> =>
   papers.map((paper, i) => {
     const facts = describePaper(paper)
@@ -205,6 +211,8 @@ export const toSearchResults = (papers: ReadonlyArray<Paper>, provider: string):
           ? String(paper.year)
           : undefined
     const body = abstract !== "" ? abstract : "No abstract available."
+    const doi = paper.externalIds?.["DOI"]
+    const venue = typeof paper.venue === "string" && paper.venue.trim() !== "" ? paper.venue.trim() : undefined
     return new Source.SearchResult({
       url,
       title: typeof paper.title === "string" && paper.title.trim() !== "" ? paper.title.trim() : url,
@@ -212,6 +220,13 @@ export const toSearchResults = (papers: ReadonlyArray<Paper>, provider: string):
       ...(abstract !== "" ? { rawContent: facts !== "" ? `${facts}\n\n${abstract}` : abstract } : {}),
       score: 1 - i / Math.max(papers.length, 1),
       provider,
-      ...(published !== undefined ? { publishedDate: published } : {})
+      ...(published !== undefined ? { publishedDate: published } : {}),
+      work: new Source.Work({
+        authors: (paper.authors ?? []).flatMap((a) => (typeof a.name === "string" && a.name !== "" ? [a.name] : [])),
+        ...(typeof paper.year === "number" && Number.isInteger(paper.year) ? { year: paper.year } : {}),
+        ...(venue !== undefined ? { venue } : {}),
+        ...(typeof doi === "string" ? { doi } : {}),
+        ...(venue !== undefined ? { preprint: preprintServer.test(venue) } : {})
+      })
     })
   })

@@ -79,6 +79,19 @@ describe("SearchFanout.merge", () => {
     )
   })
 
+  it("keeps a scholarly result's work when the best-scored copy of its page has none", () => {
+    const work = new Source.Work({ authors: ["Ada Moreau"], year: 2024, venue: "arXiv (cs.CL)", preprint: true })
+    const [merged] = SearchFanout.merge(
+      [
+        [result("searxng", "https://arxiv.org/abs/2401.01234", 0.9)],
+        [result("arxiv", "https://arxiv.org/abs/2401.01234", 0.5, { work })]
+      ],
+      10
+    )
+    assert.strictEqual(merged?.provider, "searxng,arxiv")
+    assert.deepStrictEqual(merged?.work, work)
+  })
+
   it("ranks pages several providers agree on first and returns at most maxResults", () => {
     const merged = SearchFanout.merge(
       [

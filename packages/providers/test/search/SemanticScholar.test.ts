@@ -68,6 +68,12 @@ describe("SemanticScholar against the emulator", () => {
       assert.include(first?.snippet ?? "", "2017 · Neural Information Processing Systems · 123,456 citations")
       assert.include(first?.snippet ?? "", "The dominant sequence transduction models")
       assert.include(first?.rawContent ?? "", attention.abstract)
+      assert.deepStrictEqual(
+        first?.work?.authors,
+        attention.authors.map((a) => a.name)
+      )
+      assert.strictEqual(first?.work?.venue, "Neural Information Processing Systems")
+      assert.isFalse(first?.work?.preprint)
       assert.strictEqual(second?.url, "https://www.semanticscholar.org/paper/abc123")
       assert.strictEqual(second?.publishedDate, "2020")
       assert.isUndefined(second?.rawContent)

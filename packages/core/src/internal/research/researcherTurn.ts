@@ -262,7 +262,8 @@ const placeSearch = (fetched: Extract<Fetched, { _tag: "Search" }>, ledger: Ledg
         title: result.title,
         raw,
         provider: result.provider,
-        publishedDate: result.publishedDate
+        publishedDate: result.publishedDate,
+        work: result.work
       }
       lines.push(ledger.place(candidate, "search", pending))
     }

@@ -7,7 +7,7 @@
 import * as Novelty from "../../Novelty.js"
 import * as Untrusted from "../../prompts/untrusted.js"
 import { qualityOfUrl } from "./sourceQuality.js"
-import { type Novelty as NoveltyTag, Source, type SourceSummary } from "../../Source.js"
+import { type Novelty as NoveltyTag, Source, type SourceSummary, type Work } from "../../Source.js"
 
 /** A source as the ledger holds it: its number, what was last read of it, and where it came from. */
 export interface Entry {
@@ -20,6 +20,7 @@ export interface Entry {
   title: string
   readonly provider: string
   readonly publishedDate: string | undefined
+  readonly work: Work | undefined
   /** What the researcher is shown: the fetch-time summary, or the raw text. */
   content: string
   summary: SourceSummary | undefined
@@ -36,6 +37,8 @@ export interface Candidate {
   readonly raw: string
   readonly provider: string
   readonly publishedDate: string | undefined
+  /** The bibliographic facts a scholarly search gave. */
+  readonly work?: Work | undefined
 }
 
 /** A raw text placed in the ledger, waiting for its fetch-time summary. */
@@ -159,6 +162,7 @@ export const make = (options: {
       title: source.title,
       provider: source.provider,
       publishedDate: source.publishedDate,
+      work: source.work,
       content: source.content,
       summary: source.summary,
       rawLength: source.rawLength,
@@ -203,6 +207,7 @@ export const make = (options: {
       title: candidate.title,
       provider: candidate.provider,
       publishedDate: candidate.publishedDate,
+      work: candidate.work,
       content: candidate.raw,
       summary: undefined,
       rawLength: candidate.raw.length,
@@ -266,7 +271,8 @@ export const make = (options: {
             ...(entry.publishedDate !== undefined ? { publishedDate: entry.publishedDate } : {}),
             retrievedAt: entry.retrievedAt,
             directiveId: options.directiveId,
-            rawLength: entry.rawLength
+            rawLength: entry.rawLength,
+            ...(entry.work !== undefined ? { work: entry.work } : {})
           },
           true
         )

@@ -1,0 +1,22 @@
+/**
+ * How the keyless search providers say who they are. Wikimedia's User-Agent policy, OpenAlex's polite pool and NCBI's
+ * E-utilities guidelines each ask a client to name itself and give a way to reach whoever runs it: the `User-Agent`
+ * names the project and carries the contact the user gave (`DEEP_RESEARCH_CONTACT`, an e-mail address or a URL).
+ */
+
+/** The name and version the requests carry. */
+export const client = "deep-research/0.1"
+
+/** The `User-Agent` of a keyless provider, in Wikimedia's preferred form: `name/version (contact)`. */
+export const userAgent = (contact: string | undefined): string => {
+  const trimmed = contact?.trim() ?? ""
+  return trimmed === ""
+    ? `${client} (research tool; no contact configured: set DEEP_RESEARCH_CONTACT)`
+    : `${client} (${trimmed})`
+}
+
+/** The contact as an e-mail address, when it is one (`mailto` and NCBI's `email` take no URL). */
+export const emailOf = (contact: string | undefined): string | undefined => {
+  const trimmed = contact?.trim() ?? ""
+  return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(trimmed) ? trimmed : undefined
+}
