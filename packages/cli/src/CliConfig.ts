@@ -85,7 +85,7 @@ export type Environment = Readonly<Record<string, string | undefined>>
 // Result
 // =============================================================================
 
-/** Vendor credentials and endpoints, from the environment only. */
+/** Vendor credentials and endpoints, the database and the API token, from the environment only. */
 export interface Credentials {
   readonly openaiApiKey: Redacted.Redacted<string> | undefined
   readonly openaiBaseUrl: string | undefined
@@ -102,6 +102,8 @@ export interface Credentials {
   readonly ollamaBaseUrl: string | undefined
   /** The PostgreSQL database of a cluster (`--database` or `DEEP_RESEARCH_DATABASE_URL`); it may hold a password. */
   readonly databaseUrl: Redacted.Redacted<string> | undefined
+  /** The token `deep-research serve` asks of its clients (`DEEP_RESEARCH_API_TOKEN`): a secret like the keys. */
+  readonly apiToken: Redacted.Redacted<string> | undefined
 }
 
 /** Everything a run needs to wire its layers. */
@@ -171,7 +173,8 @@ export const credentialsFrom = (env: Environment): Credentials => ({
   semanticScholarApiKey: redactedEnv(env, Variables.semanticScholarApiKey),
   semanticScholarBaseUrl: nonEmpty(env[Variables.semanticScholarBaseUrl]),
   ollamaBaseUrl: nonEmpty(env[Variables.ollamaBaseUrl]),
-  databaseUrl: redactedEnv(env, Variables.databaseUrl)
+  databaseUrl: redactedEnv(env, Variables.databaseUrl),
+  apiToken: redactedEnv(env, Variables.apiToken)
 })
 
 /** The token `deep-research serve` asks of every API client (`DEEP_RESEARCH_API_TOKEN`), if one is set. */

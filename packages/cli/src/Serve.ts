@@ -15,7 +15,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as nodeFs from "node:fs"
 import * as nodeHttp from "node:http"
@@ -75,13 +75,24 @@ export const originOf = (text: string): string | undefined => {
   }
 }
 
+/** The shortest API token the server takes: as long as the README's `openssl rand -hex 32` is not guessed. */
+export const minimumTokenLength = 32
+
 /** Why the server must not start with these options, if it must not. */
-export const refusal = (options: Pick<Options, "host" | "token">): string | undefined =>
-  isLoopback(options.host) || options.token !== undefined
+export const refusal = (options: Pick<Options, "host" | "token">): string | undefined => {
+  if (options.token !== undefined) {
+    const length = Redacted.value(options.token).length
+    return length >= minimumTokenLength
+      ? undefined
+      : `DEEP_RESEARCH_API_TOKEN is ${length} characters long; deep-research serve takes a token of at least ` +
+          `${minimumTokenLength}, which no one guesses: make one with \`openssl rand -hex 32\`.`
+  }
+  return isLoopback(options.host)
     ? undefined
     : `deep-research serve listens on ${options.host}, which other machines can reach: set DEEP_RESEARCH_API_TOKEN ` +
-      "to a long random secret first (clients then send Authorization: Bearer <token>), or keep the default " +
-      "--host 127.0.0.1."
+        "to a long random secret first (`openssl rand -hex 32`; clients then send Authorization: Bearer <token>), " +
+        "or keep the default --host 127.0.0.1."
+}
 
 // =============================================================================
 // Requests before the API sees them

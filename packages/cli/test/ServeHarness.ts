@@ -7,6 +7,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
@@ -22,11 +23,23 @@ export interface Served {
   readonly resolved: CliConfig.Resolved
 }
 
-/** Serves a simulated configuration from a fresh store folder for the life of the scope. */
-export const served = (flags: CliConfig.Flags = {}, options: Partial<Serve.Options> = {}) =>
+/**
+ * Serves a simulated configuration from a fresh store folder for the life of the scope, with `env` as the
+ * environment; a token of the options is in it too, as `serve` reads it there.
+ */
+export const served = (
+  flags: CliConfig.Flags = {},
+  options: Partial<Serve.Options> = {},
+  env: CliConfig.Environment = {}
+) =>
   Effect.gen(function* () {
     const store = yield* freshStore
-    return yield* serve(CliConfig.resolve({ simulate: true, store, ...flags }, {}, undefined), store, options)
+    const token = options.token === undefined ? {} : { DEEP_RESEARCH_API_TOKEN: Redacted.value(options.token) }
+    return yield* serve(
+      CliConfig.resolve({ simulate: true, store, ...flags }, { ...token, ...env }, undefined),
+      store,
+      options
+    )
   })
 
 /**

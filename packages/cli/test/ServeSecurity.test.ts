@@ -1,14 +1,17 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import * as fs from "node:fs"
 import * as http from "node:http"
+import * as nodePath from "node:path"
 import OpenAI from "openai"
 import { tokenMatches } from "../src/http/Handlers.js"
 import { program } from "../src/main.js"
 import * as Serve from "../src/Serve.js"
-import { post, request, served, settled } from "./ServeHarness.js"
+import * as Store from "../src/Store.js"
+import { post, request, type Served, served, settled } from "./ServeHarness.js"
 
-const token = "dr-test-token-5b1c0e7a9f3d4e21"
+const token = "dr-test-token-5b1c0e7a9f3d4e21c86a07b2"
 const bearer = { authorization: `Bearer ${token}` }
 
 /** A raw request, for what fetch will not send: another Host header, a chunked body. */
@@ -33,6 +36,18 @@ describe("deep-research serve: who may call it", () => {
       for (const host of ["0.0.0.0", "::", "192.168.1.20", "example.org"]) {
         assert.include(Serve.refusal({ host, token: undefined }) ?? "", "DEEP_RESEARCH_API_TOKEN", host)
         assert.isUndefined(Serve.refusal({ host, token: Redacted.make(token) }), host)
+      }
+    })
+  )
+
+  it.effect("a token shorter than 32 characters is refused, saying how to make one", () =>
+    Effect.sync(() => {
+      for (const host of ["127.0.0.1", "0.0.0.0"]) {
+        const refused = Serve.refusal({ host, token: Redacted.make("abc") }) ?? ""
+        assert.include(refused, "DEEP_RESEARCH_API_TOKEN is 3 characters long", host)
+        assert.include(refused, "openssl rand -hex 32", host)
+        assert.isDefined(Serve.refusal({ host, token: Redacted.make(token.slice(0, 31)) }), host)
+        assert.isUndefined(Serve.refusal({ host, token: Redacted.make(token.slice(0, 32)) }), host)
       }
     })
   )
@@ -263,7 +278,42 @@ describe("deep-research serve: bodies", () => {
   )
 })
 
+/** The text of each file a session left in the store. */
+const storedFiles = (s: Served, sessionId: string): Record<string, string> => {
+  const folder = nodePath.join(Store.sessionsDirectory(s.resolved), sessionId)
+  return Object.fromEntries(
+    fs.readdirSync(folder).map((name) => [name, fs.readFileSync(nodePath.join(folder, name), "utf8")])
+  )
+}
+
 describe("deep-research serve: secrets", () => {
+  it.scopedLive("a question holding the token or a key of the environment is kept and answered redacted", () =>
+    Effect.gen(function* () {
+      // A key of no vendor's shape (a gateway's): only its value, read from the environment, can find it.
+      const key = "gateway-key-1f9c2b7d4e6a"
+      const s = yield* served({ noClarify: true }, { token: Redacted.make(token) }, { OPENAI_API_KEY: key })
+      assert.isTrue(s.resolved.simulate)
+      const question = `Why would ${token} or ${key} be a secret?`
+      const started = yield* post(`${s.url}/api/sessions`, { question }, bearer)
+      assert.strictEqual(started.status, 202, started.text)
+      const id: string = JSON.parse(started.text).sessionId
+      yield* settled(s.url, id, bearer)
+      const files = storedFiles(s, id)
+      assert.include(files["session.json"], "Why would [redacted] or [redacted] be a secret?")
+      assert.include(files["events.jsonl"], "[redacted]")
+      const answers = {
+        list: (yield* request(`${s.url}/api/sessions`, { headers: bearer })).text,
+        status: (yield* request(`${s.url}/api/sessions/${id}`, { headers: bearer })).text,
+        events: (yield* request(`${s.url}/api/sessions/${id}/events`, { headers: bearer })).text
+      }
+      assert.include(answers.status, "Why would [redacted] or [redacted] be a secret?")
+      for (const [where, text] of Object.entries({ ...files, ...answers })) {
+        assert.notInclude(text, token, `${where}: ${text.slice(0, 3000)}`)
+        assert.notInclude(text, key, where)
+      }
+    })
+  )
+
   it.scopedLive("no key or token appears in any response, event or log line", () =>
     Effect.gen(function* () {
       const lines: Array<string> = []
