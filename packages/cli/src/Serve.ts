@@ -24,6 +24,7 @@ import { Api, Unauthorized } from "./http/Api.js"
 import * as Handlers from "./http/Handlers.js"
 import * as OpenAiCompat from "./http/OpenAiCompat.js"
 import * as OpenAiSchema from "./http/OpenAiSchema.js"
+import * as RequestLimits from "./http/requestLimits.js"
 import * as Unrouted from "./http/Unrouted.js"
 import * as DecodeIssues from "./internal/decodeIssues.js"
 import * as Runs from "./Runs.js"
@@ -113,9 +114,11 @@ const isJson = (contentType: string | undefined): boolean =>
 
 /**
  * Refuses what no handler should see: a request to a loopback server without a token that names another host (a page
- * elsewhere reaching this server through DNS rebinding), a body over the limit (read here with the limit, so the
- * handler reads it from memory; a body streamed without a length is refused), a body that is not JSON. Every error
- * leaves as JSON with a message, also where the router has none (a path nobody serves, a method a path does not take).
+ * elsewhere reaching this server through DNS rebinding), a body sent without the token when one is set (refused
+ * before it is read), a body over the limit (read here with the limit, so the handler reads it from memory; a body
+ * streamed without a length is refused), a body that is not JSON or nests too deep to decode. Every error leaves as
+ * JSON with a message, also where the router has none (a path nobody serves, a method a path does not take), and
+ * quotes the request only in part.
  */
 export const guard =
   (options: Options) =>
@@ -127,7 +130,7 @@ export const guard =
       const finish = (response: HttpServerResponse.HttpServerResponse) => {
         const explained = Unrouted.explain(knownRoutes, request.method, request.url, response)
         return HttpServerResponse.setHeader(
-          openAi ? asOpenAiError(explained) : withReadableMessage(explained),
+          withExcerpts(openAi ? asOpenAiError(explained) : withReadableMessage(explained)),
           "x-content-type-options",
           "nosniff"
         )
@@ -142,6 +145,11 @@ export const guard =
         )
       }
       if (request.method === "POST" || request.method === "PUT" || request.method === "PATCH") {
+        // Every route that takes a body needs the token: without it, nothing of the body is read.
+        const presented = RequestLimits.bearerOf(request.headers["authorization"])
+        if (options.token !== undefined && !Handlers.tokenMatches(presented, Redacted.value(options.token))) {
+          return refuse(401, "Unauthorized", Handlers.tokenNeeded)
+        }
         const tooLarge = () => refuse(413, "PayloadTooLarge", `The request body is over ${options.maxBodyBytes} bytes.`)
         // A streamed body of unknown length could only be refused by cutting the connection mid-request, leaving the
         // client no answer: it is refused whole instead. Every JSON client sends a length.
@@ -163,6 +171,9 @@ export const guard =
               "UnsupportedMediaType",
               `Send the request body as JSON, with Content-Type: application/json (it came as ${contentType ?? "no content type"}).`
             )
+          }
+          if (RequestLimits.nestsDeeperThan(read.right, RequestLimits.maxNesting)) {
+            return refuse(400, "TooDeep", RequestLimits.tooDeep)
           }
           const invalid = jsonError(read.right)
           if (invalid !== undefined) return refuse(400, "InvalidJson", `The request body is not valid JSON: ${invalid}`)
@@ -196,6 +207,16 @@ const errorBodyOf = (response: HttpServerResponse.HttpServerResponse): object | 
   }
 }
 
+/** An error response whose body quotes the request only in part; others pass as they are. */
+const withExcerpts = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
+  const body = errorBodyOf(response)
+  if (body === undefined) return response
+  const shortened = RequestLimits.withExcerpts(body)
+  return shortened.cut
+    ? HttpServerResponse.unsafeJson(shortened.body, { status: response.status, headers: response.headers })
+    : response
+}
+
 /**
  * A request that did not decode, said in a sentence (`'question' is required.`) rather than as Schema's tree; its
  * `issues` stay as they were. Other responses pass as they are.
@@ -205,9 +226,13 @@ export const withReadableMessage = (
 ): HttpServerResponse.HttpServerResponse => {
   const body = errorBodyOf(response)
   if (body === undefined || Reflect.get(body, "_tag") !== "HttpApiDecodeError") return response
-  const message = DecodeIssues.messageOf(Reflect.get(body, "issues"))
+  const issues: unknown = Reflect.get(body, "issues")
+  const message = DecodeIssues.messageOf(issues)
   if (message === undefined) return response
-  return HttpServerResponse.unsafeJson({ ...body, message }, { status: response.status, headers: response.headers })
+  return HttpServerResponse.unsafeJson(
+    { ...body, issues: DecodeIssues.boundedIssues(issues), message },
+    { status: response.status, headers: response.headers }
+  )
 }
 
 /**

@@ -27,6 +27,25 @@ const raw = (url: string, options: { method?: string; headers?: Record<string, s
     req.end()
   })
 
+/**
+ * A request whose body is sent only in part (the rest never comes): its answer, which a server can give only without
+ * waiting for the rest of the body.
+ */
+const answeredBeforeItsBody = (url: string, headers: Record<string, string>, part: string) =>
+  Effect.async<{ status: number; text: string }>((resume) => {
+    const req = http.request(url, { method: "POST", headers }, (res) => {
+      let text = ""
+      res.on("data", (chunk) => (text += String(chunk)))
+      res.on("end", () => {
+        req.destroy()
+        resume(Effect.succeed({ status: res.statusCode ?? 0, text }))
+      })
+    })
+    req.on("error", () => {})
+    req.write(part)
+    return Effect.sync(() => req.destroy())
+  })
+
 describe("deep-research serve: who may call it", () => {
   it.effect("listens on loopback only unless a token is set, and says so", () =>
     Effect.sync(() => {
@@ -119,6 +138,26 @@ describe("deep-research serve: who may call it", () => {
       assert.strictEqual(models.data[0]?.id, "deep-research")
       const spec = JSON.parse((yield* request(`${s.url}/openapi.json`)).text)
       assert.deepStrictEqual(spec.components.securitySchemes.bearer, { type: "http", scheme: "bearer" })
+    })
+  )
+
+  it.scopedLive("with a token, a body sent without it is refused before it is read", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true }, { token: Redacted.make(token) })
+      const headers = { "content-type": "application/json", "content-length": "100000" }
+      for (const path of ["/api/sessions", "/v1/chat/completions", "/api/sessions/dr-x/answer", "/api/nothing"]) {
+        for (const authorization of [undefined, "Bearer nope"]) {
+          const given = authorization === undefined ? headers : { ...headers, authorization }
+          const refused = yield* answeredBeforeItsBody(`${s.url}${path}`, given, '{"question": "')
+          assert.strictEqual(refused.status, 401, path)
+          const body = JSON.parse(refused.text)
+          const message = path.startsWith("/v1") ? body.error.message : body.message
+          assert.strictEqual(message, "This server needs its API token: Authorization: Bearer <token>")
+        }
+      }
+      assert.deepStrictEqual(yield* s.runs.list, [])
+      // With the token, the same body is read and taken.
+      assert.strictEqual((yield* post(`${s.url}/api/sessions`, { question: "Tides?" }, bearer)).status, 202)
     })
   )
 
@@ -259,6 +298,55 @@ describe("deep-research serve: bodies", () => {
       const nowhere = yield* request(`${s.url}/v1/embeddings`, { method: "POST" })
       assert.strictEqual(nowhere.status, 404)
       assert.strictEqual(JSON.parse(nowhere.text).error.message, "Nothing is served at POST /v1/embeddings.")
+    })
+  )
+
+  it.scopedLive("a body nested however deep is a 400 saying so, on /api and /v1", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true })
+      const deep = (levels: number) => `${"[".repeat(levels)}${"]".repeat(levels)}`
+      for (const levels of [65, 3_000, 100_000]) {
+        const bodies: Array<[string, string]> = [
+          ["/api/sessions", `{"question": ${deep(levels)}}`],
+          ["/v1/chat/completions", `{"model": "deep-research", "messages": ${deep(levels)}}`]
+        ]
+        for (const [path, body] of bodies) {
+          const response = yield* request(`${s.url}${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body
+          })
+          assert.strictEqual(response.status, 400, `${path}, ${levels} levels: ${response.text.slice(0, 200)}`)
+          const parsed = JSON.parse(response.text)
+          const message: string = path.startsWith("/v1") ? parsed.error.message : parsed.message
+          assert.strictEqual(message, "The request body nests deeper than 64 levels of arrays and objects.")
+        }
+      }
+      // Nesting in strings is text, not depth.
+      const bracketed = yield* post(`${s.url}/api/sessions`, { question: `How deep is ${deep(100)}?` })
+      assert.strictEqual(bracketed.status, 202, bracketed.text)
+    })
+  )
+
+  it.scopedLive("an error quotes a short excerpt of what was sent, never the whole body", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true }, { maxBodyBytes: 1024 * 1024 })
+      const big = "x".repeat(200_000)
+      const keys = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`field${i}`, i]))
+      const bodies: Array<[string, unknown]> = [
+        ["/api/sessions", { question: [big] }],
+        ["/api/sessions", { question: "Tides?", maxRounds: big }],
+        ["/api/sessions", { question: "Tides?", ...keys }],
+        ["/v1/chat/completions", { model: "deep-research", messages: [{ role: big, content: [big] }] }],
+        ["/v1/chat/completions", { model: big, messages: [{ role: "user", content: "Tides?" }] }]
+      ]
+      for (const [path, body] of bodies) {
+        const response = yield* post(`${s.url}${path}`, body)
+        assert.include([400, 404], response.status, response.text.slice(0, 200))
+        assert.isBelow(response.text.length, 8_000, `${path}: ${response.text.slice(0, 300)}`)
+      }
+      const said = JSON.parse((yield* post(`${s.url}/api/sessions`, { question: "Tides?", maxRounds: big })).text)
+      assert.match(said.message, /^'maxRounds': Expected number, actual "x{20,}…\.$/, said.message)
     })
   )
 

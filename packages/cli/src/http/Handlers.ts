@@ -52,6 +52,9 @@ export const tokenMatches = (presented: string, expected: string): boolean =>
   // Digests have the same length whatever the tokens', as `timingSafeEqual` needs; the length is not leaked either.
   crypto.timingSafeEqual(digest(presented), digest(expected)) && presented.length > 0
 
+/** What a request without the token, or with another, is told. */
+export const tokenNeeded = "This server needs its API token: Authorization: Bearer <token>"
+
 /** The bearer check: with no token configured (a loopback server) every request passes. */
 export const authorizationLayer = (token: Redacted.Redacted<string> | undefined): Layer.Layer<Authorization> =>
   Layer.succeed(
@@ -60,7 +63,7 @@ export const authorizationLayer = (token: Redacted.Redacted<string> | undefined)
       bearer: (presented) =>
         token === undefined || tokenMatches(Redacted.value(presented), Redacted.value(token))
           ? Effect.void
-          : Effect.fail(new Unauthorized({ message: "This server needs its API token: Authorization: Bearer <token>" }))
+          : Effect.fail(new Unauthorized({ message: tokenNeeded }))
     })
   )
 
