@@ -3,7 +3,7 @@
  * answers), MCP's input schema and its answers, the CLI's flags, its environment and its config file. Over it is a 400,
  * a tool error or a configuration error naming the bound.
  */
-import { upperBounds } from "@deep-research/core/Defaults"
+import { resilienceBounds, upperBounds } from "@deep-research/core/Defaults"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -124,6 +124,25 @@ describe("the bounds of the settings", () => {
         resolved.left.message,
         `budget.maxUsd: Expected a number less than or equal to ${upperBounds.maxUsd}, actual 1000000000`
       )
+    }
+  })
+
+  it("the config file's resilience settings are bounded too", () => {
+    const file = CliConfig.decodeFileConfig(
+      JSON.stringify({
+        resilience: { model: { maxRetries: 1_000 }, providers: { tavily: { attemptTimeout: 1e10, burst: 1e9 } } }
+      }),
+      "deep-research.config.json"
+    )
+    assert.isTrue(Either.isLeft(file))
+    if (Either.isLeft(file)) {
+      for (const said of [
+        `resilience.model.maxRetries: Expected a number less than or equal to ${resilienceBounds.maxRetries}, actual 1000`,
+        `resilience.providers.tavily.attemptTimeout: Expected a number less than or equal to ${resilienceBounds.attemptTimeoutMillis}, actual 10000000000`,
+        `resilience.providers.tavily.burst: Expected a number less than or equal to ${resilienceBounds.burst}, actual 1000000000`
+      ]) {
+        assert.include(file.left.message, said)
+      }
     }
   })
 })

@@ -60,6 +60,23 @@ export const upperBounds = {
   maxSessions: 1_000
 } as const
 
+/**
+ * The largest value each setting of the resilience policy takes, per kind of provider and per provider (durations in
+ * milliseconds): past them a call would only wait, or be retried, without end.
+ */
+export const resilienceBounds = {
+  attemptTimeoutMillis: 60 * 60_000,
+  maxRetries: 100,
+  retryBaseDelayMillis: 60 * 60_000,
+  retryFactor: 10,
+  maxRetryDelayMillis: 60 * 60_000,
+  failureThreshold: 10_000,
+  resetTimeoutMillis: 60 * 60_000,
+  requestsPerSecond: 100_000,
+  burst: 100_000,
+  maxConcurrency: 100_000
+} as const
+
 /** The roles a language model plays in the pipeline, in pipeline order. */
 export const roles = [
   "clarification",
