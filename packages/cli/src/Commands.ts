@@ -282,7 +282,8 @@ const serve = Command.make("serve", serveOptions, ({ cors, host: givenHost, port
       host,
       port,
       token,
-      corsOrigins
+      corsOrigins,
+      database: resolved.credentials.databaseUrl
     }).pipe(
       // The listener's own error is under the platform's (a port in use: "listen EADDRINUSE ...").
       Effect.mapError(

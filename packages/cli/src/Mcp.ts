@@ -20,6 +20,7 @@ import * as Schema from "effect/Schema"
 import type * as CliConfig from "./CliConfig.js"
 import * as Evaluation from "./Evaluation.js"
 import { Unanswered } from "./internal/answeredBeforeClose.js"
+import * as DatabaseProbe from "./internal/databaseProbe.js"
 import * as DecodeIssues from "./internal/decodeIssues.js"
 import * as JsonRpcLines from "./internal/jsonRpcLines.js"
 import * as Runs from "./Runs.js"
@@ -221,12 +222,13 @@ const decodeArgs = <A, I>(schema: Schema.Schema<A, I>, args: unknown): Either.Ei
 
 /**
  * A tool's answer from an effect run in `runtime` (the server's: its log lines go to stderr, never among the messages
- * on stdout): its value as the tool says it, or its error's message.
+ * on stdout): its value as the tool says it, or its error's message; a failure while the database does not answer is
+ * said as that outage, in the sentence the CLI and the HTTP API say.
  */
 const answerIn =
-  (runtime: Runtime.Runtime<never>) =>
+  (runtime: Runtime.Runtime<never>, database: DatabaseProbe.Probe | undefined) =>
   <A, E>(effect: Effect.Effect<A, E>, onSuccess: (a: A) => Content): Promise<Content> =>
-    Runtime.runPromiseExit(runtime)(effect).then((exit) =>
+    Runtime.runPromiseExit(runtime)(DatabaseProbe.sayingOutage(database)(effect)).then((exit) =>
       Exit.match(exit, {
         onSuccess,
         onFailure: (cause) => {
@@ -291,15 +293,21 @@ const handlersOf = (
 export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
   // The runs share one runtime for the server's life; its log lines go to stderr, since stdout carries the protocol.
   // Built before serving, so that a configuration the providers refuse fails the command.
-  Effect.scoped(Effect.flatMap(Runs.forServing(resolved), (runs) => serveRuns(runs, transport)))
+  Effect.scoped(
+    Effect.gen(function* () {
+      const runs = yield* Runs.forServing(resolved)
+      const database = yield* DatabaseProbe.forDatabase(resolved.credentials.databaseUrl)
+      return yield* serveRuns(runs, transport, database)
+    })
+  )
 
 /**
  * Serves these runs over a transport until it closes. The tools' work runs in the caller's runtime: its logger, its
- * scheduler, its tracer.
+ * scheduler, its tracer. With the probe of the runs' database, a failure during its outage says so.
  */
-export const serveRuns = (runs: Runs.Runs, transport: Transport) =>
+export const serveRuns = (runs: Runs.Runs, transport: Transport, database?: DatabaseProbe.Probe) =>
   Effect.gen(function* () {
-    const handlers = handlersOf(runs, answerIn(yield* Effect.runtime<never>()))
+    const handlers = handlersOf(runs, answerIn(yield* Effect.runtime<never>(), database))
 
     const server = new Server({ name: "deep-research", version }, { capabilities: { tools: {} } })
     server.setRequestHandler(ListToolsRequestSchema, async () => ({

@@ -1,8 +1,9 @@
 /**
  * `deep-research serve`: the HTTP API (`http/Api.ts`), its OpenAPI document and docs, the OpenAI-compatible
  * endpoint and the web page, over the same hosted runs as the MCP server (`Runs`). Loopback by default; any other
- * address needs `DEEP_RESEARCH_API_TOKEN`. Bodies are size-limited before they are parsed; CORS is off unless origins
- * are given.
+ * address needs `DEEP_RESEARCH_API_TOKEN` (32 characters at least). A body is read only with the token, and limited
+ * in size and nesting before it is parsed; CORS is off unless origins are given; an outage of the database is a 503
+ * naming it.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
@@ -20,12 +21,13 @@ import * as Schema from "effect/Schema"
 import * as nodeFs from "node:fs"
 import * as nodeHttp from "node:http"
 import type * as CliConfig from "./CliConfig.js"
-import { Api, Unauthorized } from "./http/Api.js"
+import { Api, ServiceUnavailable, Unauthorized } from "./http/Api.js"
 import * as Handlers from "./http/Handlers.js"
 import * as OpenAiCompat from "./http/OpenAiCompat.js"
 import * as OpenAiSchema from "./http/OpenAiSchema.js"
 import * as RequestLimits from "./http/requestLimits.js"
 import * as Unrouted from "./http/Unrouted.js"
+import * as DatabaseProbe from "./internal/databaseProbe.js"
 import * as DecodeIssues from "./internal/decodeIssues.js"
 import * as Runs from "./Runs.js"
 
@@ -43,6 +45,8 @@ export interface Options {
   readonly corsOrigins: ReadonlyArray<string>
   /** Request bodies larger than this are refused with 413 before they are parsed. */
   readonly maxBodyBytes: number
+  /** The database the runs keep their sessions in (`--database`): an outage of it is a 503 naming it. */
+  readonly database?: Redacted.Redacted<string> | undefined
 }
 
 /** The defaults: loopback, port 8787, no CORS, bodies up to 256 KiB. */
@@ -121,7 +125,7 @@ const isJson = (contentType: string | undefined): boolean =>
  * quotes the request only in part.
  */
 export const guard =
-  (options: Options) =>
+  (options: Options, database?: DatabaseProbe.Probe) =>
   <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
     Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -180,9 +184,31 @@ export const guard =
         }
       }
       // What the API answers is sent before this middleware would see it: it is finished on its way out instead.
-      yield* HttpApp.appendPreResponseHandler((_, response) => Effect.succeed(finish(response)))
+      yield* HttpApp.appendPreResponseHandler((_, response) => Effect.map(sayingOutage(database, response), finish))
       return yield* app
     })
+
+/**
+ * A failure (500) said as the outage it came from when the database does not answer now: a 503 naming it, the
+ * sentence health and the CLI say. Other responses, and every response of a server without a database, pass as they are.
+ */
+const sayingOutage = (
+  database: DatabaseProbe.Probe | undefined,
+  response: HttpServerResponse.HttpServerResponse
+): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  database === undefined || response.status !== 500
+    ? Effect.succeed(response)
+    : Effect.map(database.check, (unavailable) =>
+        unavailable === undefined
+          ? response
+          : HttpServerResponse.unsafeJson(
+              encodeServiceUnavailable(new ServiceUnavailable({ message: unavailable.message })),
+              {
+                status: 503,
+                headers: response.headers
+              }
+            )
+      )
 
 /** Why a text is not JSON, or undefined when it is. */
 const jsonError = (text: string): string | undefined => {
@@ -263,11 +289,16 @@ export const asOpenAiError = (
       ? encodeUnauthorized(
           new Unauthorized({ message: text, ...OpenAiSchema.openAiError(text, "authentication_error", param) })
         )
-      : encodeInvalidRequest(OpenAiSchema.InvalidRequest.of(text, param))
+      : response.status === 503
+        ? encodeServiceUnavailable(
+            new ServiceUnavailable({ message: text, ...OpenAiSchema.openAiError(text, "server_error") })
+          )
+        : encodeInvalidRequest(OpenAiSchema.InvalidRequest.of(text, param))
   return HttpServerResponse.unsafeJson(answer, { status: response.status, headers: response.headers })
 }
 
 const encodeUnauthorized = Schema.encodeSync(Unauthorized)
+const encodeServiceUnavailable = Schema.encodeSync(ServiceUnavailable)
 const encodeInvalidRequest = Schema.encodeSync(OpenAiSchema.InvalidRequest)
 
 // =============================================================================
@@ -311,7 +342,12 @@ const pageLayer = HttpApiBuilder.Router.use((router) =>
 
 /** Every route of the server over some runs, given an `HttpServer`. */
 export const routes = (runs: Runs.Runs, options: Options) =>
-  HttpApiBuilder.serve(guard(options)).pipe(
+  Layer.unwrapScoped(
+    Effect.map(DatabaseProbe.forDatabase(options.database), (database) => routesProbing(runs, options, database))
+  )
+
+const routesProbing = (runs: Runs.Runs, options: Options, database: DatabaseProbe.Probe | undefined) =>
+  HttpApiBuilder.serve(guard(options, database)).pipe(
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(pageLayer),
@@ -322,7 +358,7 @@ export const routes = (runs: Runs.Runs, options: Options) =>
     ),
     Layer.provide(HttpApiBuilder.api(Api)),
     Layer.provide(
-      Layer.mergeAll(Handlers.sessionsLayer(runs), Handlers.systemLayer(runs), OpenAiCompat.layer(runs)).pipe(
+      Layer.mergeAll(Handlers.sessionsLayer(runs), Handlers.systemLayer(runs, database), OpenAiCompat.layer(runs)).pipe(
         Layer.provide(Handlers.authorizationLayer(options.token))
       )
     )

@@ -93,7 +93,8 @@ const serve = (
   Effect.gen(function* () {
     if (Either.isLeft(resolved)) return yield* Effect.dieMessage(resolved.left.message)
     const runs = yield* Effect.orDie(Runs.forServing(resolved.right))
-    const context = yield* Layer.build(Serve.layer(runs, { ...Serve.defaults, port: 0, ...options }))
+    const database = resolved.right.credentials.databaseUrl
+    const context = yield* Layer.build(Serve.layer(runs, { ...Serve.defaults, port: 0, database, ...options }))
     const url = Serve.urlOf(Context.get(context, HttpServer.HttpServer).address)
     return { url, runs, store, resolved: resolved.right } satisfies Served
   })

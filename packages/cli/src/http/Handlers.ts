@@ -1,5 +1,6 @@
 /**
- * The server side of the sessions, health and authorization parts of the API, over the process's hosted runs.
+ * The server side of the sessions, health and authorization parts of the API, over the process's hosted runs (and the
+ * probe of their database, when they have one).
  */
 import { type Errors, ResearchEvents, type Session } from "@deep-research/core"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -12,7 +13,17 @@ import * as crypto from "node:crypto"
 import type { RunConflict } from "../RunSchema.js"
 import type * as Runs from "../Runs.js"
 import { version } from "../version.js"
-import { Api, Authorization, BadRequest, Conflict, NotFound, ServerError, Unauthorized } from "./Api.js"
+import type * as DatabaseProbe from "../internal/databaseProbe.js"
+import {
+  Api,
+  Authorization,
+  BadRequest,
+  Conflict,
+  NotFound,
+  ServerError,
+  ServiceUnavailable,
+  Unauthorized
+} from "./Api.js"
 import * as ReportHtml from "./ReportHtml.js"
 import * as Sse from "./Sse.js"
 
@@ -185,10 +196,14 @@ export const sessionsLayer = (runs: Runs.Runs) =>
       .handle("delete", ({ path }) => Effect.mapError(runs.remove(path.id), fromRunError))
   )
 
-/** The system group: health. */
-export const systemLayer = (runs: Runs.Runs) =>
+/** The system group: health, a 503 naming the database when there is one and it does not answer. */
+export const systemLayer = (runs: Runs.Runs, database?: DatabaseProbe.Probe) =>
   HttpApiBuilder.group(Api, "system", (handlers) =>
     handlers.handle("health", () =>
-      Effect.map(runs.running, (running) => ({ status: "ok" as const, version, running }))
+      Effect.gen(function* () {
+        const unavailable = database === undefined ? undefined : yield* database.check
+        if (unavailable !== undefined) return yield* new ServiceUnavailable({ message: unavailable.message })
+        return { status: "ok" as const, version, running: yield* runs.running }
+      })
     )
   )
