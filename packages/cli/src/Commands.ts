@@ -309,6 +309,14 @@ const worker = Command.make(
           `deep-research worker needs the cluster's database: --database URL or ${Variables.databaseUrl}`
         )
       }
+      for (const [name, value] of [
+        ["--port", port],
+        ["--health-port", healthPort]
+      ] as const) {
+        if (Option.isSome(value) && (value.value < 0 || value.value > 65535)) {
+          return yield* usageError(`${name} must be between 0 and 65535, got ${value.value}`)
+        }
+      }
       const resolved = yield* resolveConfig(toFlags(options))
       const [, Worker] = yield* loadCluster
       const host = Option.getOrElse(givenHost, () => OptionTable.defaults.workerHost)

@@ -8,6 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as CliConfig from "../src/CliConfig.js"
+import { program } from "../src/main.js"
 import { settingBounds } from "../src/RunSchema.js"
 import { connected } from "./McpHarness.js"
 import { post, request, served } from "./ServeHarness.js"
@@ -145,4 +146,29 @@ describe("the bounds of the settings", () => {
       }
     }
   })
+
+  it.live("a port out of range is refused before anything starts, for serve and worker alike", () =>
+    Effect.gen(function* () {
+      const database = ["--database", "postgres://nobody@127.0.0.1:1/none"]
+      const cases: Array<[ReadonlyArray<string>, string]> = [
+        [["serve", "--port", "70000"], "--port must be between 0 and 65535, got 70000"],
+        [["worker", ...database, "--port", "70000"], "--port must be between 0 and 65535, got 70000"],
+        [["worker", ...database, "--health-port", "-1"], "--health-port must be between 0 and 65535, got -1"]
+      ]
+      for (const [args, message] of cases) {
+        const lines: Array<string> = []
+        const write = process.stderr.write.bind(process.stderr)
+        process.stderr.write = (chunk: string | Uint8Array) => {
+          lines.push(String(chunk))
+          return true
+        }
+        const code = yield* Effect.ensuring(
+          program(args),
+          Effect.sync(() => void (process.stderr.write = write))
+        )
+        assert.strictEqual(code, 2, args.join(" "))
+        assert.include(lines.join(""), message)
+      }
+    })
+  )
 })
