@@ -23,6 +23,7 @@ import { Unanswered } from "./internal/answeredBeforeClose.js"
 import * as DatabaseProbe from "./internal/databaseProbe.js"
 import * as DecodeIssues from "./internal/decodeIssues.js"
 import * as JsonRpcLines from "./internal/jsonRpcLines.js"
+import * as Nesting from "./internal/nesting.js"
 import * as Runs from "./Runs.js"
 import * as RunSchema from "./RunSchema.js"
 import { version } from "./version.js"
@@ -212,13 +213,16 @@ const structured =
 const failure = (message: string): Content => ({ isError: true, content: [{ type: "text", text: message }] })
 
 const decodeArgs = <A, I>(schema: Schema.Schema<A, I>, args: unknown): Either.Either<A, string> =>
-  Either.mapLeft(
-    Schema.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "all" })(args ?? {}),
-    // Said as a sentence a model acts on ('sessionId' is required.), not Schema's tree of the whole arguments.
-    (error) =>
-      DecodeIssues.messageOf(ParseResult.ArrayFormatter.formatErrorSync(error)) ??
-      ParseResult.TreeFormatter.formatErrorSync(error)
-  )
+  // Thousands of levels would take the decoder past the stack: they are refused before it walks them.
+  Nesting.valueNestsDeeperThan(args, Nesting.maxNesting)
+    ? Either.left(`${Nesting.tooDeep}.`)
+    : Either.mapLeft(
+        Schema.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "all" })(args ?? {}),
+        // Said as a sentence a model acts on ('sessionId' is required.), not Schema's tree of the whole arguments.
+        (error) =>
+          DecodeIssues.messageOf(ParseResult.ArrayFormatter.formatErrorSync(error)) ??
+          ParseResult.TreeFormatter.formatErrorSync(error)
+      )
 
 /**
  * A tool's answer from an effect run in `runtime` (the server's: its log lines go to stderr, never among the messages

@@ -29,6 +29,7 @@ import * as RequestLimits from "./http/requestLimits.js"
 import * as Unrouted from "./http/Unrouted.js"
 import * as DatabaseProbe from "./internal/databaseProbe.js"
 import * as DecodeIssues from "./internal/decodeIssues.js"
+import * as Nesting from "./internal/nesting.js"
 import * as Runs from "./Runs.js"
 
 // =============================================================================
@@ -176,8 +177,8 @@ export const guard =
               `Send the request body as JSON, with Content-Type: application/json (it came as ${contentType ?? "no content type"}).`
             )
           }
-          if (RequestLimits.nestsDeeperThan(read.right, RequestLimits.maxNesting)) {
-            return refuse(400, "TooDeep", RequestLimits.tooDeep)
+          if (Nesting.textNestsDeeperThan(read.right, Nesting.maxNesting)) {
+            return refuse(400, "TooDeep", `The request body is ${Nesting.tooDeep}.`)
           }
           const invalid = jsonError(read.right)
           if (invalid !== undefined) return refuse(400, "InvalidJson", `The request body is not valid JSON: ${invalid}`)

@@ -319,7 +319,7 @@ describe("deep-research serve: bodies", () => {
           assert.strictEqual(response.status, 400, `${path}, ${levels} levels: ${response.text.slice(0, 200)}`)
           const parsed = JSON.parse(response.text)
           const message: string = path.startsWith("/v1") ? parsed.error.message : parsed.message
-          assert.strictEqual(message, "The request body nests deeper than 64 levels of arrays and objects.")
+          assert.strictEqual(message, "The request body is nested deeper than 64 levels of arrays and objects.")
         }
       }
       // Nesting in strings is text, not depth.
