@@ -136,55 +136,53 @@ describe("the MCP server", () => {
       })
   )
 
-  it.scopedLive(
-    "an unknown tool is a protocol error (invalid params); arguments a tool refuses are its result, said short",
-    () =>
-      Effect.gen(function* () {
-        const mcp = yield* connected({})
-        const unknown = yield* Effect.flip(
-          Effect.tryPromise(() => mcp.client.callTool({ name: "start_reserch", arguments: { question: "Tides?" } }))
-        )
-        assert.instanceOf(unknown.error, McpError)
-        assert.strictEqual((unknown.error as McpError).code, ErrorCode.InvalidParams)
-        assert.include((unknown.error as McpError).message, "Unknown tool: start_reserch")
-        assert.include((unknown.error as McpError).message, "start_research")
-        const refused = yield* Effect.promise(() =>
-          mcp.client.callTool({ name: "start_research", arguments: { question: "" } })
-        )
-        assert.strictEqual(refused.isError, true)
-        assert.strictEqual(
-          Schema.decodeUnknownSync(Text)(refused.content)[0]?.text,
-          "Invalid arguments: 'question': must not be empty."
-        )
-        const cases: Array<[string, Record<string, unknown>, string]> = [
-          [
-            "start_research",
-            { question: "Tides?", maxRounds: -1 },
-            "'maxRounds': Expected a positive number, actual -1."
-          ],
-          ["get_status", {}, "'sessionId' is required."],
-          ["answer_clarification", { sessionId: "dr-x", answer: 3 }, "'answer': Expected string, actual 3."],
-          ["list_sessions", { status: "running" }, "'status': this tool takes no arguments."],
-          [
-            "start_research",
-            { question: " ", concurrency: 1.5 },
-            "'question': must not be empty; 'concurrency': Expected an integer, actual 1.5."
-          ],
-          // Thousands of levels are refused before the decoder walks them (it went past the stack).
-          ["start_research", { question: nested(5_000) }, "nested deeper than 64 levels of arrays and objects."],
-          // A long value is quoted in part.
-          [
-            "start_research",
-            { question: "Tides?", maxRounds: "x".repeat(200_000) },
-            `'maxRounds': Expected number, actual "${"x".repeat(79)}….`
-          ]
+  it.scopedLive("an unknown tool is a protocol error (invalid params); arguments a tool refuses are its result", () =>
+    Effect.gen(function* () {
+      const mcp = yield* connected({})
+      const unknown = yield* Effect.flip(
+        Effect.tryPromise(() => mcp.client.callTool({ name: "start_reserch", arguments: { question: "Tides?" } }))
+      )
+      assert.instanceOf(unknown.error, McpError)
+      assert.strictEqual((unknown.error as McpError).code, ErrorCode.InvalidParams)
+      assert.include((unknown.error as McpError).message, "Unknown tool: start_reserch")
+      assert.include((unknown.error as McpError).message, "start_research")
+      const refused = yield* Effect.promise(() =>
+        mcp.client.callTool({ name: "start_research", arguments: { question: "" } })
+      )
+      assert.strictEqual(refused.isError, true)
+      assert.strictEqual(
+        Schema.decodeUnknownSync(Text)(refused.content)[0]?.text,
+        "Invalid arguments: 'question': must not be empty."
+      )
+      const cases: Array<[string, Record<string, unknown>, string]> = [
+        [
+          "start_research",
+          { question: "Tides?", maxRounds: -1 },
+          "'maxRounds': Expected a positive number, actual -1."
+        ],
+        ["get_status", {}, "'sessionId' is required."],
+        ["answer_clarification", { sessionId: "dr-x", answer: 3 }, "'answer': Expected string, actual 3."],
+        ["list_sessions", { status: "running" }, "'status': this tool takes no arguments."],
+        [
+          "start_research",
+          { question: " ", concurrency: 1.5 },
+          "'question': must not be empty; 'concurrency': Expected an integer, actual 1.5."
+        ],
+        // Thousands of levels are refused before the decoder walks them (it went past the stack).
+        ["start_research", { question: nested(5_000) }, "nested deeper than 64 levels of arrays and objects."],
+        // A long value is quoted in part.
+        [
+          "start_research",
+          { question: "Tides?", maxRounds: "x".repeat(200_000) },
+          `'maxRounds': Expected number, actual "${"x".repeat(79)}….`
         ]
-        for (const [name, args, said] of cases) {
-          const result = yield* Effect.promise(() => mcp.client.callTool({ name, arguments: args }))
-          assert.strictEqual(result.isError, true)
-          assert.strictEqual(Schema.decodeUnknownSync(Text)(result.content)[0]?.text, `Invalid arguments: ${said}`)
-        }
-      })
+      ]
+      for (const [name, args, said] of cases) {
+        const result = yield* Effect.promise(() => mcp.client.callTool({ name, arguments: args }))
+        assert.strictEqual(result.isError, true)
+        assert.strictEqual(Schema.decodeUnknownSync(Text)(result.content)[0]?.text, `Invalid arguments: ${said}`)
+      }
+    })
   )
 
   it.scopedLive("with --max-sessions 1 a second run is queued until the first ends, then completes", () =>
