@@ -343,7 +343,7 @@ const pageLayer = HttpApiBuilder.Router.use((router) =>
 
 /** Every route of the server over some runs, given an `HttpServer`. */
 export const routes = (runs: Runs.Runs, options: Options) =>
-  Layer.unwrapScoped(
+  Layer.unwrapEffect(
     Effect.map(DatabaseProbe.forDatabase(options.database), (database) => routesProbing(runs, options, database))
   )
 

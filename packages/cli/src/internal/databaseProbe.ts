@@ -10,7 +10,6 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
-import type * as Scope from "effect/Scope"
 
 /** The database of a serving process, asked whether it answers. */
 export interface Probe {
@@ -24,8 +23,8 @@ const checkTimeout = "3 seconds"
 /** An outage found is told to the requests that ask within this time, without a connection each. */
 const outageKeptFor = "1 second"
 
-/** A probe of the database at `url`, for the life of the scope. */
-export const make = (url: Redacted.Redacted<string>): Effect.Effect<Probe, never, Scope.Scope> =>
+/** A probe of the database at `url`. */
+export const make = (url: Redacted.Redacted<string>): Effect.Effect<Probe> =>
   Effect.gen(function* () {
     const PgStore = yield* Effect.promise(() => import("@deep-research/providers/PgSessionStore"))
     const connect = PgStore.clientLayer(url, { connectTimeout: checkTimeout, maxConnections: 1 })
@@ -40,9 +39,8 @@ export const make = (url: Redacted.Redacted<string>): Effect.Effect<Probe, never
   })
 
 /** A probe when the configuration names a database, else none (the file store has no outage to tell). */
-export const forDatabase = (
-  url: Redacted.Redacted<string> | undefined
-): Effect.Effect<Probe | undefined, never, Scope.Scope> => (url === undefined ? Effect.succeed(undefined) : make(url))
+export const forDatabase = (url: Redacted.Redacted<string> | undefined): Effect.Effect<Probe | undefined> =>
+  url === undefined ? Effect.succeed(undefined) : make(url)
 
 /**
  * `effect`, whose failures (defects too) are said as the outage when the database does not answer then; with the
