@@ -21,6 +21,7 @@ import {
 import type { Credentials } from "./internal/credentials.js"
 import * as DecodeIssues from "./internal/decodeIssues.js"
 import * as OptionTable from "./internal/optionTable.js"
+import * as RunSchema from "./RunSchema.js"
 
 // =============================================================================
 // Inputs
@@ -51,19 +52,6 @@ export interface Flags {
   readonly maxSessions?: number | undefined
 }
 
-/**
- * The largest values the research knobs take (from flags, the environment or the file). Past them a run would not
- * do more research, only wait: rounds past a few dozen find nothing new, a process saturates long before 64 units at
- * once, and a researcher's budget of calls is spent well before 200.
- */
-export const upperBounds = { maxRounds: 50, concurrency: 64, maxToolCalls: 200 } as const
-
-const upperBoundReasons: Readonly<Record<keyof typeof upperBounds, string>> = {
-  maxRounds: "rounds past a few dozen find nothing new",
-  concurrency: "one process saturates long before that many researchers at once",
-  maxToolCalls: "a researcher has long finished before spending that many calls"
-}
-
 /** The config file's shape. Every field is optional. */
 export class FileConfig extends Schema.Class<FileConfig>("@deep-research/cli/FileConfig")({
   model: Schema.optional(Schema.String),
@@ -71,13 +59,13 @@ export class FileConfig extends Schema.Class<FileConfig>("@deep-research/cli/Fil
   search: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
   corpus: Schema.optional(Schema.String),
   store: Schema.optional(Schema.String),
-  maxRounds: Schema.optional(Schema.Int.pipe(Schema.positive())),
-  concurrency: Schema.optional(Schema.Int.pipe(Schema.positive())),
-  maxToolCalls: Schema.optional(Schema.Int.pipe(Schema.positive())),
-  budgetTokens: Schema.optional(Schema.Int.pipe(Schema.positive())),
-  budgetUsd: Schema.optional(Schema.Number.pipe(Schema.positive())),
+  maxRounds: Schema.optional(RunSchema.setting.maxRounds),
+  concurrency: Schema.optional(RunSchema.setting.concurrency),
+  maxToolCalls: Schema.optional(RunSchema.setting.maxToolCalls),
+  budgetTokens: Schema.optional(RunSchema.setting.budgetTokens),
+  budgetUsd: Schema.optional(RunSchema.setting.budgetUsd),
   clarify: Schema.optional(Schema.Boolean),
-  maxSessions: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  maxSessions: Schema.optional(RunSchema.setting.maxSessions),
   /** Any other knob of `ResearchConfig`, by its name. */
   research: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   /**
@@ -123,20 +111,29 @@ export interface Resolved {
 const nonEmpty = (value: string | undefined): string | undefined =>
   value === undefined || value.trim() === "" ? undefined : value.trim()
 
+/** The settings given as numbers, by their names in the flags and the config file. */
+type NumberSetting = keyof typeof RunSchema.settingBounds
+
+/** Why a number given for a setting (`name` says where) cannot be used, if it cannot. */
+const numberProblem = (name: string, setting: NumberSetting, value: number, given: string): string | undefined => {
+  const integer = setting !== "budgetUsd"
+  const bound = RunSchema.settingBounds[setting]
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    return `${name} must be a positive ${integer ? "integer" : "number"}, got ${given}`
+  }
+  return value > bound ? `${name} must be at most ${bound} (got ${given})` : undefined
+}
+
 const envNumber = (
   env: Environment,
   name: string,
-  integer: boolean
+  setting: NumberSetting
 ): Either.Either<number | undefined, ConfigError> => {
   const raw = nonEmpty(env[name])
   if (raw === undefined) return Either.right(undefined)
   const value = Number(raw)
-  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-    return Either.left(
-      new ConfigError({ message: `${name} must be a positive ${integer ? "integer" : "number"}, got "${raw}"` })
-    )
-  }
-  return Either.right(value)
+  const problem = numberProblem(name, setting, value, `"${raw}"`)
+  return problem === undefined ? Either.right(value) : Either.left(new ConfigError({ message: problem }))
 }
 
 const redactedEnv = (env: Environment, name: string): Redacted.Redacted<string> | undefined => {
@@ -160,7 +157,8 @@ export const credentialsFrom = (env: Environment): Credentials => ({
   semanticScholarBaseUrl: nonEmpty(env[Variables.semanticScholarBaseUrl]),
   ollamaBaseUrl: nonEmpty(env[Variables.ollamaBaseUrl]),
   keyless: Keyless.settingsFrom(env),
-  databaseUrl: redactedEnv(env, Variables.databaseUrl)
+  databaseUrl: redactedEnv(env, Variables.databaseUrl),
+  apiToken: redactedEnv(env, Variables.apiToken)
 })
 
 /** The token `deep-research serve` asks of every API client (`DEEP_RESEARCH_API_TOKEN`), if one is set. */
@@ -182,7 +180,7 @@ const formatIssues = (error: ParseResult.ParseError): string =>
     .join("\n")
 
 /** The number flags, each with its option. */
-const numberFlags: ReadonlyArray<readonly [keyof Flags, OptionTable.Spec<"integer" | "float">]> = [
+const numberFlags: ReadonlyArray<readonly [NumberSetting, OptionTable.Spec<"integer" | "float">]> = [
   ["maxRounds", OptionTable.research.maxRounds],
   ["concurrency", OptionTable.research.concurrency],
   ["maxToolCalls", OptionTable.research.maxToolCalls],
@@ -191,15 +189,13 @@ const numberFlags: ReadonlyArray<readonly [keyof Flags, OptionTable.Spec<"intege
   ["maxSessions", OptionTable.commands.mcp.maxSessions]
 ]
 
-/** Numbers given as flags must be positive (the parser only checks that they are numbers). */
+/** Numbers given as flags must be positive and within their bounds (the parser only checks that they are numbers). */
 const checkFlagNumbers = (flags: Flags): ConfigError | undefined => {
   for (const [key, option] of numberFlags) {
-    const name = OptionTable.flagOf(option)
-    const integer = option.kind === "integer"
     const value = flags[key]
-    if (typeof value === "number" && (value <= 0 || (integer && !Number.isInteger(value)))) {
-      return new ConfigError({ message: `${name} must be a positive ${integer ? "integer" : "number"}, got ${value}` })
-    }
+    const problem =
+      typeof value === "number" ? numberProblem(OptionTable.flagOf(option), key, value, String(value)) : undefined
+    if (problem !== undefined) return new ConfigError({ message: problem })
   }
   return undefined
 }
@@ -283,39 +279,34 @@ export const resolve = (
       roleModels
     })
 
-    const maxRounds = first(flags.maxRounds, yield* envNumber(env, "DEEP_RESEARCH_MAX_ROUNDS", true), file?.maxRounds)
+    const maxRounds = first(
+      flags.maxRounds,
+      yield* envNumber(env, "DEEP_RESEARCH_MAX_ROUNDS", "maxRounds"),
+      file?.maxRounds
+    )
     const concurrency = first(
       flags.concurrency,
-      yield* envNumber(env, "DEEP_RESEARCH_CONCURRENCY", true),
+      yield* envNumber(env, "DEEP_RESEARCH_CONCURRENCY", "concurrency"),
       file?.concurrency
     )
     const maxToolCalls = first(
       flags.maxToolCalls,
-      yield* envNumber(env, "DEEP_RESEARCH_MAX_TOOL_CALLS", true),
+      yield* envNumber(env, "DEEP_RESEARCH_MAX_TOOL_CALLS", "maxToolCalls"),
       file?.maxToolCalls
     )
     const budgetTokens = first(
       flags.budgetTokens,
-      yield* envNumber(env, "DEEP_RESEARCH_BUDGET_TOKENS", true),
+      yield* envNumber(env, "DEEP_RESEARCH_BUDGET_TOKENS", "budgetTokens"),
       file?.budgetTokens
     )
-    const budgetUsd = first(flags.budgetUsd, yield* envNumber(env, "DEEP_RESEARCH_BUDGET_USD", false), file?.budgetUsd)
-    for (const [key, value] of [
-      ["maxRounds", maxRounds],
-      ["concurrency", concurrency],
-      ["maxToolCalls", maxToolCalls]
-    ] as const) {
-      const limit = upperBounds[key]
-      if (value !== undefined && value > limit) {
-        const name = OptionTable.flagOf(OptionTable.research[key])
-        return yield* Either.left(
-          new ConfigError({ message: `${name} must be at most ${limit} (got ${value}); ${upperBoundReasons[key]}` })
-        )
-      }
-    }
+    const budgetUsd = first(
+      flags.budgetUsd,
+      yield* envNumber(env, "DEEP_RESEARCH_BUDGET_USD", "budgetUsd"),
+      file?.budgetUsd
+    )
     const maxSessions = first(
       flags.maxSessions,
-      yield* envNumber(env, "DEEP_RESEARCH_MAX_SESSIONS", true),
+      yield* envNumber(env, "DEEP_RESEARCH_MAX_SESSIONS", "maxSessions"),
       file?.maxSessions
     )
     // Clarification off (`--no-clarify`, `clarify: false`) skips the phase: no model call is made for a question
@@ -335,7 +326,7 @@ export const resolve = (
       if (budgetUsd !== undefined) budget["maxUsd"] = budgetUsd
       encoded["budget"] = budget
     }
-    const research = yield* Schema.decodeUnknownEither(ResearchConfig.ResearchConfig, {
+    const research = yield* Schema.decodeUnknownEither(ResearchConfig.Bounded, {
       onExcessProperty: "error",
       errors: "all"
     })(encoded).pipe(

@@ -282,7 +282,8 @@ const serve = Command.make("serve", serveOptions, ({ cors, host: givenHost, port
       host,
       port,
       token,
-      corsOrigins
+      corsOrigins,
+      database: resolved.credentials.databaseUrl
     }).pipe(
       // The listener's own error is under the platform's (a port in use: "listen EADDRINUSE ...").
       Effect.mapError(
@@ -307,6 +308,14 @@ const worker = Command.make(
         return yield* usageError(
           `deep-research worker needs the cluster's database: --database URL or ${Variables.databaseUrl}`
         )
+      }
+      for (const [name, value] of [
+        ["--port", port],
+        ["--health-port", healthPort]
+      ] as const) {
+        if (Option.isSome(value) && (value.value < 0 || value.value > 65535)) {
+          return yield* usageError(`${name} must be between 0 and 65535, got ${value.value}`)
+        }
       }
       const resolved = yield* resolveConfig(toFlags(options))
       const [, Worker] = yield* loadCluster

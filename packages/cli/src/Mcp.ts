@@ -19,6 +19,7 @@ import * as Schema from "effect/Schema"
 import type * as CliConfig from "./CliConfig.js"
 import * as StoredEvaluation from "./StoredEvaluation.js"
 import { Unanswered } from "./internal/answeredBeforeClose.js"
+import * as DatabaseProbe from "./internal/databaseProbe.js"
 import * as McpCall from "./internal/mcpCall.js"
 import * as JsonRpcLines from "./internal/jsonRpcLines.js"
 import * as McpResearch from "./McpResearch.js"
@@ -204,8 +205,12 @@ const tools: ReadonlyArray<ToolSpec> = [
 
 const { failure, structured, text, withArgs } = McpCall
 
-const handlersOf = (runs: Runs.Runs, runtime: Runtime.Runtime<never>): Record<string, McpCall.Handler> => {
-  const answer = McpCall.answerIn(runtime)
+const handlersOf = (
+  runs: Runs.Runs,
+  runtime: Runtime.Runtime<never>,
+  database: DatabaseProbe.Probe | undefined
+): Record<string, McpCall.Handler> => {
+  const answer = McpCall.answerIn(runtime, database)
   return {
     research: McpResearch.handler(runs, runtime),
     start_research: withArgs(StartArgs, ({ question, ...options }) =>
@@ -259,9 +264,9 @@ export interface ToolSet {
  * The tools over these runs. Their work runs in the caller's runtime: its logger, its scheduler, its tracer (the
  * server's: its log lines go to stderr, never among the messages on stdout).
  */
-export const toolSet = (runs: Runs.Runs): Effect.Effect<ToolSet> =>
+export const toolSet = (runs: Runs.Runs, database?: DatabaseProbe.Probe): Effect.Effect<ToolSet> =>
   Effect.map(Effect.runtime<never>(), (runtime) => ({
-    handlers: handlersOf(runs, runtime),
+    handlers: handlersOf(runs, runtime, database),
     taskStore: McpResearch.taskStore(runs, runtime)
   }))
 
@@ -316,12 +321,18 @@ export const serverOf = (toolSet: ToolSet): Server => {
 export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
   // The runs share one runtime for the server's life; its log lines go to stderr, since stdout carries the protocol.
   // Built before serving, so that a configuration the providers refuse fails the command.
-  Effect.scoped(Effect.flatMap(ServingRuns.make(resolved), (runs) => serveRuns(runs, transport)))
+  Effect.scoped(
+    Effect.gen(function* () {
+      const runs = yield* ServingRuns.make(resolved)
+      const database = yield* DatabaseProbe.forDatabase(resolved.credentials.databaseUrl)
+      return yield* serveRuns(runs, transport, database)
+    })
+  )
 
-/** Serves these runs over a transport until it closes. */
-export const serveRuns = (runs: Runs.Runs, transport: Transport) =>
+/** Serves these runs over a transport until it closes. With the probe of the runs' database, a failure during its outage says so. */
+export const serveRuns = (runs: Runs.Runs, transport: Transport, database?: DatabaseProbe.Probe) =>
   Effect.gen(function* () {
-    const server = serverOf(yield* toolSet(runs))
+    const server = serverOf(yield* toolSet(runs, database))
     // Watched before connecting: a client that sends its requests and closes its input may be answered, and the
     // transport closed, before the connection's own promise has resolved.
     const closed = yield* Deferred.make<void>()

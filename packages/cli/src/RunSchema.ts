@@ -3,9 +3,33 @@
  * from `Runs` so that a client loads none of the research wiring.
  */
 import type { Session } from "@deep-research/core"
+import { research as defaults, upperBounds } from "@deep-research/core/Defaults"
 import * as Schema from "effect/Schema"
 
-const positiveInt = Schema.Int.pipe(Schema.positive())
+/**
+ * The settings a client, a flag and the config file give by these names, each with its bound, which is the research
+ * knob's it sets (`Defaults.upperBounds`).
+ */
+export const settingBounds = {
+  maxRounds: upperBounds.maxSupervisionRounds,
+  concurrency: upperBounds.maxConcurrentResearchUnits,
+  maxToolCalls: upperBounds.researcherMaxToolCalls,
+  budgetTokens: upperBounds.maxTokens,
+  budgetUsd: upperBounds.maxUsd,
+  maxSessions: upperBounds.maxSessions
+} as const
+
+const count = (maximum: number) => Schema.Int.pipe(Schema.positive(), Schema.lessThanOrEqualTo(maximum))
+
+/** Each setting as it is decoded wherever it is given: a positive whole number (dollars for `budgetUsd`) up to its bound. */
+export const setting = {
+  maxRounds: count(settingBounds.maxRounds),
+  concurrency: count(settingBounds.concurrency),
+  maxToolCalls: count(settingBounds.maxToolCalls),
+  budgetTokens: count(settingBounds.budgetTokens),
+  budgetUsd: Schema.Number.pipe(Schema.positive(), Schema.lessThanOrEqualTo(settingBounds.budgetUsd)),
+  maxSessions: count(settingBounds.maxSessions)
+} as const
 
 /**
  * A question or an answer as the HTTP API and the MCP server take it: trimmed as the CLI trims it (a client's trailing
@@ -24,14 +48,20 @@ export const trimmedText = (description: string) => {
 
 /** What a client may choose for one run; everything else comes from the server's configuration. */
 export const StartOptions = Schema.Struct({
-  maxRounds: Schema.optional(positiveInt).annotations({ description: "Supervision rounds at most (default 6)" }),
-  concurrency: Schema.optional(positiveInt).annotations({ description: "Researchers at once at most (default 5)" }),
-  maxToolCalls: Schema.optional(positiveInt).annotations({
-    description: "Search and extract calls per researcher (default 10)"
+  maxRounds: Schema.optional(setting.maxRounds).annotations({
+    description: `Supervision rounds at most (default ${defaults.maxSupervisionRounds}, at most ${settingBounds.maxRounds})`
   }),
-  budgetTokens: Schema.optional(positiveInt).annotations({ description: "Stop research at this many tokens" }),
-  budgetUsd: Schema.optional(Schema.Number.pipe(Schema.positive())).annotations({
-    description: "Stop research at this cost in USD"
+  concurrency: Schema.optional(setting.concurrency).annotations({
+    description: `Researchers at once at most (default ${defaults.maxConcurrentResearchUnits}, at most ${settingBounds.concurrency})`
+  }),
+  maxToolCalls: Schema.optional(setting.maxToolCalls).annotations({
+    description: `Search and extract calls per researcher (default ${defaults.researcherMaxToolCalls}, at most ${settingBounds.maxToolCalls})`
+  }),
+  budgetTokens: Schema.optional(setting.budgetTokens).annotations({
+    description: `Stop research at this many tokens (at most ${settingBounds.budgetTokens})`
+  }),
+  budgetUsd: Schema.optional(setting.budgetUsd).annotations({
+    description: `Stop research at this cost in USD (at most ${settingBounds.budgetUsd})`
   }),
   allowClarification: Schema.optional(Schema.Boolean).annotations({
     description:

@@ -5,6 +5,7 @@
  */
 import { Errors, Pipeline, ResearchConfig, ResearchEvents, SessionLimit, SessionStore } from "@deep-research/core"
 import type { Session } from "@deep-research/core"
+import * as Secrets from "@deep-research/providers/Secrets"
 import type { Evaluation } from "@deep-research/evaluation"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
@@ -16,6 +17,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
+import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -418,3 +420,17 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs, Errors.I
     awaitRun: (sessionId) => awaitRun(host, sessionId),
     events: (sessionId, after) => events(host, sessionId, after)
   }))
+
+/**
+ * Runs that take questions and answers without the process's secrets (its keys, its API token, its database's URL):
+ * a client's question that holds one is researched, stored, shown and logged with `[redacted]` in its place, and no
+ * model is sent it.
+ */
+export const withoutSecrets = (runs: Runs, secrets: ReadonlyArray<Redacted.Redacted<string>>): Runs => {
+  const scrub = Secrets.scrubber(secrets)
+  return {
+    ...runs,
+    start: (question, options, clarification) => runs.start(scrub(question), options, clarification),
+    answer: (sessionId, answer) => runs.answer(sessionId, scrub(answer))
+  }
+}

@@ -1,8 +1,9 @@
 /**
  * `deep-research serve`: the HTTP API (`http/Api.ts`), its OpenAPI document and docs, the OpenAI-compatible
  * endpoint, MCP over Streamable HTTP (`http/McpHttp.ts`) and the web page, over the same hosted runs as the MCP server
- * on stdio (`Runs`). Loopback by default; any other address needs `DEEP_RESEARCH_API_TOKEN`. Bodies are size-limited
- * before they are parsed; CORS is off unless origins are given.
+ * on stdio (`Runs`). Loopback by default; any other address needs `DEEP_RESEARCH_API_TOKEN` (32 characters at least).
+ * A body is read only with the token, and limited in size and nesting before it is parsed; CORS is off unless origins
+ * are given; an outage of the database is a 503 naming it.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
@@ -15,18 +16,21 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as nodeFs from "node:fs"
 import * as nodeHttp from "node:http"
 import type * as CliConfig from "./CliConfig.js"
-import { Api, Unauthorized } from "./http/Api.js"
+import { Api, ServiceUnavailable, Unauthorized } from "./http/Api.js"
 import * as Handlers from "./http/Handlers.js"
 import * as McpHttp from "./http/McpHttp.js"
 import * as OpenAiCompat from "./http/OpenAiCompat.js"
 import * as OpenAiSchema from "./http/OpenAiSchema.js"
+import * as RequestLimits from "./http/requestLimits.js"
 import * as Unrouted from "./http/Unrouted.js"
+import * as DatabaseProbe from "./internal/databaseProbe.js"
 import * as DecodeIssues from "./internal/decodeIssues.js"
+import * as Nesting from "./internal/nesting.js"
 import type * as Runs from "./Runs.js"
 import * as ServingRuns from "./ServingRuns.js"
 
@@ -44,6 +48,8 @@ export interface Options {
   readonly corsOrigins: ReadonlyArray<string>
   /** Request bodies larger than this are refused with 413 before they are parsed. */
   readonly maxBodyBytes: number
+  /** The database the runs keep their sessions in (`--database`): an outage of it is a 503 naming it. */
+  readonly database?: Redacted.Redacted<string> | undefined
 }
 
 /** The defaults: loopback, port 8787, no CORS, bodies up to 256 KiB. */
@@ -77,13 +83,24 @@ export const originOf = (text: string): string | undefined => {
   }
 }
 
+/** The shortest API token the server takes: as long as the README's `openssl rand -hex 32` is not guessed. */
+export const minimumTokenLength = 32
+
 /** Why the server must not start with these options, if it must not. */
-export const refusal = (options: Pick<Options, "host" | "token">): string | undefined =>
-  isLoopback(options.host) || options.token !== undefined
+export const refusal = (options: Pick<Options, "host" | "token">): string | undefined => {
+  if (options.token !== undefined) {
+    const length = Redacted.value(options.token).length
+    return length >= minimumTokenLength
+      ? undefined
+      : `DEEP_RESEARCH_API_TOKEN is ${length} characters long; deep-research serve takes a token of at least ` +
+          `${minimumTokenLength}, which no one guesses: make one with \`openssl rand -hex 32\`.`
+  }
+  return isLoopback(options.host)
     ? undefined
     : `deep-research serve listens on ${options.host}, which other machines can reach: set DEEP_RESEARCH_API_TOKEN ` +
-      "to a long random secret first (clients then send Authorization: Bearer <token>), or keep the default " +
-      "--host 127.0.0.1."
+        "to a long random secret first (`openssl rand -hex 32`; clients then send Authorization: Bearer <token>), " +
+        "or keep the default --host 127.0.0.1."
+}
 
 // =============================================================================
 // Requests before the API sees them
@@ -104,12 +121,14 @@ const isJson = (contentType: string | undefined): boolean =>
 
 /**
  * Refuses what no handler should see: a request to a loopback server without a token that names another host (a page
- * elsewhere reaching this server through DNS rebinding), a body over the limit (read here with the limit, so the
- * handler reads it from memory; a body streamed without a length is refused), a body that is not JSON. Every error
- * leaves as JSON with a message, also where the router has none (a path nobody serves, a method a path does not take).
+ * elsewhere reaching this server through DNS rebinding), a body sent without the token when one is set (refused
+ * before it is read), a body over the limit (read here with the limit, so the handler reads it from memory; a body
+ * streamed without a length is refused), a body that is not JSON or nests too deep to decode. Every error leaves as
+ * JSON with a message, also where the router has none (a path nobody serves, a method a path does not take), and
+ * quotes the request only in part.
  */
 export const guard =
-  (options: Options) =>
+  (options: Options, database?: DatabaseProbe.Probe) =>
   <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
     Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -118,7 +137,7 @@ export const guard =
       const finish = (response: HttpServerResponse.HttpServerResponse) => {
         const explained = Unrouted.explain(knownRoutes, request.method, request.url, response)
         return HttpServerResponse.setHeader(
-          openAi ? asOpenAiError(explained) : withReadableMessage(explained),
+          withExcerpts(openAi ? asOpenAiError(explained) : withReadableMessage(explained)),
           "x-content-type-options",
           "nosniff"
         )
@@ -133,6 +152,17 @@ export const guard =
         )
       }
       if (request.method === "POST" || request.method === "PUT" || request.method === "PATCH") {
+        // Every route that takes a body needs the token: without it, nothing of the body is read.
+        const presented = RequestLimits.bearerOf(request.headers["authorization"])
+        if (options.token !== undefined && !Handlers.tokenMatches(presented, Redacted.value(options.token))) {
+          // As RFC 6750 has it, and as MCP clients read it to know they need a bearer token.
+          return finish(
+            HttpServerResponse.unsafeJson(
+              { _tag: "Unauthorized", message: Handlers.tokenNeeded },
+              { status: 401, headers: { "www-authenticate": "Bearer" } }
+            )
+          )
+        }
         const tooLarge = () => refuse(413, "PayloadTooLarge", `The request body is over ${options.maxBodyBytes} bytes.`)
         // A streamed body of unknown length could only be refused by cutting the connection mid-request, leaving the
         // client no answer: it is refused whole instead. Every JSON client sends a length.
@@ -155,14 +185,39 @@ export const guard =
               `Send the request body as JSON, with Content-Type: application/json (it came as ${contentType ?? "no content type"}).`
             )
           }
+          if (Nesting.textNestsDeeperThan(read.right, Nesting.maxNesting)) {
+            return refuse(400, "TooDeep", `The request body is ${Nesting.tooDeep}.`)
+          }
           const invalid = jsonError(read.right)
           if (invalid !== undefined) return refuse(400, "InvalidJson", `The request body is not valid JSON: ${invalid}`)
         }
       }
       // What the API answers is sent before this middleware would see it: it is finished on its way out instead.
-      yield* HttpApp.appendPreResponseHandler((_, response) => Effect.succeed(finish(response)))
+      yield* HttpApp.appendPreResponseHandler((_, response) => Effect.map(sayingOutage(database, response), finish))
       return yield* app
     })
+
+/**
+ * A failure (500) said as the outage it came from when the database does not answer now: a 503 naming it, the
+ * sentence health and the CLI say. Other responses, and every response of a server without a database, pass as they are.
+ */
+const sayingOutage = (
+  database: DatabaseProbe.Probe | undefined,
+  response: HttpServerResponse.HttpServerResponse
+): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  database === undefined || response.status !== 500
+    ? Effect.succeed(response)
+    : Effect.map(database.check, (unavailable) =>
+        unavailable === undefined
+          ? response
+          : HttpServerResponse.unsafeJson(
+              encodeServiceUnavailable(new ServiceUnavailable({ message: unavailable.message })),
+              {
+                status: 503,
+                headers: response.headers
+              }
+            )
+      )
 
 /** Why a text is not JSON, or undefined when it is. */
 const jsonError = (text: string): string | undefined => {
@@ -187,6 +242,16 @@ const errorBodyOf = (response: HttpServerResponse.HttpServerResponse): object | 
   }
 }
 
+/** An error response whose body quotes the request only in part; others pass as they are. */
+const withExcerpts = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
+  const body = errorBodyOf(response)
+  if (body === undefined) return response
+  const shortened = RequestLimits.withExcerpts(body)
+  return shortened.cut
+    ? HttpServerResponse.unsafeJson(shortened.body, { status: response.status, headers: response.headers })
+    : response
+}
+
 /**
  * A request that did not decode, said in a sentence (`'question' is required.`) rather than as Schema's tree; its
  * `issues` stay as they were. Other responses pass as they are.
@@ -196,9 +261,13 @@ export const withReadableMessage = (
 ): HttpServerResponse.HttpServerResponse => {
   const body = errorBodyOf(response)
   if (body === undefined || Reflect.get(body, "_tag") !== "HttpApiDecodeError") return response
-  const message = DecodeIssues.messageOf(Reflect.get(body, "issues"))
+  const issues: unknown = Reflect.get(body, "issues")
+  const message = DecodeIssues.messageOf(issues)
   if (message === undefined) return response
-  return HttpServerResponse.unsafeJson({ ...body, message }, { status: response.status, headers: response.headers })
+  return HttpServerResponse.unsafeJson(
+    { ...body, issues: DecodeIssues.boundedIssues(issues), message },
+    { status: response.status, headers: response.headers }
+  )
 }
 
 /**
@@ -229,11 +298,16 @@ export const asOpenAiError = (
       ? encodeUnauthorized(
           new Unauthorized({ message: text, ...OpenAiSchema.openAiError(text, "authentication_error", param) })
         )
-      : encodeInvalidRequest(OpenAiSchema.InvalidRequest.of(text, param))
+      : response.status === 503
+        ? encodeServiceUnavailable(
+            new ServiceUnavailable({ message: text, ...OpenAiSchema.openAiError(text, "server_error") })
+          )
+        : encodeInvalidRequest(OpenAiSchema.InvalidRequest.of(text, param))
   return HttpServerResponse.unsafeJson(answer, { status: response.status, headers: response.headers })
 }
 
 const encodeUnauthorized = Schema.encodeSync(Unauthorized)
+const encodeServiceUnavailable = Schema.encodeSync(ServiceUnavailable)
 const encodeInvalidRequest = Schema.encodeSync(OpenAiSchema.InvalidRequest)
 
 // =============================================================================
@@ -277,7 +351,12 @@ const pageLayer = HttpApiBuilder.Router.use((router) =>
 
 /** Every route of the server over some runs, given an `HttpServer`. */
 export const routes = (runs: Runs.Runs, options: Options) =>
-  HttpApiBuilder.serve(guard(options)).pipe(
+  Layer.unwrapEffect(
+    Effect.map(DatabaseProbe.forDatabase(options.database), (database) => routesProbing(runs, options, database))
+  )
+
+const routesProbing = (runs: Runs.Runs, options: Options, database: DatabaseProbe.Probe | undefined) =>
+  HttpApiBuilder.serve(guard(options, database)).pipe(
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(pageLayer),
@@ -289,7 +368,7 @@ export const routes = (runs: Runs.Runs, options: Options) =>
     ),
     Layer.provide(HttpApiBuilder.api(Api)),
     Layer.provide(
-      Layer.mergeAll(Handlers.sessionsLayer(runs), Handlers.systemLayer(runs), OpenAiCompat.layer(runs)).pipe(
+      Layer.mergeAll(Handlers.sessionsLayer(runs), Handlers.systemLayer(runs, database), OpenAiCompat.layer(runs)).pipe(
         Layer.provide(Handlers.authorizationLayer(options.token))
       )
     )

@@ -1,19 +1,23 @@
 /**
  * The runs of a serving process (`serve`, `mcp`): hosted here (`Runs`), or, with a database, sent to the cluster's
  * runners (`ClusterRuns`), which this process joins as a client. It stands above both, which share `Runs`' contract;
- * the cluster's modules are loaded only when a database is named.
+ * the cluster's modules are loaded only when a database is named. Either takes its clients' texts without secrets.
  */
 import type { Errors } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as CliConfig from "./CliConfig.js"
 import * as Runs from "./Runs.js"
+import * as Store from "./Store.js"
 
 /** The runs this serving process offers, as its configuration says. */
 export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Errors.InvalidInput, Scope.Scope> =>
-  resolved.credentials.databaseUrl === undefined
-    ? Runs.make(resolved)
-    : Effect.flatMap(
-        Effect.promise(() => import("./ClusterRuns.js")),
-        (ClusterRuns) => ClusterRuns.make(resolved)
-      )
+  Effect.map(
+    resolved.credentials.databaseUrl === undefined
+      ? Runs.make(resolved)
+      : Effect.flatMap(
+          Effect.promise(() => import("./ClusterRuns.js")),
+          (ClusterRuns) => ClusterRuns.make(resolved)
+        ),
+    (runs) => Runs.withoutSecrets(runs, Store.secretsOf(resolved.credentials))
+  )

@@ -1,7 +1,7 @@
 /**
  * The session store as the CLI opens it: the sessions folder under the store folder (or, with `--database` or
- * `DEEP_RESEARCH_DATABASE_URL`, the PostgreSQL store of a cluster), keeping the environment's API keys out of what is
- * written, and the banner of simulated reports. Apart from `Wiring` so that the commands that only read or delete
+ * `DEEP_RESEARCH_DATABASE_URL`, the PostgreSQL store of a cluster), keeping the environment's keys and token out of
+ * what is written, and the banner of simulated reports. Apart from `Wiring` so that the commands that only read or delete
  * sessions load no provider's SDK.
  */
 import { type SessionStore } from "@deep-research/core"
@@ -18,8 +18,11 @@ import type * as CliConfig from "./CliConfig.js"
 export const sessionsDirectory = (resolved: Pick<CliConfig.Resolved, "storeDir">): string =>
   Environment.sessionsFolder(resolved.storeDir)
 
-/** The secrets of the credentials (the keys, the database's URL): whatever is `Redacted` there is kept out of files. */
-const secretsOf = (credentials: CliConfig.Credentials): ReadonlyArray<Redacted.Redacted<string>> =>
+/**
+ * The secrets of the credentials (the keys, the database's URL, the API token): whatever is `Redacted` there is kept
+ * out of files.
+ */
+export const secretsOf = (credentials: CliConfig.Credentials): ReadonlyArray<Redacted.Redacted<string>> =>
   Object.values(credentials).filter((value): value is Redacted.Redacted<string> => Redacted.isRedacted(value))
 
 /**

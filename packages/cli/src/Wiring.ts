@@ -197,8 +197,14 @@ const openCorpus = (resolved: CliConfig.Resolved, root: string) =>
     return corpus
   })
 
-/** The services of a run, for the configuration as resolved (emulator URLs already in place when simulating). */
-const servicesLayer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Errors.InvalidInput> =>
+/**
+ * The services of a run, for the configuration as resolved (emulator URLs already in place when simulating), over
+ * `store`.
+ */
+const servicesLayer = (
+  resolved: CliConfig.Resolved,
+  store: Layer.Layer<SessionStore.SessionStore>
+): Layer.Layer<Services, Errors.InvalidInput> =>
   // Scoped: some search providers pace their requests for as long as the services live.
   Layer.unwrapScoped(
     Effect.gen(function* () {
@@ -230,7 +236,7 @@ const servicesLayer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Erro
         Layer.succeed(Resilience.Resilience, resilience),
         Layer.succeed(SearchProvider.SearchProvider, search),
         Layer.succeed(ContentExtractor.ContentExtractor, extractor),
-        sessionStoreLayer(resolved),
+        store,
         ResearchEvents.layer
       )
       return Layer.provideMerge(Summarizer.layer, base)
@@ -277,17 +283,21 @@ const simulated = <A, E>(
           semanticScholarBaseUrl: emulator.baseUrl("semanticScholar"),
           ollamaBaseUrl: openai,
           keyless: simulatedKeyless(resolved.credentials.keyless, emulator),
-          // The emulator stands in for the vendors, never for the sessions' database.
-          databaseUrl: resolved.credentials.databaseUrl
+          // The emulator stands in for the vendors, never for the sessions' database or the server's token.
+          databaseUrl: resolved.credentials.databaseUrl,
+          apiToken: resolved.credentials.apiToken
         }
       })
     })
   )
 }
 
-/** The layers of a run. With `--simulate`, the emulator runs for the life of the layer. */
+/**
+ * The layers of a run. With `--simulate`, the emulator runs for the life of the layer; the store keeps the
+ * environment's keys and token out of what it writes all the same (a question may hold them, whoever answers it).
+ */
 export const layer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Errors.InvalidInput> =>
-  simulated(resolved, servicesLayer)
+  simulated(resolved, (vendors) => servicesLayer(vendors, sessionStoreLayer(resolved)))
 
 /**
  * The session store alone, as research would open it: for a process that runs no model itself (a client of a

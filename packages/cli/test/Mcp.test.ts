@@ -20,6 +20,13 @@ const Listed = Schema.parseJson(
   })
 )
 
+/** A value inside `levels` arrays. */
+const nested = (levels: number): unknown => {
+  let value: unknown = "Tides?"
+  for (let level = 0; level < levels; level++) value = [value]
+  return value
+}
+
 describe("the MCP server", () => {
   it.scopedLive("each tool says what it may do: read-only, destructive, idempotent, reaching the web", () =>
     Effect.gen(function* () {
@@ -169,6 +176,14 @@ describe("the MCP server", () => {
           "start_research",
           { question: " ", concurrency: 1.5 },
           "'question': must not be empty; 'concurrency': Expected an integer, actual 1.5."
+        ],
+        // Thousands of levels are refused before the decoder walks them (it went past the stack).
+        ["start_research", { question: nested(5_000) }, "nested deeper than 64 levels of arrays and objects."],
+        // A long value is quoted in part.
+        [
+          "start_research",
+          { question: "Tides?", maxRounds: "x".repeat(200_000) },
+          `'maxRounds': Expected number, actual "${"x".repeat(79)}….`
         ]
       ]
       for (const [name, args, said] of cases) {

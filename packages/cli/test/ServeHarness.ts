@@ -7,6 +7,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
@@ -23,11 +24,23 @@ export interface Served {
   readonly resolved: CliConfig.Resolved
 }
 
-/** Serves a simulated configuration from a fresh store folder for the life of the scope. */
-export const served = (flags: CliConfig.Flags = {}, options: Partial<Serve.Options> = {}) =>
+/**
+ * Serves a simulated configuration from a fresh store folder for the life of the scope, with `env` as the
+ * environment; a token of the options is in it too, as `serve` reads it there.
+ */
+export const served = (
+  flags: CliConfig.Flags = {},
+  options: Partial<Serve.Options> = {},
+  env: CliConfig.Environment = {}
+) =>
   Effect.gen(function* () {
     const store = yield* freshStore
-    return yield* serve(CliConfig.resolve({ simulate: true, store, ...flags }, {}, undefined), store, options)
+    const token = options.token === undefined ? {} : { DEEP_RESEARCH_API_TOKEN: Redacted.value(options.token) }
+    return yield* serve(
+      CliConfig.resolve({ simulate: true, store, ...flags }, { ...token, ...env }, undefined),
+      store,
+      options
+    )
   })
 
 /**
@@ -81,7 +94,8 @@ const serve = (
   Effect.gen(function* () {
     if (Either.isLeft(resolved)) return yield* Effect.dieMessage(resolved.left.message)
     const runs = yield* Effect.orDie(ServingRuns.make(resolved.right))
-    const context = yield* Layer.build(Serve.layer(runs, { ...Serve.defaults, port: 0, ...options }))
+    const database = resolved.right.credentials.databaseUrl
+    const context = yield* Layer.build(Serve.layer(runs, { ...Serve.defaults, port: 0, database, ...options }))
     const url = Serve.urlOf(Context.get(context, HttpServer.HttpServer).address)
     return { url, runs, store, resolved: resolved.right } satisfies Served
   })

@@ -1,14 +1,17 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import * as fs from "node:fs"
 import * as http from "node:http"
+import * as nodePath from "node:path"
 import OpenAI from "openai"
 import { tokenMatches } from "../src/http/Handlers.js"
 import { program } from "../src/main.js"
 import * as Serve from "../src/Serve.js"
-import { post, request, served, settled } from "./ServeHarness.js"
+import * as Store from "../src/Store.js"
+import { post, request, type Served, served, settled } from "./ServeHarness.js"
 
-const token = "dr-test-token-5b1c0e7a9f3d4e21"
+const token = "dr-test-token-5b1c0e7a9f3d4e21c86a07b2"
 const bearer = { authorization: `Bearer ${token}` }
 
 /** A raw request, for what fetch will not send: another Host header, a chunked body. */
@@ -24,6 +27,25 @@ const raw = (url: string, options: { method?: string; headers?: Record<string, s
     req.end()
   })
 
+/**
+ * A request whose body is sent only in part (the rest never comes): its answer, which a server can give only without
+ * waiting for the rest of the body.
+ */
+const answeredBeforeItsBody = (url: string, headers: Record<string, string>, part: string) =>
+  Effect.async<{ status: number; text: string }>((resume) => {
+    const req = http.request(url, { method: "POST", headers }, (res) => {
+      let text = ""
+      res.on("data", (chunk) => (text += String(chunk)))
+      res.on("end", () => {
+        req.destroy()
+        resume(Effect.succeed({ status: res.statusCode ?? 0, text }))
+      })
+    })
+    req.on("error", () => {})
+    req.write(part)
+    return Effect.sync(() => req.destroy())
+  })
+
 describe("deep-research serve: who may call it", () => {
   it.effect("listens on loopback only unless a token is set, and says so", () =>
     Effect.sync(() => {
@@ -33,6 +55,18 @@ describe("deep-research serve: who may call it", () => {
       for (const host of ["0.0.0.0", "::", "192.168.1.20", "example.org"]) {
         assert.include(Serve.refusal({ host, token: undefined }) ?? "", "DEEP_RESEARCH_API_TOKEN", host)
         assert.isUndefined(Serve.refusal({ host, token: Redacted.make(token) }), host)
+      }
+    })
+  )
+
+  it.effect("a token shorter than 32 characters is refused, saying how to make one", () =>
+    Effect.sync(() => {
+      for (const host of ["127.0.0.1", "0.0.0.0"]) {
+        const refused = Serve.refusal({ host, token: Redacted.make("abc") }) ?? ""
+        assert.include(refused, "DEEP_RESEARCH_API_TOKEN is 3 characters long", host)
+        assert.include(refused, "openssl rand -hex 32", host)
+        assert.isDefined(Serve.refusal({ host, token: Redacted.make(token.slice(0, 31)) }), host)
+        assert.isUndefined(Serve.refusal({ host, token: Redacted.make(token.slice(0, 32)) }), host)
       }
     })
   )
@@ -104,6 +138,26 @@ describe("deep-research serve: who may call it", () => {
       assert.strictEqual(models.data[0]?.id, "deep-research")
       const spec = JSON.parse((yield* request(`${s.url}/openapi.json`)).text)
       assert.deepStrictEqual(spec.components.securitySchemes.bearer, { type: "http", scheme: "bearer" })
+    })
+  )
+
+  it.scopedLive("with a token, a body sent without it is refused before it is read", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true }, { token: Redacted.make(token) })
+      const headers = { "content-type": "application/json", "content-length": "100000" }
+      for (const path of ["/api/sessions", "/v1/chat/completions", "/api/sessions/dr-x/answer", "/api/nothing"]) {
+        for (const authorization of [undefined, "Bearer nope"]) {
+          const given = authorization === undefined ? headers : { ...headers, authorization }
+          const refused = yield* answeredBeforeItsBody(`${s.url}${path}`, given, '{"question": "')
+          assert.strictEqual(refused.status, 401, path)
+          const body = JSON.parse(refused.text)
+          const message = path.startsWith("/v1") ? body.error.message : body.message
+          assert.strictEqual(message, "This server needs its API token: Authorization: Bearer <token>")
+        }
+      }
+      assert.deepStrictEqual(yield* s.runs.list, [])
+      // With the token, the same body is read and taken.
+      assert.strictEqual((yield* post(`${s.url}/api/sessions`, { question: "Tides?" }, bearer)).status, 202)
     })
   )
 
@@ -247,6 +301,55 @@ describe("deep-research serve: bodies", () => {
     })
   )
 
+  it.scopedLive("a body nested however deep is a 400 saying so, on /api and /v1", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true })
+      const deep = (levels: number) => `${"[".repeat(levels)}${"]".repeat(levels)}`
+      for (const levels of [65, 3_000, 100_000]) {
+        const bodies: Array<[string, string]> = [
+          ["/api/sessions", `{"question": ${deep(levels)}}`],
+          ["/v1/chat/completions", `{"model": "deep-research", "messages": ${deep(levels)}}`]
+        ]
+        for (const [path, body] of bodies) {
+          const response = yield* request(`${s.url}${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body
+          })
+          assert.strictEqual(response.status, 400, `${path}, ${levels} levels: ${response.text.slice(0, 200)}`)
+          const parsed = JSON.parse(response.text)
+          const message: string = path.startsWith("/v1") ? parsed.error.message : parsed.message
+          assert.strictEqual(message, "The request body is nested deeper than 64 levels of arrays and objects.")
+        }
+      }
+      // Nesting in strings is text, not depth.
+      const bracketed = yield* post(`${s.url}/api/sessions`, { question: `How deep is ${deep(100)}?` })
+      assert.strictEqual(bracketed.status, 202, bracketed.text)
+    })
+  )
+
+  it.scopedLive("an error quotes a short excerpt of what was sent, never the whole body", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true }, { maxBodyBytes: 1024 * 1024 })
+      const big = "x".repeat(200_000)
+      const keys = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`field${i}`, i]))
+      const bodies: Array<[string, unknown]> = [
+        ["/api/sessions", { question: [big] }],
+        ["/api/sessions", { question: "Tides?", maxRounds: big }],
+        ["/api/sessions", { question: "Tides?", ...keys }],
+        ["/v1/chat/completions", { model: "deep-research", messages: [{ role: big, content: [big] }] }],
+        ["/v1/chat/completions", { model: big, messages: [{ role: "user", content: "Tides?" }] }]
+      ]
+      for (const [path, body] of bodies) {
+        const response = yield* post(`${s.url}${path}`, body)
+        assert.include([400, 404], response.status, response.text.slice(0, 200))
+        assert.isBelow(response.text.length, 8_000, `${path}: ${response.text.slice(0, 300)}`)
+      }
+      const said = JSON.parse((yield* post(`${s.url}/api/sessions`, { question: "Tides?", maxRounds: big })).text)
+      assert.match(said.message, /^'maxRounds': Expected number, actual "x{20,}…\.$/, said.message)
+    })
+  )
+
   it.scopedLive("a body over the limit is a 413; one streamed without a length a 411", () =>
     Effect.gen(function* () {
       const s = yield* served({ noClarify: true }, { maxBodyBytes: 1024 })
@@ -263,7 +366,42 @@ describe("deep-research serve: bodies", () => {
   )
 })
 
+/** The text of each file a session left in the store. */
+const storedFiles = (s: Served, sessionId: string): Record<string, string> => {
+  const folder = nodePath.join(Store.sessionsDirectory(s.resolved), sessionId)
+  return Object.fromEntries(
+    fs.readdirSync(folder).map((name) => [name, fs.readFileSync(nodePath.join(folder, name), "utf8")])
+  )
+}
+
 describe("deep-research serve: secrets", () => {
+  it.scopedLive("a question holding the token or a key of the environment is kept and answered redacted", () =>
+    Effect.gen(function* () {
+      // A key of no vendor's shape (a gateway's): only its value, read from the environment, can find it.
+      const key = "gateway-key-1f9c2b7d4e6a"
+      const s = yield* served({ noClarify: true }, { token: Redacted.make(token) }, { OPENAI_API_KEY: key })
+      assert.isTrue(s.resolved.simulate)
+      const question = `Why would ${token} or ${key} be a secret?`
+      const started = yield* post(`${s.url}/api/sessions`, { question }, bearer)
+      assert.strictEqual(started.status, 202, started.text)
+      const id: string = JSON.parse(started.text).sessionId
+      yield* settled(s.url, id, bearer)
+      const files = storedFiles(s, id)
+      assert.include(files["session.json"], "Why would [redacted] or [redacted] be a secret?")
+      assert.include(files["events.jsonl"], "[redacted]")
+      const answers = {
+        list: (yield* request(`${s.url}/api/sessions`, { headers: bearer })).text,
+        status: (yield* request(`${s.url}/api/sessions/${id}`, { headers: bearer })).text,
+        events: (yield* request(`${s.url}/api/sessions/${id}/events`, { headers: bearer })).text
+      }
+      assert.include(answers.status, "Why would [redacted] or [redacted] be a secret?")
+      for (const [where, text] of Object.entries({ ...files, ...answers })) {
+        assert.notInclude(text, token, `${where}: ${text.slice(0, 3000)}`)
+        assert.notInclude(text, key, where)
+      }
+    })
+  )
+
   it.scopedLive("no key or token appears in any response, event or log line", () =>
     Effect.gen(function* () {
       const lines: Array<string> = []

@@ -1,10 +1,11 @@
 /**
  * Every knob of a research run, in one Schema with the defaults of the design (their values in `Defaults`). Stored with
- * each session (it holds no secrets), decoded from CLI flags, config files and MCP arguments.
+ * each session (it holds no secrets), decoded from CLI flags, config files and MCP arguments within the bounds of
+ * `Defaults.upperBounds` (`Bounded`).
  */
 import * as Duration from "effect/Duration"
 import * as Schema from "effect/Schema"
-import { research as d } from "./Defaults.js"
+import { research as d, upperBounds } from "./Defaults.js"
 
 const positiveInt = (defaultValue: number) =>
   Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { default: () => defaultValue })
@@ -59,8 +60,58 @@ export class ResearchConfig extends Schema.Class<ResearchConfig>("@deep-research
   budget: Schema.optionalWith(Budget, { default: () => new Budget({ synthesisReserve: d.synthesisReserve }) })
 }) {}
 
+/** The knobs counted in whole numbers, each bounded by its namesake in `Defaults.upperBounds`. */
+const countedKnobs = [
+  "maxSupervisionRounds",
+  "maxConcurrentResearchUnits",
+  "maxDirectivesPerRound",
+  "researcherMaxToolCalls",
+  "researcherMaxTurns",
+  "maxQueriesPerSearch",
+  "maxUrlsPerExtract",
+  "searchResultsPerQuery",
+  "summarizationInputCap",
+  "minSummarizeLength",
+  "titleDedupMinLength",
+  "supervisorSummaryMaxChars"
+] as const
+
+/** The knobs of a configuration over their bounds, each as Schema says a number over its maximum. */
+const overBounds = (config: ResearchConfig): ReadonlyArray<Schema.FilterIssue> => {
+  const over = (path: ReadonlyArray<string>, value: number | undefined, maximum: number) =>
+    value === undefined || value <= maximum
+      ? []
+      : [{ path, message: `Expected a number less than or equal to ${maximum}, actual ${value}` }]
+  return [
+    ...countedKnobs.flatMap((knob) => over([knob], config[knob], upperBounds[knob])),
+    ...over(
+      ["summarizationTimeout"],
+      Duration.toMillis(config.summarizationTimeout),
+      upperBounds.summarizationTimeoutMillis
+    ),
+    ...over(
+      ["maxResearchDuration"],
+      Duration.toMillis(config.maxResearchDuration),
+      upperBounds.maxResearchDurationMillis
+    ),
+    ...over(["budget", "maxTokens"], config.budget.maxTokens, upperBounds.maxTokens),
+    ...over(["budget", "maxUsd"], config.budget.maxUsd, upperBounds.maxUsd)
+  ]
+}
+
+/**
+ * A configuration as a user gives it: every numeric knob at most its bound (`Defaults.upperBounds`). Sessions stored
+ * before the bounds keep decoding with `ResearchConfig` itself.
+ */
+export const Bounded = ResearchConfig.pipe(
+  Schema.filter((config) => {
+    const issues = overBounds(config)
+    return issues.length === 0 || issues
+  })
+)
+
 /** The defaults of the design. */
 export const defaults: ResearchConfig = Schema.decodeSync(ResearchConfig)({})
 
-/** Decodes a partial configuration (from flags, a file or MCP arguments) over the defaults. */
-export const decode = Schema.decodeUnknown(ResearchConfig)
+/** Decodes a partial configuration (from flags, a file or MCP arguments) over the defaults, within the bounds. */
+export const decode = Schema.decodeUnknown(Bounded)

@@ -19,6 +19,7 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as CircuitBreaker from "./CircuitBreaker.js"
 import type * as ContentExtractor from "./ContentExtractor.js"
+import { resilienceBounds } from "./Defaults.js"
 import { isRetryable, Timeout } from "./Errors.js"
 import type { CircuitOpen } from "./Errors.js"
 import type * as LanguageModel from "./LanguageModel.js"
@@ -34,36 +35,53 @@ import * as ProtectedCall from "./internal/resilience/protectedCall.js"
 /** What kind of provider a call goes to; each kind has its own defaults. */
 export type Kind = "model" | "search" | "extract"
 
-const positiveInt = Schema.Int.pipe(Schema.positive())
+const b = resilienceBounds
 
-/** Changes to the policy of a kind of provider or of one provider. Durations are in milliseconds. */
+const positiveInt = (maximum: number) => Schema.Int.pipe(Schema.positive(), Schema.lessThanOrEqualTo(maximum))
+
+const perSecond = Schema.Number.pipe(Schema.positive(), Schema.lessThanOrEqualTo(b.requestsPerSecond))
+
+/** A duration given in milliseconds, at most `maximum` of them. */
+const millisAtMost = (maximum: number) =>
+  Schema.transform(Schema.NonNegative.pipe(Schema.lessThanOrEqualTo(maximum)), Schema.DurationFromSelf, {
+    strict: true,
+    decode: (millis) => Duration.millis(millis),
+    encode: (duration) => Duration.toMillis(duration)
+  })
+
+/**
+ * Changes to the policy of a kind of provider or of one provider. Durations are in milliseconds; each setting is
+ * bounded (`Defaults.resilienceBounds`).
+ */
 export class PolicyOverrides extends Schema.Class<PolicyOverrides>("@deep-research/core/Resilience/PolicyOverrides")({
   /** The time limit of one attempt. */
-  attemptTimeout: Schema.optional(Schema.DurationFromMillis),
+  attemptTimeout: Schema.optional(millisAtMost(b.attemptTimeoutMillis)),
   /** Retries after the first attempt. */
-  maxRetries: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
+  maxRetries: Schema.optional(Schema.Int.pipe(Schema.nonNegative(), Schema.lessThanOrEqualTo(b.maxRetries))),
   /** The delay before the first retry. */
-  retryBaseDelay: Schema.optional(Schema.DurationFromMillis),
+  retryBaseDelay: Schema.optional(millisAtMost(b.retryBaseDelayMillis)),
   /** Each delay is the previous one times this. */
-  retryFactor: Schema.optional(Schema.Number.pipe(Schema.greaterThanOrEqualTo(1))),
+  retryFactor: Schema.optional(
+    Schema.Number.pipe(Schema.greaterThanOrEqualTo(1), Schema.lessThanOrEqualTo(b.retryFactor))
+  ),
   /** No delay is longer, a provider's `retryAfter` included. */
-  maxRetryDelay: Schema.optional(Schema.DurationFromMillis),
+  maxRetryDelay: Schema.optional(millisAtMost(b.maxRetryDelayMillis)),
   /** Spread each delay at random over 0.8 to 1.2 of itself, so that many clients do not retry in step. */
   jitter: Schema.optional(Schema.Boolean),
   /** Consecutive counted failures that open the breaker. */
-  failureThreshold: Schema.optional(positiveInt),
+  failureThreshold: Schema.optional(positiveInt(b.failureThreshold)),
   /** How long the breaker stays open before a trial call. */
-  resetTimeout: Schema.optional(Schema.DurationFromMillis),
+  resetTimeout: Schema.optional(millisAtMost(b.resetTimeoutMillis)),
   /** Sustained requests per second; null for no limit. */
-  requestsPerSecond: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.positive()))),
+  requestsPerSecond: Schema.optional(Schema.NullOr(perSecond)),
   /** Requests that may go at once after a quiet spell. */
-  burst: Schema.optional(positiveInt),
+  burst: Schema.optional(positiveInt(b.burst)),
   /** The rate a provider's limit may grow back to after successes; null for none. Default: `requestsPerSecond`. */
-  maxRequestsPerSecond: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.positive()))),
+  maxRequestsPerSecond: Schema.optional(Schema.NullOr(perSecond)),
   /** Whether a 429 slows the provider down (and successes speed it up again). Default true. */
   adaptiveRate: Schema.optional(Schema.Boolean),
   /** Calls in flight at once; null for no limit. */
-  maxConcurrency: Schema.optional(Schema.NullOr(positiveInt))
+  maxConcurrency: Schema.optional(Schema.NullOr(positiveInt(b.maxConcurrency)))
 }) {}
 
 const noOverrides = (): PolicyOverrides => new PolicyOverrides({})

@@ -57,6 +57,16 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
   HttpApiSchema.annotations({ status: 401 })
 ) {}
 
+/**
+ * What the server depends on is out (the database of `serve --database`): which, and why, in the sentence the CLI says
+ * too. Under `/v1`, said again in the shape OpenAI clients read (`error`).
+ */
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()(
+  "ServiceUnavailable",
+  { message: Schema.String, error: Schema.optional(OpenAiSchema.ErrorBody) },
+  HttpApiSchema.annotations({ status: 503 })
+) {}
+
 /** The bearer token check; it passes every request when the server has no token (loopback only). */
 export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("@deep-research/cli/Authorization", {
   failure: Unauthorized,
@@ -207,11 +217,12 @@ export class Sessions extends HttpApiGroup.make("sessions")
   )
   .addError(ServerError)
   .addError(BadRequest)
+  .addError(ServiceUnavailable)
   .middleware(Authorization) {}
 
-/** Liveness, open to anyone: it says nothing about the sessions. */
+/** Liveness, open to anyone: it says nothing about the sessions. A database that does not answer makes it a 503. */
 export class System extends HttpApiGroup.make("system").add(
-  HttpApiEndpoint.get("health", "/api/health").addSuccess(Health)
+  HttpApiEndpoint.get("health", "/api/health").addSuccess(Health).addError(ServiceUnavailable)
 ) {}
 
 /** The OpenAI-compatible endpoints: model `deep-research`, the last user message is the question. */
@@ -238,6 +249,7 @@ export class OpenAi extends HttpApiGroup.make("openai")
           "as `content`."
       )
   )
+  .addError(ServiceUnavailable)
   .middleware(Authorization) {}
 
 /** The whole API. */

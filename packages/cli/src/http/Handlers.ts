@@ -1,5 +1,6 @@
 /**
- * The server side of the sessions, health and authorization parts of the API, over the process's hosted runs.
+ * The server side of the sessions, health and authorization parts of the API, over the process's hosted runs (and the
+ * probe of their database, when they have one).
  */
 import { type Errors, ResearchEvents, type Session } from "@deep-research/core"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -13,7 +14,17 @@ import * as RunSchema from "../RunSchema.js"
 import type { RunConflict } from "../RunSchema.js"
 import type * as Runs from "../Runs.js"
 import { version } from "../version.js"
-import { Api, Authorization, BadRequest, Conflict, NotFound, ServerError, Unauthorized } from "./Api.js"
+import type * as DatabaseProbe from "../internal/databaseProbe.js"
+import {
+  Api,
+  Authorization,
+  BadRequest,
+  Conflict,
+  NotFound,
+  ServerError,
+  ServiceUnavailable,
+  Unauthorized
+} from "./Api.js"
 import * as ReportHtml from "./ReportHtml.js"
 import * as Sse from "./Sse.js"
 
@@ -53,6 +64,9 @@ export const tokenMatches = (presented: string, expected: string): boolean =>
   // Digests have the same length whatever the tokens', as `timingSafeEqual` needs; the length is not leaked either.
   crypto.timingSafeEqual(digest(presented), digest(expected)) && presented.length > 0
 
+/** What a request without the token, or with another, is told. */
+export const tokenNeeded = "This server needs its API token: Authorization: Bearer <token>"
+
 /** The bearer check: with no token configured (a loopback server) every request passes. */
 export const authorizationLayer = (token: Redacted.Redacted<string> | undefined): Layer.Layer<Authorization> =>
   Layer.succeed(
@@ -61,7 +75,7 @@ export const authorizationLayer = (token: Redacted.Redacted<string> | undefined)
       bearer: (presented) =>
         token === undefined || tokenMatches(Redacted.value(presented), Redacted.value(token))
           ? Effect.void
-          : Effect.fail(new Unauthorized({ message: "This server needs its API token: Authorization: Bearer <token>" }))
+          : Effect.fail(new Unauthorized({ message: tokenNeeded }))
     })
   )
 
@@ -172,10 +186,14 @@ export const sessionsLayer = (runs: Runs.Runs) =>
       .handle("delete", ({ path }) => Effect.mapError(runs.remove(path.id), fromRunError))
   )
 
-/** The system group: health. */
-export const systemLayer = (runs: Runs.Runs) =>
+/** The system group: health, a 503 naming the database when there is one and it does not answer. */
+export const systemLayer = (runs: Runs.Runs, database?: DatabaseProbe.Probe) =>
   HttpApiBuilder.group(Api, "system", (handlers) =>
     handlers.handle("health", () =>
-      Effect.map(runs.running, (running) => ({ status: "ok" as const, version, running }))
+      Effect.gen(function* () {
+        const unavailable = database === undefined ? undefined : yield* database.check
+        if (unavailable !== undefined) return yield* new ServiceUnavailable({ message: unavailable.message })
+        return { status: "ok" as const, version, running: yield* runs.running }
+      })
     )
   )

@@ -1,5 +1,5 @@
 /**
- * The vendors' keys and endpoints a configuration has, read from the environment only (`CliConfig.credentialsFrom`):
+ * The vendors' keys and endpoints, the database and the API token a configuration has, read from the environment only (`CliConfig.credentialsFrom`):
  * what the backends of a configuration are checked against, and what the wiring hands the vendors' layers.
  */
 import type * as Keyless from "@deep-research/providers/Keyless"
@@ -24,4 +24,6 @@ export interface Credentials {
   readonly keyless: Keyless.Settings
   /** The PostgreSQL database of a cluster (`--database` or `DEEP_RESEARCH_DATABASE_URL`); it may hold a password. */
   readonly databaseUrl: Redacted.Redacted<string> | undefined
+  /** The token `deep-research serve` asks of its clients (`DEEP_RESEARCH_API_TOKEN`): a secret like the keys. */
+  readonly apiToken: Redacted.Redacted<string> | undefined
 }

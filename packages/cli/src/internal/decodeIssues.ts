@@ -2,7 +2,8 @@
  * What a value that did not decode got wrong, said as a person reads it: each field at fault once, with what is wrong
  * with it. For the HTTP API, whose `HttpApiDecodeError` carries the issues with their paths and a message that is
  * Schema's whole tree (`CreateSession └─ ["question"] └─ ...`), which the web page and every client would show as it
- * is (the issues stay in the body for programs); and for the config file's errors.
+ * is (the issues stay in the body for programs); for MCP's tool arguments and for the config file's errors. A value
+ * or a field's name is quoted only in part, and a few issues are said: an error never echoes a whole body back.
  */
 /** One issue as the API's decode error carries it. */
 export interface Issue {
@@ -11,16 +12,44 @@ export interface Issue {
   readonly message: string
 }
 
+/** The most characters of a value or a name an error quotes. */
+const quoteLimit = 80
+
+/** The most characters of one issue. */
+const issueLimit = 300
+
+/** The most issues an error says; the others are counted. */
+export const saidAtMost = 10
+
+/** A text cut to `limit` characters, `…` where it was cut. */
+export const excerpt = (text: string, limit = quoteLimit): string =>
+  text.length <= limit ? text : `${text.slice(0, limit)}…`
+
+const expectation = /^Expected (.+), actual (.+)$/s
+
+/** An issue's message with the value it quotes cut short (`Expected string, actual "xxxxx…"`). */
+const shortened = (message: string): string => {
+  const match = /^(.*?), actual (.*)$/s.exec(message)
+  return excerpt(match === null ? message : `${match[1]}, actual ${excerpt(match[2] ?? "")}`, issueLimit)
+}
+
 const issueOf = (value: unknown): Issue | undefined => {
   if (typeof value !== "object" || value === null) return undefined
   const tag: unknown = Reflect.get(value, "_tag")
   const path: unknown = Reflect.get(value, "path")
   const message: unknown = Reflect.get(value, "message")
   if (typeof tag !== "string" || !Array.isArray(path) || typeof message !== "string") return undefined
-  return { tag, path: path.map(String), message }
+  return { tag, path: path.map((segment) => excerpt(String(segment))), message: shortened(message) }
 }
 
-const expectation = /^Expected (.+), actual (.+)$/s
+/** A decode error's issues as its body carries them (`_tag`, `path`, `message`), the first few, each cut short. */
+export const boundedIssues = (
+  issues: unknown
+): ReadonlyArray<{ readonly _tag: string; readonly path: ReadonlyArray<string>; readonly message: string }> =>
+  (Array.isArray(issues) ? issues.slice(0, saidAtMost) : [])
+    .map(issueOf)
+    .filter((issue) => issue !== undefined)
+    .map(({ message, path, tag }) => ({ _tag: tag, path, message }))
 
 /**
  * A field's issues as one: a union fails once a member (`Expected "markdown", actual "pdf"`, then `"html"`, ...), said
@@ -63,8 +92,10 @@ const sentenceOf = (issue: Issue): string => {
   return issue.tag === "Unexpected" ? `${field} ${issue.message}` : `${field}: ${issue.message}`
 }
 
-/** The sentence for a decode error's issues, or undefined when it carries none. */
+/** The sentence for a decode error's issues (the first few of them), or undefined when it carries none. */
 export const messageOf = (issues: unknown): string | undefined => {
   const worth = issuesOf(issues)
-  return worth.length === 0 ? undefined : `${worth.map(sentenceOf).join("; ")}.`
+  if (worth.length === 0) return undefined
+  const more = worth.length - saidAtMost
+  return `${worth.slice(0, saidAtMost).map(sentenceOf).join("; ")}${more > 0 ? `; and ${more} more` : ""}.`
 }

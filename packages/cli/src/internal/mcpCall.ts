@@ -13,7 +13,9 @@ import * as Exit from "effect/Exit"
 import * as ParseResult from "effect/ParseResult"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
+import * as DatabaseProbe from "./databaseProbe.js"
 import * as DecodeIssues from "./decodeIssues.js"
+import * as Nesting from "./nesting.js"
 
 /** A tool's result as MCP carries it: text for every client, and data in the shape of its `outputSchema`. */
 export type Content = {
@@ -54,22 +56,29 @@ export const structured =
 export const failure = (message: string): Content => ({ isError: true, content: [{ type: "text", text: message }] })
 
 export const decodeArgs = <A, I>(schema: Schema.Schema<A, I>, args: unknown): Either.Either<A, string> =>
-  Either.mapLeft(
-    Schema.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "all" })(args ?? {}),
-    // Said as a sentence a model acts on ('sessionId' is required.), not Schema's tree of the whole arguments.
-    (error) =>
-      DecodeIssues.messageOf(ParseResult.ArrayFormatter.formatErrorSync(error)) ??
-      ParseResult.TreeFormatter.formatErrorSync(error)
-  )
+  // Thousands of levels would take the decoder past the stack: they are refused before it walks them.
+  Nesting.valueNestsDeeperThan(args, Nesting.maxNesting)
+    ? Either.left(`${Nesting.tooDeep}.`)
+    : Either.mapLeft(
+        Schema.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "all" })(args ?? {}),
+        // Said as a sentence a model acts on ('sessionId' is required.), not Schema's tree of the whole arguments.
+        (error) =>
+          DecodeIssues.messageOf(ParseResult.ArrayFormatter.formatErrorSync(error)) ??
+          ParseResult.TreeFormatter.formatErrorSync(error)
+      )
 
 /**
  * A tool's answer from an effect run in `runtime` (the server's: its log lines go to stderr, never among the messages
- * on stdout), interrupted when `signal` aborts: its value as the tool says it, or its error's message.
+ * on stdout), interrupted when `signal` aborts: its value as the tool says it, or its error's message; a failure while
+ * the database does not answer is said as that outage, in the sentence the CLI and the HTTP API say.
  */
 export const answerIn =
-  (runtime: Runtime.Runtime<never>) =>
+  (runtime: Runtime.Runtime<never>, database?: DatabaseProbe.Probe) =>
   <A, E>(effect: Effect.Effect<A, E>, onSuccess: (a: A) => Content, signal?: AbortSignal): Promise<Content> =>
-    Runtime.runPromiseExit(runtime)(effect, signal === undefined ? {} : { signal }).then((exit) =>
+    Runtime.runPromiseExit(runtime)(
+      DatabaseProbe.sayingOutage(database)(effect),
+      signal === undefined ? {} : { signal }
+    ).then((exit) =>
       Exit.match(exit, {
         onSuccess,
         onFailure: (cause) => {

@@ -25,6 +25,8 @@ const integer = (name: string, help: string): Spec<"integer"> => ({ name, kind: 
 const float = (name: string, help: string): Spec<"float"> => ({ name, kind: "float", value: "X", help })
 const flag = (name: string, help: string): Spec<"boolean"> => ({ name, kind: "boolean", value: "", help })
 
+const bounds = Defaults.upperBounds
+
 /** How an option is written on the command line: `--max-rounds`. */
 export const flagOf = (spec: Spec): string => `--${spec.name}`
 
@@ -57,14 +59,26 @@ export const research = {
     "search backends, comma-separated (see Search backends; the default depends on the keys)"
   ),
   corpus: text("corpus", "DIR", "research a folder of local documents (.md, .txt, .html, .pdf; adds local search)"),
-  maxRounds: integer("max-rounds", `supervision rounds at most (${Defaults.research.maxSupervisionRounds})`),
-  concurrency: integer("concurrency", `researchers at once at most (${Defaults.research.maxConcurrentResearchUnits})`),
+  maxRounds: integer(
+    "max-rounds",
+    `supervision rounds at most (${Defaults.research.maxSupervisionRounds}; up to ${bounds.maxSupervisionRounds})`
+  ),
+  concurrency: integer(
+    "concurrency",
+    `researchers at once at most (${Defaults.research.maxConcurrentResearchUnits}; up to ${bounds.maxConcurrentResearchUnits})`
+  ),
   maxToolCalls: integer(
     "max-tool-calls",
-    `search and extract calls per researcher (${Defaults.research.researcherMaxToolCalls})`
+    `search and extract calls per researcher (${Defaults.research.researcherMaxToolCalls}; up to ${bounds.researcherMaxToolCalls})`
   ),
-  budgetTokens: integer("budget-tokens", "stop researching at this many tokens, then write the report"),
-  budgetUsd: float("budget-usd", "stop researching at this cost in USD, then write the report"),
+  budgetTokens: integer(
+    "budget-tokens",
+    `stop researching at this many tokens, then write the report (up to ${bounds.maxTokens})`
+  ),
+  budgetUsd: float(
+    "budget-usd",
+    `stop researching at this cost in USD, then write the report (up to ${bounds.maxUsd})`
+  ),
   noClarify: flag("no-clarify", "never ask a clarifying question"),
   out: text("out", "FILE", "where to write the report, a file or a folder (./deep-research-<id>.md)"),
   store: text("store", "DIR", `where sessions are kept (${Variables.defaultHome}, or ${Variables.home})`),
@@ -87,7 +101,7 @@ const stored = {
 const maxSessions = integer(
   "max-sessions",
   "research runs at once at most; further ones wait their turn and their status says queued " +
-    "(also DEEP_RESEARCH_MAX_SESSIONS; default no limit)"
+    `(also DEEP_RESEARCH_MAX_SESSIONS; default no limit; up to ${bounds.maxSessions})`
 )
 
 /** Each command's options, by the name its handler gives the value. Commands with `model` also take role models. */

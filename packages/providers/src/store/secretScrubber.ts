@@ -18,7 +18,7 @@ const minimumSecretLength = 8
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 /** Removes known secrets and anything shaped like a vendor API key from a text about to be written. */
-const makeScrubber = (secrets: ReadonlyArray<string>) => {
+export const makeScrubber = (secrets: ReadonlyArray<string>) => {
   // A secret appears raw in markdown and JSON-escaped in JSON; keys rarely differ, but a quote or backslash would.
   const forms = [...new Set(secrets.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]))]
     .filter((s) => s.length >= minimumSecretLength)
