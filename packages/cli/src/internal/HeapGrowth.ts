@@ -51,7 +51,7 @@ export const startedWithOwn = (
  * Whether a watcher of this process is open: kept on the global object, so that two copies of this module in one
  * process (two versions of the package) still make one watcher.
  */
-const watching = Symbol.for("@deep-research/providers/HeapGrowth/watching")
+const watching = Symbol.for("@deep-research/cli/HeapGrowth/watching")
 const globals = globalThis as { [watching]?: boolean }
 
 // V8 reads the flag at each collection; 0 is its own choice.
