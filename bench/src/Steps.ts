@@ -1,9 +1,9 @@
 /**
  * Effect's runtime steps, counted: every instruction a fiber carries out (a `flatMap`'s continuation, a `sync`, a
  * read of the context, an async wait...), through a `Supervisor` told of each one (the `OpSupervision` runtime flag),
- * with the fibers started and the span each step ran under. A step costs a microsecond or two of a busy process's
- * CPU, and unlike the CPU the count does not move with the machine or its hour: two runs of the same sessions count
- * within a few steps of each other, where their CPU can differ by a fifth. Counting slows every step down, so a run
+ * with the fibers started and the span each step ran under. Unlike the CPU, the count does not move with the machine
+ * or its hour: two runs of the same sessions count within a few steps of each other, where their CPU can differ by a
+ * fifth. Counting slows every step down, so a run
  * that counts does not measure its CPU.
  */
 import * as Effect from "effect/Effect"

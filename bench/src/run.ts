@@ -22,8 +22,8 @@ interface Step {
 
 /**
  * Many sessions run as a server would run them: at most 20 at once (`SessionLimit`), the rest waiting their turn; the
- * 1,000-session run with the heap capped at 1 GiB, as a server's process would be (BENCHMARKS.md, section 4, has the
- * same runs without the limit and without the cap).
+ * 1,000-session run with the heap capped at 1 GiB, as a server's process would be (BENCHMARKS.md, "Many sessions in
+ * one process", says why).
  */
 const sessionLimit = ["--max-sessions", "20"]
 
@@ -38,7 +38,7 @@ const steps: ReadonlyArray<Step> = [
   {
     // 1,000 sessions in ten batches of 100, each batch's CPU a session apart: V8 keeps compiling the code a session
     // runs for the first few hundred sessions, so the batches give a process's warm-up and, in the later five, its
-    // steady state (`steadyCpuMillisPerSession`, their median; BENCHMARKS.md, section 17).
+    // steady state (`steadyCpuMillisPerSession`, their median; BENCHMARKS.md, "CPU a simulated session").
     name: "sessions-steady",
     script: "sessions.js",
     args: ["--sessions", quick ? "100" : "1000", "--batches", "10", ...sessionLimit]

@@ -158,8 +158,8 @@ const program = Effect.scoped(
         { concurrency: "unbounded", discard: true }
       )
     ).pipe(Effect.orDie)
-    // `memoryUsage.rss()` reads the RSS alone; `memoryUsage()` also walks V8's heap spaces (about 0.1 ms a call, which
-    // the sampler below would add to the CPU measured).
+    // `memoryUsage.rss()` reads the RSS alone; `memoryUsage()` also walks V8's heap spaces, work the sampler below
+    // would add to the CPU measured.
     const rssBefore = process.memoryUsage.rss()
     let peakSampledRss = rssBefore
     const sampler = setInterval(() => {

@@ -135,7 +135,7 @@ export const make = (options: {
 /** Shorthand for a user message. Its field is typed, so the class does not validate it again. */
 export const user = (content: string): UserMessage => new UserMessage({ content }, true)
 
-/** Shorthand for a model message. Its fields are typed, so the class does not validate them again (about 30 us). */
+/** Shorthand for a model message. Its fields are typed, so the class does not validate them again. */
 export const assistant = (content: string, toolCalls: ReadonlyArray<ToolCall> = []): AssistantMessage =>
   new AssistantMessage({ content, toolCalls }, true)
 

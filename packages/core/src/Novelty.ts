@@ -4,13 +4,24 @@
  * shingles of the two texts reaches 0.8 (texts are not compared when one is under 0.3 of the other's length). A source
  * that is kept gets a novelty tag from its best similarity to what is held: duplicate, related or new.
  *
- * The index sketches each text with MinHash (one-permutation hashing, 64 bins). Up to 512 held texts every one is
- * screened by its sketch; beyond that, candidates come from locality-sensitive hashing (16 bands of 4 rows), so a
- * check costs about the length of the new text plus a bounded number of candidates, never the size of the index.
+ * The index sketches each text with MinHash (one-permutation hashing, 64 bins; the sketches and the shingle tables
+ * are in `internal/text/minHash.ts`). Up to 512 held texts every one is screened by its sketch; beyond that, candidates
+ * come from locality-sensitive hashing (16 bands of 4 rows), so a check costs about the length of the new text plus a
+ * bounded number of candidates, never the size of the index.
  * Similarities are computed exactly on the best few candidates; the sketch only decides whom to compare with.
  */
 import type { ResearchConfig } from "./ResearchConfig.js"
 import type { Novelty as NoveltyTag } from "./Source.js"
+import {
+  bandKey,
+  bands,
+  estimate,
+  jaccardOf,
+  type Shingles,
+  type ShingleTable,
+  shingleTable,
+  sketch
+} from "./internal/text/minHash.js"
 
 // =============================================================================
 // Options and results
@@ -150,145 +161,8 @@ const nonAscii = /[^\x00-\x7f]/
 const oddWhitespace = /\s{2,}|[\t\n\r\f\v\u00a0\u2000-\u200a\u2028\u2029\u3000]/g
 
 // =============================================================================
-// Shingles and similarity
+// Similarity
 // =============================================================================
-
-const shingleLength = 5
-const bins = 64
-// Four rows a band: a pair at 0.7 similarity shares a band with probability 0.99, an unrelated pair (0.05) almost
-// never, so buckets stay small however large the index grows.
-const rowsPerBand = 4
-const bands = bins / rowsPerBand
-const binBits = 6
-const valueBits = 32 - binBits
-const valueMask = (1 << valueBits) - 1
-const emptyBin = 0xffffffff
-// A candidate whose sketch estimate is this far under the related threshold is not compared exactly: the estimate's
-// standard error at 0.3 with 64 bins is under 0.06, so a true 0.3 is missed less than once in a hundred.
-const estimateMargin = 0.15
-// Exact comparisons per check at most, so that a corpus of near-copies stays linear.
-const maxExactComparisons = 4
-// Up to this many held documents, every one is screened by its sketch, so related sources (0.3 to 0.7, which bands
-// of four rows catch only sometimes) are found too. A researcher's index is far below it; past it, novelty under 0.7
-// rests on the bands alone.
-const fullScanLimit = 512
-// A band bucket only grows large when a corpus is made of near-copies of one template; its most recent entries are
-// then as good as any, and looking at no more than these keeps every check bounded.
-const bucketScanLimit = 16
-
-const baseA = 0x01000193
-const baseB = 0x5bd1e995
-const powA = Math.imul(Math.imul(baseA, baseA), Math.imul(baseA, baseA))
-const powB = Math.imul(Math.imul(baseB, baseB), Math.imul(baseB, baseB))
-
-const mix = (h: number): number => {
-  let x = h ^ (h >>> 16)
-  x = Math.imul(x, 0x85ebca6b)
-  x ^= x >>> 13
-  x = Math.imul(x, 0xc2b2ae35)
-  return (x ^ (x >>> 16)) >>> 0
-}
-
-/**
- * Calls `f` with two independent 32-bit rolling hashes of every 5-character window of `text` (of the whole text when
- * it is shorter than a window).
- */
-const forEachShingle = (text: string, f: (a: number, b: number) => void): void => {
-  if (text.length === 0) return
-  if (text.length < shingleLength) {
-    let a = 0
-    let b = 0
-    for (let i = 0; i < text.length; i++) {
-      a = (Math.imul(a, baseA) + text.charCodeAt(i) + 1) | 0
-      b = (Math.imul(b, baseB) + text.charCodeAt(i) + 1) | 0
-    }
-    f(mix(a), mix(b ^ 0x9e3779b9))
-    return
-  }
-  let a = 0
-  let b = 0
-  for (let i = 0; i < shingleLength; i++) {
-    a = (Math.imul(a, baseA) + text.charCodeAt(i) + 1) | 0
-    b = (Math.imul(b, baseB) + text.charCodeAt(i) + 1) | 0
-  }
-  f(mix(a), mix(b ^ 0x9e3779b9))
-  for (let i = shingleLength; i < text.length; i++) {
-    const out = text.charCodeAt(i - shingleLength) + 1
-    const next = text.charCodeAt(i) + 1
-    a = (Math.imul(a - Math.imul(out, powA), baseA) + next) | 0
-    b = (Math.imul(b - Math.imul(out, powB), baseB) + next) | 0
-    f(mix(a), mix(b ^ 0x9e3779b9))
-  }
-}
-
-/**
- * A text's distinct shingles, each as 53 bits of a pair of independent 32-bit hashes (collisions stay negligible):
- * what a source of the index keeps for later comparisons, 8 bytes a shingle.
- */
-type Shingles = Float64Array
-
-/**
- * The shingles of the text being checked, with an open-addressing table over them, so that a kept source's shingles
- * are looked up in a probe or two each and nothing is sorted. The table is let go once the check is done: kept with
- * every source, tables took 16 to 24 bytes a character, most of what a session in flight holds.
- */
-interface ShingleTable {
-  readonly shingles: Shingles
-  /** Slots holding 1 + the index of a shingle, 0 when empty; its length is a power of two. */
-  readonly slots: Int32Array
-}
-
-/** 2^21: the first hash's 32 bits go above the second's top 21. */
-const highShift = 2097152
-
-// The hash's low 32 bits (the second hash's top 21 under the first's low 11), mixed.
-const slotOf = (hash: number, mask: number): number => Math.imul(hash | 0, 0x9e3779b1) & mask
-
-const shingleTable = (text: string): ShingleTable => {
-  const capacity = Math.max(1, text.length - shingleLength + 1)
-  let tableSize = 2
-  while (tableSize < capacity * 2) tableSize *= 2
-  const mask = tableSize - 1
-  const slots = new Int32Array(tableSize)
-  const shingles = new Float64Array(capacity)
-  let size = 0
-  forEachShingle(text, (a, b) => {
-    const hash = a * highShift + (b >>> 11)
-    let slot = slotOf(hash, mask)
-    for (;;) {
-      const held = slots[slot] ?? 0
-      if (held === 0) {
-        shingles[size++] = hash
-        slots[slot] = size
-        return
-      }
-      if (shingles[held - 1] === hash) return
-      slot = (slot + 1) & mask
-    }
-  })
-  return { shingles: size === capacity ? shingles : shingles.slice(0, size), slots }
-}
-
-const contains = (table: ShingleTable, hash: number): boolean => {
-  const mask = table.slots.length - 1
-  let slot = slotOf(hash, mask)
-  for (;;) {
-    const held = table.slots[slot] ?? 0
-    if (held === 0) return false
-    if (table.shingles[held - 1] === hash) return true
-    slot = (slot + 1) & mask
-  }
-}
-
-const jaccardOf = (table: ShingleTable, other: Shingles): number => {
-  const size = table.shingles.length
-  if (size === 0 || other.length === 0) return 0
-  let common = 0
-  for (let i = 0; i < other.length; i++) {
-    if (contains(table, other[i] ?? 0)) common++
-  }
-  return common / (size + other.length - common)
-}
 
 /** The Jaccard similarity of the 5-character shingles of two texts, as they are (no normalisation, no length rule). */
 export const jaccard = (a: string, b: string): number => jaccardOf(shingleTable(a), shingleTable(b).shingles)
@@ -313,56 +187,22 @@ const comparableLengths = (a: number, b: number, floor: number): boolean => {
 export const noveltyOf = (similarity: number, options: Options = defaultOptions): NoveltyTag =>
   similarity >= options.noveltyDuplicate ? "duplicate" : similarity >= options.noveltyRelated ? "related" : "new"
 
-// One-permutation MinHash: each shingle falls in one of 64 bins by its top bits and the bin keeps the smallest rest.
-// Empty bins borrow from the next filled bin, marked with the distance, so short texts still band sensibly. The rolling
-// hash is inlined here because this loop runs over every character the index sees.
-const sketch = (text: string): Uint32Array => {
-  const signature = new Uint32Array(bins).fill(emptyBin)
-  const length = text.length
-  const window = Math.min(shingleLength, length)
-  let a = 0
-  for (let i = 0; i < window; i++) a = (Math.imul(a, baseA) + text.charCodeAt(i) + 1) | 0
-  for (let i = window; i <= length; i++) {
-    let x = a ^ (a >>> 16)
-    x = Math.imul(x, 0x85ebca6b)
-    x ^= x >>> 13
-    x = Math.imul(x, 0xc2b2ae35)
-    x = (x ^ (x >>> 16)) >>> 0
-    const bin = x >>> valueBits
-    const value = x & valueMask
-    if (value < (signature[bin] ?? emptyBin)) signature[bin] = value
-    if (i < length) {
-      a = (Math.imul(a - Math.imul(text.charCodeAt(i - shingleLength) + 1, powA), baseA) + text.charCodeAt(i) + 1) | 0
-    }
-  }
-  const dense = new Uint32Array(bins)
-  for (let i = 0; i < bins; i++) {
-    let distance = 0
-    while (distance < bins && signature[(i + distance) % bins] === emptyBin) distance++
-    const value = signature[(i + distance) % bins] ?? emptyBin
-    dense[i] = value === emptyBin ? emptyBin : ((distance << valueBits) | value) >>> 0
-  }
-  return dense
-}
-
-const bandKey = (signature: Uint32Array, band: number): number => {
-  let hash = 0x9e3779b9
-  for (let row = 0; row < rowsPerBand; row++) {
-    hash = mix((hash ^ (signature[band * rowsPerBand + row] ?? 0)) | 0)
-  }
-  // 53 bits: the first row's value keeps unrelated bands apart, the mixed rows make collisions negligible.
-  return (signature[band * rowsPerBand] ?? 0) * 2_097_152 + (hash >>> 11)
-}
-
-const estimate = (a: Uint32Array, b: Uint32Array): number => {
-  let same = 0
-  for (let i = 0; i < bins; i++) if (a[i] === b[i]) same++
-  return same / bins
-}
-
 // =============================================================================
 // Index
 // =============================================================================
+
+// A candidate whose sketch estimate is this far under the related threshold is not compared exactly: the estimate's
+// standard error at 0.3 with 64 bins is under 0.06, so a true 0.3 is missed less than once in a hundred.
+const estimateMargin = 0.15
+// Exact comparisons per check at most, so that a corpus of near-copies stays linear.
+const maxExactComparisons = 4
+// Up to this many held documents, every one is screened by its sketch, so related sources (0.3 to 0.7, which bands
+// of four rows catch only sometimes) are found too. A researcher's index is far below it; past it, novelty under 0.7
+// rests on the bands alone.
+const fullScanLimit = 512
+// A band bucket only grows large when a corpus is made of near-copies of one template; its most recent entries are
+// then as good as any, and looking at no more than these keeps every check bounded.
+const bucketScanLimit = 16
 
 interface Prepared {
   readonly document: Document

@@ -6,8 +6,8 @@
  *
  * One event loop runs only so many sessions at full speed: past that point every run slows down, the process's
  * timers and sockets wait their turn behind the others' CPU work, and memory grows with the runs in flight. Queuing
- * the runs beyond the limit keeps each admitted run as fast as alone and the process responsive (BENCHMARKS.md, §4,
- * measures where that point lies).
+ * the runs beyond the limit keeps each admitted run as fast as alone and the process responsive (BENCHMARKS.md,
+ * "Many sessions in one process", measures where that point lies).
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -1,19 +1,26 @@
-/** deep-research providers: model, search and extraction vendors, and the file session store. */
-export * as AtomicFile from "./store/file/AtomicFile.js"
-export * as FileSessionStore from "./store/file/FileSessionStore.js"
-export * as PgSessionStore from "./store/pg/PgSessionStore.js"
-export * as AnthropicLanguageModel from "./models/AnthropicLanguageModel.js"
+/**
+ * deep-research providers, one folder per kind: the model vendors (`models/`: OpenAI and every OpenAI-compatible
+ * server, Anthropic, and `ModelSpec`, which picks one per role from `provider:model` specs), the search vendors
+ * (`search/`: Tavily, Exa, Perplexity, Semantic Scholar, the vendors' native web search, and the fan-out over several),
+ * the page extractor (`extract/`), a local document corpus (`corpus/`), and the session stores (`store/file/`,
+ * `store/pg/`), with `AtomicFile` for files written as the file store writes its own and the environment variables
+ * they all read. Each module is also its own subpath (`@deep-research/providers/Tavily`).
+ */
 export * as OpenAiLanguageModel from "./models/OpenAiLanguageModel.js"
-export * as AnthropicWebSearch from "./search/AnthropicWebSearch.js"
-export * as Tavily from "./search/Tavily.js"
-export * as HttpExtractor from "./extract/HttpExtractor.js"
-export * as LocalCorpus from "./corpus/LocalCorpus.js"
-export * as OpenAiWebSearch from "./search/OpenAiWebSearch.js"
+export * as AnthropicLanguageModel from "./models/AnthropicLanguageModel.js"
 export * as ModelSpec from "./models/ModelSpec.js"
+export * as Tavily from "./search/Tavily.js"
 export * as Exa from "./search/Exa.js"
 export * as Perplexity from "./search/Perplexity.js"
 export * as SemanticScholar from "./search/SemanticScholar.js"
+export * as OpenAiWebSearch from "./search/OpenAiWebSearch.js"
+export * as AnthropicWebSearch from "./search/AnthropicWebSearch.js"
 export * as SearchFanout from "./search/SearchFanout.js"
+export * as HttpExtractor from "./extract/HttpExtractor.js"
+export * as LocalCorpus from "./corpus/LocalCorpus.js"
+export * as FileSessionStore from "./store/file/FileSessionStore.js"
+export * as PgSessionStore from "./store/pg/PgSessionStore.js"
+export * as AtomicFile from "./store/file/AtomicFile.js"
 export * as Environment from "./Environment.js"
 export * as Wikipedia from "./search/Wikipedia.js"
 export * as Arxiv from "./search/Arxiv.js"

@@ -3,19 +3,19 @@
  * what is alive is large.
  *
  * V8 picks that factor itself, up to 4 when the process spends little of its time collecting, which is the case of a
- * process whose sessions mostly wait for the network: 1,000 simulated sessions at once kept 420 to 540 MB alive and
- * peaked at 1.9 to 2.0 GiB of RSS, most of it garbage not yet collected. A factor of 2 (`percent` 100) peaked at 1.3
- * GiB with no measurable cost in CPU or event-loop delay there; with 20 sessions at once (60 to 80 MB alive) the same
- * factor cost 5 ms of CPU a session in more frequent collections, for memory nobody was short of (BENCHMARKS.md, §15).
- * So the factor is set only while the last full collection kept more than `aboveMiB`, and given back to V8 below it.
+ * process whose sessions mostly wait for the network: with many sessions at once most of its RSS is garbage not yet
+ * collected. A factor of 2 (`percent` 100) takes a large part of that away with no cost a user sees there, while with
+ * few sessions (little alive) it costs more frequent collections for memory nobody was short of (the figures:
+ * BENCHMARKS.md, "Home-made parts"). So the factor is set only while the last full collection kept more than
+ * `aboveMiB`, and given back to V8 below it.
  * V8 sizes the heap at the end of each full collection, so a change counts from the collection after the one that
  * made it: the threshold has to be crossed on the way up. Unlike a heap limit, the factor never makes a process that
  * really holds more run out of memory.
  *
- * `deep-research` runs every command under it. A program hosting sessions itself runs its main effect with
- * `HeapGrowth.limited()` or provides `layer()`. A process started with its own `--heap-growing-percent` (on the
- * command line or in `NODE_OPTIONS`) keeps it. V8's flag is one a process, so one watcher sets it at a time: a `limit`
- * made while another is open (a library's `layer()` inside the CLI's `limited()`, say) leaves the flag to the first.
+ * `deep-research` runs every command under it (`limited()`), and the sessions benchmark as the CLI does. A process
+ * started with its own `--heap-growing-percent` (on the command line or in `NODE_OPTIONS`) keeps it. V8's flag is one
+ * a process, so one watcher sets it at a time: a `limit` made while another is open (a `layer()` inside `limited()`,
+ * say) leaves the flag to the first.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -51,7 +51,7 @@ export const startedWithOwn = (
  * Whether a watcher of this process is open: kept on the global object, so that two copies of this module in one
  * process (two versions of the package) still make one watcher.
  */
-const watching = Symbol.for("@deep-research/providers/HeapGrowth/watching")
+const watching = Symbol.for("@deep-research/cli/HeapGrowth/watching")
 const globals = globalThis as { [watching]?: boolean }
 
 // V8 reads the flag at each collection; 0 is its own choice.

@@ -6,10 +6,10 @@
  *
  * Effect's default scheduler lets fibers run on for up to 2,048 consecutive microtask turns before it lets timers
  * and I/O in, however long that takes; with a thousand sessions whose answers arrive together that held the event
- * loop for seconds at a time (BENCHMARKS.md, §13). Slicing changes when work runs, not how much there is.
+ * loop far longer than a slice (BENCHMARKS.md, "Home-made parts"). Slicing changes when work runs, not how much there
+ * is.
  *
- * `deep-research` runs every command under it; a program hosting sessions itself provides `layer()` or wraps its
- * main effect in `withSlices()`.
+ * `deep-research` runs every command under it (`withSlices()`), and the benchmarks as the CLI does.
  */
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"

@@ -121,7 +121,7 @@ export const make = (initial: Session, ledger: UsageLedger.Service): Effect.Effe
     const currentSession = Effect.sync(() => state)
 
     // Every checkpoint stamps the account, from values of the types the classes hold: made without validating them
-    // again (a class of classes takes about 35 us to validate, the stamp a few times that).
+    // again, as a class of classes is costly to validate (BENCHMARKS.md, "Home-made parts").
     const metricsOf = (current: Running, now: number, usage: ReadonlyArray<Usage.RoleUsage>): Usage.PhaseMetrics =>
       new Usage.PhaseMetrics(
         {

@@ -46,7 +46,7 @@ const Query = Schema.String.pipe(Schema.minLength(1, { message: () => "a non-emp
 
 /**
  * The researcher's tools, sized by the configuration. Made once for each pair of sizes and shared: making them (their
- * Schemas and JSON schemas) took about half a millisecond, once for every research unit. Treat them as read-only.
+ * Schemas and JSON schemas) for every research unit made the same ones again and again. Treat them as read-only.
  */
 export const makeTools = (config: Pick<ResearchConfig, "maxQueriesPerSearch" | "maxUrlsPerExtract">): Tools => {
   const key = `${config.maxQueriesPerSearch}:${config.maxUrlsPerExtract}`

@@ -174,8 +174,7 @@ export const newRound = (
 ): SupervisionRound => {
   const ordered = [...directives].sort(byPriority)
   const reflection = reflections.join("\n\n").trim()
-  // Not validated again: the directives were decoded from the model's calls and the round number is a count (each
-  // directive took about 20 µs to validate again).
+  // Not validated again: the directives were decoded from the model's calls and the round number is a count.
   return new SupervisionRound(
     {
       round: number,

@@ -145,7 +145,7 @@ export const run = Spans.fn("Synthesis.run")(function* (input: Input) {
     return yield* Effect.fail(new MalformedOutput({ reason: "the report model returned no text", raw: "" }))
   }
   const finalized = Citations.finalize(text, found.sources, Language.sourcesHeading(language))
-  // Strings, a count and citations made as such: not validated again (that took about 40 µs).
+  // Strings, a count and citations made as such: not validated again.
   const report = new Report(
     {
       title: titleOf(finalized.markdown, input.query),

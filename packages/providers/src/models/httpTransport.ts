@@ -1,8 +1,8 @@
 /**
  * The `fetch` the vendors' SDKs are given: a request over Node's `http` and `https` modules, answered with a standard
- * `Response`. Node's own `fetch` costs about a millisecond of CPU a request more (its web streams; BENCHMARKS section
- * 10), and a session makes 16 to 20 model calls. The SDKs stay the clients: they build every request and read every
- * answer as before; only the bytes travel another way.
+ * `Response`, in place of Node's own `fetch`, whose web streams cost CPU at every request (BENCHMARKS.md, "Home-made
+ * parts"). The SDKs stay the clients: they build every request and read every answer as before; only the bytes travel
+ * another way.
  *
  * It behaves as the platform's `fetch` for what the SDKs send: a string or byte body, request headers as given (and
  * `accept-encoding` as `fetch` adds it, with the body decoded), the answer's status, status text and headers (repeated

@@ -183,8 +183,8 @@ export const toCompletion = (
       ? thought
       : tidyStructured(thought, prepared.responseSchema)
   const usage = wire.usage
-  // Made from the decoded answer, whose types the compiler has checked: the classes' own validation (about 50 us, a
-  // call, for the completion) would check them again.
+  // Made from the decoded answer, whose types the compiler has checked: the classes' own validation would check them
+  // again.
   return new LanguageModel.Completion(
     {
       text,

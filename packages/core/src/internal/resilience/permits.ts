@@ -4,9 +4,9 @@
  *
  * Not Effect's `Semaphore`: when a permit comes back, it wakes every waiter, each tries to take it, and the ones
  * that lose wait again one frame deeper in their own stack. With hundreds waiting (a server queueing sessions) that
- * is hundreds of fiber resumptions a release and continuations that grow with every release a waiter sees: 1,000
- * sessions queued behind 20 kept about 400 MiB of such frames alive (BENCHMARKS.md, §13). Here a returned permit
- * goes to the waiter that came first, and to no one else, and a newcomer never overtakes a waiter.
+ * is hundreds of fiber resumptions a release and continuations that grow with every release a waiter sees, memory
+ * that grows with the sessions queued (BENCHMARKS.md, "Home-made parts"). Here a returned permit goes to the waiter
+ * that came first, and to no one else, and a newcomer never overtakes a waiter.
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

@@ -50,14 +50,14 @@ export interface Options {
   readonly host?: Host | undefined
   /**
    * A synchronous write to an open descriptor of the FileSystem's, when its descriptors are the system's (Node's
-   * `fs.writeSync`; `layerNode` gives it): the event log of a session a run holds is appended with it, a few
-   * microseconds of CPU where a write through the thread pool costs about fifty. Without it, the FileSystem writes.
+   * `fs.writeSync`; `layerNode` gives it): the event log of a session a run holds is appended with it, not through
+   * the thread pool. Without it, the FileSystem writes.
    */
   readonly writeSync?: EventLog.WriteSync | undefined
   /**
    * The system's own file calls, when the FileSystem's paths and descriptors are the system's (`layerNode` gives
-   * Node's): stats, atomic writes, lock files and syncs of held files made with them cost a few microseconds of the
-   * event loop's CPU each instead of a trip through the thread pool; syncs still wait for the disk off the event loop.
+   * Node's): stats, atomic writes, lock files and syncs of held files are made with them rather than through the
+   * platform's layer (see `nativeFiles.ts`); syncs still wait for the disk off the event loop.
    */
   readonly native?: NativeFiles.NativeFiles | undefined
 }

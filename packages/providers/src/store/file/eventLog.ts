@@ -33,7 +33,7 @@ export interface Store {
   readonly ensureDirectory: (id: string) => Effect.Effect<void>
   /**
    * A synchronous write to an open descriptor of `fs` (Node's `fs.writeSync`), when its descriptors are the system's:
-   * a held log is appended with it, a few microseconds where a write through the thread pool costs about fifty.
+   * a held log is appended with it, rather than through the thread pool.
    */
   readonly writeSync?: WriteSync | undefined
   /** Syncs a log's descriptor more cheaply than the FileSystem's own sync, when the store has such a way. */

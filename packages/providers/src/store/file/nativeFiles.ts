@@ -1,11 +1,11 @@
 /**
  * The file store's hot file operations done by the system directly, for a `FileSystem` whose paths and descriptors
- * are the system's (Node's; `FileSessionStore.layerNode` gives them). Through `@effect/platform-node` an operation
- * costs the event loop about sixty microseconds of CPU; a raw Node callback about twenty, a synchronous call a few
- * plus the kernel's own work. So the calls that only read or fill the kernel's caches (stat, write, read, close) are
- * synchronous; those that change a folder (create, rename, link, remove: each a journal entry of up to a hundred
- * microseconds of kernel work, which can wait for the journal) and syncs (which wait for the disk) go through the
- * thread pool by raw callbacks, so that the event loop never waits for the disk or the journal. Failures are the
+ * are the system's (Node's; `FileSessionStore.layerNode` gives them). An operation through `@effect/platform-node`
+ * costs the event loop more than a raw Node callback, and a callback more than a synchronous call (BENCHMARKS.md,
+ * "Home-made parts"). So the calls that only read or fill the kernel's caches (stat, write, read, close) are
+ * synchronous; those that change a folder (create, rename, link, remove: each a journal entry, which can wait for the
+ * journal) and syncs (which wait for the disk) go through the thread pool by raw callbacks, so that the event loop
+ * never waits for the disk or the journal. Failures are the
  * platform's `SystemError`s, with the same reasons as `NodeFileSystem`'s. `fromFileSystem` gives the same operations
  * through any `FileSystem`, so that the store's code is one whatever it runs on.
  */
