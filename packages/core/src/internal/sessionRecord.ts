@@ -1,6 +1,7 @@
 /**
  * A session's record in the store around a run: a new session made, the run's events appended to its log as they are
- * published, and a session marked cancelled when its run is stopped before its phases could mark it themselves.
+ * published, and a session marked cancelled when its run is stopped before its phases could mark it themselves (or,
+ * queued, before it began).
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -55,13 +56,34 @@ export const cancelledIfRunning = (id: string) =>
     yield* ResearchEvents.publish({ _tag: "SessionCancelled" })
   }).pipe(Effect.catchAllCause((cause) => Effect.logWarning(`session ${id} could not be marked cancelled`, cause)))
 
+/**
+ * Marks a stored session cancelled when it is still queued (its run stopped before it began), and says so in its log;
+ * one that began, or that another process holds now, is left as it is.
+ */
+export const cancelledIfQueued = (id: string) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      yield* store.lock(id)
+      const stored = yield* store.load(id)
+      if (stored.status !== "queued") return
+      yield* store.save(Checkpoint.patch(stored, { status: "cancelled" }))
+      const events = yield* recordingEvents(id)
+      yield* Effect.provideService(
+        ResearchEvents.publish({ _tag: "SessionCancelled" }),
+        ResearchEvents.ResearchEvents,
+        events
+      )
+    })
+  ).pipe(Effect.catchAllCause((cause) => Effect.logWarning(`session ${id} could not be marked cancelled`, cause)))
+
 /** A new session of `query`, not researched yet. */
 export const newSession = (
   id: string,
   query: string,
   config: ResearchConfig.ResearchConfig,
   createdAt: number | undefined,
-  status: "running" | "cancelled"
+  status: "queued" | "running" | "cancelled"
 ) =>
   Effect.map(
     Clock.currentTimeMillis,
