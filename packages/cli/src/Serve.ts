@@ -310,7 +310,8 @@ export const serve = (resolved: CliConfig.Resolved, options: Options) =>
   Effect.gen(function* () {
     const refused = refusal(options)
     if (refused !== undefined) return yield* Effect.fail(new Error(refused))
-    const runs = yield* Runs.forServing(resolved)
+    // Nothing a stopped server acknowledged is lost: what it left queued or interrupted runs again here.
+    const runs = yield* Runs.forServing(resolved, { resumeStopped: true })
     const context = yield* Layer.build(layer(runs, options))
     const server = yield* Effect.provide(HttpServer.HttpServer, context)
     const url = urlOf(server.address)

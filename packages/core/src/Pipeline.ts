@@ -451,7 +451,8 @@ export const enqueue = (
 /**
  * Stores a session that was asked for and cancelled before any run of it started (one waiting in a queue of the
  * caller's, a cluster's): its question and settings, status cancelled, nothing researched, so that `resume` can run it
- * later. A session already stored under that id is left as it is; a store that fails leaves nothing, said in the log.
+ * later. A session stored queued under that id (`enqueue`) is marked cancelled; one stored otherwise is left as it
+ * is; a store that fails leaves nothing, said in the log.
  */
 export const recordCancelled = (
   query: string,

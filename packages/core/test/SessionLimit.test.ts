@@ -189,4 +189,17 @@ describe("SessionLimit", () => {
       assert.strictEqual((yield* Pipeline.resume("waited")).status, "completed")
     }).pipe(Effect.scoped, Effect.provide(Layer.merge(H.world({}), Layer.orDie(SessionLimit.layer(1)))))
   )
+
+  it.effect("recordCancelled marks a session stored queued cancelled, one whose run never got to wait", () =>
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      yield* Pipeline.enqueue("What are the latest measurements?", { sessionId: "never-waited" })
+      yield* Pipeline.recordCancelled("What are the latest measurements?", { sessionId: "never-waited" })
+      assert.strictEqual((yield* store.load("never-waited")).status, "cancelled")
+      assert.deepStrictEqual(
+        (yield* store.events("never-waited")).map((event) => event._tag),
+        ["SessionCancelled"]
+      )
+    }).pipe(Effect.provide(H.world({})))
+  )
 })

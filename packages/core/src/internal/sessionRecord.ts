@@ -56,27 +56,6 @@ export const cancelledIfRunning = (id: string) =>
     yield* ResearchEvents.publish({ _tag: "SessionCancelled" })
   }).pipe(Effect.catchAllCause((cause) => Effect.logWarning(`session ${id} could not be marked cancelled`, cause)))
 
-/**
- * Marks a stored session cancelled when it is still queued (its run stopped before it began), and says so in its log;
- * one that began, or that another process holds now, is left as it is.
- */
-export const cancelledIfQueued = (id: string) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const store = yield* SessionStore
-      yield* store.lock(id)
-      const stored = yield* store.load(id)
-      if (stored.status !== "queued") return
-      yield* store.save(Checkpoint.patch(stored, { status: "cancelled" }))
-      const events = yield* recordingEvents(id)
-      yield* Effect.provideService(
-        ResearchEvents.publish({ _tag: "SessionCancelled" }),
-        ResearchEvents.ResearchEvents,
-        events
-      )
-    })
-  ).pipe(Effect.catchAllCause((cause) => Effect.logWarning(`session ${id} could not be marked cancelled`, cause)))
-
 /** A new session of `query`, not researched yet. */
 export const newSession = (
   id: string,
@@ -106,25 +85,45 @@ export const newSession = (
 /**
  * Stores a session that was stopped before any run of it began (while it waited for a `SessionLimit` slot, or in a
  * queue of the caller's) as cancelled, with its question and settings and nothing researched, so that the id its
- * caller was given can be resumed rather than being unknown. One already stored under that id is left as it is.
+ * caller was given can be resumed rather than being unknown. One stored queued under that id is marked cancelled; one
+ * stored otherwise (it began) is left as it is.
  */
 export const storedCancelled = (session: Effect.Effect<Session.Session>) =>
+  Effect.flatMap(session, (cancelled) => markCancelled(cancelled.id, Option.some(cancelled))).pipe(
+    Effect.catchAllCause((cause) =>
+      Effect.logWarning("a session cancelled before it ran could not be stored as cancelled", cause)
+    )
+  )
+
+/**
+ * Marks a stored session cancelled when it is still queued (its run stopped before it began), and says so in its log;
+ * one that began, or that another process holds now, is left as it is.
+ */
+export const cancelledIfQueued = (id: string) =>
+  markCancelled(id, Option.none()).pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning(`session ${id} could not be marked cancelled`, cause))
+  )
+
+/** Under the session's lock: the queued session marked cancelled, or `orNew` stored when none is. */
+const markCancelled = (id: string, orNew: Option.Option<Session.Session>) =>
   Effect.scoped(
     Effect.gen(function* () {
       const store = yield* SessionStore
-      const cancelled = yield* session
-      yield* store.lock(cancelled.id)
-      if ((yield* Effect.either(store.load(cancelled.id)))._tag === "Right") return
-      yield* store.save(cancelled)
-      const events = yield* recordingEvents(cancelled.id)
+      yield* store.lock(id)
+      const existing = yield* Effect.either(store.load(id))
+      if (existing._tag === "Right") {
+        if (existing.right.status !== "queued") return
+        const now = yield* Clock.currentTimeMillis
+        yield* store.save(Checkpoint.patch(existing.right, { status: "cancelled", updatedAt: now }))
+      } else {
+        if (existing.left._tag !== "SessionNotFound" || Option.isNone(orNew)) return yield* existing.left
+        yield* store.save(orNew.value)
+      }
+      const events = yield* recordingEvents(id)
       yield* Effect.provideService(
         ResearchEvents.publish({ _tag: "SessionCancelled" }),
         ResearchEvents.ResearchEvents,
         events
       )
     })
-  ).pipe(
-    Effect.catchAllCause((cause) =>
-      Effect.logWarning("a session cancelled before it ran could not be stored as cancelled", cause)
-    )
   )
