@@ -27,6 +27,10 @@ import * as Store from "./Store.js"
 import * as Telemetry from "./Telemetry.js"
 import * as Wiring from "./Wiring.js"
 import { type Listed, RunConflict, type RunStatus, type Started, type StartOptions } from "./RunSchema.js"
+import { answerable, resumable, statusOf } from "./internal/runStates.js"
+
+// Shared with the runs of a cluster, which reach them here.
+export { answerable, resumable, statusOf }
 
 /** An event of a session's log with its position there (1 for the first), which SSE sends as the event id. */
 export interface NumberedEvent {
@@ -239,52 +243,6 @@ const status = (host: Host, sessionId: string) =>
     })
   })
 
-/** The phase the progress view gives a session that ended as the store has it (`Progress.reduce`'s names). */
-const settledPhases: Partial<Record<Session.Session["status"], string>> = {
-  completed: "completed",
-  failed: "failed",
-  cancelled: "cancelled",
-  awaiting_clarification: "waiting for an answer"
-}
-
-/**
- * A session's status from what is known of it: the stored session, the progress of its events, whether a run of it
- * is going (and still waiting to start), and the question it was started with when nothing is stored yet.
- */
-export const statusOf = (
-  sessionId: string,
-  known: {
-    readonly stored: Session.Session | undefined
-    readonly live: Progress.State | undefined
-    readonly running: boolean
-    readonly queued: boolean
-    readonly query: string | undefined
-  }
-): RunStatus => {
-  const { live, running, stored } = known
-  // A session no run holds is where its store says, whatever this process saw of it (nothing, after a restart; its
-  // events a moment behind the store, as a run ends).
-  const settled = running || stored === undefined ? undefined : settledPhases[stored.status]
-  return {
-    sessionId,
-    query: stored?.query ?? known.query ?? "",
-    // While a run goes on the stored status may still be the previous one (an answered question).
-    status: known.queued ? "queued" : running ? "running" : (stored?.status ?? "running"),
-    running,
-    phase: settled ?? live?.phase ?? "starting",
-    round: live?.round ?? stored?.rounds.length ?? 0,
-    researchers: live === undefined ? [] : [...live.researchers.entries()].map(([id, r]) => ({ id, ...r })),
-    sources: stored?.sources.length ?? live?.sources ?? 0,
-    tokens: live?.tokens ?? stored?.usage.reduce((n, r) => n + r.inputTokens + r.outputTokens, 0) ?? 0,
-    costUsd: live?.costUsd ?? stored?.usage.reduce((n, r) => n + r.costUsd, 0) ?? 0,
-    ...(!running && stored?.status === "awaiting_clarification" && stored.clarification !== undefined
-      ? { clarificationQuestion: stored.clarification.decision.question }
-      : {}),
-    ...(stored?.error === undefined ? {} : { error: stored.error.message }),
-    reportReady: stored?.report !== undefined
-  }
-}
-
 const list = (host: Host) =>
   Effect.map(
     Effect.flatMap(storeOf(host), (store) => store.list),
@@ -296,28 +254,6 @@ const list = (host: Host) =>
             summary.status === "queued" && host.runs.has(summary.id) ? { ...summary, status: "running" } : summary
           )
   )
-
-/** Whether a stopped session can take an answer: only one waiting for it. */
-export const answerable = (session: Session.Session): Effect.Effect<void, RunConflict> =>
-  session.status === "awaiting_clarification"
-    ? Effect.void
-    : Effect.fail(
-        new RunConflict({
-          message: `The session ${session.id} is not waiting for an answer (status ${session.status}).`
-        })
-      )
-
-/** Whether a stopped session can be resumed: not a completed one, nor one waiting for an answer. */
-export const resumable = (session: Session.Session): Effect.Effect<void, RunConflict> =>
-  session.status === "completed"
-    ? Effect.fail(new RunConflict({ message: `The session ${session.id} is completed already.` }))
-    : session.status === "awaiting_clarification"
-      ? Effect.fail(
-          new RunConflict({
-            message: `The session ${session.id} waits for an answer to its question; answer it instead.`
-          })
-        )
-      : Effect.void
 
 const answer = (host: Host, sessionId: string, text: string) =>
   Effect.gen(function* () {
