@@ -1,7 +1,7 @@
 /**
  * What a killed process leaves in the file store, on the real file system: folders with no session (only a lock, a
  * temporary file, `simulated.json`, or nothing) are removed when the store lists its sessions, unless a live process
- * may be making them; a folder holding anything else is listed as corrupt, naming what it holds; temporary files
+ * may be making them (a folder that says nothing of its maker is given a minute); a folder holding anything else is listed as corrupt, naming what it holds; temporary files
  * beside a session go when a run next locks it. And a saved session's folders are synced, so that a crash keeps it.
  */
 import { ResearchConfig, Session } from "@deep-research/core"
@@ -76,7 +76,7 @@ describe("what a killed process leaves in the file store", () => {
         folder("only-lock", { lock: lockOf(999) }),
         folder("only-temporary", { "session.json.tmp-999-4-xyz": '{"half":' }),
         folder("lock-and-simulated", { lock: lockOf(999), "simulated.json": '{"simulated": true}\n' }),
-        folder("only-simulated", { "simulated.json": '{"simulated": true}\n' }),
+        folder("only-simulated-long-ago", { "simulated.json": '{"simulated": true}\n' }, 10 * 60_000),
         folder("empty-long-ago", {}, 10 * 60_000)
       ]
       const { lines, result } = yield* warned(store.list)
@@ -101,24 +101,27 @@ describe("what a killed process leaves in the file store", () => {
         folder("locked-by-a-live-run", { lock: lockOf(222) }),
         folder("locked-on-another-host", { lock: lockOf(999, "elsewhere") }),
         folder("written-by-a-live-run", { "session.json.tmp-222-1-abc": "{" }),
-        folder("just-made", {})
+        folder("just-made", {}),
+        folder("just-marked-simulated", { "simulated.json": '{"simulated": true}\n' })
       ]
       assert.deepStrictEqual(yield* store.list, [])
       for (const dir of making) assert.isTrue(fs.existsSync(dir), `${dir} is kept`)
     }).pipe(Effect.provide(platform))
   )
 
-  it.scopedLive("a folder with no session file that holds a run's files is listed as corrupt, naming them, and kept", () =>
-    Effect.gen(function* () {
-      const { folder, store } = yield* setup
-      const dir = folder("half-deleted", { "events.jsonl": "", "report.md": "# A report\n", lock: lockOf(999) })
-      const [listed] = yield* store.list
-      assert.strictEqual(listed?.id, "half-deleted")
-      assert.strictEqual(listed?.status, "corrupt")
-      assert.include(listed?.error, dir)
-      assert.include(listed?.error, "events.jsonl, report.md")
-      assert.isTrue(fs.existsSync(dir))
-    }).pipe(Effect.provide(platform))
+  it.scopedLive(
+    "a folder with no session file that holds a run's files is listed as corrupt, naming them, and kept",
+    () =>
+      Effect.gen(function* () {
+        const { folder, store } = yield* setup
+        const dir = folder("half-deleted", { "events.jsonl": "", "report.md": "# A report\n", lock: lockOf(999) })
+        const [listed] = yield* store.list
+        assert.strictEqual(listed?.id, "half-deleted")
+        assert.strictEqual(listed?.status, "corrupt")
+        assert.include(listed?.error, dir)
+        assert.include(listed?.error, "events.jsonl, report.md")
+        assert.isTrue(fs.existsSync(dir))
+      }).pipe(Effect.provide(platform))
   )
 
   it.scopedLive("a run locking a session removes the temporary files stopped processes left beside it", () =>

@@ -2,8 +2,9 @@
  * What a killed process leaves in the file store, and what the store does with it. A process killed while it made a
  * session's folder, or while it replaced a file, leaves a folder with no `session.json` (only its `lock`, a temporary
  * file, `simulated.json`) or a temporary file beside a session's files. Such a folder is removed when the store lists
- * its sessions, once no live process can be making it; one that holds anything else is listed as corrupt, naming what
- * it holds, never removed. Temporary files of stopped processes are removed when a run next locks the session.
+ * its sessions, once no live process can be making it (one that says nothing of its maker, after a minute); one that
+ * holds anything else is listed as corrupt, naming what it holds, never removed. Temporary files of stopped processes
+ * are removed when a run next locks the session.
  */
 import { Session } from "@deep-research/core"
 import type * as FileSystem from "@effect/platform/FileSystem"
@@ -14,8 +15,11 @@ import { isNotFound, orDieWith } from "./fileErrors.js"
 import type * as LockFile from "./lockFile.js"
 import type * as SessionWriters from "./sessionWriters.js"
 
-/** An empty folder younger than this may be one another process has just made, about to write into it. */
-export const emptyFolderGraceMillis = 60_000
+/**
+ * A folder that says nothing of who made it (empty, or only `simulated.json`) younger than this may be one another
+ * process has just made, about to write its session into it.
+ */
+export const unclaimedFolderGraceMillis = 60_000
 
 /** The files a process writes aside (`<name>.tmp-<pid>-…`, `<name>.stale-<pid>-…`), with the pid that wrote them. */
 const asideFile = /\.(?:tmp|stale)-(\d+)-/
@@ -65,24 +69,26 @@ export const make = (store: Store): Leftovers => {
       orDieWith(`cannot list ${folder}`)
     )
 
-  /** Whether a live process may be making or holding the folder: its lock, or a file it is writing aside. */
-  const inUse = (id: string, names: ReadonlyArray<string>) =>
+  /**
+   * Who left the folder as it is: a live process that may be making or holding it (its lock, a file it is writing
+   * aside), a stopped one (its lock or a file it wrote aside, and nothing of a live one), or no telling (no lock, no
+   * file written aside: a folder just made, or one with only `simulated.json`).
+   */
+  const leftBy = (id: string, names: ReadonlyArray<string>) =>
     Effect.gen(function* () {
-      if (
-        names.some((name) => {
-          const pid = writerOf(name)
-          return pid !== undefined && isLive(pid)
-        })
-      ) {
-        return true
-      }
-      if (!names.includes("lock")) return false
+      const writers = names.flatMap((name) => {
+        const pid = writerOf(name)
+        return pid === undefined ? [] : [pid]
+      })
+      if (writers.some(isLive)) return "live" as const
+      if (!names.includes("lock")) return writers.length > 0 ? ("stopped" as const) : ("unknown" as const)
       const holder = yield* store.readLock(id)
+      if (Option.isNone(holder)) return writers.length > 0 ? ("stopped" as const) : ("unknown" as const)
       // A lock that cannot be read, or of another host, cannot be judged here: it stands.
-      if (Option.isNone(holder)) return false
       return Option.match(holder.value, {
-        onNone: () => true,
-        onSome: (lock) => lock.hostname !== host.hostname || isLive(lock.pid)
+        onNone: () => "live" as const,
+        onSome: (lock) =>
+          lock.hostname !== host.hostname || isLive(lock.pid) ? ("live" as const) : ("stopped" as const)
       })
     })
 
@@ -102,7 +108,8 @@ export const make = (store: Store): Leftovers => {
         const listed = yield* namesIn(folder)
         if (Option.isNone(listed)) return Option.none<Session.SessionSummary>()
         const names = listed.value
-        if (yield* inUse(id, names)) return Option.none()
+        const writer = yield* leftBy(id, names)
+        if (writer === "live") return Option.none()
         const modified = yield* modifiedAt(folder)
         const kept = names.filter((name) => !isLeftover(name))
         if (kept.length > 0) {
@@ -118,7 +125,8 @@ export const make = (store: Store): Leftovers => {
             })
           )
         }
-        if (names.length === 0 && (yield* Clock.currentTimeMillis) - modified < emptyFolderGraceMillis) {
+        // Nothing says who made it: another process may have just made it, about to write its session into it.
+        if (writer === "unknown" && (yield* Clock.currentTimeMillis) - modified < unclaimedFolderGraceMillis) {
           return Option.none()
         }
         yield* orDieWith(`cannot remove ${folder}`)(fs.remove(folder, { recursive: true }))
