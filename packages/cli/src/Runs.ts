@@ -7,8 +7,8 @@ import { Errors, Pipeline, ResearchConfig, ResearchEvents, SessionLimit, Session
 import type { Session } from "@deep-research/core"
 import * as Secrets from "@deep-research/providers/Secrets"
 import type { Evaluation } from "@deep-research/evaluation"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
@@ -29,6 +29,10 @@ import * as Store from "./Store.js"
 import * as OtlpExport from "./OtlpExport.js"
 import * as Wiring from "./Wiring.js"
 import { type Listed, RunConflict, type RunStatus, type Started, type StartOptions } from "./RunSchema.js"
+import { answerable, resumable, statusOf } from "./internal/runStates.js"
+
+// Shared with the runs of a cluster, which reach them here.
+export { answerable, resumable, statusOf }
 
 /** An event of a session's log with its position there (1 for the first), which SSE sends as the event id. */
 export interface NumberedEvent {
@@ -80,8 +84,6 @@ export interface Runs {
 
 interface Run {
   readonly fiber: Fiber.RuntimeFiber<Session.Session, unknown>
-  /** The question of a run this process started (a queued run has no stored session yet). */
-  readonly question: { readonly query: string; readonly at: number } | undefined
 }
 
 /** The research configuration of a run: the resolved one with what the client chose. */
@@ -173,18 +175,27 @@ const wouldWait = (host: Host) =>
     )
   )
 
-/** Runs a session in the background; it is forgotten here when it ends. */
+/**
+ * Runs a session in the background; it is forgotten here when it ends. A run that stops on anything but an error of
+ * its research (a store that fails, a defect) says so in the log: its session stays where its last checkpoint left it.
+ */
 const background = (
   host: Host,
   sessionId: string,
-  effect: Effect.Effect<Session.Session, unknown, Wiring.Services>,
-  question?: string
+  effect: Effect.Effect<Session.Session, unknown, Wiring.Services>
 ): Effect.Effect<Started> =>
   Effect.gen(function* () {
     const queued = yield* wouldWait(host)
-    const at = yield* Clock.currentTimeMillis
-    const fiber = host.runtime.runFork(effect)
-    host.runs.set(sessionId, { fiber, question: question === undefined ? undefined : { query: question, at } })
+    const fiber = host.runtime.runFork(
+      effect.pipe(
+        Effect.tapDefect((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.void
+            : Effect.logError(`session ${sessionId} stopped; resume it once the cause is fixed`, cause)
+        )
+      )
+    )
+    host.runs.set(sessionId, { fiber })
     fiber.addObserver(() => {
       if (host.runs.get(sessionId)?.fiber === fiber) host.runs.delete(sessionId)
     })
@@ -200,19 +211,21 @@ const notRunning = (host: Host, sessionId: string) =>
 // What clients ask
 // =============================================================================
 
+/**
+ * Starts a session: stored queued first (synced, or committed), so that the id given out is never lost, whatever
+ * happens to this process after; then run in the background, which begins it once a slot is free.
+ */
 const start = (host: Host, question: string, options: StartOptions, clarification: "await" | "proceed") =>
   Effect.gen(function* () {
     const config = yield* configFor(host.resolved, options)
     const sessionId = yield* Pipeline.newSessionId
+    yield* host
+      .onRuntime(Pipeline.enqueue(question, { config, sessionId }))
+      .pipe(Effect.catchTag("SessionCorrupt", (error) => new Errors.InvalidInput({ reason: error.message })))
     return yield* background(
       host,
       sessionId,
-      Pipeline.research(question, {
-        config,
-        sessionId,
-        clarification: host.resolved.askClarification ? clarification : "proceed"
-      }),
-      question
+      Pipeline.resume(sessionId, { clarification: host.resolved.askClarification ? clarification : "proceed" })
     )
   })
 
@@ -226,92 +239,23 @@ const status = (host: Host, sessionId: string) =>
       stored,
       live,
       running,
-      // A run waiting for its slot has neither a stored session nor progress yet.
-      queued: running && host.resolved.maxSessions !== undefined && live === undefined && stored === undefined,
-      query: host.runs.get(sessionId)?.question?.query
+      // A run waiting for its slot has its session stored queued; without a limit, it begins at once.
+      queued: running && host.resolved.maxSessions !== undefined && stored?.status === "queued",
+      query: undefined
     })
   })
 
-/** The phase the progress view gives a session that ended as the store has it (`Progress.reduce`'s names). */
-const settledPhases: Partial<Record<Session.Session["status"], string>> = {
-  completed: "completed",
-  failed: "failed",
-  cancelled: "cancelled",
-  awaiting_clarification: "waiting for an answer"
-}
-
-/**
- * A session's status from what is known of it: the stored session, the progress of its events, whether a run of it
- * is going (and still waiting to start), and the question it was started with when nothing is stored yet.
- */
-export const statusOf = (
-  sessionId: string,
-  known: {
-    readonly stored: Session.Session | undefined
-    readonly live: Progress.State | undefined
-    readonly running: boolean
-    readonly queued: boolean
-    readonly query: string | undefined
-  }
-): RunStatus => {
-  const { live, running, stored } = known
-  // A session no run holds is where its store says, whatever this process saw of it (nothing, after a restart; its
-  // events a moment behind the store, as a run ends).
-  const settled = running || stored === undefined ? undefined : settledPhases[stored.status]
-  return {
-    sessionId,
-    query: stored?.query ?? known.query ?? "",
-    // While a run goes on the stored status may still be the previous one (an answered question).
-    status: known.queued ? "queued" : running ? "running" : (stored?.status ?? "running"),
-    running,
-    phase: settled ?? live?.phase ?? "starting",
-    round: live?.round ?? stored?.rounds.length ?? 0,
-    researchers: live === undefined ? [] : [...live.researchers.entries()].map(([id, r]) => ({ id, ...r })),
-    sources: stored?.sources.length ?? live?.sources ?? 0,
-    tokens: live?.tokens ?? stored?.usage.reduce((n, r) => n + r.inputTokens + r.outputTokens, 0) ?? 0,
-    costUsd: live?.costUsd ?? stored?.usage.reduce((n, r) => n + r.costUsd, 0) ?? 0,
-    ...(!running && stored?.status === "awaiting_clarification" && stored.clarification !== undefined
-      ? { clarificationQuestion: stored.clarification.decision.question }
-      : {}),
-    ...(stored?.error === undefined ? {} : { error: stored.error.message }),
-    reportReady: stored?.report !== undefined
-  }
-}
-
 const list = (host: Host) =>
-  Effect.gen(function* () {
-    const summaries = yield* Effect.flatMap(storeOf(host), (store) => store.list)
-    // Runs still waiting for a slot have no stored session yet; they are listed as queued.
-    const stored = new Set(summaries.map((summary) => summary.id))
-    const queued = [...host.runs.entries()].flatMap(([id, run]): Array<Listed> =>
-      run.question === undefined || stored.has(id)
-        ? []
-        : [{ id, status: "queued", query: run.question.query, createdAt: run.question.at, costUsd: 0 }]
-    )
-    return [...queued, ...summaries]
-  })
-
-/** Whether a stopped session can take an answer: only one waiting for it. */
-export const answerable = (session: Session.Session): Effect.Effect<void, RunConflict> =>
-  session.status === "awaiting_clarification"
-    ? Effect.void
-    : Effect.fail(
-        new RunConflict({
-          message: `The session ${session.id} is not waiting for an answer (status ${session.status}).`
-        })
-      )
-
-/** Whether a stopped session can be resumed: not a completed one, nor one waiting for an answer. */
-export const resumable = (session: Session.Session): Effect.Effect<void, RunConflict> =>
-  session.status === "completed"
-    ? Effect.fail(new RunConflict({ message: `The session ${session.id} is completed already.` }))
-    : session.status === "awaiting_clarification"
-      ? Effect.fail(
-          new RunConflict({
-            message: `The session ${session.id} waits for an answer to its question; answer it instead.`
-          })
-        )
-      : Effect.void
+  Effect.map(
+    Effect.flatMap(storeOf(host), (store) => store.list),
+    (summaries): ReadonlyArray<Listed> =>
+      // Without a limit, a session this process runs is running from the moment it was stored queued.
+      host.resolved.maxSessions !== undefined
+        ? summaries
+        : summaries.map((summary) =>
+            summary.status === "queued" && host.runs.has(summary.id) ? { ...summary, status: "running" } : summary
+          )
+  )
 
 const answer = (host: Host, sessionId: string, text: string) =>
   Effect.gen(function* () {
@@ -320,11 +264,45 @@ const answer = (host: Host, sessionId: string, text: string) =>
     return yield* background(host, sessionId, Pipeline.resume(sessionId, { answer: text }))
   })
 
-const resume = (host: Host, sessionId: string) =>
+const resume = (host: Host, sessionId: string, clarification?: "await" | "proceed") =>
   Effect.gen(function* () {
     yield* notRunning(host, sessionId)
     yield* resumable(yield* loadFrom(host, sessionId))
-    return yield* background(host, sessionId, Pipeline.resume(sessionId))
+    return yield* background(host, sessionId, Pipeline.resume(sessionId, { clarification }))
+  })
+
+/**
+ * Resumes the sessions a stopped process accepted and did not finish: stored queued, or running with no live run
+ * (listed interrupted). Oldest first, each through the session limit as any run. A session simulated where this
+ * process is not, or the reverse, is left as it is for a run of its own kind, and the log says so.
+ */
+const resumeStopped = (host: Host) =>
+  Effect.gen(function* () {
+    const store = yield* storeOf(host)
+    const stopped = (yield* store.list)
+      .filter((summary) => summary.status === "queued" || summary.status === "interrupted")
+      .sort((a, b) => a.createdAt - b.createdAt)
+    const resumed: Array<string> = []
+    for (const { id, status } of stopped) {
+      const marker = yield* Effect.orElseSucceed(store.artefact(id, Wiring.simulatedArtefact), () => Option.none())
+      if (Option.isSome(marker) !== host.resolved.simulate) {
+        yield* Effect.logWarning(
+          `session ${id} is left ${status}: it is ${host.resolved.simulate ? "not " : ""}simulated and this server ` +
+            `is${host.resolved.simulate ? "" : " not"}; resume it with deep-research resume ${id}`
+        )
+        continue
+      }
+      // A queued session's first run asks, as a session started now would.
+      const clarification = status === "queued" && host.resolved.askClarification ? "await" : "proceed"
+      const started = yield* Effect.either(resume(host, id, clarification))
+      if (Either.isLeft(started)) yield* Effect.logWarning(`session ${id} is left ${status}: ${started.left.message}`)
+      else resumed.push(id)
+    }
+    if (resumed.length > 0) {
+      yield* Effect.logInfo(
+        `resumed ${resumed.length} session(s) a stopped process had accepted: ${resumed.join(", ")}`
+      )
+    }
   })
 
 const cancel = (host: Host, sessionId: string) =>
@@ -334,7 +312,13 @@ const cancel = (host: Host, sessionId: string) =>
     // The run saves itself as cancelled when interrupted; its work so far stays in the store, resumable.
     yield* Fiber.interrupt(run.fiber)
     const session = yield* Effect.option(loadFrom(host, sessionId))
-    // A run cancelled while queued stores its session cancelled; should the store have failed, it is cancelled still.
+    // A run cancelled while queued stores its session cancelled; one stopped before it even began to wait is marked
+    // here. Should the store have failed, it is cancelled still.
+    if (Option.isSome(session) && session.value.status === "queued") {
+      const { config, createdAt, query } = session.value
+      yield* host.onRuntime(Pipeline.recordCancelled(query, { sessionId, config, createdAt })).pipe(Effect.ignore)
+      return { sessionId, status: "cancelled" }
+    }
     return { sessionId, status: Option.isSome(session) ? session.value.status : "cancelled" }
   })
 
@@ -394,32 +378,46 @@ const events = (host: Host, sessionId: string, after: number): Stream.Stream<Num
     })
   )
 
+/** How a process hosts its runs. */
+export interface Options {
+  /**
+   * Resume, on start, the sessions a stopped process accepted and did not finish (stored queued, or interrupted):
+   * what `serve` does, so that nothing it acknowledged is lost to a crash.
+   */
+  readonly resumeStopped?: boolean | undefined
+}
+
 /**
  * Builds the runtime (a configuration the providers refuse fails here, not on every call) and hosts runs on it until
  * the scope closes, when every run still going is interrupted (each saves itself as cancelled, resumable).
  */
-export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs, Errors.InvalidInput, Scope.Scope> =>
-  Effect.map(makeHost(resolved), (host): Runs => ({
-    start: (question, options, clarification = "await") => start(host, question, options, clarification),
-    status: (sessionId) => status(host, sessionId),
-    list: list(host),
-    load: (sessionId) => loadFrom(host, sessionId),
-    answer: (sessionId, text) => answer(host, sessionId, text),
-    resume: (sessionId) => resume(host, sessionId),
-    cancel: (sessionId) => cancel(host, sessionId),
-    remove: (sessionId) => remove(host, sessionId),
-    evaluate: (sessionId) =>
-      host.onRuntime(
-        StoredEvaluation.evaluateStored(
-          sessionId,
-          Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
-        )
-      ),
-    isRunning: (sessionId) => host.runs.has(sessionId),
-    running: Effect.sync(() => host.runs.size),
-    awaitRun: (sessionId) => awaitRun(host, sessionId),
-    events: (sessionId, after) => events(host, sessionId, after)
-  }))
+export const make = (
+  resolved: CliConfig.Resolved,
+  options: Options = {}
+): Effect.Effect<Runs, Errors.InvalidInput, Scope.Scope> =>
+  Effect.tap(makeHost(resolved), (host) => (options.resumeStopped === true ? resumeStopped(host) : Effect.void)).pipe(
+    Effect.map((host): Runs => ({
+      start: (question, options, clarification = "await") => start(host, question, options, clarification),
+      status: (sessionId) => status(host, sessionId),
+      list: list(host),
+      load: (sessionId) => loadFrom(host, sessionId),
+      answer: (sessionId, text) => answer(host, sessionId, text),
+      resume: (sessionId) => resume(host, sessionId),
+      cancel: (sessionId) => cancel(host, sessionId),
+      remove: (sessionId) => remove(host, sessionId),
+      evaluate: (sessionId) =>
+        host.onRuntime(
+          StoredEvaluation.evaluateStored(
+            sessionId,
+            Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
+          )
+        ),
+      isRunning: (sessionId) => host.runs.has(sessionId),
+      running: Effect.sync(() => host.runs.size),
+      awaitRun: (sessionId) => awaitRun(host, sessionId),
+      events: (sessionId, after) => events(host, sessionId, after)
+    }))
+  )
 
 /**
  * Runs that take questions and answers without the process's secrets (its keys, its API token, its database's URL):

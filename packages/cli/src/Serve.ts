@@ -392,7 +392,8 @@ export const serve = (resolved: CliConfig.Resolved, options: Options) =>
   Effect.gen(function* () {
     const refused = refusal(options)
     if (refused !== undefined) return yield* Effect.fail(new Error(refused))
-    const runs = yield* ServingRuns.make(resolved)
+    // Nothing a stopped server acknowledged is lost: what it left queued or interrupted runs again here.
+    const runs = yield* ServingRuns.make(resolved, { resumeStopped: true })
     const context = yield* Layer.build(layer(runs, options))
     const server = yield* Effect.provide(HttpServer.HttpServer, context)
     const url = urlOf(server.address)

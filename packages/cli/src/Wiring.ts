@@ -106,19 +106,27 @@ const searchProvider = (
 const simulatedStore = (store: SessionStore.Service): SessionStore.Service => ({
   ...store,
   save: (session) =>
-    store.save(
-      session.report === undefined || isSimulatedReport(session.report.markdown)
-        ? session
-        : new Session.Session({
-            ...session,
-            report: new Research.Report({ ...session.report, markdown: markSimulated(session.report.markdown) })
-          })
+    Effect.zipRight(
+      // A session stored queued (asked for, not begun) is marked before it is stored: simulated wherever it runs.
+      session.status === "queued"
+        ? Effect.ignore(store.saveArtefact(session.id, simulatedArtefact, simulatedMark))
+        : Effect.void,
+      store.save(
+        session.report === undefined || isSimulatedReport(session.report.markdown)
+          ? session
+          : new Session.Session({
+              ...session,
+              report: new Research.Report({ ...session.report, markdown: markSimulated(session.report.markdown) })
+            })
+      )
     ),
   saveReport: (id, markdown) => store.saveReport(id, markSimulated(markdown)),
   // The session remembers it was simulated, so that resume and evaluate simulate it too without being told.
   lock: (id) =>
-    Effect.tap(store.lock(id), () => Effect.ignore(store.saveArtefact(id, simulatedArtefact, '{"simulated": true}\n')))
+    Effect.tap(store.lock(id), () => Effect.ignore(store.saveArtefact(id, simulatedArtefact, simulatedMark)))
 })
+
+const simulatedMark = '{"simulated": true}\n'
 
 /** The artefact that marks a session as simulated. */
 export const simulatedArtefact = "simulated.json"

@@ -14,6 +14,7 @@ import * as SlicedScheduler from "./internal/SlicedScheduler.js"
 import { Exited, optionNames, run, subcommands } from "./Commands.js"
 import { stderrLogger } from "./internal/logging.js"
 import * as OtlpExport from "./OtlpExport.js"
+import { describeFailure, failureCode } from "./internal/failures.js"
 import { closest, quickAnswer } from "./internal/help.js"
 
 const builtIns = new Set(["-h", "--help", "--version", "--wizard", "--completions", "--log-level"])
@@ -52,44 +53,6 @@ export const unknownOption = (args: ReadonlyArray<string>): string | undefined =
 }
 
 const write = (stream: NodeJS.WriteStream, text: string) => Effect.sync(() => void stream.write(text))
-
-/** What a file-system error code means, in words. */
-const systemReasons: Readonly<Record<string, string>> = {
-  ENOTDIR: "not a folder",
-  EISDIR: "a folder, not a file",
-  EACCES: "permission denied",
-  EPERM: "not permitted",
-  ENOENT: "does not exist",
-  EROFS: "read-only file system",
-  ENAMETOOLONG: "the path is too long",
-  ENOSPC: "no space left on the device",
-  ELOOP: "too many symbolic links"
-}
-
-const messageOf = (cause: Cause.Cause<unknown>): string => {
-  const failure = Cause.squash(cause)
-  return failure instanceof Error ? failure.message : String(failure)
-}
-
-/**
- * One line for a failure nothing else caught: the store's own words up to the system call, and the system's reason
- * in plain words ("FileSessionStore: cannot list /x/sessions: not a folder").
- */
-export const describeFailure = (cause: Cause.Cause<unknown>): string => {
-  const message = messageOf(cause).split("\n")[0] ?? ""
-  const code = /\b(E[A-Z]{2,})\b/.exec(message)?.[1]
-  const reason = code === undefined ? undefined : systemReasons[code]
-  const subject = message.replace(
-    /: (?:BadResource|NotFound|PermissionDenied|SystemError|Unknown|AlreadyExists|TimedOut|WouldBlock|Busy|InvalidData|UnexpectedEof|WriteZero|BadArgument)\b.*$/,
-    ""
-  )
-  const text = reason === undefined ? message : `${subject}: ${reason}`
-  return `error: ${text.length > 500 ? `${text.slice(0, 500)}…` : text}`
-}
-
-/** A store or file-system problem is the user's to fix (2); anything else is a failed run (1). */
-export const failureCode = (cause: Cause.Cause<unknown>): number =>
-  /\bE[A-Z]{2,}\b|SessionStore|cannot (?:create|list|read|write|open)/.test(messageOf(cause)) ? 2 : 1
 
 /** The command line, parsed and run; resolves to the exit code. */
 export const program = (args: ReadonlyArray<string>) => {

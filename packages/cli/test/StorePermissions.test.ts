@@ -2,7 +2,8 @@
  * A store the system will not let the user read or write, through the built CLI run as a user without privileges
  * (root reads and writes through any permission, so as root the CLI is run as `nobody` through util-linux's
  * `setpriv`): an unreadable session is listed as unreadable among the rest, and a read-only session folder or store
- * is one line naming the path and the reason, exit 2, nothing on stdout, no stack trace.
+ * is one line naming the path and the reason, exit 2, nothing on stdout, no stack trace. A write the system refuses
+ * once a run holds its session stops the run with exit 1, naming the path and the reason, the session kept resumable.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Schema from "effect/Schema"
@@ -126,5 +127,38 @@ describe("a store the system refuses", () => {
     } finally {
       fs.chmodSync(sessionsDir(), 0o700)
     }
+  })
+
+  it("stops a run whose session's log the system will not let it write with exit 1, the session resumable", () => {
+    const [source = ""] = sessionIds()
+    const id = "dr-20260101-000000-stoppd"
+    const folder = nodePath.join(sessionsDir(), id)
+    // A session stopped before its research, as a cancel leaves one: its question and settings, nothing found yet.
+    const stopped = JSON.parse(fs.readFileSync(nodePath.join(sessionsDir(), source, "session.json"), "utf8"))
+    for (const field of ["report", "brief", "clarification", "supervisionStopReason", "error"]) delete stopped[field]
+    Object.assign(stopped, { id, status: "cancelled", rounds: [], sources: [], metrics: [], usage: [] })
+    stopped.phasesCompleted = []
+    fs.mkdirSync(folder, { mode: 0o700 })
+    fs.writeFileSync(nodePath.join(folder, "session.json"), JSON.stringify(stopped))
+    fs.writeFileSync(nodePath.join(folder, "simulated.json"), '{"simulated": true}\n')
+    const log = nodePath.join(folder, "events.jsonl")
+    fs.writeFileSync(log, "", { mode: 0o644 })
+    if (asRoot) spawnSync("chown", ["-R", `${nobody}:${nobody}`, folder])
+    // The log is the system's to refuse: owned by root (as root) or read-only (as anyone else).
+    if (asRoot) spawnSync("chown", ["0:0", log])
+    else fs.chmodSync(log, 0o444)
+    const ran = cli(["resume", id, "--simulate", "--no-clarify", "--out", nodePath.join(sandbox, "stopped.md")])
+    assert.strictEqual(ran.code, 1, ran.stderr)
+    assert.include(ran.stderr, `Research stopped: FileSessionStore: cannot append to ${log}: permission denied`)
+    assert.include(ran.stderr, `deep-research resume ${id}`)
+    assert.notMatch(ran.stderr, /\n\s+at /)
+    const kept = JSON.parse(fs.readFileSync(nodePath.join(folder, "session.json"), "utf8"))
+    assert.oneOf(kept.status, ["cancelled", "failed", "running"], "kept as of its last checkpoint, resumable")
+
+    if (asRoot) spawnSync("chown", [`${nobody}:${nobody}`, log])
+    else fs.chmodSync(log, 0o644)
+    const resumed = cli(["resume", id, "--simulate", "--no-clarify", "--out", nodePath.join(sandbox, "stopped.md")])
+    assert.strictEqual(resumed.code, 0, resumed.stderr)
+    assert.strictEqual(JSON.parse(fs.readFileSync(nodePath.join(folder, "session.json"), "utf8")).status, "completed")
   })
 })

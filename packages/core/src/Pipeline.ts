@@ -13,7 +13,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
 import * as Budget from "./Budget.js"
 import type { ContentExtractor } from "./ContentExtractor.js"
-import { InvalidInput, type ResearchError } from "./Errors.js"
+import { InvalidInput, type ResearchError, type SessionCorrupt } from "./Errors.js"
 import * as ModelRouter from "./ModelRouter.js"
 import * as ResearchUnit from "./phases/ResearchUnit.js"
 import * as SessionRequests from "./SessionRequests.js"
@@ -66,6 +66,8 @@ export interface ResumeOptions {
    * where there is none, research goes on with the clarification's understanding as constraints.
    */
   readonly answer?: string | undefined
+  /** What to do when clarification is needed, as `ResearchOptions.clarification`: a queued session's first run asks. */
+  readonly clarification?: Clarify.Mode | undefined
 }
 
 /**
@@ -276,6 +278,32 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
 
 /** `research` and `resume` over a given research unit runner. */
 export const make = <R>(runUnit: ResearchUnit.Runner<R>) => {
+  /**
+   * Begins the research of a session its run has locked, stored as it was asked for (new, or queued): stores it
+   * running, then researches. Called uninterruptibly, so that a cancel that comes meanwhile (a client's, right after
+   * it was told the run started) waits for the session to be stored; the run is stopped once its research may be.
+   */
+  const begin = (
+    interruptible: <A, E, R2>(effect: Effect.Effect<A, E, R2>) => Effect.Effect<A, E, R2>,
+    session: Session.Session,
+    mode: Clarify.Mode
+  ) =>
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      yield* store.save(session)
+      const events = yield* SessionRecord.recordingEvents(session.id)
+      const research = ResearchEvents.publish({ _tag: "SessionStarted", query: session.query }).pipe(
+        Effect.zipRight(Telemetry.publishTrace),
+        Effect.zipRight(drive(session, mode, runUnit))
+      )
+      return yield* interruptible(research).pipe(
+        // Stopped before the run's own checkpoints took over (its first event, its journal), the session is marked
+        // cancelled here, never left stored as running with no run.
+        Effect.onInterrupt(() => SessionRecord.cancelledIfRunning(session.id)),
+        Effect.provideService(ResearchEvents.ResearchEvents, events)
+      )
+    })
+
   const research = (query: string, options?: ResearchOptions) =>
     Effect.gen(function* () {
       if (query.trim() === "") return yield* Effect.fail(new InvalidInput({ reason: "the question is empty" }))
@@ -288,10 +316,8 @@ export const make = <R>(runUnit: ResearchUnit.Runner<R>) => {
       // while it waits, it stores the session cancelled.
       let began = false
       return yield* SessionLimit.withSlot(
+        // From its lock to its first checkpoint a new session is made whole or not at all.
         Effect.scoped(
-          // From its lock to its first checkpoint a new session is made whole or not at all: a cancel that comes
-          // meanwhile (a client's, right after it was told the run started) waits for the session to be stored, and
-          // the run is stopped once its research may be.
           Effect.uninterruptibleMask((interruptible) =>
             Effect.gen(function* () {
               began = true
@@ -304,18 +330,7 @@ export const make = <R>(runUnit: ResearchUnit.Runner<R>) => {
               }
               if (existing.left._tag !== "SessionNotFound") return yield* Effect.fail(existing.left)
               const session = yield* SessionRecord.newSession(id, query, config, options?.createdAt, "running")
-              yield* store.save(session)
-              const events = yield* SessionRecord.recordingEvents(id)
-              const research = ResearchEvents.publish({ _tag: "SessionStarted", query: session.query }).pipe(
-                Effect.zipRight(Telemetry.publishTrace),
-                Effect.zipRight(drive(session, mode, runUnit))
-              )
-              return yield* interruptible(research).pipe(
-                // Stopped before the run's own checkpoints took over (its first event, its journal), the session is
-                // marked cancelled here, never left stored as running with no run.
-                Effect.onInterrupt(() => SessionRecord.cancelledIfRunning(id)),
-                Effect.provideService(ResearchEvents.ResearchEvents, events)
-              )
+              return yield* begin(interruptible, session, mode)
             })
           )
         )
@@ -336,42 +351,65 @@ export const make = <R>(runUnit: ResearchUnit.Runner<R>) => {
       const id = yield* Session.validateId(sessionId)
       const store = yield* SessionStore
       // An unknown id fails here, before the lock writes anything for it (the file store makes a folder to lock).
-      yield* store.load(id)
+      const stored = yield* store.load(id)
+      // A queued session's first run is its research, traced as a new session's is.
+      if (stored.status === "queued") {
+        return yield* Telemetry.sessionRun("Pipeline.research", id, undefined, continueSession(id, options, true))
+      }
       const previous = Telemetry.lastTrace(yield* Effect.orElseSucceed(store.events(id), () => []))
-      return yield* Telemetry.sessionRun("Pipeline.resume", id, previous, continueSession(id, options))
+      return yield* Telemetry.sessionRun("Pipeline.resume", id, previous, continueSession(id, options, false))
     })
 
-  const continueSession = (id: string, options: ResumeOptions | undefined) =>
+  /** Runs a stored session on from its checkpoint; `queued` when it was stored queued, its research not begun. */
+  const continueSession = (id: string, options: ResumeOptions | undefined, queued: boolean) =>
     Effect.gen(function* () {
       const store = yield* SessionStore
+      const mode = options?.clarification ?? (yield* Clarify.defaultMode)
       return yield* SessionLimit.withSlot(
         Effect.scoped(
-          Effect.gen(function* () {
-            yield* store.lock(id)
-            const stored = yield* store.load(id)
-            if (options?.answer !== undefined && stored.status !== "awaiting_clarification") {
-              return yield* new InvalidInput({
-                reason: `session ${id} is not waiting for an answer (its status is ${stored.status})`
-              })
-            }
-            if (stored.status === "completed") return stored
-            const session =
-              stored.status === "awaiting_clarification" && stored.clarification !== undefined
-                ? Checkpoint.patch(stored, {
-                    clarification: Clarify.answered(
-                      stored.clarification,
-                      options?.answer ?? (yield* Clarify.askNow(stored.clarification.decision.question))
-                    )
-                  })
-                : stored
-            const events = yield* SessionRecord.recordingEvents(id)
-            const mode = yield* Clarify.defaultMode
-            return yield* Effect.zipRight(Telemetry.publishTrace, drive(session, mode, runUnit)).pipe(
-              Effect.provideService(ResearchEvents.ResearchEvents, events)
-            )
-          })
+          Effect.uninterruptibleMask((interruptible) =>
+            Effect.gen(function* () {
+              yield* store.lock(id)
+              const stored = yield* store.load(id)
+              if (options?.answer !== undefined && stored.status !== "awaiting_clarification") {
+                return yield* new InvalidInput({
+                  reason: `session ${id} is not waiting for an answer (its status is ${stored.status})`
+                })
+              }
+              if (stored.status === "completed") return stored
+              if (stored.status === "queued") {
+                const now = yield* Clock.currentTimeMillis
+                return yield* begin(
+                  interruptible,
+                  Checkpoint.patch(stored, { status: "running", updatedAt: now }),
+                  mode
+                )
+              }
+              return yield* interruptible(
+                Effect.gen(function* () {
+                  const session =
+                    stored.status === "awaiting_clarification" && stored.clarification !== undefined
+                      ? Checkpoint.patch(stored, {
+                          clarification: Clarify.answered(
+                            stored.clarification,
+                            options?.answer ?? (yield* Clarify.askNow(stored.clarification.decision.question))
+                          )
+                        })
+                      : stored
+                  const events = yield* SessionRecord.recordingEvents(id)
+                  return yield* Effect.zipRight(Telemetry.publishTrace, drive(session, mode, runUnit)).pipe(
+                    Effect.provideService(ResearchEvents.ResearchEvents, events)
+                  )
+                })
+              )
+            })
+          )
         )
-      ).pipe(ResearchEvents.withSessionId(id))
+      ).pipe(
+        // A queued session stopped before its research began (while it waited for a slot) is kept, cancelled.
+        Effect.onInterrupt(() => (queued ? SessionRecord.cancelledIfQueued(id) : Effect.void)),
+        ResearchEvents.withSessionId(id)
+      )
     })
 
   return { research, resume }
@@ -386,9 +424,39 @@ export const research: (
 ) => Effect.Effect<Session.Session, ResearchError, Requirements> = pipeline.research
 
 /**
+ * Stores a new session of `query`, queued: its question and settings, nothing researched, so that its id can be given
+ * out before its research begins (a server's acknowledgement); `resume` begins it. Durable once this returns, as the
+ * store's `save` is (the file store syncs the file and its folders; PostgreSQL commits). The id must be new: one that
+ * is stored already is `InvalidInput`.
+ */
+export const enqueue = (
+  query: string,
+  options?: {
+    readonly sessionId?: string | undefined
+    readonly config?: ResearchOptions["config"]
+    readonly createdAt?: number | undefined
+  }
+): Effect.Effect<Session.Session, InvalidInput | SessionCorrupt, SessionStore> =>
+  Effect.gen(function* () {
+    if (query.trim() === "") return yield* Effect.fail(new InvalidInput({ reason: "the question is empty" }))
+    const config = yield* decodeConfig(options?.config)
+    const id = yield* Session.validateId(options?.sessionId ?? (yield* newSessionId))
+    const store = yield* SessionStore
+    const existing = yield* Effect.either(store.load(id))
+    if (existing._tag === "Right") {
+      return yield* new InvalidInput({ reason: `a session with id ${id} already exists; resume it instead` })
+    }
+    if (existing.left._tag !== "SessionNotFound") return yield* existing.left
+    const session = yield* SessionRecord.newSession(id, query, config, options?.createdAt, "queued")
+    yield* store.save(session)
+    return session
+  }).pipe(Effect.withSpan("Pipeline.enqueue"))
+
+/**
  * Stores a session that was asked for and cancelled before any run of it started (one waiting in a queue of the
  * caller's, a cluster's): its question and settings, status cancelled, nothing researched, so that `resume` can run it
- * later. A session already stored under that id is left as it is; a store that fails leaves nothing, said in the log.
+ * later. A session stored queued under that id (`enqueue`) is marked cancelled; one stored otherwise is left as it
+ * is; a store that fails leaves nothing, said in the log.
  */
 export const recordCancelled = (
   query: string,
@@ -409,7 +477,7 @@ export const recordCancelled = (
 
 /**
  * Continues a stored session from its last checkpoint (with the answer to its clarifying question, when it awaits
- * one). A completed session is returned as it is.
+ * one); a queued one (`enqueue`) begins its research. A completed session is returned as it is.
  */
 export const resume: (
   sessionId: string,

@@ -17,8 +17,11 @@ import { Phase, PhaseMetrics, RoleUsage } from "./Usage.js"
 /** The version written by this library. */
 export const currentVersion = 1
 
-/** Where a session stands. */
-export const Status = Schema.Literal("running", "awaiting_clarification", "completed", "failed", "cancelled")
+/**
+ * Where a session stands. `queued`: asked for and stored, its research not begun (a server stores a session so before
+ * it gives out its id); `resume` begins it.
+ */
+export const Status = Schema.Literal("queued", "running", "awaiting_clarification", "completed", "failed", "cancelled")
 export type Status = typeof Status.Type
 
 /** Ids: letters, digits, `-` and `_`, 1 to 128 characters. Nothing that could name another path. */

@@ -133,4 +133,73 @@ describe("SessionLimit", () => {
       assert.strictEqual(resumed.status, "completed")
     }).pipe(Effect.scoped, Effect.provide(Layer.merge(H.world({}), Layer.orDie(SessionLimit.layer(1)))))
   )
+
+  it.effect("an enqueued session is stored queued at once, begun by resume once a slot is free, as a new one is", () =>
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      const events = yield* ResearchEvents.ResearchEvents
+      const queue = yield* events.subscribe
+      const gate = yield* Deferred.make<void>()
+      const holder = yield* Effect.fork(SessionLimit.withSlot(Deferred.await(gate)))
+      yield* Effect.yieldNow()
+      const queued = yield* Pipeline.enqueue("What are the latest measurements?", {
+        sessionId: "acknowledged",
+        config: { maxSupervisionRounds: 2 }
+      })
+      assert.strictEqual(queued.status, "queued")
+      const kept = yield* store.load("acknowledged")
+      assert.strictEqual(kept.status, "queued")
+      assert.strictEqual(kept.query, "What are the latest measurements?")
+      assert.strictEqual(kept.config.maxSupervisionRounds, 2)
+      assert.deepStrictEqual(
+        (yield* store.list).map((summary) => [summary.id, summary.status]),
+        [["acknowledged", "queued"]]
+      )
+      const run = yield* Effect.fork(Pipeline.resume("acknowledged", { clarification: "proceed" }))
+      yield* Effect.yieldNow()
+      assert.strictEqual((yield* store.load("acknowledged")).status, "queued", "still queued while it waits")
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(holder)
+      const done = yield* Fiber.join(run)
+      assert.strictEqual(done.status, "completed")
+      const tags = [...(yield* Queue.takeAll(queue))].filter((e) => e.sessionId === "acknowledged").map((e) => e._tag)
+      assert.strictEqual(tags[0], "SessionStarted")
+      assert.strictEqual(tags.at(-1), "SessionCompleted")
+      const again = yield* Effect.flip(Pipeline.enqueue("Another question", { sessionId: "acknowledged" }))
+      assert.strictEqual(again._tag, "InvalidInput")
+    }).pipe(Effect.scoped, Effect.provide(Layer.merge(H.world({}), Layer.orDie(SessionLimit.layer(1)))))
+  )
+
+  it.effect("an enqueued session stopped while it waits for a slot is kept cancelled, and resumes later", () =>
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      const gate = yield* Deferred.make<void>()
+      const holder = yield* Effect.fork(SessionLimit.withSlot(Deferred.await(gate)).pipe(Effect.zipRight(Effect.never)))
+      yield* Effect.yieldNow()
+      yield* Pipeline.enqueue("What are the latest measurements?", { sessionId: "waited" })
+      const waiting = yield* Effect.fork(Pipeline.resume("waited"))
+      yield* Effect.yieldNow()
+      yield* Fiber.interrupt(waiting)
+      assert.strictEqual((yield* store.load("waited")).status, "cancelled")
+      assert.deepStrictEqual(
+        (yield* store.events("waited")).map((event) => event._tag),
+        ["SessionCancelled"]
+      )
+      yield* Fiber.interrupt(holder)
+      assert.strictEqual((yield* Pipeline.resume("waited")).status, "completed")
+    }).pipe(Effect.scoped, Effect.provide(Layer.merge(H.world({}), Layer.orDie(SessionLimit.layer(1)))))
+  )
+
+  it.effect("recordCancelled marks a session stored queued cancelled, one whose run never got to wait", () =>
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      yield* Pipeline.enqueue("What are the latest measurements?", { sessionId: "never-waited" })
+      yield* Pipeline.recordCancelled("What are the latest measurements?", { sessionId: "never-waited" })
+      assert.strictEqual((yield* store.load("never-waited")).status, "cancelled")
+      assert.deepStrictEqual(
+        (yield* store.events("never-waited")).map((event) => event._tag),
+        ["SessionCancelled"]
+      )
+    }).pipe(Effect.provide(H.world({})))
+  )
 })

@@ -19,6 +19,7 @@ import type * as CliConfig from "../CliConfig.js"
 import * as Progress from "../Progress.js"
 import * as Store from "../Store.js"
 import { Exited } from "./exited.js"
+import { stoppedRun } from "./failures.js"
 import * as Logging from "./logging.js"
 import * as OptionTable from "./optionTable.js"
 import { printable } from "./printable.js"
@@ -146,7 +147,14 @@ export const runSession = (
             )
         })
       : Layer.empty
+    // Whether the run took its session's lock: a failure of the store before that is the store's configuration (exit
+    // 2), one after it stops a run whose session is kept (exit 1).
+    const held = { session: false }
     const exit = yield* program.pipe(
+      Effect.updateService(SessionStore.SessionStore, (store) => ({
+        ...store,
+        lock: (id: string) => Effect.tap(store.lock(id), () => Effect.sync(() => void (held.session = true)))
+      })),
       Effect.provide(Layer.mergeAll(Wiring.layer(resolved), userInput, rendererLogger(renderer))),
       Effect.onInterrupt(() =>
         Effect.sync(() => {
@@ -159,7 +167,10 @@ export const runSession = (
     if (Exit.isFailure(exit)) {
       if (Cause.isInterruptedOnly(exit.cause)) return yield* new Exited({ code: 130, message: interrupted() })
       const failure = Cause.failureOption(exit.cause)
-      if (Option.isNone(failure)) return yield* Effect.failCause(exit.cause)
+      if (Option.isNone(failure)) {
+        if (held.session) return yield* new Exited(stoppedRun(exit.cause, { kept: sessionDir, resume }))
+        return yield* Effect.failCause(exit.cause)
+      }
       const error = failure.value
       if (error._tag === "InvalidInput" || error._tag === "SessionNotFound") {
         return yield* new Exited({ code: 2, message: error.message })

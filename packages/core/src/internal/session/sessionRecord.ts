@@ -1,6 +1,7 @@
 /**
  * A session's record in the store around a run: a new session made, the run's events appended to its log as they are
- * published, and a session marked cancelled when its run is stopped before its phases could mark it themselves.
+ * published, and a session marked cancelled when its run is stopped before its phases could mark it themselves (or,
+ * queued, before it began).
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -61,7 +62,7 @@ export const newSession = (
   query: string,
   config: ResearchConfig.ResearchConfig,
   createdAt: number | undefined,
-  status: "running" | "cancelled"
+  status: "queued" | "running" | "cancelled"
 ) =>
   Effect.map(
     Clock.currentTimeMillis,
@@ -84,25 +85,45 @@ export const newSession = (
 /**
  * Stores a session that was stopped before any run of it began (while it waited for a `SessionLimit` slot, or in a
  * queue of the caller's) as cancelled, with its question and settings and nothing researched, so that the id its
- * caller was given can be resumed rather than being unknown. One already stored under that id is left as it is.
+ * caller was given can be resumed rather than being unknown. One stored queued under that id is marked cancelled; one
+ * stored otherwise (it began) is left as it is.
  */
 export const storedCancelled = (session: Effect.Effect<Session.Session>) =>
+  Effect.flatMap(session, (cancelled) => markCancelled(cancelled.id, Option.some(cancelled))).pipe(
+    Effect.catchAllCause((cause) =>
+      Effect.logWarning("a session cancelled before it ran could not be stored as cancelled", cause)
+    )
+  )
+
+/**
+ * Marks a stored session cancelled when it is still queued (its run stopped before it began), and says so in its log;
+ * one that began, or that another process holds now, is left as it is.
+ */
+export const cancelledIfQueued = (id: string) =>
+  markCancelled(id, Option.none()).pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning(`session ${id} could not be marked cancelled`, cause))
+  )
+
+/** Under the session's lock: the queued session marked cancelled, or `orNew` stored when none is. */
+const markCancelled = (id: string, orNew: Option.Option<Session.Session>) =>
   Effect.scoped(
     Effect.gen(function* () {
       const store = yield* SessionStore
-      const cancelled = yield* session
-      yield* store.lock(cancelled.id)
-      if ((yield* Effect.either(store.load(cancelled.id)))._tag === "Right") return
-      yield* store.save(cancelled)
-      const events = yield* recordingEvents(cancelled.id)
+      yield* store.lock(id)
+      const existing = yield* Effect.either(store.load(id))
+      if (existing._tag === "Right") {
+        if (existing.right.status !== "queued") return
+        const now = yield* Clock.currentTimeMillis
+        yield* store.save(Checkpoint.patch(existing.right, { status: "cancelled", updatedAt: now }))
+      } else {
+        if (existing.left._tag !== "SessionNotFound" || Option.isNone(orNew)) return yield* existing.left
+        yield* store.save(orNew.value)
+      }
+      const events = yield* recordingEvents(id)
       yield* Effect.provideService(
         ResearchEvents.publish({ _tag: "SessionCancelled" }),
         ResearchEvents.ResearchEvents,
         events
       )
     })
-  ).pipe(
-    Effect.catchAllCause((cause) =>
-      Effect.logWarning("a session cancelled before it ran could not be stored as cancelled", cause)
-    )
   )

@@ -1,8 +1,9 @@
 /**
  * The embedded default `SessionStore`: plain files. One folder per session under a directory
- * (`~/.deep-research/sessions` unless configured) holding `session.json` (replaced atomically and synced, so a crash
- * leaves the previous checkpoint), `events.jsonl` (appended, one event a line), `report.md`, and `lock` while a run
- * holds it.
+ * (`~/.deep-research/sessions` unless configured) holding `session.json` (replaced atomically and synced, folders
+ * included, so a crash leaves the previous checkpoint, and a saved session is there after one), `events.jsonl`
+ * (appended, one event a line), `report.md`, and `lock` while a run holds it. What a killed process left half-made is
+ * removed or listed for what it is (`internal/leftovers.ts`).
  *
  * Each event is written to the log before `appendEvents` returns, so a crash of the process loses none; the log is
  * synced to the disk with each checkpoint of its session and when a run lets the session go, so a power loss loses
@@ -29,6 +30,7 @@ import * as Environment from "../../Environment.js"
 import * as AtomicFiles from "./atomicFiles.js"
 import * as EventLog from "./eventLog.js"
 import * as HeldHandles from "./heldHandles.js"
+import * as Leftovers from "./leftovers.js"
 import * as LockFile from "./lockFile.js"
 import * as NativeFiles from "./nativeFiles.js"
 import * as SessionFile from "./sessionFile.js"
@@ -249,11 +251,23 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       )
     })
 
+    const readLock = (id: string) => lockFiles.readHolder(fileOf(id, lockFileName))
+    const leftovers = Leftovers.make({
+      fs,
+      host,
+      folderOf: sessionDirectory,
+      fileOf,
+      readLock,
+      statOption,
+      serially,
+      forget: forgetFiles
+    })
     const summaryOf = SessionSummaries.summaryOf({
       load: (id) => sessionFiles.load(id, fileOf(id, sessionFileName)),
-      readLock: (id) => lockFiles.readHolder(fileOf(id, lockFileName)),
+      readLock,
       statOption,
-      host
+      host,
+      withoutSession: leftovers.withoutSession
     })
 
     const list = Effect.gen(function* () {
@@ -297,6 +311,8 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         Effect.onError(acquire, () => forget),
         () => Effect.ensuring(Effect.zipRight(syncLog, lockFiles.release(file, holder.token)), forget)
       )
+      // What stopped processes left aside in the folder goes, now that no other run can be writing it.
+      yield* leftovers.sweep(valid)
       // While the run holds the session, its event log stays open for appending, and its folder for syncing.
       yield* eventLog.hold(valid)
       yield* folders.hold(valid)

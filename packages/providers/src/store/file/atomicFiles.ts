@@ -1,5 +1,5 @@
 /**
- * The file store's file operations: folders made one level at a time and readable by their owner only, files
+ * The file store's file operations: folders made one level at a time, durably, and readable by their owner only, files
  * replaced atomically (a synced temporary file renamed over them, then the folder synced), and a missing file as
  * `None` rather than an error.
  */
@@ -15,7 +15,8 @@ import { fromFileSystem, type NativeFiles } from "./nativeFiles.js"
 export interface AtomicFiles {
   /**
    * Makes a folder and its missing parents one level at a time, each readable by its owner only (sessions hold the
-   * user's research). Not Node's recursive mkdir, which never returns under some paths (`/proc/...`).
+   * user's research), each made durable by a sync of its parent. Not Node's recursive mkdir, which never returns under
+   * some paths (`/proc/...`).
    */
   readonly makeDirectories: (folder: string) => Effect.Effect<void, PlatformError>
   /** A file's information, or `None` when there is no such file. */
@@ -57,21 +58,25 @@ export const make = (
     return `${pid}-${counter}-${random.toString(36)}`
   })
 
+  // Not every platform can open a folder.
+  const syncFolder = (folder: string) =>
+    Effect.ignore(Effect.scoped(Effect.flatMap(fs.open(folder, { flag: "r" }), (handle) => handle.sync)))
+
   const makeDirectories = (folder: string): Effect.Effect<void, PlatformError> =>
     Effect.flatMap(Effect.option(files.stat(folder)), (stat) => {
       if (Option.isSome(stat) && Option.isSome(stat.value)) return Effect.void
       const parent = path.dirname(folder)
       return Effect.zipRight(
         parent === folder ? Effect.void : makeDirectories(parent),
-        files.makeDirectory(folder, 0o700).pipe(Effect.catchIf(isAlreadyExists, () => Effect.void))
+        files.makeDirectory(folder, 0o700).pipe(
+          // A new folder survives a crash only once its parent is synced.
+          Effect.zipRight(syncFolder(parent)),
+          Effect.catchIf(isAlreadyExists, () => Effect.void)
+        )
       )
     })
 
   const statOption = (file: string) => orDieWith(`cannot stat ${file}`)(files.stat(file))
-
-  // Not every platform can open a folder.
-  const syncFolder = (folder: string) =>
-    Effect.ignore(Effect.scoped(Effect.flatMap(fs.open(folder, { flag: "r" }), (handle) => handle.sync)))
 
   const writeOrFail = (file: string, text: string, syncTheFolder = syncFolder(path.dirname(file))) =>
     Effect.gen(function* () {

@@ -1,6 +1,7 @@
 /**
  * How the file store lists a session: as saved, or as one it cannot list as saved: one the system will not let it
- * read, one whose file is corrupt, and one saved as running whose run is gone.
+ * read, one whose file is corrupt, one saved as running whose run is gone, and a folder with no session file
+ * (`leftovers.ts`).
  */
 import type { Errors } from "@deep-research/core"
 import { Session } from "@deep-research/core"
@@ -57,11 +58,13 @@ export interface Listing {
   readonly readLock: (id: string) => Effect.Effect<Option.Option<Option.Option<LockFile.LockHolder>>>
   readonly statOption: (file: string) => Effect.Effect<Option.Option<FileSystem.File.Info>>
   readonly host: LockFile.Host
+  /** A session folder with no session file: what a killed process left (removed, or listed for what it holds). */
+  readonly withoutSession: (id: string) => Effect.Effect<Option.Option<Session.SessionSummary>>
 }
 
-/** A session's line of the listing; `None` when it has no file (any more). */
+/** A session's line of the listing; `None` when it has no file (any more), or is being made. */
 export const summaryOf =
-  ({ host, load, readLock, statOption }: Listing) =>
+  ({ host, load, readLock, statOption, withoutSession }: Listing) =>
   (id: string): Effect.Effect<Option.Option<Session.SessionSummary>> =>
     load(id).pipe(
       Effect.flatMap((session) => {
@@ -75,7 +78,7 @@ export const summaryOf =
         Effect.succeed(Option.some(unreadable(id, defect instanceof Error ? defect.message : String(defect))))
       ),
       Effect.catchTags({
-        SessionNotFound: () => Effect.succeedNone,
+        SessionNotFound: () => withoutSession(id),
         SessionCorrupt: (error) =>
           Effect.gen(function* () {
             yield* Effect.logWarning(`FileSessionStore: ${error.message}`)
