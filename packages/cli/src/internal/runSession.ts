@@ -4,7 +4,6 @@
  * interrupted or fails.
  */
 import { Pipeline, ResearchEvents, SessionStore, Usage, UserInput } from "@deep-research/core"
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -21,7 +20,7 @@ import { Exited } from "./exited.js"
 import * as Logging from "./logging.js"
 import * as OptionTable from "./optionTable.js"
 import { printable } from "./printable.js"
-import { reportFile, reportSummary } from "./reportSummary.js"
+import { reportFile, reportSummary, unwrittenReport, writeReport } from "./reportSummary.js"
 import * as Terminal from "./terminal.js"
 
 // The research wiring loads every provider's SDK: it is loaded when a session runs, not with the command line.
@@ -75,7 +74,6 @@ export const runSession = (
 ) =>
   Effect.gen(function* () {
     const path = yield* Path.Path
-    const fs = yield* FileSystem.FileSystem
     const Wiring = yield* loadWiring
     const sessionId = "resumeId" in start ? start.resumeId : yield* Pipeline.newSessionId
     const renderer = Progress.makeRenderer(progressMode(resolved), sink)
@@ -177,16 +175,14 @@ export const runSession = (
     if (report === undefined) {
       return yield* new Exited({ code: 1, message: `The session ${sessionId} ended without a report (${sessionDir}).` })
     }
-    const out = reportFile(resolved.out, sessionId)
+    const file = reportFile(resolved.out, sessionId)
     const markdown = resolved.simulate ? Store.markSimulated(report.markdown) : report.markdown
-    yield* fs.writeFileString(out, markdown).pipe(
-      Effect.mapError(
-        (error) =>
-          new Exited({
-            code: 1,
-            message: `Cannot write the report to ${out}: ${error.message}\nIt is also in ${sessionDir}/report.md`
-          })
-      )
-    )
+    const unwritten = yield* writeReport(file, markdown)
+    // The research succeeded: a report its file cannot take is still in the store, said as a warning, not a failure.
+    const out = Option.match(unwritten, { onNone: () => file, onSome: () => path.join(sessionDir, "report.md") })
+    if (Option.isSome(unwritten)) {
+      const kept = `in the session's store, ${out} (deep-research show ${sessionId})`
+      yield* Effect.sync(() => process.stderr.write(`${printable(unwrittenReport(file, unwritten.value, kept))}\n`))
+    }
     yield* say(resolved, reportSummary(session, { out, kept: sessionDir, simulate: resolved.simulate }))
   })
