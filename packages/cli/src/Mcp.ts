@@ -7,7 +7,7 @@ import { Tool } from "@deep-research/core"
 import { Evaluation as EvaluationResult } from "@deep-research/evaluation"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
@@ -208,6 +208,19 @@ const structured =
     const encoded = Schema.encodeSync(schema)(value)
     return { content: [{ type: "text", text: JSON.stringify(encoded, null, 2) }], structuredContent: encoded }
   }
+/**
+ * A JSON-RPC error as the SDK sends it (its code, its message as is). Not the SDK's `McpError`, whose message carries
+ * the "MCP error -32602:" prefix that a client adds again when it reads the error.
+ */
+class ProtocolError extends Error {
+  constructor(
+    readonly code: number,
+    message: string
+  ) {
+    super(message)
+  }
+}
+
 const failure = (message: string): Content => ({ isError: true, content: [{ type: "text", text: message }] })
 
 const decodeArgs = <A, I>(schema: Schema.Schema<A, I>, args: unknown): Either.Either<A, string> =>
@@ -320,7 +333,7 @@ export const serveRuns = (runs: Runs.Runs, transport: Transport) =>
       // A tool that does not exist is the request's fault, a protocol error (as the MCP specification has it);
       // arguments a tool refuses are its result, which the model can read and correct.
       if (handler === undefined) {
-        throw new McpError(
+        throw new ProtocolError(
           ErrorCode.InvalidParams,
           `Unknown tool: ${params.name} (this server has ${tools.map((t) => t.name).join(", ")})`
         )
