@@ -56,6 +56,24 @@ const NoArgs = Schema.Struct({}).pipe(
 // Tool results
 // =============================================================================
 
+/**
+ * What `start_research`, `answer_clarification` and `resume_research` give: the run, and, when it runs in this server's
+ * process, that it lives as long as the process does.
+ */
+const StartedHere = Schema.Struct({
+  ...RunSchema.Started.fields,
+  note: Schema.optional(Schema.String)
+})
+
+/**
+ * A client that starts a server for each call (the MCP Inspector's CLI mode) stops it right after the answer, and with
+ * it the run: said where the client reads it.
+ */
+const hostedNote =
+  "The research runs inside this MCP server's process: keep the server running and poll get_status until it " +
+  "completes. If the server stops first (a client that starts a server for each call, such as the MCP Inspector's " +
+  "CLI mode, stops it right after this answer), the session is stored cancelled; resume it with resume_research."
+
 /** What `cancel_research` gives: the session and where it stands now. */
 const Cancelled = Schema.Struct({ sessionId: Schema.String, status: Schema.String })
 
@@ -118,7 +136,7 @@ const tools: ReadonlyArray<ToolSpec> = [
     StartArgs,
     // Each call starts another session.
     { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    RunSchema.Started
+    StartedHere
   ),
   spec(
     "get_status",
@@ -149,7 +167,7 @@ const tools: ReadonlyArray<ToolSpec> = [
     "Answer the clarification question of a session that awaits one; research continues in the background.",
     AnswerArgs,
     { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    RunSchema.Started
+    StartedHere
   ),
   spec(
     "cancel_research",
@@ -166,7 +184,7 @@ const tools: ReadonlyArray<ToolSpec> = [
     "Resume a cancelled or failed session, or one whose run was interrupted, from its last checkpoint: finished researchers are not redone. Returns at once; the research runs in the background.",
     SessionIdArgs,
     { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    RunSchema.Started
+    StartedHere
   ),
   spec(
     "delete_session",
@@ -257,12 +275,30 @@ const withArgs =
     return Either.isLeft(decoded) ? failure(`Invalid arguments: ${decoded.left}`) : f(decoded.right)
   }
 
+/** A run started, with the note of a run this process hosts (a cluster's runs go on without it). */
+const startedHere =
+  (runs: Runs.Runs) =>
+  (started: RunSchema.Started): Content =>
+    structured(StartedHere)(runs.isRunning(started.sessionId) ? { ...started, note: hostedNote } : started)
+
+/** Said on the server's stderr when it stops with runs going: each is stored cancelled, to be resumed. */
+const stoppedRuns = (runs: Runs.Runs) =>
+  Effect.gen(function* () {
+    const going = (yield* runs.list).filter((listed) => runs.isRunning(listed.id))
+    for (const { id } of going) {
+      yield* Effect.logWarning(
+        `The MCP server stops while session ${id} runs: it is stored cancelled. Resume it with resume_research ` +
+          `(from a client that keeps the server running) or deep-research resume ${id}.`
+      )
+    }
+  })
+
 const handlersOf = (
   runs: Runs.Runs,
   answer: ReturnType<typeof answerIn>
 ): Record<string, (args: unknown) => Promise<Content>> => ({
   start_research: withArgs(StartArgs, ({ question, ...options }) =>
-    answer(runs.start(question, options), structured(RunSchema.Started))
+    answer(runs.start(question, options), startedHere(runs))
   ),
   get_status: withArgs(SessionIdArgs, ({ sessionId }) =>
     answer(runs.status(sessionId), structured(RunSchema.RunStatus))
@@ -276,12 +312,10 @@ const handlersOf = (
   ),
   list_sessions: withArgs(NoArgs, () => answer(runs.list, (sessions) => structured(SessionList)({ sessions }))),
   answer_clarification: withArgs(AnswerArgs, ({ answer: reply, sessionId }) =>
-    answer(runs.answer(sessionId, reply), structured(RunSchema.Started))
+    answer(runs.answer(sessionId, reply), startedHere(runs))
   ),
   cancel_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.cancel(sessionId), structured(Cancelled))),
-  resume_research: withArgs(SessionIdArgs, ({ sessionId }) =>
-    answer(runs.resume(sessionId), structured(RunSchema.Started))
-  ),
+  resume_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.resume(sessionId), startedHere(runs))),
   delete_session: withArgs(SessionIdArgs, ({ sessionId }) =>
     answer(runs.remove(sessionId), () => structured(Deleted)({ sessionId, deleted: true }))
   ),
@@ -350,7 +384,8 @@ export const serveRuns = (runs: Runs.Runs, transport: Transport) =>
     const closed = yield* Deferred.make<void>()
     transport.onclose = () => Deferred.unsafeDone(closed, Exit.void)
     yield* Effect.promise(() => server.connect(transport))
-    yield* Deferred.await(closed)
+    // Closed by the client or stopped by a signal alike.
+    yield* Effect.ensuring(Deferred.await(closed), stoppedRuns(runs))
   })
 
 /** The MCP server on this process's stdin and stdout, until the client closes stdin. */
