@@ -14,6 +14,7 @@ import * as Cluster from "./Cluster.js"
 import * as ClusterQueue from "./ClusterQueue.js"
 import type * as CliConfig from "./CliConfig.js"
 import * as Progress from "./Progress.js"
+import { conflict } from "./RunSchema.js"
 import * as Store from "./Store.js"
 import { reportFile, reportSummary, unwrittenReport, writeReport } from "./internal/reportSummary.js"
 import type { Refusal } from "./Worker.js"
@@ -171,6 +172,12 @@ export const resume = (resolved: CliConfig.Resolved, sessionId: string, answer: 
         return yield* conclude(resolved, yield* follow(sessionId, rendererOf(resolved)), hint)
       }
       const stored = found.right
+      if (answer !== undefined && stored.status !== "awaiting_clarification") {
+        return yield* Effect.fail<Refusal>({
+          code: 2,
+          message: conflict(stored.id, stored.status, "cannot take an answer").message
+        })
+      }
       if (stored.status === "completed") return yield* conclude(resolved, stored, hint)
       const seen = (yield* Effect.orElseSucceed(store.events(sessionId), () => [])).length
       yield* Cluster.resume(sessionId, answer, randomUUID())

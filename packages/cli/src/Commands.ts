@@ -203,10 +203,14 @@ const evaluate = Command.make(
           (error) =>
             new Exited({
               code:
-                error._tag === "InvalidInput" || error._tag === "SessionNotFound" || error._tag === "SessionCorrupt"
+                error._tag === "InvalidInput" ||
+                error._tag === "SessionNotFound" ||
+                error._tag === "SessionCorrupt" ||
+                error._tag === "RunConflict"
                   ? 2
                   : 1,
-              message: `Evaluation failed: ${error.message}`
+              // A session that cannot be evaluated yet is said as it is: nothing failed.
+              message: error._tag === "RunConflict" ? error.message : `Evaluation failed: ${error.message}`
             })
         )
       )

@@ -306,7 +306,7 @@ const handlersOf = (
   get_report: withArgs(SessionIdArgs, ({ sessionId }) =>
     answer(runs.load(sessionId), (session) =>
       session.report === undefined
-        ? failure(`The session ${session.id} has no report yet (status ${session.status}).`)
+        ? failure(RunSchema.conflict(session.id, session.status, "has no report yet").message)
         : text(session.report.markdown)
     )
   ),

@@ -89,3 +89,43 @@ export type Listed = typeof Listed.Type
 export class RunConflict extends Schema.TaggedError<RunConflict>("@deep-research/cli/RunConflict")("RunConflict", {
   message: Schema.String
 }) {}
+
+/** A session's status in words, for a sentence that says where it stands. */
+const statusWords: Readonly<Record<string, string>> = {
+  queued: "queued (no run has started it yet)",
+  running: "running",
+  awaiting_clarification: "waiting for an answer to its clarification question",
+  completed: "completed",
+  failed: "failed",
+  cancelled: "cancelled"
+}
+
+/** What a client can do with a session in each status. */
+const nextStep: Readonly<Record<string, string>> = {
+  queued: "follow its status until it runs, or cancel it",
+  running: "follow its status until it ends, or cancel it",
+  awaiting_clarification: "answer the question to go on",
+  completed: "its report is ready to read",
+  failed: "resume it to go on from its last checkpoint",
+  cancelled: "resume it to go on from its last checkpoint"
+}
+
+/**
+ * What was asked cannot be done in the session's status, said with the status and what to do instead: "The session
+ * dr-1 cannot take an answer: it is completed; its report is ready to read."
+ */
+export const conflict = (sessionId: string, status: string, cannot: string): RunConflict =>
+  new RunConflict({
+    message:
+      `The session ${sessionId} ${cannot}: it is ${statusWords[status] ?? status}` +
+      `${nextStep[status] === undefined ? "" : `; ${nextStep[status]}`}.`
+  })
+
+/**
+ * This server has no model to judge a report with (a client of a cluster started without one): no request can change
+ * that, only the server's configuration.
+ */
+export class JudgeUnavailable extends Schema.TaggedError<JudgeUnavailable>("@deep-research/cli/JudgeUnavailable")(
+  "JudgeUnavailable",
+  { message: Schema.String }
+) {}

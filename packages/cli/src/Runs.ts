@@ -26,7 +26,15 @@ import * as Progress from "./Progress.js"
 import * as Store from "./Store.js"
 import * as Telemetry from "./Telemetry.js"
 import * as Wiring from "./Wiring.js"
-import { type Listed, RunConflict, type RunStatus, type Started, type StartOptions } from "./RunSchema.js"
+import {
+  conflict,
+  type JudgeUnavailable,
+  type Listed,
+  RunConflict,
+  type RunStatus,
+  type Started,
+  type StartOptions
+} from "./RunSchema.js"
 
 /** An event of a session's log with its position there (1 for the first), which SSE sends as the event id. */
 export interface NumberedEvent {
@@ -62,7 +70,10 @@ export interface Runs {
   readonly remove: (sessionId: string) => Effect.Effect<void, StoreError | Errors.SessionBusy | RunConflict>
   readonly evaluate: (
     sessionId: string
-  ) => Effect.Effect<{ readonly evaluation: EvaluationResult.Evaluation; readonly file: string }, Errors.ResearchError>
+  ) => Effect.Effect<
+    { readonly evaluation: EvaluationResult.Evaluation; readonly file: string },
+    Errors.ResearchError | RunConflict | JudgeUnavailable
+  >
   /** Whether this process runs the session now (queued included). */
   readonly isRunning: (sessionId: string) => boolean
   /** How many sessions run now: this process's (queued included), or on a cluster, the cluster's. */
@@ -189,10 +200,9 @@ const background = (
     return { sessionId, status: queued ? "queued" : "running" }
   })
 
-const notRunning = (host: Host, sessionId: string) =>
-  host.runs.has(sessionId)
-    ? Effect.fail(new RunConflict({ message: `The session ${sessionId} is still running.` }))
-    : Effect.void
+/** Refuses what `cannot` be done while this process runs the session. */
+const notRunning = (host: Host, sessionId: string, cannot: string) =>
+  host.runs.has(sessionId) ? Effect.fail(conflict(sessionId, "running", cannot)) : Effect.void
 
 // =============================================================================
 // What clients ask
@@ -293,34 +303,24 @@ const list = (host: Host) =>
 export const answerable = (session: Session.Session): Effect.Effect<void, RunConflict> =>
   session.status === "awaiting_clarification"
     ? Effect.void
-    : Effect.fail(
-        new RunConflict({
-          message: `The session ${session.id} is not waiting for an answer (status ${session.status}).`
-        })
-      )
+    : Effect.fail(conflict(session.id, session.status, "cannot take an answer"))
 
 /** Whether a stopped session can be resumed: not a completed one, nor one waiting for an answer. */
 export const resumable = (session: Session.Session): Effect.Effect<void, RunConflict> =>
-  session.status === "completed"
-    ? Effect.fail(new RunConflict({ message: `The session ${session.id} is completed already.` }))
-    : session.status === "awaiting_clarification"
-      ? Effect.fail(
-          new RunConflict({
-            message: `The session ${session.id} waits for an answer to its question; answer it instead.`
-          })
-        )
-      : Effect.void
+  session.status === "completed" || session.status === "awaiting_clarification"
+    ? Effect.fail(conflict(session.id, session.status, "cannot be resumed"))
+    : Effect.void
 
 const answer = (host: Host, sessionId: string, text: string) =>
   Effect.gen(function* () {
-    yield* notRunning(host, sessionId)
+    yield* notRunning(host, sessionId, "cannot take an answer now")
     yield* answerable(yield* loadFrom(host, sessionId))
     return yield* background(host, sessionId, Pipeline.resume(sessionId, { answer: text }))
   })
 
 const resume = (host: Host, sessionId: string) =>
   Effect.gen(function* () {
-    yield* notRunning(host, sessionId)
+    yield* notRunning(host, sessionId, "cannot be resumed")
     yield* resumable(yield* loadFrom(host, sessionId))
     return yield* background(host, sessionId, Pipeline.resume(sessionId))
   })
@@ -328,7 +328,7 @@ const resume = (host: Host, sessionId: string) =>
 const cancel = (host: Host, sessionId: string) =>
   Effect.gen(function* () {
     const run = host.runs.get(sessionId)
-    if (run === undefined) return yield* new RunConflict({ message: `The session ${sessionId} is not running.` })
+    if (run === undefined) return yield* notCancellable(yield* loadFrom(host, sessionId))
     // The run saves itself as cancelled when interrupted; its work so far stays in the store, resumable.
     yield* Fiber.interrupt(run.fiber)
     const session = yield* Effect.option(loadFrom(host, sessionId))
@@ -336,10 +336,37 @@ const cancel = (host: Host, sessionId: string) =>
     return { sessionId, status: Option.isSome(session) ? session.value.status : "cancelled" }
   })
 
+/** A session this process does not run, which a cancel cannot stop: stopped already, or run by another process. */
+export const notCancellable = (session: Session.Session): RunConflict =>
+  session.status === "running"
+    ? new RunConflict({
+        message:
+          `The session ${session.id} cannot be cancelled here: another process runs it (a deep-research command ` +
+          "or server); stop it there."
+      })
+    : conflict(session.id, session.status, "cannot be cancelled")
+
 const remove = (host: Host, sessionId: string) =>
-  notRunning(host, sessionId).pipe(
+  notRunning(host, sessionId, "cannot be deleted now").pipe(
     Effect.zipRight(Effect.flatMap(storeOf(host), (store) => store.delete(sessionId))),
     Effect.tap(() => Effect.sync(() => host.progress.delete(sessionId)))
+  )
+
+/** Evaluates as `deep-research evaluate` does: a session a simulated run made is judged by the emulator. */
+const evaluate = (host: Host, sessionId: string) =>
+  host.onRuntime(
+    Effect.gen(function* () {
+      const evaluation = Evaluation.evaluateStored(
+        sessionId,
+        Store.artefactPlace(Store.sessionsDirectory(host.resolved), host.resolved.credentials)
+      )
+      const simulated = yield* Effect.flatMap(SessionStore.SessionStore, (store) =>
+        Store.wasSimulated(store, sessionId)
+      )
+      return yield* simulated && !host.resolved.simulate
+        ? Effect.provide(evaluation, Wiring.simulatedJudgeLayer(host.resolved))
+        : evaluation
+    })
   )
 
 const awaitRun = (host: Host, sessionId: string): Effect.Effect<void> => {
@@ -406,13 +433,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs, Errors.I
     resume: (sessionId) => resume(host, sessionId),
     cancel: (sessionId) => cancel(host, sessionId),
     remove: (sessionId) => remove(host, sessionId),
-    evaluate: (sessionId) =>
-      host.onRuntime(
-        Evaluation.evaluateStored(
-          sessionId,
-          Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
-        )
-      ),
+    evaluate: (sessionId) => evaluate(host, sessionId),
     isRunning: (sessionId) => host.runs.has(sessionId),
     running: Effect.sync(() => host.runs.size),
     awaitRun: (sessionId) => awaitRun(host, sessionId),

@@ -10,6 +10,7 @@ import * as FileSessionStore from "@deep-research/providers/FileSessionStore"
 import type * as PgSessionStore from "@deep-research/providers/PgSessionStore"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as nodePath from "node:path"
 import type * as CliConfig from "./CliConfig.js"
@@ -65,6 +66,13 @@ export const artefactPlace =
     credentials?.databaseUrl === undefined
       ? nodePath.join(directory, sessionId, name)
       : `${Environment.describeDatabaseUrl(Redacted.value(credentials.databaseUrl))} (deep_research_artefacts: ${sessionId}, ${name})`
+
+/** The artefact that marks a session a simulated run made, so that resume and evaluate simulate it too. */
+export const simulatedArtefact = "simulated.json"
+
+/** Whether a simulated run made the session (it carries the mark); false for one whose mark cannot be read. */
+export const wasSimulated = (store: SessionStore.Service, sessionId: string): Effect.Effect<boolean> =>
+  Effect.match(store.artefact(sessionId, simulatedArtefact), { onFailure: () => false, onSuccess: Option.isSome })
 
 /** The banner that opens every simulated report. */
 export const simulatedBanner =

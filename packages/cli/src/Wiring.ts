@@ -35,7 +35,8 @@ import * as nodePath from "node:path"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as CliConfig from "./CliConfig.js"
-import { isSimulatedReport, markSimulated, sessionsDirectory, storeLayer } from "./Store.js"
+import { simulatedModel } from "./internal/backends.js"
+import { isSimulatedReport, markSimulated, sessionsDirectory, simulatedArtefact, storeLayer } from "./Store.js"
 
 /** What a run needs in context. */
 export type Services =
@@ -108,9 +109,6 @@ const simulatedStore = (store: SessionStore.Service): SessionStore.Service => ({
   lock: (id) =>
     Effect.tap(store.lock(id), () => Effect.ignore(store.saveArtefact(id, simulatedArtefact, '{"simulated": true}\n')))
 })
-
-/** The artefact that marks a session as simulated. */
-export const simulatedArtefact = "simulated.json"
 
 const sessionStoreLayer = (resolved: CliConfig.Resolved): Layer.Layer<SessionStore.SessionStore> => {
   const files = storeLayer(sessionsDirectory(resolved), resolved.credentials)
@@ -278,6 +276,19 @@ export const judgeLayer = (resolved: CliConfig.Resolved): Layer.Layer<ModelRoute
   simulated(resolved, (resolved) =>
     Layer.unwrapEffect(Effect.map(makeResilience(resolved), (resilience) => routerLayer(resolved, resilience)))
   )
+
+/**
+ * The emulator as the judge, for a session a simulated run made, whatever this process was given (a client of a
+ * cluster may have no model at all): `deep-research evaluate` judges such a session the same way.
+ */
+export const simulatedJudgeLayer = (
+  resolved: CliConfig.Resolved
+): Layer.Layer<ModelRouter.ModelRouter, Errors.InvalidInput> =>
+  judgeLayer({
+    ...resolved,
+    simulate: true,
+    models: { ...resolved.models, default: resolved.models.default === "" ? simulatedModel : resolved.models.default }
+  })
 
 /** What `evaluate` needs: the models (the judge is the `evaluation` role) and the session store. */
 export const evaluationLayer = (

@@ -49,6 +49,13 @@ export class ServerError extends Schema.TaggedError<ServerError>()(
   HttpApiSchema.annotations({ status: 500 })
 ) {}
 
+/** This server cannot do what was asked, however it is asked: its configuration lacks what it needs (a judge model). */
+export class Unavailable extends Schema.TaggedError<Unavailable>()(
+  "Unavailable",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 503 })
+) {}
+
 /** No bearer token, or not the configured one. Under `/v1`, said again in the shape OpenAI clients read (`error`). */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
   "Unauthorized",
@@ -203,7 +210,12 @@ export class Sessions extends HttpApiGroup.make("sessions")
       .addError(NotFound)
       .addError(Conflict)
       .addError(ServerError)
-      .annotate(OpenApi.Description, "Judges the report on eight dimensions and checks its citations.")
+      .addError(Unavailable)
+      .annotate(
+        OpenApi.Description,
+        "Judges the report on eight dimensions and checks its citations: a simulated session by the built-in " +
+          "emulator, any other by the server's model (503 when it has none)."
+      )
   )
   .add(
     HttpApiEndpoint.del("delete", "/api/sessions/:id")

@@ -15,6 +15,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import type * as CliConfig from "../CliConfig.js"
 import * as Progress from "../Progress.js"
+import { conflict } from "../RunSchema.js"
 import * as Store from "../Store.js"
 import { Exited } from "./exited.js"
 import * as Logging from "./logging.js"
@@ -121,9 +122,15 @@ export const runSession = (
               sessionId,
               clarification: interactive ? "ask" : "proceed"
             })
-          : // Loaded first, so that a mistyped id is refused before anything is written for it.
+          : // Loaded first, so that a mistyped id, or an answer to a session that asks nothing, is refused before
+            // anything is written for it.
             Effect.zipRight(
-              Effect.flatMap(SessionStore.SessionStore, (sessions) => sessions.load(start.resumeId)),
+              Effect.flatMap(SessionStore.SessionStore, (sessions) => sessions.load(start.resumeId)).pipe(
+                Effect.filterOrFail(
+                  (stored) => start.answer === undefined || stored.status === "awaiting_clarification",
+                  (stored) => conflict(stored.id, stored.status, "cannot take an answer")
+                )
+              ),
               Pipeline.resume(start.resumeId, { answer: start.answer })
             )
       ).pipe(Effect.onExit(() => drain))
@@ -155,9 +162,11 @@ export const runSession = (
       const failure = Cause.failureOption(exit.cause)
       if (Option.isNone(failure)) return yield* Effect.failCause(exit.cause)
       const error = failure.value
-      if (error._tag === "InvalidInput" || error._tag === "SessionNotFound") {
+      if (error._tag === "InvalidInput" || error._tag === "SessionNotFound" || error._tag === "RunConflict") {
         return yield* new Exited({ code: 2, message: error.message })
       }
+      // Nothing failed: another process runs the session.
+      if (error._tag === "SessionBusy") return yield* new Exited({ code: 1, message: error.message })
       return yield* new Exited({
         code: 1,
         message:

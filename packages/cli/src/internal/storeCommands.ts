@@ -38,7 +38,7 @@ export const rememberSimulated = <F extends { readonly simulate: boolean }>(
   options.simulate
     ? Effect.succeed(options)
     : withStore(options, (sessions, credentials) =>
-        Effect.map(Effect.either(sessions.artefact(id, "simulated.json")), (mark) => ({
+        Effect.map(Effect.either(sessions.artefact(id, Store.simulatedArtefact)), (mark) => ({
           mark,
           local: credentials.databaseUrl === undefined
         }))
