@@ -105,7 +105,9 @@ const conclude = (resolved: CliConfig.Resolved, session: Session.Session | undef
       })
     }
     const out = reportFile(resolved.out, session.id)
-    const markdown = resolved.simulate ? Store.markSimulated(session.report.markdown) : session.report.markdown
+    // A simulated worker ran it when its report says so, though this client was not told: marked as a local run is.
+    const simulate = resolved.simulate || Store.isSimulatedReport(session.report.markdown)
+    const markdown = simulate ? Store.markSimulated(session.report.markdown) : session.report.markdown
     const unwritten = yield* writeReport(out, markdown)
     if (Option.isSome(unwritten)) {
       const kept = `in the database (deep-research show ${session.id} --database URL)`
@@ -116,7 +118,7 @@ const conclude = (resolved: CliConfig.Resolved, session: Session.Session | undef
       reportSummary(session, {
         out: Option.isSome(unwritten) ? "in the database" : out,
         kept: "in the database",
-        simulate: resolved.simulate
+        simulate
       })
     )
   })
