@@ -138,14 +138,20 @@ const EventsHeaders = Schema.Struct({
 export class Sessions extends HttpApiGroup.make("sessions")
   .add(
     HttpApiEndpoint.post("create", "/api/sessions")
+      .annotate(OpenApi.Summary, "Start research")
       .setPayload(CreateSession)
       .addSuccess(Started, { status: 202 })
       .addError(BadRequest)
       .annotate(OpenApi.Description, "Starts researching a question; returns the session id at once.")
   )
-  .add(HttpApiEndpoint.get("list", "/api/sessions").addSuccess(Schema.Array(Listed)))
+  .add(
+    HttpApiEndpoint.get("list", "/api/sessions")
+      .annotate(OpenApi.Summary, "List sessions")
+      .addSuccess(Schema.Array(Listed))
+  )
   .add(
     HttpApiEndpoint.get("get", "/api/sessions/:id")
+      .annotate(OpenApi.Summary, "Get a session's status")
       .setPath(SessionPath)
       .addSuccess(RunStatus)
       .addError(NotFound)
@@ -153,6 +159,7 @@ export class Sessions extends HttpApiGroup.make("sessions")
   )
   .add(
     HttpApiEndpoint.get("events", "/api/sessions/:id/events")
+      .annotate(OpenApi.Summary, "Follow a session's events")
       .setPath(SessionPath)
       .setUrlParams(EventsParams)
       .setHeaders(EventsHeaders)
@@ -167,6 +174,7 @@ export class Sessions extends HttpApiGroup.make("sessions")
   )
   .add(
     HttpApiEndpoint.post("answer", "/api/sessions/:id/answer")
+      .annotate(OpenApi.Summary, "Answer the clarification question")
       .setPath(SessionPath)
       .setPayload(Answer)
       .addSuccess(Started, { status: 202 })
@@ -176,6 +184,7 @@ export class Sessions extends HttpApiGroup.make("sessions")
   )
   .add(
     HttpApiEndpoint.post("cancel", "/api/sessions/:id/cancel")
+      .annotate(OpenApi.Summary, "Cancel a session")
       .setPath(SessionPath)
       .addSuccess(Cancelled)
       .addError(NotFound)
@@ -183,6 +192,7 @@ export class Sessions extends HttpApiGroup.make("sessions")
   )
   .add(
     HttpApiEndpoint.post("resume", "/api/sessions/:id/resume")
+      .annotate(OpenApi.Summary, "Resume a session")
       .setPath(SessionPath)
       .addSuccess(Started, { status: 202 })
       .addError(NotFound)
@@ -191,6 +201,7 @@ export class Sessions extends HttpApiGroup.make("sessions")
   )
   .add(
     HttpApiEndpoint.get("report", "/api/sessions/:id/report")
+      .annotate(OpenApi.Summary, "Read the report")
       .setPath(SessionPath)
       .setUrlParams(ReportParams)
       .addSuccess(HttpApiSchema.Text({ contentType: "text/markdown" }))
@@ -199,12 +210,14 @@ export class Sessions extends HttpApiGroup.make("sessions")
   )
   .add(
     HttpApiEndpoint.get("sources", "/api/sessions/:id/sources")
+      .annotate(OpenApi.Summary, "List the sources")
       .setPath(SessionPath)
       .addSuccess(Schema.Array(SourceView))
       .addError(NotFound)
   )
   .add(
     HttpApiEndpoint.post("evaluate", "/api/sessions/:id/evaluate")
+      .annotate(OpenApi.Summary, "Evaluate the report")
       .setPath(SessionPath)
       .addSuccess(Evaluation.Evaluation)
       .addError(NotFound)
@@ -219,6 +232,7 @@ export class Sessions extends HttpApiGroup.make("sessions")
   )
   .add(
     HttpApiEndpoint.del("delete", "/api/sessions/:id")
+      .annotate(OpenApi.Summary, "Delete a session")
       .setPath(SessionPath)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound)
@@ -226,18 +240,28 @@ export class Sessions extends HttpApiGroup.make("sessions")
   )
   .addError(ServerError)
   .addError(BadRequest)
-  .middleware(Authorization) {}
+  .middleware(Authorization)
+  .annotate(
+    OpenApi.Description,
+    "Research sessions: start one, follow it live, answer its clarifying question, cancel or resume it, read and " +
+      "evaluate its report."
+  ) {}
 
 /** Liveness, open to anyone: it says nothing about the sessions. */
-export class System extends HttpApiGroup.make("system").add(
-  HttpApiEndpoint.get("health", "/api/health").addSuccess(Health)
-) {}
+export class System extends HttpApiGroup.make("system")
+  .add(HttpApiEndpoint.get("health", "/api/health").annotate(OpenApi.Summary, "Health").addSuccess(Health))
+  .annotate(OpenApi.Description, "The server's health, open without a token.") {}
 
 /** The OpenAI-compatible endpoints: model `deep-research`, the last user message is the question. */
 export class OpenAi extends HttpApiGroup.make("openai")
-  .add(HttpApiEndpoint.get("models", "/v1/models").addSuccess(OpenAiSchema.ModelList))
+  .add(
+    HttpApiEndpoint.get("models", "/v1/models")
+      .annotate(OpenApi.Summary, "List models")
+      .addSuccess(OpenAiSchema.ModelList)
+  )
   .add(
     HttpApiEndpoint.get("model", "/v1/models/:model")
+      .annotate(OpenApi.Summary, "Get a model")
       .setPath(Schema.Struct({ model: Schema.String }))
       .addSuccess(OpenAiSchema.Model)
       .addError(OpenAiSchema.ModelNotFound)
@@ -245,6 +269,7 @@ export class OpenAi extends HttpApiGroup.make("openai")
   )
   .add(
     HttpApiEndpoint.post("chatCompletions", "/v1/chat/completions")
+      .annotate(OpenApi.Summary, "Chat completion (research)")
       .setPayload(OpenAiSchema.ChatRequest)
       .addSuccess(OpenAiSchema.ChatCompletion)
       .addError(OpenAiSchema.InvalidRequest)
@@ -257,7 +282,12 @@ export class OpenAi extends HttpApiGroup.make("openai")
           "as `content`."
       )
   )
-  .middleware(Authorization) {}
+  .middleware(Authorization)
+  .annotate(
+    OpenApi.Description,
+    "OpenAI-compatible endpoints: any OpenAI client researches with model `deep-research`, the conversation's last " +
+      "user message being the question."
+  ) {}
 
 /** The whole API. */
 export class Api extends HttpApi.make("deep-research")
@@ -267,6 +297,9 @@ export class Api extends HttpApi.make("deep-research")
   .annotate(OpenApi.Title, "deep-research")
   .annotate(OpenApi.Transform, withValidComponentNames)
   .annotate(OpenApi.Version, version)
+  .annotate(OpenApi.License, { name: "MIT", url: "https://opensource.org/licenses/MIT" })
+  // The document is served by the server it describes: its paths are on the document's own origin.
+  .annotate(OpenApi.Servers, [{ url: "/", description: "The server that serves this document" }])
   .annotate(
     OpenApi.Description,
     "Turns a question into a cited research report. Start a session, follow it live, answer its clarifying " +
