@@ -151,7 +151,7 @@ const resume = Command.make(
     Effect.gen(function* () {
       // A bad id is the real problem whatever else is missing: it is said first.
       yield* Effect.mapError(Session.validateId(id), (error) => usageError(error.message))
-      const options = yield* StoreCommands.rememberSimulated(id, given)
+      const options = yield* StoreCommands.rememberSimulated(id, given, "resumed")
       const flags = toFlags(options)
       const resolved = yield* resolveConfig(flags, purposeOf(flags))
       if (resolved.credentials.databaseUrl !== undefined) {
@@ -174,7 +174,7 @@ const evaluate = Command.make(
   { id: StoreCommands.sessionIdArg, ...evaluationOptions },
   ({ id, ...given }) =>
     Effect.gen(function* () {
-      const options = yield* StoreCommands.rememberSimulated(id, given)
+      const options = yield* StoreCommands.rememberSimulated(id, given, "evaluated")
       const resolved = yield* resolveConfig(
         toFlags({
           ...options,

@@ -187,7 +187,7 @@ const errorBodyOf = (response: HttpServerResponse.HttpServerResponse): object | 
 
 /**
  * A request that did not decode, said in a sentence (`'question' is required.`) rather than as Schema's tree; its
- * `issues` stay as they were. Other responses pass as they are.
+ * `issues` stay as they were, less those that say nothing. Other responses pass as they are.
  */
 export const withReadableMessage = (
   response: HttpServerResponse.HttpServerResponse
@@ -196,7 +196,11 @@ export const withReadableMessage = (
   if (body === undefined || Reflect.get(body, "_tag") !== "HttpApiDecodeError") return response
   const message = DecodeIssues.messageOf(Reflect.get(body, "issues"))
   if (message === undefined) return response
-  return HttpServerResponse.unsafeJson({ ...body, message }, { status: response.status, headers: response.headers })
+  const issues = DecodeIssues.tellingIssues(Reflect.get(body, "issues"))
+  return HttpServerResponse.unsafeJson(
+    { ...body, message, issues },
+    { status: response.status, headers: response.headers }
+  )
 }
 
 /**

@@ -70,9 +70,15 @@ export const artefactPlace =
 /** The artefact that marks a session a simulated run made, so that resume and evaluate simulate it too. */
 export const simulatedArtefact = "simulated.json"
 
-/** Whether a simulated run made the session (it carries the mark); false for one whose mark cannot be read. */
+/**
+ * Whether a simulated run made the session (it carries the mark); false for one whose mark cannot be read, whatever
+ * the reason (a session folder the system will not open is listed all the same).
+ */
 export const wasSimulated = (store: SessionStore.Service, sessionId: string): Effect.Effect<boolean> =>
-  Effect.match(store.artefact(sessionId, simulatedArtefact), { onFailure: () => false, onSuccess: Option.isSome })
+  store.artefact(sessionId, simulatedArtefact).pipe(
+    Effect.map(Option.isSome),
+    Effect.catchAllCause(() => Effect.succeed(false))
+  )
 
 /** The banner that opens every simulated report. */
 export const simulatedBanner =

@@ -168,11 +168,13 @@ const openCorpus = (resolved: CliConfig.Resolved, root: string) =>
       cacheFile: nodePath.join(resolved.storeDir, "corpus-index", `${digest}.json`)
     })
     const report = yield* corpus.lastReport
-    const reasons = [...new Set(report.skipped.map((s) => s.reason))]
+    // Each skipped file by name (the first few), so that a user sees which of theirs went unread, and why.
+    const named = report.skipped.slice(0, 5).map((file) => `${file.path} (${file.reason})`)
+    const more = report.skipped.length - named.length
     const skipped =
       report.skipped.length === 0
         ? ""
-        : `, ${report.skipped.length} skipped (${reasons.slice(0, 4).join("; ")}${reasons.length > 4 ? "; …" : ""})`
+        : `, ${report.skipped.length} skipped: ${named.join("; ")}${more > 0 ? `; and ${more} more` : ""}`
     if (report.files === 0) {
       return yield* new Errors.InvalidInput({
         reason: `nothing to research in ${absolute}: no readable text, Markdown, HTML or PDF file${skipped}`

@@ -52,7 +52,11 @@ export const roleModels = text("model-<role>", "PROVIDER:NAME", `the model of on
 export const research = {
   model,
   search: text("search", "A,B", "tavily, exa, perplexity, semantic-scholar, openai-native, anthropic-native, local"),
-  corpus: text("corpus", "DIR", "research a folder of local documents (.md, .txt, .html, .pdf; adds local search)"),
+  corpus: text(
+    "corpus",
+    "DIR",
+    "research a folder of local documents: any text file, and HTML and PDF (adds local search)"
+  ),
   maxRounds: integer("max-rounds", `supervision rounds at most (${Defaults.research.maxSupervisionRounds})`),
   concurrency: integer("concurrency", `researchers at once at most (${Defaults.research.maxConcurrentResearchUnits})`),
   maxToolCalls: integer(

@@ -42,6 +42,10 @@ export const cli = (args: ReadonlyArray<string>): Promise<Ran> => {
     }
   process.stdout.write = capture((text) => (stdout += text))
   process.stderr.write = capture((text) => (stderr += text))
+  // Effect's Console writes through the global console, which the test runner takes over.
+  const { error, log } = console
+  console.log = (...parts: Array<unknown>) => void (stdout += `${parts.map(String).join(" ")}\n`)
+  console.error = (...parts: Array<unknown>) => void (stderr += `${parts.map(String).join(" ")}\n`)
   return Effect.runPromiseExit(run(["node", "deep-research", ...args]).pipe(Effect.provide(NodeContext.layer)))
     .then((exit): Ran => {
       if (Exit.isSuccess(exit)) return { code: 0, stdout, stderr }
@@ -54,6 +58,8 @@ export const cli = (args: ReadonlyArray<string>): Promise<Ran> => {
     .finally(() => {
       process.stdout.write = out
       process.stderr.write = err
+      console.log = log
+      console.error = error
     })
 }
 
