@@ -66,6 +66,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
     const judge = judges ? Option.some(yield* Layer.build(Wiring.judgeLayer(resolved))) : Option.none()
     const store = Context.get(context, SessionStore.SessionStore)
     const sent = new Map<string, Sent>()
+    const marks = Store.simulatedMarks(store)
 
     const stored = (sessionId: string) => Effect.option(store.load(sessionId))
 
@@ -289,7 +290,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
             queued.set(id, { id, status: "queued", query: s.query, createdAt: s.at, costUsd: 0 })
           }
         }
-        return [...[...queued.values()].filter((listed) => !known.has(listed.id)), ...summaries]
+        return [...[...queued.values()].filter((listed) => !known.has(listed.id)), ...(yield* marks(summaries))]
       }),
       load: (sessionId) => store.load(sessionId),
       answer,

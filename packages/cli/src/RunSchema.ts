@@ -81,7 +81,10 @@ export const Listed = Schema.Struct({
   createdAt: Schema.Number,
   updatedAt: Schema.optional(Schema.Number),
   costUsd: Schema.Number,
-  error: Schema.optional(Schema.String)
+  error: Schema.optional(Schema.String),
+  simulated: Schema.optional(Schema.Boolean).annotations({
+    description: "true for a session a simulated run made (--simulate): its report is no real research"
+  })
 })
 export type Listed = typeof Listed.Type
 

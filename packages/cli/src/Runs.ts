@@ -123,6 +123,8 @@ interface Host {
   readonly runs: Map<string, Run>
   /** A progress view per session, from the shared event stream. */
   readonly progress: Map<string, Progress.State>
+  /** Marks the listed sessions a simulated run made. */
+  readonly simulatedMarks: ReturnType<typeof Store.simulatedMarks>
 }
 
 const makeHost = (resolved: CliConfig.Resolved) =>
@@ -140,7 +142,8 @@ const makeHost = (resolved: CliConfig.Resolved) =>
       runtime,
       onRuntime: (effect) => Effect.provide(effect, services),
       runs: new Map(),
-      progress: new Map()
+      progress: new Map(),
+      simulatedMarks: Store.simulatedMarks(yield* Effect.provide(SessionStore.SessionStore, services))
     }
     const watcher = runtime.runFork(watchProgress(host))
     yield* Effect.addFinalizer(() =>
@@ -296,7 +299,7 @@ const list = (host: Host) =>
         ? []
         : [{ id, status: "queued", query: run.question.query, createdAt: run.question.at, costUsd: 0 }]
     )
-    return [...queued, ...summaries]
+    return [...queued, ...(yield* host.simulatedMarks(summaries))]
   })
 
 /** Whether a stopped session can take an answer: only one waiting for it. */

@@ -80,6 +80,32 @@ export const wasSimulated = (store: SessionStore.Service, sessionId: string): Ef
     Effect.catchAllCause(() => Effect.succeed(false))
   )
 
+/**
+ * Marks the listed sessions a simulated run made (`simulated: true`), for a process that lists them again and again
+ * (a server's clients poll the list): a session's mark, written before its first checkpoint, never changes, so each
+ * session's is read once.
+ */
+export const simulatedMarks = (store: SessionStore.Service) => {
+  const known = new Map<string, boolean>()
+  return <A extends { readonly id: string }>(
+    listed: ReadonlyArray<A>
+  ): Effect.Effect<ReadonlyArray<A & { readonly simulated?: boolean }>> =>
+    Effect.forEach(
+      listed,
+      (entry) => {
+        const seen = known.get(entry.id)
+        const marked =
+          seen !== undefined
+            ? Effect.succeed(seen)
+            : Effect.tap(wasSimulated(store, entry.id), (simulated) =>
+                Effect.sync(() => known.set(entry.id, simulated))
+              )
+        return Effect.map(marked, (simulated) => (simulated ? { ...entry, simulated } : entry))
+      },
+      { concurrency: 8 }
+    )
+}
+
 /** The banner that opens every simulated report. */
 export const simulatedBanner =
   "> **Simulated run.** Every model answer, search result and source below was produced offline by the\n" +
