@@ -1,6 +1,7 @@
 /**
- * The shapes of hosted runs as clients see them, shared by the MCP server, the HTTP API and its typed client. Apart
- * from `Runs` so that a client loads none of the research wiring.
+ * The shapes of hosted runs as clients see them, shared by the MCP server, the HTTP API and its typed client, and what
+ * they are told when a session's state does not allow what they ask. Apart from `Runs` so that a client loads none of
+ * the research wiring.
  */
 import * as Schema from "effect/Schema"
 

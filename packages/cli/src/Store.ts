@@ -1,8 +1,8 @@
 /**
  * The session store as the CLI opens it: the sessions folder under the store folder (or, with `--database` or
  * `DEEP_RESEARCH_DATABASE_URL`, the PostgreSQL store of a cluster), keeping the environment's API keys out of what is
- * written, and the banner of simulated reports. Apart from `Wiring` so that the commands that only read or delete
- * sessions load no provider's SDK.
+ * written, the banner of simulated reports and the mark a simulated run leaves beside its session. Apart from
+ * `Wiring` so that the commands that only read or delete sessions load no provider's SDK.
  */
 import { type SessionStore } from "@deep-research/core"
 import * as Environment from "@deep-research/providers/Environment"

@@ -92,7 +92,8 @@ ${options("resume")}
 `,
   list: `Usage: deep-research list [options]
 
-Lists the sessions, newest first: id, status, created, cost and question.
+Lists the sessions, newest first, under a header: id, status, created, cost and question, [simulated] before the
+question of a session a simulated run made.
 
 ${options("list")}
 `,
@@ -119,7 +120,8 @@ ${options("evaluate")}
 `,
   mcp: `Usage: deep-research mcp [options]
 
-Serves MCP on stdio: start_research (returns a session id at once; the research runs in the background),
+Serves MCP on stdio: start_research (returns a session id at once; the research runs in the background, in this
+process: a client that stops the server stops the run, which is kept cancelled and resumable with resume_research),
 get_status, get_report, list_sessions, answer_clarification, cancel_research and evaluate_report. Sessions are kept
 in the same store as the CLI's, so list, show and resume see them. The research options configure every session it
 starts; stdout carries only the protocol, log lines go to stderr.
