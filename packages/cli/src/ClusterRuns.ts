@@ -150,9 +150,24 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
     const notRunning = (session: Session.Session, cannot: string) =>
       stoppedSince(session, sent.get(session.id)) ? Effect.void : Effect.fail(conflict(session.id, "running", cannot))
 
+    /**
+     * The stored session something is asked of; a session no runner has started yet is only its message, which can
+     * take neither an answer nor a resume: said as its state, not as a session that does not exist.
+     */
+    const loadOrQueued = (sessionId: string, cannot: string) =>
+      store
+        .load(sessionId)
+        .pipe(
+          Effect.catchTag("SessionNotFound", (notFound) =>
+            Effect.flatMap(waiting(sessionId), ([queued]) =>
+              Effect.fail(queued === undefined ? notFound : conflict(sessionId, "queued", cannot))
+            )
+          )
+        )
+
     const answer = (sessionId: string, text: string) =>
       Effect.gen(function* () {
-        const session = yield* store.load(sessionId)
+        const session = yield* loadOrQueued(sessionId, "cannot take an answer")
         yield* notRunning(session, "cannot take an answer now")
         yield* Runs.answerable(session)
         yield* send(
@@ -166,7 +181,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
 
     const resume = (sessionId: string) =>
       Effect.gen(function* () {
-        const session = yield* store.load(sessionId)
+        const session = yield* loadOrQueued(sessionId, "cannot be resumed")
         yield* notRunning(session, "cannot be resumed")
         yield* Runs.resumable(session)
         yield* send(

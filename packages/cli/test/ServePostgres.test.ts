@@ -116,6 +116,10 @@ describe("deep-research serve and mcp over the cluster", () => {
         const { sessionId: id } = yield* one.sessions.create({ payload: { question: "Who runs this?" } })
         const seen = yield* other.sessions.get({ path: { id } })
         assert.deepInclude(seen, { status: "queued", running: true, query: "Who runs this?" })
+        // Queued, it has asked nothing: an answer is refused for that, not as a session that does not exist.
+        const answered = yield* Effect.flip(other.sessions.answer({ path: { id }, payload: { answer: "Norway" } }))
+        assert.strictEqual(answered._tag, "Conflict")
+        assert.include(answered.message, `The session ${id} cannot take an answer: it is queued`)
         assert.deepStrictEqual(
           (yield* other.sessions.list()).map((l) => [l.id, l.status, l.query]),
           [[id, "queued", "Who runs this?"]]
