@@ -37,6 +37,15 @@ describe("deep-research bench", () => {
       assert.include(line.article, "Simulated run", "a simulated article says so")
       assert.isAbove(line.prompt.length, 20)
     }
+    // In the order of their ids, however the tasks ended.
+    assert.deepStrictEqual(
+      fs
+        .readFileSync(nodePath.join(out, "articles.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => Schema.decodeUnknownSync(Article)(line).id),
+      [1, 51]
+    )
     assert.include(first.stderr, "2 tasks selected")
     assert.match(first.stderr, /\[2\/2\] task \d+ \(\w+, [^)]+\) completed in/)
     assert.match(first.stdout, /^\s+1\s+zh\s+.*completed/m)

@@ -544,6 +544,8 @@ export const run = <E, R>(
     const finished = yield* Effect.forEach(pending, runTask, {
       concurrency: Math.max(1, options.concurrency ?? 2)
     })
+    // Appended as each task ended, the lines are put back in the order of their ids.
+    yield* writeAtomically(files.articles, articles())
     return new RunSummary({
       selected: selected.length,
       ran: finished.map((r) => r.id),

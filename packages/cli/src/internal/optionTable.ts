@@ -135,7 +135,7 @@ export const commands = {
       'only the tasks of these topics, as the tasks file names them ("Science & Technology")'
     ),
     limit: integer("limit", "at most this many tasks, after the filters, in the file's order"),
-    parallel: integer("parallel", "tasks researched at once (2)"),
+    parallel: integer("parallel", "tasks researched at once (2; at most 20)"),
     model: research.model,
     search: research.search,
     corpus: research.corpus,
