@@ -8,14 +8,15 @@ import { Pipeline, type ResearchEvents, type Session, SessionStore } from "@deep
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as fs from "node:fs"
+import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
 import * as Cluster from "./Cluster.js"
 import * as ClusterQueue from "./ClusterQueue.js"
 import type * as CliConfig from "./CliConfig.js"
 import * as Progress from "./Progress.js"
+import { conflict } from "./RunSchema.js"
 import * as Store from "./Store.js"
-import { reportFile, reportSummary } from "./internal/reportSummary.js"
+import { reportFile, reportSummary, unwrittenReport, writeReport } from "./internal/reportSummary.js"
 import type { Refusal } from "./Worker.js"
 
 const sink: Progress.Sink = {
@@ -104,12 +105,22 @@ const conclude = (resolved: CliConfig.Resolved, session: Session.Session | undef
       })
     }
     const out = reportFile(resolved.out, session.id)
-    const markdown = resolved.simulate ? Store.markSimulated(session.report.markdown) : session.report.markdown
-    yield* Effect.try({
-      try: () => fs.writeFileSync(out, markdown),
-      catch: (error): Refusal => ({ code: 1, message: `cannot write the report to ${out}: ${String(error)}` })
-    })
-    yield* say(resolved, reportSummary(session, { out, kept: "in the database", simulate: resolved.simulate }))
+    // A simulated worker ran it when its report says so, though this client was not told: marked as a local run is.
+    const simulate = resolved.simulate || Store.isSimulatedReport(session.report.markdown)
+    const markdown = simulate ? Store.markSimulated(session.report.markdown) : session.report.markdown
+    const unwritten = yield* writeReport(out, markdown)
+    if (Option.isSome(unwritten)) {
+      const kept = `in the database (deep-research show ${session.id} --database URL)`
+      yield* Effect.sync(() => process.stderr.write(`${unwrittenReport(out, unwritten.value, kept)}\n`))
+    }
+    yield* say(
+      resolved,
+      reportSummary(session, {
+        out: Option.isSome(unwritten) ? "in the database" : out,
+        kept: "in the database",
+        simulate
+      })
+    )
   })
 
 /** A cluster or store error, as a message and an exit code. */
@@ -163,6 +174,12 @@ export const resume = (resolved: CliConfig.Resolved, sessionId: string, answer: 
         return yield* conclude(resolved, yield* follow(sessionId, rendererOf(resolved)), hint)
       }
       const stored = found.right
+      if (answer !== undefined && stored.status !== "awaiting_clarification") {
+        return yield* Effect.fail<Refusal>({
+          code: 2,
+          message: conflict(stored.id, stored.status, "cannot take an answer").message
+        })
+      }
       if (stored.status === "completed") return yield* conclude(resolved, stored, hint)
       const seen = (yield* Effect.orElseSucceed(store.events(sessionId), () => [])).length
       yield* Cluster.resume(sessionId, answer, randomUUID())

@@ -23,7 +23,7 @@ import * as Cluster from "./Cluster.js"
 import * as ClusterQueue from "./ClusterQueue.js"
 import * as StoredEvaluation from "./StoredEvaluation.js"
 import * as Progress from "./Progress.js"
-import { type Listed, RunConflict, type Started } from "./RunSchema.js"
+import { conflict, JudgeUnavailable, type Listed, type Started } from "./RunSchema.js"
 import * as Runs from "./Runs.js"
 import * as Store from "./Store.js"
 import * as Wiring from "./Wiring.js"
@@ -66,6 +66,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
     const judge = judges ? Option.some(yield* Layer.build(Wiring.judgeLayer(resolved))) : Option.none()
     const store = Context.get(context, SessionStore.SessionStore)
     const sent = new Map<string, Sent>()
+    const marks = Store.simulatedMarks(store)
 
     const stored = (sessionId: string) => Effect.option(store.load(sessionId))
 
@@ -146,15 +147,28 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
         }
       })
 
-    const notRunning = (session: Session.Session) =>
-      stoppedSince(session, sent.get(session.id))
-        ? Effect.void
-        : Effect.fail(new RunConflict({ message: `The session ${session.id} is still running.` }))
+    const notRunning = (session: Session.Session, cannot: string) =>
+      stoppedSince(session, sent.get(session.id)) ? Effect.void : Effect.fail(conflict(session.id, "running", cannot))
+
+    /**
+     * The stored session something is asked of; a session no runner has started yet is only its message, which can
+     * take neither an answer nor a resume: said as its state, not as a session that does not exist.
+     */
+    const loadOrQueued = (sessionId: string, cannot: string) =>
+      store
+        .load(sessionId)
+        .pipe(
+          Effect.catchTag("SessionNotFound", (notFound) =>
+            Effect.flatMap(waiting(sessionId), ([queued]) =>
+              Effect.fail(queued === undefined ? notFound : conflict(sessionId, "queued", cannot))
+            )
+          )
+        )
 
     const answer = (sessionId: string, text: string) =>
       Effect.gen(function* () {
-        const session = yield* store.load(sessionId)
-        yield* notRunning(session)
+        const session = yield* loadOrQueued(sessionId, "cannot take an answer")
+        yield* notRunning(session, "cannot take an answer now")
         yield* Runs.answerable(session)
         yield* send(
           sessionId,
@@ -167,8 +181,8 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
 
     const resume = (sessionId: string) =>
       Effect.gen(function* () {
-        const session = yield* store.load(sessionId)
-        yield* notRunning(session)
+        const session = yield* loadOrQueued(sessionId, "cannot be resumed")
+        yield* notRunning(session, "cannot be resumed")
         yield* Runs.resumable(session)
         yield* send(
           sessionId,
@@ -204,7 +218,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
         }
         const session = yield* store.load(sessionId)
         if (stoppedSince(session, sent.get(sessionId))) {
-          return yield* new RunConflict({ message: `The session ${sessionId} is not running.` })
+          return yield* conflict(sessionId, session.status, "cannot be cancelled")
         }
         yield* toCluster(Cluster.cancel(sessionId, randomUUID()))
         // The runner saves the session as cancelled when its research stops.
@@ -251,20 +265,23 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
       )
 
     const evaluate = (sessionId: string) =>
-      Option.match(judge, {
-        onNone: () =>
-          Effect.fail(
-            new Errors.InvalidInput({
-              reason:
-                "This server has no model to judge a report with (its sessions run on the cluster's workers): start " +
-                `it with a model (${Variables.openaiApiKey} or ${Variables.anthropicApiKey}, or --model) to evaluate here.`
-            })
-          ),
-        onSome: (models) =>
-          StoredEvaluation.evaluateStored(
-            sessionId,
-            Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
-          ).pipe(Effect.provide(models), Effect.provide(context))
+      Effect.gen(function* () {
+        const evaluation = StoredEvaluation.evaluateStored(
+          sessionId,
+          Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
+        ).pipe(Effect.provide(context))
+        // As `deep-research evaluate` does: a session a simulated run made is judged by the emulator, whatever this
+        // server was given; any other by this server's model.
+        if (!resolved.simulate && (yield* Store.wasSimulated(store, sessionId))) {
+          return yield* Effect.provide(evaluation, Wiring.simulatedJudgeLayer(resolved))
+        }
+        if (Option.isSome(judge)) return yield* Effect.provide(evaluation, judge.value)
+        return yield* new JudgeUnavailable({
+          message:
+            "This server has no model to judge a report with (its sessions run on the cluster's workers): start it " +
+            `with a model (${Variables.openaiApiKey} or ${Variables.anthropicApiKey}, or --model) to evaluate here, ` +
+            `or run deep-research evaluate ${sessionId} --database URL where a model is configured.`
+        })
       })
 
     return {
@@ -288,7 +305,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
             queued.set(id, { id, status: "queued", query: s.query, createdAt: s.at, costUsd: 0 })
           }
         }
-        return [...[...queued.values()].filter((listed) => !known.has(listed.id)), ...summaries]
+        return [...[...queued.values()].filter((listed) => !known.has(listed.id)), ...(yield* marks(summaries))]
       }),
       load: (sessionId) => store.load(sessionId),
       answer,
@@ -302,7 +319,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
           if (Either.isLeft(found)) {
             if (found.left._tag !== "SessionNotFound" || elsewhere === undefined) return yield* found.left
           } else {
-            yield* notRunning(found.right)
+            yield* notRunning(found.right, "cannot be deleted now")
             yield* store.delete(sessionId)
           }
           // The cluster's messages of the session hold its question: they go with it. The session is gone either way.

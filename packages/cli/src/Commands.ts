@@ -1,5 +1,5 @@
 /**
- * The `deep-research` command line: run (the default), resume, list, show, delete, evaluate, mcp, serve and worker,
+ * The `deep-research` command line: run (the default), resume, list, show, delete, evaluate, mcp, serve, worker and bench,
  * and the configuration they resolve. A session's run in the terminal is `internal/runSession`; the commands over the
  * session store are `internal/storeCommands`.
  */
@@ -151,7 +151,7 @@ const resume = Command.make(
     Effect.gen(function* () {
       // A bad id is the real problem whatever else is missing: it is said first.
       yield* Effect.mapError(Session.validateId(id), (error) => usageError(error.message))
-      const options = yield* StoreCommands.rememberSimulated(id, given)
+      const options = yield* StoreCommands.rememberSimulated(id, given, "resumed")
       const flags = toFlags(options)
       const resolved = yield* resolveConfig(flags, purposeOf(flags))
       if (resolved.credentials.databaseUrl !== undefined) {
@@ -174,7 +174,7 @@ const evaluate = Command.make(
   { id: StoreCommands.sessionIdArg, ...evaluationOptions },
   ({ id, ...given }) =>
     Effect.gen(function* () {
-      const options = yield* StoreCommands.rememberSimulated(id, given)
+      const options = yield* StoreCommands.rememberSimulated(id, given, "evaluated")
       const resolved = yield* resolveConfig(
         toFlags({
           ...options,
@@ -203,10 +203,14 @@ const evaluate = Command.make(
           (error) =>
             new Exited({
               code:
-                error._tag === "InvalidInput" || error._tag === "SessionNotFound" || error._tag === "SessionCorrupt"
+                error._tag === "InvalidInput" ||
+                error._tag === "SessionNotFound" ||
+                error._tag === "SessionCorrupt" ||
+                error._tag === "RunConflict"
                   ? 2
                   : 1,
-              message: `Evaluation failed: ${error.message}`
+              // A session that cannot be evaluated yet is said as it is: nothing failed.
+              message: error._tag === "RunConflict" ? error.message : `Evaluation failed: ${error.message}`
             })
         )
       )
@@ -336,6 +340,42 @@ const worker = Command.make(
   )
 )
 
+const loadBench = Effect.promise(() => import("./Bench.js"))
+
+const bench = Command.make(
+  "bench",
+  ParserOptions.withRoleModels(OptionTable.commands.bench),
+  ({ ids, language, limit, out, parallel, tasks, topic, ...options }) =>
+    Effect.gen(function* () {
+      const tasksAtOnce = Option.getOrElse(parallel, () => 2)
+      if (!Number.isInteger(tasksAtOnce) || tasksAtOnce < 1 || tasksAtOnce > 20) {
+        return yield* usageError(`--parallel takes a whole number from 1 to 20, got ${tasksAtOnce}`)
+      }
+      const Bench = yield* loadBench
+      const filter = Bench.filterOf({
+        ids: Option.getOrUndefined(ids),
+        language: Option.getOrUndefined(language),
+        topic: Option.getOrUndefined(topic),
+        limit: Option.getOrUndefined(limit)
+      })
+      if (filter._tag === "Left") return yield* usageError(filter.left)
+      // A benchmark task never waits for an answer: the model's understanding of the question stands.
+      const flags = toFlags({ ...options, out: Option.none(), database: Option.none(), noClarify: true, json: false })
+      const resolved = yield* resolveConfig(flags)
+      yield* Bench.run(resolved, {
+        tasksFile: Option.getOrUndefined(tasks),
+        outputDir: Option.getOrElse(out, () => "deep-research-bench"),
+        filter: filter.right,
+        parallel: tasksAtOnce
+      })
+    })
+).pipe(
+  Command.withDescription(
+    "Run DeepResearch Bench: research its tasks into the official scorer's {id, prompt, article} lines and a table " +
+      "of time and cost per task; a run stopped anywhere goes on where it stopped"
+  )
+)
+
 /** The command line as the parser knows it. */
 export const root = Command.make("deep-research", {}).pipe(
   Command.withDescription("Turns a question into a cited research report."),
@@ -348,7 +388,8 @@ export const root = Command.make("deep-research", {}).pipe(
     evaluate,
     mcp,
     serve,
-    worker
+    worker,
+    bench
   ])
 )
 

@@ -10,7 +10,7 @@ import { Evaluation } from "@deep-research/evaluation"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -55,6 +55,24 @@ const NoArgs = Schema.Struct({}).pipe(
 // =============================================================================
 // Tool results
 // =============================================================================
+
+/**
+ * What `start_research`, `answer_clarification` and `resume_research` give: the run, and, when it runs in this server's
+ * process, that it lives as long as the process does.
+ */
+const StartedHere = Schema.Struct({
+  ...RunSchema.Started.fields,
+  note: Schema.optional(Schema.String)
+})
+
+/**
+ * A client that starts a server for each call (the MCP Inspector's CLI mode) stops it right after the answer, and with
+ * it the run: said where the client reads it.
+ */
+const hostedNote =
+  "The research runs inside this MCP server's process: keep the server running and poll get_status until it " +
+  "completes. If the server stops first (a client that starts a server for each call, such as the MCP Inspector's " +
+  "CLI mode, stops it right after this answer), the session is stored cancelled; resume it with resume_research."
 
 /** What `cancel_research` gives: the session and where it stands now. */
 const Cancelled = Schema.Struct({ sessionId: Schema.String, status: Schema.String })
@@ -131,7 +149,7 @@ const tools: ReadonlyArray<ToolSpec> = [
     StartArgs,
     // Each call starts another session.
     { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    RunSchema.Started
+    StartedHere
   ),
   spec(
     "get_status",
@@ -162,7 +180,7 @@ const tools: ReadonlyArray<ToolSpec> = [
     "Answer the clarification question of a session that awaits one; research continues in the background.",
     AnswerArgs,
     { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    RunSchema.Started
+    StartedHere
   ),
   spec(
     "cancel_research",
@@ -179,7 +197,7 @@ const tools: ReadonlyArray<ToolSpec> = [
     "Resume a cancelled or failed session, or one whose run was interrupted, from its last checkpoint: finished researchers are not redone. Returns at once; the research runs in the background.",
     SessionIdArgs,
     { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    RunSchema.Started
+    StartedHere
   ),
   spec(
     "delete_session",
@@ -204,6 +222,25 @@ const tools: ReadonlyArray<ToolSpec> = [
 // =============================================================================
 
 const { failure, structured, text, withArgs } = McpCall
+type Content = McpCall.Content
+
+/** A run started, with the note of a run this process hosts (a cluster's runs go on without it). */
+const startedHere =
+  (runs: Runs.Runs) =>
+  (started: RunSchema.Started): Content =>
+    structured(StartedHere)(runs.isRunning(started.sessionId) ? { ...started, note: hostedNote } : started)
+
+/** Said on the server's stderr when it stops with runs going: each is stored cancelled, to be resumed. */
+const stoppedRuns = (runs: Runs.Runs) =>
+  Effect.gen(function* () {
+    const going = (yield* runs.list).filter((listed) => runs.isRunning(listed.id))
+    for (const { id } of going) {
+      yield* Effect.logWarning(
+        `The MCP server stops while session ${id} runs: it is stored cancelled. Resume it with resume_research ` +
+          `(from a client that keeps the server running) or deep-research resume ${id}.`
+      )
+    }
+  })
 
 const handlersOf = (
   runs: Runs.Runs,
@@ -214,7 +251,7 @@ const handlersOf = (
   return {
     research: McpResearch.handler(runs, runtime),
     start_research: withArgs(StartArgs, ({ question, ...options }) =>
-      answer(runs.start(question, options), structured(RunSchema.Started))
+      answer(runs.start(question, options), startedHere(runs))
     ),
     get_status: withArgs(SessionIdArgs, ({ sessionId }) =>
       answer(runs.status(sessionId), structured(RunSchema.RunStatus))
@@ -222,18 +259,16 @@ const handlersOf = (
     get_report: withArgs(SessionIdArgs, ({ sessionId }) =>
       answer(runs.load(sessionId), (session) =>
         session.report === undefined
-          ? failure(`The session ${session.id} has no report yet (status ${session.status}).`)
+          ? failure(RunSchema.conflict(session.id, session.status, "has no report yet").message)
           : text(session.report.markdown)
       )
     ),
     list_sessions: withArgs(NoArgs, () => answer(runs.list, (sessions) => structured(SessionList)({ sessions }))),
     answer_clarification: withArgs(AnswerArgs, ({ answer: reply, sessionId }) =>
-      answer(runs.answer(sessionId, reply), structured(RunSchema.Started))
+      answer(runs.answer(sessionId, reply), startedHere(runs))
     ),
     cancel_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.cancel(sessionId), structured(Cancelled))),
-    resume_research: withArgs(SessionIdArgs, ({ sessionId }) =>
-      answer(runs.resume(sessionId), structured(RunSchema.Started))
-    ),
+    resume_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.resume(sessionId), startedHere(runs))),
     delete_session: withArgs(SessionIdArgs, ({ sessionId }) =>
       answer(runs.remove(sessionId), () => structured(Deleted)({ sessionId, deleted: true }))
     ),
@@ -295,14 +330,14 @@ export const serverOf = (toolSet: ToolSet): Server => {
     // A tool that does not exist is the request's fault, a protocol error (as the MCP specification has it);
     // arguments a tool refuses are its result, which the model can read and correct.
     if (handler === undefined) {
-      throw new McpError(
+      throw new McpCall.ProtocolError(
         ErrorCode.InvalidParams,
         `Unknown tool: ${params.name} (this server has ${tools.map((t) => t.name).join(", ")})`
       )
     }
     // As MCP asks of a tool whose `taskSupport` is left out (forbidden).
     if (params.task !== undefined && !taskTools.has(params.name)) {
-      throw new McpError(
+      throw new McpCall.ProtocolError(
         ErrorCode.MethodNotFound,
         `The tool ${params.name} does not run as a task (${[...taskTools].join(", ")} does): call it without a task.`
       )
@@ -310,7 +345,7 @@ export const serverOf = (toolSet: ToolSet): Server => {
     try {
       return await handler(params.arguments, McpCall.callOf(params, extra))
     } catch (error) {
-      if (error instanceof McpError) throw error
+      if (error instanceof McpCall.ProtocolError) throw error
       return failure(error instanceof Error ? error.message : String(error))
     }
   })
@@ -338,7 +373,8 @@ export const serveRuns = (runs: Runs.Runs, transport: Transport, database?: Data
     const closed = yield* Deferred.make<void>()
     transport.onclose = () => Deferred.unsafeDone(closed, Exit.void)
     yield* Effect.promise(() => server.connect(transport))
-    yield* Deferred.await(closed)
+    // Closed by the client or stopped by a signal alike.
+    yield* Effect.ensuring(Deferred.await(closed), stoppedRuns(runs))
   })
 
 /** The MCP server on this process's stdin and stdout, until the client closes stdin. */

@@ -8,7 +8,7 @@
 import type { Errors, Session } from "@deep-research/core"
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks"
 import type { Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js"
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -184,14 +184,14 @@ export const handler =
     const decoded = McpCall.decodeArgs(Args, args)
     if (Either.isLeft(decoded)) {
       if (!call.task) return McpCall.failure(`Invalid arguments: ${decoded.left}`)
-      throw new McpError(ErrorCode.InvalidParams, `Invalid arguments: ${decoded.left}`)
+      throw new McpCall.ProtocolError(ErrorCode.InvalidParams, `Invalid arguments: ${decoded.left}`)
     }
     const { question, ...options } = decoded.right
     return call.task
       ? McpCall.promised(runtime)(
           Effect.mapError(
             started(runs, question, options),
-            (error) => new McpError(ErrorCode.InvalidParams, error.message)
+            (error) => new McpCall.ProtocolError(ErrorCode.InvalidParams, error.message)
           )
         )
       : McpCall.answerIn(runtime)(researched(runs, question, options, call.onProgress), (result) => result, call.signal)
@@ -201,7 +201,8 @@ export const handler =
 // The task store
 // =============================================================================
 
-const invalid = (error: { readonly message: string }) => new McpError(ErrorCode.InvalidParams, error.message)
+const invalid = (error: { readonly message: string }) =>
+  new McpCall.ProtocolError(ErrorCode.InvalidParams, error.message)
 
 /** How many tasks one page of `tasks/list` holds. */
 const pageSize = 100
@@ -210,7 +211,7 @@ const page = (runs: Runs.Runs, cursor: string | undefined) =>
   Effect.gen(function* () {
     const from = cursor === undefined ? 0 : Number(cursor)
     if (!Number.isSafeInteger(from) || from < 0) {
-      return yield* Effect.fail(new McpError(ErrorCode.InvalidParams, `Invalid cursor: ${cursor}`))
+      return yield* Effect.fail(new McpCall.ProtocolError(ErrorCode.InvalidParams, `Invalid cursor: ${cursor}`))
     }
     const listed = yield* runs.list
     const tasks = listed.slice(from, from + pageSize).map((session): Task => ({
@@ -233,16 +234,20 @@ export const taskStore = (runs: Runs.Runs, runtime: Runtime.Runtime<never>): Tas
   const run = McpCall.promised(runtime)
   return {
     createTask: (_params: CreateTaskOptions, _requestId: RequestId, _request: Request) =>
-      Promise.reject(new McpError(ErrorCode.InvalidRequest, "A task here is a research session: call research.")),
+      Promise.reject(
+        new McpCall.ProtocolError(ErrorCode.InvalidRequest, "A task here is a research session: call research.")
+      ),
     getTask: (taskId) => run(Effect.orElseSucceed(taskOf(runs, taskId), () => null)),
     storeTaskResult: () =>
-      Promise.reject(new McpError(ErrorCode.InvalidRequest, "A task's result is its session's report.")),
+      Promise.reject(new McpCall.ProtocolError(ErrorCode.InvalidRequest, "A task's result is its session's report.")),
     getTaskResult: (taskId): Promise<Result> =>
       run(Effect.mapBoth(runs.load(taskId), { onFailure: invalid, onSuccess: resultOf })),
     updateTaskStatus: (taskId, status) =>
       status === "cancelled"
         ? run(Effect.asVoid(Effect.mapError(runs.cancel(taskId), invalid)))
-        : Promise.reject(new McpError(ErrorCode.InvalidRequest, `A task's status is its session's, not ${status}.`)),
+        : Promise.reject(
+            new McpCall.ProtocolError(ErrorCode.InvalidRequest, `A task's status is its session's, not ${status}.`)
+          ),
     listTasks: (cursor) => run(page(runs, cursor))
   }
 }

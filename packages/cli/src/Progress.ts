@@ -154,7 +154,7 @@ export const renderLive = (state: State, width: number): ReadonlyArray<string> =
   ]
   const researchers = [...state.researchers.values()].map((view) => {
     const mark = view.status === "running" ? "›" : view.status === "done" ? "✓" : "✗"
-    return `  ${mark} ${shorten(view.topic, 48)} — ${shorten(view.action, 60)} (${view.sources})`
+    return `  ${mark} ${shorten(view.topic, 48)} — ${shorten(view.action, 60)} · ${count(view.sources, "source")}`
   })
   return [...head, ...researchers, ...state.notes.map((n) => `  ! ${shorten(n, width)}`)].map((line) =>
     cut(printableLine(line), width)

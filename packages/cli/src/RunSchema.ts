@@ -1,6 +1,7 @@
 /**
- * The shapes of hosted runs as clients see them, shared by the MCP server, the HTTP API and its typed client. Apart
- * from `Runs` so that a client loads none of the research wiring.
+ * The shapes of hosted runs as clients see them, shared by the MCP server, the HTTP API and its typed client, and what
+ * they are told when a session's state does not allow what they ask. Apart from `Runs` so that a client loads none of
+ * the research wiring.
  */
 import type { Session } from "@deep-research/core"
 import { research as defaults, upperBounds } from "@deep-research/core/Defaults"
@@ -112,7 +113,10 @@ export const Listed = Schema.Struct({
   createdAt: Schema.Number,
   updatedAt: Schema.optional(Schema.Number),
   costUsd: Schema.Number,
-  error: Schema.optional(Schema.String)
+  error: Schema.optional(Schema.String),
+  simulated: Schema.optional(Schema.Boolean).annotations({
+    description: "true for a session a simulated run made (--simulate): its report is no real research"
+  })
 })
 export type Listed = typeof Listed.Type
 
@@ -146,3 +150,43 @@ export const sourcesOf = (session: Session.Session): ReadonlyArray<SourceView> =
 export class RunConflict extends Schema.TaggedError<RunConflict>("@deep-research/cli/RunConflict")("RunConflict", {
   message: Schema.String
 }) {}
+
+/** A session's status in words, for a sentence that says where it stands. */
+const statusWords: Readonly<Record<string, string>> = {
+  queued: "queued (no run has started it yet)",
+  running: "running",
+  awaiting_clarification: "waiting for an answer to its clarification question",
+  completed: "completed",
+  failed: "failed",
+  cancelled: "cancelled"
+}
+
+/** What a client can do with a session in each status. */
+const nextStep: Readonly<Record<string, string>> = {
+  queued: "follow its status until it runs, or cancel it",
+  running: "follow its status until it ends, or cancel it",
+  awaiting_clarification: "answer the question to go on",
+  completed: "its report is ready to read",
+  failed: "resume it to go on from its last checkpoint",
+  cancelled: "resume it to go on from its last checkpoint"
+}
+
+/**
+ * What was asked cannot be done in the session's status, said with the status and what to do instead: "The session
+ * dr-1 cannot take an answer: it is completed; its report is ready to read."
+ */
+export const conflict = (sessionId: string, status: string, cannot: string): RunConflict =>
+  new RunConflict({
+    message:
+      `The session ${sessionId} ${cannot}: it is ${statusWords[status] ?? status}` +
+      `${nextStep[status] === undefined ? "" : `; ${nextStep[status]}`}.`
+  })
+
+/**
+ * This server has no model to judge a report with (a client of a cluster started without one): no request can change
+ * that, only the server's configuration.
+ */
+export class JudgeUnavailable extends Schema.TaggedError<JudgeUnavailable>("@deep-research/cli/JudgeUnavailable")(
+  "JudgeUnavailable",
+  { message: Schema.String }
+) {}

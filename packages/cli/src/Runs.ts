@@ -28,7 +28,15 @@ import * as Progress from "./Progress.js"
 import * as Store from "./Store.js"
 import * as OtlpExport from "./OtlpExport.js"
 import * as Wiring from "./Wiring.js"
-import { type Listed, RunConflict, type RunStatus, type Started, type StartOptions } from "./RunSchema.js"
+import {
+  conflict,
+  type JudgeUnavailable,
+  type Listed,
+  RunConflict,
+  type RunStatus,
+  type Started,
+  type StartOptions
+} from "./RunSchema.js"
 import { answerable, resumable, statusOf } from "./internal/runStates.js"
 
 // Shared with the runs of a cluster, which reach them here.
@@ -68,7 +76,10 @@ export interface Runs {
   readonly remove: (sessionId: string) => Effect.Effect<void, StoreError | Errors.SessionBusy | RunConflict>
   readonly evaluate: (
     sessionId: string
-  ) => Effect.Effect<{ readonly evaluation: Evaluation.Evaluation; readonly file: string }, Errors.ResearchError>
+  ) => Effect.Effect<
+    { readonly evaluation: Evaluation.Evaluation; readonly file: string },
+    Errors.ResearchError | RunConflict | JudgeUnavailable
+  >
   /** Whether this process runs the session now (queued included). */
   readonly isRunning: (sessionId: string) => boolean
   /** How many sessions run now: this process's (queued included), or on a cluster, the cluster's. */
@@ -116,6 +127,8 @@ interface Host {
   readonly runs: Map<string, Run>
   /** A progress view per session, from the shared event stream. */
   readonly progress: Map<string, Progress.State>
+  /** Marks the listed sessions a simulated run made. */
+  readonly simulatedMarks: ReturnType<typeof Store.simulatedMarks>
 }
 
 const makeHost = (resolved: CliConfig.Resolved) =>
@@ -133,7 +146,8 @@ const makeHost = (resolved: CliConfig.Resolved) =>
       runtime,
       onRuntime: (effect) => Effect.provide(effect, services),
       runs: new Map(),
-      progress: new Map()
+      progress: new Map(),
+      simulatedMarks: Store.simulatedMarks(yield* Effect.provide(SessionStore.SessionStore, services))
     }
     const watcher = runtime.runFork(watchProgress(host))
     yield* Effect.addFinalizer(() =>
@@ -202,10 +216,9 @@ const background = (
     return { sessionId, status: queued ? "queued" : "running" }
   })
 
-const notRunning = (host: Host, sessionId: string) =>
-  host.runs.has(sessionId)
-    ? Effect.fail(new RunConflict({ message: `The session ${sessionId} is still running.` }))
-    : Effect.void
+/** Refuses what `cannot` be done while this process runs the session. */
+const notRunning = (host: Host, sessionId: string, cannot: string) =>
+  host.runs.has(sessionId) ? Effect.fail(conflict(sessionId, "running", cannot)) : Effect.void
 
 // =============================================================================
 // What clients ask
@@ -246,27 +259,30 @@ const status = (host: Host, sessionId: string) =>
   })
 
 const list = (host: Host) =>
-  Effect.map(
-    Effect.flatMap(storeOf(host), (store) => store.list),
-    (summaries): ReadonlyArray<Listed> =>
-      // Without a limit, a session this process runs is running from the moment it was stored queued.
+  Effect.gen(function* () {
+    const summaries = yield* Effect.flatMap(storeOf(host), (store) => store.list)
+    // Without a limit, a session this process runs is running from the moment it was stored queued.
+    const listed =
       host.resolved.maxSessions !== undefined
         ? summaries
         : summaries.map((summary) =>
-            summary.status === "queued" && host.runs.has(summary.id) ? { ...summary, status: "running" } : summary
+            summary.status === "queued" && host.runs.has(summary.id)
+              ? { ...summary, status: "running" as const }
+              : summary
           )
-  )
+    return yield* host.simulatedMarks(listed)
+  })
 
 const answer = (host: Host, sessionId: string, text: string) =>
   Effect.gen(function* () {
-    yield* notRunning(host, sessionId)
+    yield* notRunning(host, sessionId, "cannot take an answer now")
     yield* answerable(yield* loadFrom(host, sessionId))
     return yield* background(host, sessionId, Pipeline.resume(sessionId, { answer: text }))
   })
 
 const resume = (host: Host, sessionId: string, clarification?: "await" | "proceed") =>
   Effect.gen(function* () {
-    yield* notRunning(host, sessionId)
+    yield* notRunning(host, sessionId, "cannot be resumed")
     yield* resumable(yield* loadFrom(host, sessionId))
     return yield* background(host, sessionId, Pipeline.resume(sessionId, { clarification }))
   })
@@ -284,7 +300,7 @@ const resumeStopped = (host: Host) =>
       .sort((a, b) => a.createdAt - b.createdAt)
     const resumed: Array<string> = []
     for (const { id, status } of stopped) {
-      const marker = yield* Effect.orElseSucceed(store.artefact(id, Wiring.simulatedArtefact), () => Option.none())
+      const marker = yield* Effect.orElseSucceed(store.artefact(id, Store.simulatedArtefact), () => Option.none())
       if (Option.isSome(marker) !== host.resolved.simulate) {
         yield* Effect.logWarning(
           `session ${id} is left ${status}: it is ${host.resolved.simulate ? "not " : ""}simulated and this server ` +
@@ -308,7 +324,7 @@ const resumeStopped = (host: Host) =>
 const cancel = (host: Host, sessionId: string) =>
   Effect.gen(function* () {
     const run = host.runs.get(sessionId)
-    if (run === undefined) return yield* new RunConflict({ message: `The session ${sessionId} is not running.` })
+    if (run === undefined) return yield* notCancellable(yield* loadFrom(host, sessionId))
     // The run saves itself as cancelled when interrupted; its work so far stays in the store, resumable.
     yield* Fiber.interrupt(run.fiber)
     const session = yield* Effect.option(loadFrom(host, sessionId))
@@ -322,10 +338,37 @@ const cancel = (host: Host, sessionId: string) =>
     return { sessionId, status: Option.isSome(session) ? session.value.status : "cancelled" }
   })
 
+/** A session this process does not run, which a cancel cannot stop: stopped already, or run by another process. */
+export const notCancellable = (session: Session.Session): RunConflict =>
+  session.status === "running"
+    ? new RunConflict({
+        message:
+          `The session ${session.id} cannot be cancelled here: another process runs it (a deep-research command ` +
+          "or server); stop it there."
+      })
+    : conflict(session.id, session.status, "cannot be cancelled")
+
 const remove = (host: Host, sessionId: string) =>
-  notRunning(host, sessionId).pipe(
+  notRunning(host, sessionId, "cannot be deleted now").pipe(
     Effect.zipRight(Effect.flatMap(storeOf(host), (store) => store.delete(sessionId))),
     Effect.tap(() => Effect.sync(() => host.progress.delete(sessionId)))
+  )
+
+/** Evaluates as `deep-research evaluate` does: a session a simulated run made is judged by the emulator. */
+const evaluate = (host: Host, sessionId: string) =>
+  host.onRuntime(
+    Effect.gen(function* () {
+      const evaluation = StoredEvaluation.evaluateStored(
+        sessionId,
+        Store.artefactPlace(Store.sessionsDirectory(host.resolved), host.resolved.credentials)
+      )
+      const simulated = yield* Effect.flatMap(SessionStore.SessionStore, (store) =>
+        Store.wasSimulated(store, sessionId)
+      )
+      return yield* simulated && !host.resolved.simulate
+        ? Effect.provide(evaluation, Wiring.simulatedJudgeLayer(host.resolved))
+        : evaluation
+    })
   )
 
 const awaitRun = (host: Host, sessionId: string): Effect.Effect<void> => {
@@ -405,13 +448,7 @@ export const make = (
       resume: (sessionId) => resume(host, sessionId),
       cancel: (sessionId) => cancel(host, sessionId),
       remove: (sessionId) => remove(host, sessionId),
-      evaluate: (sessionId) =>
-        host.onRuntime(
-          StoredEvaluation.evaluateStored(
-            sessionId,
-            Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
-          )
-        ),
+      evaluate: (sessionId) => evaluate(host, sessionId),
       isRunning: (sessionId) => host.runs.has(sessionId),
       running: Effect.sync(() => host.runs.size),
       awaitRun: (sessionId) => awaitRun(host, sessionId),

@@ -254,7 +254,7 @@ const withExcerpts = (response: HttpServerResponse.HttpServerResponse): HttpServ
 
 /**
  * A request that did not decode, said in a sentence (`'question' is required.`) rather than as Schema's tree; its
- * `issues` stay as they were. Other responses pass as they are.
+ * `issues` stay as they were, less those that say nothing. Other responses pass as they are.
  */
 export const withReadableMessage = (
   response: HttpServerResponse.HttpServerResponse
@@ -265,7 +265,7 @@ export const withReadableMessage = (
   const message = DecodeIssues.messageOf(issues)
   if (message === undefined) return response
   return HttpServerResponse.unsafeJson(
-    { ...body, issues: DecodeIssues.boundedIssues(issues), message },
+    { ...body, issues: DecodeIssues.boundedIssues(DecodeIssues.tellingIssues(issues)), message },
     { status: response.status, headers: response.headers }
   )
 }

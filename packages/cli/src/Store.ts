@@ -1,8 +1,8 @@
 /**
  * The session store as the CLI opens it: the sessions folder under the store folder (or, with `--database` or
  * `DEEP_RESEARCH_DATABASE_URL`, the PostgreSQL store of a cluster), keeping the environment's keys and token out of
- * what is written, and the banner of simulated reports. Apart from `Wiring` so that the commands that only read or delete
- * sessions load no provider's SDK.
+ * what is written, the banner of simulated reports and the mark a simulated run leaves beside its session. Apart from
+ * `Wiring` so that the commands that only read or delete sessions load no provider's SDK.
  */
 import { type SessionStore } from "@deep-research/core"
 import * as Environment from "@deep-research/providers/Environment"
@@ -10,6 +10,7 @@ import * as FileSessionStore from "@deep-research/providers/FileSessionStore"
 import type * as PgSessionStore from "@deep-research/providers/PgSessionStore"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as nodePath from "node:path"
 import type * as CliConfig from "./CliConfig.js"
@@ -68,6 +69,45 @@ export const artefactPlace =
     credentials?.databaseUrl === undefined
       ? nodePath.join(directory, sessionId, name)
       : `${Environment.describeDatabaseUrl(Redacted.value(credentials.databaseUrl))} (deep_research_artefacts: ${sessionId}, ${name})`
+
+/** The artefact that marks a session a simulated run made, so that resume and evaluate simulate it too. */
+export const simulatedArtefact = "simulated.json"
+
+/**
+ * Whether a simulated run made the session (it carries the mark); false for one whose mark cannot be read, whatever
+ * the reason (a session folder the system will not open is listed all the same).
+ */
+export const wasSimulated = (store: SessionStore.Service, sessionId: string): Effect.Effect<boolean> =>
+  store.artefact(sessionId, simulatedArtefact).pipe(
+    Effect.map(Option.isSome),
+    Effect.catchAllCause(() => Effect.succeed(false))
+  )
+
+/**
+ * Marks the listed sessions a simulated run made (`simulated: true`), for a process that lists them again and again
+ * (a server's clients poll the list): a session's mark, written before its first checkpoint, never changes, so each
+ * session's is read once.
+ */
+export const simulatedMarks = (store: SessionStore.Service) => {
+  const known = new Map<string, boolean>()
+  return <A extends { readonly id: string }>(
+    listed: ReadonlyArray<A>
+  ): Effect.Effect<ReadonlyArray<A & { readonly simulated?: boolean }>> =>
+    Effect.forEach(
+      listed,
+      (entry) => {
+        const seen = known.get(entry.id)
+        const marked =
+          seen !== undefined
+            ? Effect.succeed(seen)
+            : Effect.tap(wasSimulated(store, entry.id), (simulated) =>
+                Effect.sync(() => known.set(entry.id, simulated))
+              )
+        return Effect.map(marked, (simulated) => (simulated ? { ...entry, simulated } : entry))
+      },
+      { concurrency: 8 }
+    )
+}
 
 /** The banner that opens every simulated report. */
 export const simulatedBanner =

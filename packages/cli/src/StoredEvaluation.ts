@@ -7,6 +7,7 @@ import { type Errors, type ModelRouter, SessionStore } from "@deep-research/core
 import { Evaluation } from "@deep-research/evaluation"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { conflict, type RunConflict } from "./RunSchema.js"
 
 /** The name of the artefact an evaluation is kept as. */
 export const artefactName = "evaluation.json"
@@ -16,7 +17,7 @@ export const encode = (evaluation: Evaluation.Evaluation): string =>
   `${JSON.stringify(Schema.encodeSync(Evaluation.Evaluation)(evaluation), null, 2)}\n`
 
 /**
- * Loads a session, evaluates its report and has the store keep the result; returns the evaluation and where it is
+ * Loads a session, evaluates its report (a session without one is a `RunConflict` saying why) and has the store keep the result; returns the evaluation and where it is
  * kept, as `where` describes the store's place for an artefact.
  */
 export const evaluateStored = (
@@ -24,12 +25,13 @@ export const evaluateStored = (
   where: (sessionId: string, name: string) => string
 ): Effect.Effect<
   { readonly evaluation: Evaluation.Evaluation; readonly file: string },
-  Errors.ResearchError,
+  Errors.ResearchError | RunConflict,
   ModelRouter.ModelRouter | SessionStore.SessionStore
 > =>
   Effect.gen(function* () {
     const sessions = yield* SessionStore.SessionStore
     const session = yield* sessions.load(sessionId)
+    if (session.report === undefined) return yield* conflict(session.id, session.status, "has no report to evaluate")
     const evaluation = yield* Evaluation.evaluateSession(session)
     yield* sessions.saveArtefact(session.id, artefactName, encode(evaluation))
     return { evaluation, file: where(session.id, artefactName) }

@@ -38,7 +38,8 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as CliConfig from "./CliConfig.js"
-import { isSimulatedReport, markSimulated, sessionsDirectory, storeLayer } from "./Store.js"
+import { simulatedModel } from "./internal/backends.js"
+import { isSimulatedReport, markSimulated, sessionsDirectory, simulatedArtefact, storeLayer } from "./Store.js"
 
 /** What a run needs in context. */
 export type Services =
@@ -128,9 +129,6 @@ const simulatedStore = (store: SessionStore.Service): SessionStore.Service => ({
 
 const simulatedMark = '{"simulated": true}\n'
 
-/** The artefact that marks a session as simulated. */
-export const simulatedArtefact = "simulated.json"
-
 const sessionStoreLayer = (resolved: CliConfig.Resolved): Layer.Layer<SessionStore.SessionStore> => {
   const files = storeLayer(sessionsDirectory(resolved), resolved.credentials)
   return resolved.simulate
@@ -189,11 +187,13 @@ const openCorpus = (resolved: CliConfig.Resolved, root: string) =>
       cacheFile: nodePath.join(resolved.storeDir, "corpus-index", `${digest}.json`)
     })
     const report = yield* corpus.lastReport
-    const reasons = [...new Set(report.skipped.map((s) => s.reason))]
+    // Each skipped file by name (the first few), so that a user sees which of theirs went unread, and why.
+    const named = report.skipped.slice(0, 5).map((file) => `${file.path} (${file.reason})`)
+    const more = report.skipped.length - named.length
     const skipped =
       report.skipped.length === 0
         ? ""
-        : `, ${report.skipped.length} skipped (${reasons.slice(0, 4).join("; ")}${reasons.length > 4 ? "; …" : ""})`
+        : `, ${report.skipped.length} skipped: ${named.join("; ")}${more > 0 ? `; and ${more} more` : ""}`
     if (report.files === 0) {
       return yield* new Errors.InvalidInput({
         reason: `nothing to research in ${absolute}: no readable text, Markdown, HTML or PDF file${skipped}`
@@ -319,6 +319,19 @@ export const judgeLayer = (resolved: CliConfig.Resolved): Layer.Layer<ModelRoute
   simulated(resolved, (resolved) =>
     Layer.unwrapEffect(Effect.map(makeResilience(resolved), (resilience) => routerLayer(resolved, resilience)))
   )
+
+/**
+ * The emulator as the judge, for a session a simulated run made, whatever this process was given (a client of a
+ * cluster may have no model at all): `deep-research evaluate` judges such a session the same way.
+ */
+export const simulatedJudgeLayer = (
+  resolved: CliConfig.Resolved
+): Layer.Layer<ModelRouter.ModelRouter, Errors.InvalidInput> =>
+  judgeLayer({
+    ...resolved,
+    simulate: true,
+    models: { ...resolved.models, default: resolved.models.default === "" ? simulatedModel : resolved.models.default }
+  })
 
 /** What `evaluate` needs: the models (the judge is the `evaluation` role) and the session store. */
 export const evaluationLayer = (

@@ -65,7 +65,7 @@ export const run = (resolved: CliConfig.Resolved, address: Address): Effect.Effe
       announce.pipe(Layer.provide(runner.pipe(Layer.provideMerge(healthLayer(address, state)))))
     ).pipe(
       Effect.catchAll((error) =>
-        Effect.fail<Refusal>({ code: 2, message: `the worker could not start: ${describe(error)}` })
+        Effect.fail<Refusal>({ code: 2, message: `the worker could not start: ${describe(error, address)}` })
       )
     )
   })
@@ -96,7 +96,25 @@ const healthLayer = (address: Address, state: { readonly ready: boolean }) =>
         )
       )
 
-const describe = (error: unknown): string =>
-  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
-    ? error.message
-    : String(error)
+/** The system's code of an error's cause (`EADDRINUSE`), if it has one. */
+const causeCode = (error: object): unknown => {
+  const cause: unknown = Reflect.get(error, "cause")
+  return typeof cause === "object" && cause !== null ? Reflect.get(cause, "code") : undefined
+}
+
+/**
+ * Why a worker could not start, in words: a port another process listens on (a worker already running on this
+ * machine, on the default port) is said as such, with the option that chooses another, where the socket's error said
+ * only "Open".
+ */
+const describe = (error: unknown, address: Address): string => {
+  if (typeof error !== "object" || error === null) return String(error)
+  if (Reflect.get(error, "_tag") === "SocketServerError" && causeCode(error) === "EADDRINUSE") {
+    return (
+      `port ${address.port} on ${address.listenHost} is taken (by another deep-research worker on this machine?): ` +
+      "choose another with --port"
+    )
+  }
+  const message: unknown = Reflect.get(error, "message")
+  return typeof message === "string" ? message : String(error)
+}

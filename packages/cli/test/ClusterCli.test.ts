@@ -13,11 +13,13 @@ import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import type * as PgDatabase from "../../providers/test/support/pgDatabase.js"
+import type { Emulator } from "@deep-research/emulator"
 import * as ClusterWorld from "./support/clusterWorld.js"
 import { describeRun, freePort, run, type Running, type Sandbox, sandbox, start } from "./support/builtCli.js"
 
 const scope = Effect.runSync(Scope.make())
 let database: PgDatabase.TestDatabase
+let emulator: Emulator.Handle
 let store: SessionStore.Service
 let box: Sandbox
 let worker: Running | undefined
@@ -30,6 +32,7 @@ const research = ["--model", "openai:emulated-model", "--search", "tavily", "--n
 beforeAll(async () => {
   const world = await inScope(ClusterWorld.make)
   database = world.database
+  emulator = world.emulator
   store = world.store
   box = sandbox(world.env)
 }, 120_000)
@@ -115,5 +118,28 @@ describe("deep-research with --database and a worker", () => {
     assert.include(resumed.stdout, `Report: ${nodePath.join(box.dir, "again.md")}`)
     const stored = await Effect.runPromise(store.load(sessionId))
     assert.strictEqual(fs.readFileSync(nodePath.join(box.dir, "again.md"), "utf8"), stored.report?.markdown)
+  }, 120_000)
+  // Last: it stops the worker.
+  it("a worker stopped while it runs a session says that it stops, and warns of nothing", async () => {
+    await startWorker()
+    const running = worker
+    if (running === undefined) return assert.fail("no worker")
+    // Slow vendors: the session still runs when the worker is told to stop.
+    await Effect.runPromise(emulator.setLatency("all", "300 millis"))
+    const detached = await run(box, ["--database", database.url, ...research, "--detach", "What outlives its worker?"])
+    assert.strictEqual(detached.code, 0, describeRun(detached))
+    const sessionId = detached.stdout.trim()
+    const deadline = Date.now() + 60_000
+    while (!running.output().stderr.includes(`cluster: session ${sessionId} running`)) {
+      assert.isBelow(Date.now(), deadline, running.output().stderr)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    running.child.kill("SIGTERM")
+    const stopped = await running.done
+    worker = undefined
+    await Effect.runPromise(emulator.setLatency("all", 0))
+    assert.include(stopped.stderr, "worker stopping: handing its shards over")
+    assert.notInclude(stopped.stderr, "No healthy runners available")
+    assert.notInclude(stopped.stderr, "DeprecationWarning")
   }, 120_000)
 })

@@ -4,10 +4,14 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Either from "effect/Either"
 import * as Logger from "effect/Logger"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as nodePath from "node:path"
 import * as CliConfig from "../src/CliConfig.js"
 import * as Mcp from "../src/Mcp.js"
 import { connected, Text } from "./McpHarness.js"
@@ -153,7 +157,8 @@ describe("the MCP server", () => {
       )
       assert.instanceOf(unknown.error, McpError)
       assert.strictEqual((unknown.error as McpError).code, ErrorCode.InvalidParams)
-      assert.include((unknown.error as McpError).message, "Unknown tool: start_reserch")
+      // The client says "MCP error -32602:" once: the server's message does not carry it already.
+      assert.match((unknown.error as McpError).message, /^MCP error -32602: Unknown tool: start_reserch /)
       assert.include((unknown.error as McpError).message, "start_research")
       const refused = yield* Effect.promise(() =>
         mcp.client.callTool({ name: "start_research", arguments: { question: "" } })
@@ -250,6 +255,72 @@ describe("the MCP server", () => {
       assert.strictEqual(Either.getOrThrow(fromFlag).maxSessions, 2, "the flag wins")
       assert.strictEqual(Either.getOrThrow(CliConfig.resolve({ simulate: true }, {}, undefined)).maxSessions, undefined)
     })
+  )
+})
+
+describe("a run lives as long as its MCP server", () => {
+  it.scopedLive(
+    "start_research says so; a server stopped mid-run says the session is stored cancelled, and resume_research ends it",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* Effect.acquireRelease(
+          Effect.sync(() => fs.mkdtempSync(nodePath.join(os.tmpdir(), "deep-research-mcp-"))),
+          (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+        )
+        const resolved = CliConfig.resolve({ simulate: true, store, noClarify: true }, {}, undefined)
+        if (Either.isLeft(resolved)) return yield* Effect.dieMessage(resolved.left.message)
+        const logged: Array<string> = []
+        const server = () =>
+          Effect.gen(function* () {
+            const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+            const serving = yield* Effect.forkScoped(
+              Mcp.serve(resolved.right, serverSide).pipe(
+                Effect.provide(
+                  Logger.replace(
+                    Logger.defaultLogger,
+                    Logger.make(({ message }) => logged.push(String(message)))
+                  )
+                )
+              )
+            )
+            const client = new Client({ name: "deep-research-test", version: "1.0.0" })
+            yield* Effect.promise(() => client.connect(clientSide))
+            return { client, serving }
+          })
+        // As the MCP Inspector's CLI mode does: a server for one call, stopped right after its answer.
+        const first = yield* server()
+        const started = yield* Effect.promise(() =>
+          first.client.callTool({ name: "start_research", arguments: { question: "How do tides work?", maxRounds: 3 } })
+        )
+        const { note, sessionId } = Schema.decodeUnknownSync(
+          Schema.Struct({ sessionId: Schema.String, status: Schema.String, note: Schema.String })
+        )(started.structuredContent)
+        assert.include(note, "runs inside this MCP server's process")
+        assert.include(note, "resume_research")
+        yield* Effect.promise(() => first.client.close())
+        yield* Fiber.join(first.serving)
+        assert.deepInclude(
+          logged.filter((line) => line.includes(sessionId)),
+          `The MCP server stops while session ${sessionId} runs: it is stored cancelled. Resume it with ` +
+            `resume_research (from a client that keeps the server running) or deep-research resume ${sessionId}.`
+        )
+        // A client that keeps its server open resumes it and sees it finish.
+        const second = yield* server()
+        const call = (name: string, args: Record<string, unknown>) =>
+          Effect.map(
+            Effect.promise(() => second.client.callTool({ name, arguments: args })),
+            (result) => Schema.decodeUnknownSync(Schema.Struct({ status: Schema.String }))(result.structuredContent)
+          )
+        assert.strictEqual((yield* call("get_status", { sessionId })).status, "cancelled")
+        yield* call("resume_research", { sessionId })
+        let status = yield* call("get_status", { sessionId })
+        for (let polls = 0; polls < 600 && status.status === "running"; polls++) {
+          yield* Effect.sleep("50 millis")
+          status = yield* call("get_status", { sessionId })
+        }
+        assert.strictEqual(status.status, "completed")
+        yield* Effect.promise(() => second.client.close())
+      })
   )
 })
 

@@ -111,6 +111,8 @@ describe("Progress", () => {
     const history = lines.find((l) => l.includes("History of X"))
     assert.isDefined(history)
     assert.include(history!, "webSearch: x history")
+    // What a researcher has found, said as such: not a bare "(1)" a reader has to guess at.
+    assert.match(history!, / · 1 source$/)
     assert.include(
       lines.find((l) => l.includes("Economics of X"))!,
       "failed"

@@ -183,4 +183,55 @@ describe("the web page in a browser", () => {
         assert.strictEqual(session.clarification?.answer, "The Bay of Fundy")
       })
   )
+  it.scopedLive(
+    "the options keep their values after a question, the question is shown once, and the list pages and marks simulated sessions",
+    () =>
+      Effect.gen(function* () {
+        const s = yield* served({ noClarify: true })
+        // Sessions another run stored before (not simulated): more than a page of them.
+        for (let i = 10; i < 32; i++) yield* seedAwaiting(s, `dr-earlier-${i}`, `Which coast, ${i}?`)
+        const browser = yield* launch
+        const page = yield* Effect.promise(() => browser.newPage({ viewport: { width: 1280, height: 860 } }))
+        const seen = yield* Effect.promise(async () => {
+          await page.goto(`${s.url}/`)
+          await page.locator(".sessions li").first().waitFor()
+          await page.getByText("Options").click()
+          await page.getByLabel("Rounds at most").fill("1")
+          await page.getByLabel("Researchers at once").fill("2")
+          await page.fill("#question", question)
+          await page.getByRole("button", { name: "Research" }).click()
+          await page.waitForURL(/\?session=dr-/)
+          await page.locator("article.report h1").waitFor({ timeout: 60_000 })
+          // The question as a heading or as the report's title (which drops its question mark).
+          const said = new RegExp(`^\\s*${question.replace(/\?$/, "")}\\??\\s*$`)
+          const once = await page.locator(".view").getByText(said).count()
+          const options = {
+            question: await page.inputValue("#question"),
+            maxRounds: await page.getByLabel("Rounds at most").inputValue(),
+            concurrency: await page.getByLabel("Researchers at once").inputValue()
+          }
+          const firstPage = await page.locator(".sessions li").count()
+          const marked = await page.locator(".sessions .badge.simulated").count()
+          const newestMarked = await page.locator(".sessions li").first().locator(".badge.simulated").count()
+          await page.getByRole("button", { name: "Show 3 older (3 more)" }).click()
+          await page.locator(".sessions li").nth(22).waitFor()
+          return {
+            once,
+            options,
+            firstPage,
+            marked,
+            newestMarked,
+            all: await page.locator(".sessions li").count(),
+            moreLeft: await page.locator(".sessions button.more").count()
+          }
+        })
+        assert.strictEqual(seen.once, 1, "the question is said once, as the report's title")
+        assert.deepStrictEqual(seen.options, { question: "", maxRounds: "1", concurrency: "2" })
+        assert.strictEqual(seen.firstPage, 21, "20 sessions and the button that shows older ones")
+        assert.strictEqual(seen.marked, 1, "only the session a simulated run made is marked")
+        assert.strictEqual(seen.newestMarked, 1)
+        assert.strictEqual(seen.all, 23)
+        assert.strictEqual(seen.moreLeft, 0)
+      })
+  )
 })

@@ -4,6 +4,7 @@
  * and answers from the PostgreSQL store (real PostgreSQL embedded in the test process through PGlite, or the server
  * `DEEP_RESEARCH_TEST_DATABASE_URL` names). The worker's models and search are an emulator in this process.
  */
+import { SessionStore } from "@deep-research/core"
 import { Emulator } from "@deep-research/emulator"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { assert, describe, it } from "@effect/vitest"
@@ -14,6 +15,7 @@ import { Effect, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
 import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
 import * as ServeClient from "../src/http/Client.js"
+import * as Store from "../src/Store.js"
 import { connected } from "./McpHarness.js"
 import { connectedOver, researchAsTask } from "./McpHttpHarness.js"
 import { served, servedKeyless, settled, sseEvents } from "./ServeHarness.js"
@@ -116,6 +118,10 @@ describe("deep-research serve and mcp over the cluster", () => {
         const { sessionId: id } = yield* one.sessions.create({ payload: { question: "Who runs this?" } })
         const seen = yield* other.sessions.get({ path: { id } })
         assert.deepInclude(seen, { status: "queued", running: true, query: "Who runs this?" })
+        // Queued, it has asked nothing: an answer is refused for that, not as a session that does not exist.
+        const answered = yield* Effect.flip(other.sessions.answer({ path: { id }, payload: { answer: "Norway" } }))
+        assert.strictEqual(answered._tag, "Conflict")
+        assert.include(answered.message, `The session ${id} cannot take an answer: it is queued`)
         assert.deepStrictEqual(
           (yield* other.sessions.list()).map((l) => [l.id, l.status, l.query]),
           [[id, "queued", "Who runs this?"]]
@@ -196,11 +202,19 @@ describe("deep-research serve and mcp over the cluster", () => {
           [[id, "completed"]]
         )
         assert.match(yield* client.sessions.report({ path: { id }, urlParams: {} }), /\[1\]/)
-        // A server without a key reads it too, and says it has no model to judge it with.
-        const keyless = yield* ServeClient.make({ baseUrl: (yield* servedKeyless(database.url)).url })
+        // A server without a key reads it too, and says (a 503, not a 500) that it has no model to judge it with.
+        const front = yield* servedKeyless(database.url)
+        const keyless = yield* ServeClient.make({ baseUrl: front.url })
         assert.strictEqual((yield* keyless.sessions.get({ path: { id } })).status, "completed")
         const judged = yield* Effect.flip(keyless.sessions.evaluate({ path: { id } }))
+        assert.strictEqual(judged._tag, "ServiceUnavailable")
         assert.include(judged.message, "no model to judge")
+        assert.notInclude(judged.message, "Invalid input")
+        // A session a simulated run made is judged by the emulator, as `deep-research evaluate` judges it.
+        yield* Effect.flatMap(SessionStore.SessionStore, (sessions) =>
+          sessions.saveArtefact(id, Store.simulatedArtefact, '{"simulated": true}\n')
+        ).pipe(Effect.provide(Store.storeLayer(Store.sessionsDirectory(front.resolved), front.resolved.credentials)))
+        assert.strictEqual((yield* keyless.sessions.evaluate({ path: { id } })).sessionId, id)
         // The worker ran it, not the server.
         assert.include(worker.output().stderr, `cluster: session ${id} running`)
         // Nothing went to the file store: the sessions live in the database.

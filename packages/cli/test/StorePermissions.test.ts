@@ -105,6 +105,26 @@ describe("a store the system refuses", () => {
     }
   })
 
+  it("a session file the system will not let it read is unreadable, not corrupt, and is left as it is", () => {
+    const [id = ""] = sessionIds()
+    const file = nodePath.join(sessionsDir(), id, "session.json")
+    fs.chmodSync(file, 0o000)
+    try {
+      assert.match(cli(["list"]).stdout, new RegExp(`${id}\\s+unreadable`))
+      const shown = cli(["show", id])
+      assert.strictEqual(shown.code, 2, shown.stderr)
+      assert.notInclude(shown.stderr, "corrupt")
+      assert.include(shown.stderr, `cannot read ${file}: permission denied`)
+      assert.deepStrictEqual(
+        fs.readdirSync(nodePath.dirname(file)).filter((name) => name.includes("corrupt")),
+        [],
+        "nothing was moved aside"
+      )
+    } finally {
+      fs.chmodSync(file, 0o600)
+    }
+  })
+
   it("refuses to delete or resume in a read-only session folder with one line and exit 2", () => {
     const [id = ""] = sessionIds()
     const folder = nodePath.join(sessionsDir(), id)

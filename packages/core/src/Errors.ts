@@ -187,7 +187,7 @@ export class SessionBusy extends Schema.TaggedError<SessionBusy>("@deep-research
   holder: Schema.String
 }) {
   override get message(): string {
-    return `Session ${this.sessionId} is in use by another run (${this.holder})`
+    return `Session ${this.sessionId} is in use by another run (${this.holder}): wait until that run ends, or stop it`
   }
 }
 

@@ -18,6 +18,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
 import * as Schema from "effect/Schema"
+import { fileURLToPath } from "node:url"
 import { Errors, Pipeline, Session, UsageLedger } from "@deep-research/core"
 import * as CitationCheck from "./CitationCheck.js"
 
@@ -175,7 +176,21 @@ export interface RunOptions<E, R> {
   readonly retryFailed?: boolean | undefined
   /** Called after each task's record is saved, e.g. to print progress. */
   readonly onTaskFinished?: ((record: TaskRecord) => Effect.Effect<void>) | undefined
+  /** Called once the run knows its work, before any task starts: what it will run and what is done already. */
+  readonly onPlanned?: ((plan: Plan) => Effect.Effect<void>) | undefined
 }
+
+/** What a run will do: the tasks selected, those it runs now, and those already completed in its directory. */
+export interface Plan {
+  readonly selected: number
+  readonly pending: ReadonlyArray<Task>
+  readonly skipped: ReadonlyArray<number>
+}
+
+/** The 100 tasks of DeepResearch Bench (`query.jsonl`), as this package ships them. */
+export const bundledQueryFile: string = fileURLToPath(
+  new URL("../data/deep-research-bench/query.jsonl", import.meta.url)
+)
 
 // =============================================================================
 // Tasks
@@ -462,6 +477,7 @@ export const run = <E, R>(
     }
     yield* writeAtomically(files.articles, articles())
     yield* writeTable()
+    if (options.onPlanned !== undefined) yield* options.onPlanned({ selected: selected.length, pending, skipped })
 
     const lock = yield* Effect.makeSemaphore(1)
     const save = (record: TaskRecord) =>
@@ -528,6 +544,8 @@ export const run = <E, R>(
     const finished = yield* Effect.forEach(pending, runTask, {
       concurrency: Math.max(1, options.concurrency ?? 2)
     })
+    // Appended as each task ended, the lines are put back in the order of their ids.
+    yield* writeAtomically(files.articles, articles())
     return new RunSummary({
       selected: selected.length,
       ran: finished.map((r) => r.id),

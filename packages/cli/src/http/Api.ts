@@ -58,8 +58,8 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
 ) {}
 
 /**
- * What the server depends on is out (the database of `serve --database`): which, and why, in the sentence the CLI says
- * too. Under `/v1`, said again in the shape OpenAI clients read (`error`).
+ * What the server depends on is out (the database of `serve --database`, or a judge model it was not given): which,
+ * and why, in the sentence the CLI says too. Under `/v1`, said again in the shape OpenAI clients read (`error`).
  */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()(
   "ServiceUnavailable",
@@ -134,14 +134,20 @@ const EventsHeaders = Schema.Struct({
 export class Sessions extends HttpApiGroup.make("sessions")
   .add(
     HttpApiEndpoint.post("create", "/api/sessions")
+      .annotate(OpenApi.Summary, "Start research")
       .setPayload(CreateSession)
       .addSuccess(Started, { status: 202 })
       .addError(BadRequest)
       .annotate(OpenApi.Description, "Starts researching a question; returns the session id at once.")
   )
-  .add(HttpApiEndpoint.get("list", "/api/sessions").addSuccess(Schema.Array(Listed)))
+  .add(
+    HttpApiEndpoint.get("list", "/api/sessions")
+      .annotate(OpenApi.Summary, "List sessions")
+      .addSuccess(Schema.Array(Listed))
+  )
   .add(
     HttpApiEndpoint.get("get", "/api/sessions/:id")
+      .annotate(OpenApi.Summary, "Get a session's status")
       .setPath(SessionPath)
       .addSuccess(RunStatus)
       .addError(NotFound)
@@ -149,6 +155,7 @@ export class Sessions extends HttpApiGroup.make("sessions")
   )
   .add(
     HttpApiEndpoint.get("events", "/api/sessions/:id/events")
+      .annotate(OpenApi.Summary, "Follow a session's events")
       .setPath(SessionPath)
       .setUrlParams(EventsParams)
       .setHeaders(EventsHeaders)
@@ -163,6 +170,7 @@ export class Sessions extends HttpApiGroup.make("sessions")
   )
   .add(
     HttpApiEndpoint.post("answer", "/api/sessions/:id/answer")
+      .annotate(OpenApi.Summary, "Answer the clarification question")
       .setPath(SessionPath)
       .setPayload(Answer)
       .addSuccess(Started, { status: 202 })
@@ -172,6 +180,7 @@ export class Sessions extends HttpApiGroup.make("sessions")
   )
   .add(
     HttpApiEndpoint.post("cancel", "/api/sessions/:id/cancel")
+      .annotate(OpenApi.Summary, "Cancel a session")
       .setPath(SessionPath)
       .addSuccess(Cancelled)
       .addError(NotFound)
@@ -179,6 +188,7 @@ export class Sessions extends HttpApiGroup.make("sessions")
   )
   .add(
     HttpApiEndpoint.post("resume", "/api/sessions/:id/resume")
+      .annotate(OpenApi.Summary, "Resume a session")
       .setPath(SessionPath)
       .addSuccess(Started, { status: 202 })
       .addError(NotFound)
@@ -187,6 +197,7 @@ export class Sessions extends HttpApiGroup.make("sessions")
   )
   .add(
     HttpApiEndpoint.get("report", "/api/sessions/:id/report")
+      .annotate(OpenApi.Summary, "Read the report")
       .setPath(SessionPath)
       .setUrlParams(ReportParams)
       .addSuccess(HttpApiSchema.Text({ contentType: "text/markdown" }))
@@ -195,21 +206,28 @@ export class Sessions extends HttpApiGroup.make("sessions")
   )
   .add(
     HttpApiEndpoint.get("sources", "/api/sessions/:id/sources")
+      .annotate(OpenApi.Summary, "List the sources")
       .setPath(SessionPath)
       .addSuccess(Schema.Array(SourceView))
       .addError(NotFound)
   )
   .add(
     HttpApiEndpoint.post("evaluate", "/api/sessions/:id/evaluate")
+      .annotate(OpenApi.Summary, "Evaluate the report")
       .setPath(SessionPath)
       .addSuccess(Evaluation.Evaluation)
       .addError(NotFound)
       .addError(Conflict)
       .addError(ServerError)
-      .annotate(OpenApi.Description, "Judges the report on eight dimensions and checks its citations.")
+      .annotate(
+        OpenApi.Description,
+        "Judges the report on eight dimensions and checks its citations: a simulated session by the built-in " +
+          "emulator, any other by the server's model (503 when it has none)."
+      )
   )
   .add(
     HttpApiEndpoint.del("delete", "/api/sessions/:id")
+      .annotate(OpenApi.Summary, "Delete a session")
       .setPath(SessionPath)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound)
@@ -218,18 +236,33 @@ export class Sessions extends HttpApiGroup.make("sessions")
   .addError(ServerError)
   .addError(BadRequest)
   .addError(ServiceUnavailable)
-  .middleware(Authorization) {}
+  .middleware(Authorization)
+  .annotate(
+    OpenApi.Description,
+    "Research sessions: start one, follow it live, answer its clarifying question, cancel or resume it, read and " +
+      "evaluate its report."
+  ) {}
 
 /** Liveness, open to anyone: it says nothing about the sessions. A database that does not answer makes it a 503. */
-export class System extends HttpApiGroup.make("system").add(
-  HttpApiEndpoint.get("health", "/api/health").addSuccess(Health).addError(ServiceUnavailable)
-) {}
+export class System extends HttpApiGroup.make("system")
+  .add(
+    HttpApiEndpoint.get("health", "/api/health")
+      .annotate(OpenApi.Summary, "Health")
+      .addSuccess(Health)
+      .addError(ServiceUnavailable)
+  )
+  .annotate(OpenApi.Description, "The server's health, open without a token.") {}
 
 /** The OpenAI-compatible endpoints: model `deep-research`, the last user message is the question. */
 export class OpenAi extends HttpApiGroup.make("openai")
-  .add(HttpApiEndpoint.get("models", "/v1/models").addSuccess(OpenAiSchema.ModelList))
+  .add(
+    HttpApiEndpoint.get("models", "/v1/models")
+      .annotate(OpenApi.Summary, "List models")
+      .addSuccess(OpenAiSchema.ModelList)
+  )
   .add(
     HttpApiEndpoint.get("model", "/v1/models/:model")
+      .annotate(OpenApi.Summary, "Get a model")
       .setPath(Schema.Struct({ model: Schema.String }))
       .addSuccess(OpenAiSchema.Model)
       .addError(OpenAiSchema.ModelNotFound)
@@ -237,6 +270,7 @@ export class OpenAi extends HttpApiGroup.make("openai")
   )
   .add(
     HttpApiEndpoint.post("chatCompletions", "/v1/chat/completions")
+      .annotate(OpenApi.Summary, "Chat completion (research)")
       .setPayload(OpenAiSchema.ChatRequest)
       .addSuccess(OpenAiSchema.ChatCompletion)
       .addError(OpenAiSchema.InvalidRequest)
@@ -250,7 +284,12 @@ export class OpenAi extends HttpApiGroup.make("openai")
       )
   )
   .addError(ServiceUnavailable)
-  .middleware(Authorization) {}
+  .middleware(Authorization)
+  .annotate(
+    OpenApi.Description,
+    "OpenAI-compatible endpoints: any OpenAI client researches with model `deep-research`, the conversation's last " +
+      "user message being the question."
+  ) {}
 
 /** The whole API. */
 export class Api extends HttpApi.make("deep-research")
@@ -260,6 +299,9 @@ export class Api extends HttpApi.make("deep-research")
   .annotate(OpenApi.Title, "deep-research")
   .annotate(OpenApi.Transform, withValidComponentNames)
   .annotate(OpenApi.Version, version)
+  .annotate(OpenApi.License, { name: "MIT", url: "https://opensource.org/licenses/MIT" })
+  // The document is served by the server it describes: its paths are on the document's own origin.
+  .annotate(OpenApi.Servers, [{ url: "/", description: "The server that serves this document" }])
   .annotate(
     OpenApi.Description,
     "Turns a question into a cited research report. Start a session, follow it live, answer its clarifying " +

@@ -11,7 +11,7 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
 import * as RunSchema from "../RunSchema.js"
-import type { RunConflict } from "../RunSchema.js"
+import { conflict, type RunConflict } from "../RunSchema.js"
 import type * as Runs from "../Runs.js"
 import { version } from "../version.js"
 import type * as DatabaseProbe from "../internal/databaseProbe.js"
@@ -89,9 +89,7 @@ const reportResponse = (
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, Conflict> => {
   const report = session.report
   if (report === undefined) {
-    return Effect.fail(
-      new Conflict({ message: `The session ${session.id} has no report yet (status ${session.status}).` })
-    )
+    return Effect.fail(new Conflict({ message: conflict(session.id, session.status, "has no report yet").message }))
   }
   const markdown = options.format === "markdown"
   const body =
@@ -171,15 +169,20 @@ export const sessionsLayer = (runs: Runs.Runs) =>
       )
       .handle("evaluate", ({ path }) =>
         Effect.gen(function* () {
-          const session = yield* Effect.mapError(runs.load(path.id), fromStoreError)
-          if (session.report === undefined) {
-            return yield* new Conflict({ message: `The session ${path.id} has no report to evaluate yet.` })
-          }
-          const { evaluation } = yield* Effect.mapError(runs.evaluate(path.id), (error) =>
-            error._tag === "SessionNotFound"
-              ? new NotFound({ message: error.message })
-              : new ServerError({ message: error.message })
-          )
+          // An unknown or malformed id is said as every other endpoint says it (404, 400).
+          yield* Effect.mapError(runs.load(path.id), fromStoreError)
+          const { evaluation } = yield* Effect.mapError(runs.evaluate(path.id), (error) => {
+            switch (error._tag) {
+              case "SessionNotFound":
+                return new NotFound({ message: error.message })
+              case "RunConflict":
+                return new Conflict({ message: error.message })
+              case "JudgeUnavailable":
+                return new ServiceUnavailable({ message: error.message })
+              default:
+                return new ServerError({ message: error.message })
+            }
+          })
           return evaluation
         })
       )

@@ -160,6 +160,9 @@ export interface Named {
   readonly roleModels: Partial<Record<Usage.Role, string>>
 }
 
+/** The model a simulated run uses when none is named (the emulator answers for every model). */
+export const simulatedModel = "openai:simulated-gpt"
+
 /** The models and search of a configuration, or what is missing for them. */
 export const resolve = (
   named: Named
@@ -181,7 +184,7 @@ export const resolve = (
     let models: Models
     let searchDefaulted = false
     if (simulate) {
-      models = { default: explicitModel ?? "openai:simulated-gpt", roles: roleModels, tiers: {} }
+      models = { default: explicitModel ?? simulatedModel, roles: roleModels, tiers: {} }
       if (search.length === 0) search = ["tavily"]
     } else {
       const defaults = defaultModels(credentials)

@@ -67,6 +67,19 @@ const merged = (issues: ReadonlyArray<Issue>): Issue => {
 const saysNothing = (issue: Issue) => /^Expected undefined, /.test(issue.message)
 
 /**
+ * The issues as a decode error carries them, less those that say nothing (a wrong value's `Expected undefined` beside
+ * what is really wrong with it): for the body's `issues`, which programs read.
+ */
+export const tellingIssues = (issues: unknown): ReadonlyArray<unknown> => {
+  if (!Array.isArray(issues)) return []
+  const telling = issues.filter((raw) => {
+    const issue = issueOf(raw)
+    return issue === undefined || !saysNothing(issue)
+  })
+  return telling.length === 0 ? issues : telling
+}
+
+/**
  * The issues worth saying, one a field, in the order of the fields' first issues. A wrong value inside an optional
  * field also fails the field's `undefined` alternative, at the field's own path: said only when nothing else is.
  */

@@ -80,6 +80,7 @@ Usage
   deep-research serve [--host H] [--port N]  HTTP API, OpenAI-compatible endpoint and web page (default ${OptionTable.defaults.serveHost}:${OptionTable.defaults.servePort})
   deep-research worker --database URL       run the sessions of a cluster (with --database, run, resume, list,
                                             show, delete and evaluate use that cluster and its database)
+  deep-research bench [--ids 1,51-60]       run DeepResearch Bench: articles for its scorer, time and cost per task
 
 ${researchOptions}
 
@@ -118,7 +119,8 @@ ${options("resume")}
 `,
   list: `Usage: deep-research list [options]
 
-Lists the sessions, newest first: id, status, created, cost and question.
+Lists the sessions, newest first, under a header: id, status, created, cost and question, [simulated] before the
+question of a session a simulated run made.
 
 ${options("list")}
 `,
@@ -145,7 +147,8 @@ ${options("evaluate")}
 `,
   mcp: `Usage: deep-research mcp [options]
 
-Serves MCP on stdio: start_research (returns a session id at once; the research runs in the background),
+Serves MCP on stdio: start_research (returns a session id at once; the research runs in the background, in this
+process: a client that stops the server stops the run, which is kept cancelled and resumable with resume_research),
 get_status, get_report, list_sessions, answer_clarification, cancel_research and evaluate_report. Sessions are kept
 in the same store as the CLI's, so list, show and resume see them. The research options configure every session it
 starts; stdout carries only the protocol, log lines go to stderr.
@@ -161,6 +164,19 @@ clarifying question, read and download reports), the HTTP API under /api (OpenAP
 progress as Server-Sent Events), and an OpenAI-compatible /v1/chat/completions with the model deep-research.
 
 ${options("serve")}
+
+${keys}
+`,
+  bench: `Usage: deep-research bench [--tasks FILE] [--out DIR] [--ids 1,2,51-60] [--language en] [--topic A] [options]
+
+Runs DeepResearch Bench: researches each selected task of its query file (its 100 tasks by default, ids 1-50 in
+Chinese, 51-100 in English) a few at a time, and writes in --out the official scorer's input, articles.jsonl ({id,
+prompt, article} lines), a table of time, tokens, cost and citation checks per task (table.md, table.json), and a
+record per task. Progress goes to stderr, the table to stdout. Stopped anywhere (Ctrl-C, a crash), the same command
+goes on where it stopped: completed tasks are not run again, a task cut short resumes its session. Tasks that failed
+are run again; the exit code is 1 while any has failed. Try it without any key: deep-research bench --simulate --limit 3
+
+${options("bench")}
 
 ${keys}
 `,

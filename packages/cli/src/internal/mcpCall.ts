@@ -53,6 +53,19 @@ export const structured =
     return { content: [{ type: "text", text: JSON.stringify(encoded, null, 2) }], structuredContent: encoded }
   }
 
+/**
+ * A JSON-RPC error as the SDK sends it (its code, its message as is). Not the SDK's `McpError`, whose message carries
+ * the "MCP error -32602:" prefix that a client adds again when it reads the error.
+ */
+export class ProtocolError extends Error {
+  constructor(
+    readonly code: number,
+    message: string
+  ) {
+    super(message)
+  }
+}
+
 export const failure = (message: string): Content => ({ isError: true, content: [{ type: "text", text: message }] })
 
 export const decodeArgs = <A, I>(schema: Schema.Schema<A, I>, args: unknown): Either.Either<A, string> =>
@@ -88,7 +101,7 @@ export const answerIn =
       })
     )
 
-/** An effect as the SDK takes it: a promise that rejects with the effect's own error (an `McpError` keeps its code). */
+/** An effect as the SDK takes it: a promise that rejects with the effect's own error (a `ProtocolError` keeps its code). */
 export const promised =
   (runtime: Runtime.Runtime<never>) =>
   <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>

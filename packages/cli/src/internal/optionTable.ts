@@ -58,7 +58,11 @@ export const research = {
     "A,B",
     "search backends, comma-separated (see Search backends; the default depends on the keys)"
   ),
-  corpus: text("corpus", "DIR", "research a folder of local documents (.md, .txt, .html, .pdf; adds local search)"),
+  corpus: text(
+    "corpus",
+    "DIR",
+    "research a folder of local documents: any text file, and HTML and PDF (adds local search)"
+  ),
   maxRounds: integer(
     "max-rounds",
     `supervision rounds at most (${Defaults.research.maxSupervisionRounds}; up to ${bounds.maxSupervisionRounds})`
@@ -134,6 +138,33 @@ export const commands = {
     port: integer("port", `the port (default ${defaults.servePort}; 0 picks a free one)`),
     cors: text("cors", "ORIGINS", "origins whose pages may call the API, comma-separated (default: CORS off)")
   },
+  bench: {
+    tasks: text(
+      "tasks",
+      "FILE",
+      "DeepResearch Bench's query.jsonl, {id, topic, language, prompt} lines (default: its 100 tasks, shipped)"
+    ),
+    out: text("out", "DIR", "the run's folder: articles.jsonl, table.md, tasks/ (./deep-research-bench)"),
+    ids: text("ids", "1,2,51-60", "only these task ids"),
+    language: text("language", "en,zh", "only the tasks in these languages"),
+    topic: text(
+      "topic",
+      "A,B",
+      'only the tasks of these topics, as the tasks file names them ("Science & Technology")'
+    ),
+    limit: integer("limit", "at most this many tasks, after the filters, in the file's order"),
+    parallel: integer("parallel", "tasks researched at once (2; at most 20)"),
+    model: research.model,
+    search: research.search,
+    corpus: research.corpus,
+    maxRounds: research.maxRounds,
+    concurrency: research.concurrency,
+    maxToolCalls: research.maxToolCalls,
+    budgetTokens: integer("budget-tokens", "stop a task's research at this many tokens, then write its report"),
+    budgetUsd: float("budget-usd", "stop a task's research at this cost in USD, then write its report"),
+    store: research.store,
+    simulate: research.simulate
+  },
   worker: {
     ...research,
     host: text("host", "ADDRESS", `the address the others reach this runner at (default ${defaults.workerHost})`),
@@ -155,7 +186,8 @@ export const commandNames: ReadonlyArray<Command> = [
   "evaluate",
   "mcp",
   "serve",
-  "worker"
+  "worker",
+  "bench"
 ]
 
 /** Whether a command's options include the role models (every command that takes `--model`). */

@@ -3,6 +3,9 @@
  * the cluster's runners.
  */
 import type { Session } from "@deep-research/core"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
 
@@ -25,6 +28,28 @@ const isFolder = (path: string): boolean => {
     return false
   }
 }
+
+/**
+ * Writes the report to its file, making the folders it needs (`--out reports/` names one not made yet); the reason it
+ * could not be written, if it could not. The research has succeeded by then: a caller says where else the report is.
+ */
+export const writeReport = (
+  out: string,
+  markdown: string
+): Effect.Effect<Option.Option<string>, never, FileSystem.FileSystem> =>
+  Effect.flatMap(FileSystem.FileSystem, (files) =>
+    files
+      .makeDirectory(nodePath.dirname(out), { recursive: true })
+      .pipe(
+        Effect.zipRight(files.writeFileString(out, markdown)),
+        Effect.match({ onFailure: (error) => Option.some(error.message), onSuccess: () => Option.none() })
+      )
+  )
+
+/** The warning for a report that could not be written to its file, naming where it is kept instead. */
+export const unwrittenReport = (out: string, reason: string, kept: string): string =>
+  `warning: the report could not be written to ${out} (${reason}). The research completed: its report is kept ` +
+  `${kept}.`
 
 /** Where the report went, which session it is and where that is kept, and what the run found and cost. */
 export const reportSummary = (

@@ -5,7 +5,6 @@
  */
 import { Pipeline, ResearchEvents, SessionStore, Usage, UserInput } from "@deep-research/core"
 import * as Keyless from "@deep-research/providers/Keyless"
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -17,13 +16,14 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import type * as CliConfig from "../CliConfig.js"
 import * as Progress from "../Progress.js"
+import { conflict } from "../RunSchema.js"
 import * as Store from "../Store.js"
 import { Exited } from "./exited.js"
 import { stoppedRun } from "./failures.js"
 import * as Logging from "./logging.js"
 import * as OptionTable from "./optionTable.js"
 import { printable } from "./printable.js"
-import { reportFile, reportSummary } from "./reportSummary.js"
+import { reportFile, reportSummary, unwrittenReport, writeReport } from "./reportSummary.js"
 import * as Terminal from "./terminal.js"
 
 // The research wiring loads every provider's SDK: it is loaded when a session runs, not with the command line.
@@ -77,7 +77,6 @@ export const runSession = (
 ) =>
   Effect.gen(function* () {
     const path = yield* Path.Path
-    const fs = yield* FileSystem.FileSystem
     const Wiring = yield* loadWiring
     const sessionId = "resumeId" in start ? start.resumeId : yield* Pipeline.newSessionId
     const renderer = Progress.makeRenderer(progressMode(resolved), sink)
@@ -128,9 +127,15 @@ export const runSession = (
               sessionId,
               clarification: interactive ? "ask" : "proceed"
             })
-          : // Loaded first, so that a mistyped id is refused before anything is written for it.
+          : // Loaded first, so that a mistyped id, or an answer to a session that asks nothing, is refused before
+            // anything is written for it.
             Effect.zipRight(
-              Effect.flatMap(SessionStore.SessionStore, (sessions) => sessions.load(start.resumeId)),
+              Effect.flatMap(SessionStore.SessionStore, (sessions) => sessions.load(start.resumeId)).pipe(
+                Effect.filterOrFail(
+                  (stored) => start.answer === undefined || stored.status === "awaiting_clarification",
+                  (stored) => conflict(stored.id, stored.status, "cannot take an answer")
+                )
+              ),
               Pipeline.resume(start.resumeId, { answer: start.answer })
             )
       ).pipe(Effect.onExit(() => drain))
@@ -172,9 +177,11 @@ export const runSession = (
         return yield* Effect.failCause(exit.cause)
       }
       const error = failure.value
-      if (error._tag === "InvalidInput" || error._tag === "SessionNotFound") {
+      if (error._tag === "InvalidInput" || error._tag === "SessionNotFound" || error._tag === "RunConflict") {
         return yield* new Exited({ code: 2, message: error.message })
       }
+      // Nothing failed: another process runs the session.
+      if (error._tag === "SessionBusy") return yield* new Exited({ code: 1, message: error.message })
       return yield* new Exited({
         code: 1,
         message:
@@ -192,16 +199,14 @@ export const runSession = (
     if (report === undefined) {
       return yield* new Exited({ code: 1, message: `The session ${sessionId} ended without a report (${sessionDir}).` })
     }
-    const out = reportFile(resolved.out, sessionId)
+    const file = reportFile(resolved.out, sessionId)
     const markdown = resolved.simulate ? Store.markSimulated(report.markdown) : report.markdown
-    yield* fs.writeFileString(out, markdown).pipe(
-      Effect.mapError(
-        (error) =>
-          new Exited({
-            code: 1,
-            message: `Cannot write the report to ${out}: ${error.message}\nIt is also in ${sessionDir}/report.md`
-          })
-      )
-    )
+    const unwritten = yield* writeReport(file, markdown)
+    // The research succeeded: a report its file cannot take is still in the store, said as a warning, not a failure.
+    const out = Option.match(unwritten, { onNone: () => file, onSome: () => path.join(sessionDir, "report.md") })
+    if (Option.isSome(unwritten)) {
+      const kept = `in the session's store, ${out} (deep-research show ${sessionId})`
+      yield* Effect.sync(() => process.stderr.write(`${printable(unwrittenReport(file, unwritten.value, kept))}\n`))
+    }
     yield* say(resolved, reportSummary(session, { out, kept: sessionDir, simulate: resolved.simulate }))
   })

@@ -6,7 +6,7 @@
 import type { Session } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import type * as Progress from "../Progress.js"
-import { RunConflict, type RunStatus } from "../RunSchema.js"
+import { conflict, type RunConflict, type RunStatus } from "../RunSchema.js"
 
 /** The phase the progress view gives a session that ended as the store has it (`Progress.reduce`'s names). */
 const settledPhases: Partial<Record<Session.Session["status"], string>> = {
@@ -58,20 +58,10 @@ export const statusOf = (
 export const answerable = (session: Session.Session): Effect.Effect<void, RunConflict> =>
   session.status === "awaiting_clarification"
     ? Effect.void
-    : Effect.fail(
-        new RunConflict({
-          message: `The session ${session.id} is not waiting for an answer (status ${session.status}).`
-        })
-      )
+    : Effect.fail(conflict(session.id, session.status, "cannot take an answer"))
 
 /** Whether a stopped session can be resumed: not a completed one, nor one waiting for an answer. */
 export const resumable = (session: Session.Session): Effect.Effect<void, RunConflict> =>
-  session.status === "completed"
-    ? Effect.fail(new RunConflict({ message: `The session ${session.id} is completed already.` }))
-    : session.status === "awaiting_clarification"
-      ? Effect.fail(
-          new RunConflict({
-            message: `The session ${session.id} waits for an answer to its question; answer it instead.`
-          })
-        )
-      : Effect.void
+  session.status === "completed" || session.status === "awaiting_clarification"
+    ? Effect.fail(conflict(session.id, session.status, "cannot be resumed"))
+    : Effect.void

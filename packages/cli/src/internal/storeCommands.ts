@@ -33,12 +33,13 @@ const storeOption = ParserOptions.optionsOf(OptionTable.commands.list)
  */
 export const rememberSimulated = <F extends { readonly simulate: boolean }>(
   id: string,
-  options: F & { readonly store: Option.Option<string>; readonly database: Option.Option<string> }
+  options: F & { readonly store: Option.Option<string>; readonly database: Option.Option<string> },
+  doing: "resumed" | "evaluated"
 ) =>
   options.simulate
     ? Effect.succeed(options)
     : withStore(options, (sessions, credentials) =>
-        Effect.map(Effect.either(sessions.artefact(id, "simulated.json")), (mark) => ({
+        Effect.map(Effect.either(sessions.artefact(id, Store.simulatedArtefact)), (mark) => ({
           mark,
           local: credentials.databaseUrl === undefined
         }))
@@ -53,7 +54,12 @@ export const rememberSimulated = <F extends { readonly simulate: boolean }>(
         }),
         Effect.tap((simulated) =>
           simulated
-            ? Effect.sync(() => process.stderr.write(`Session ${id} was simulated: it goes on simulated.\n`))
+            ? Effect.sync(() =>
+                process.stderr.write(
+                  `[simulated] Session ${id} was made by a simulated run: it is ${doing} against the built-in ` +
+                    "emulator too, with no real model or web.\n"
+                )
+              )
             : Effect.void
         ),
         Effect.map((simulated) => ({ ...options, simulate: simulated }))
@@ -106,7 +112,13 @@ const storeError = (error: { readonly _tag: string; readonly message: string }) 
 
 const formatDate = (millis: number) => new Date(millis).toISOString().replace("T", " ").slice(0, 16)
 
-/** `list`: every session of the store, one line each (--json: one JSON line each). */
+/** The question of a listed session on one line, or why it cannot be read when it has none. */
+const listedQuestion = (s: { readonly query: string; readonly error?: string | undefined }) =>
+  printableLine(s.error !== undefined && s.query === "" ? s.error : s.query)
+    .replace(/\s+/g, " ")
+    .slice(0, 80)
+
+/** `list`: every session of the store, one line each under a header (--json: one JSON line each). */
 export const list = Command.make("list", storeOption, ({ json, ...where }) =>
   withStore(where, (sessions, credentials) =>
     Effect.gen(function* () {
@@ -114,27 +126,40 @@ export const list = Command.make("list", storeOption, ({ json, ...where }) =>
       const stored = yield* sessions.list
       const known = new Set(stored.map((summary) => summary.id))
       const queued = sent.filter((waiting) => !known.has(waiting.id))
+      // Which sessions a simulated run made, so that none is taken for real research.
+      const simulated = new Set(
+        (yield* Effect.forEach(stored, (summary) => Store.wasSimulated(sessions, summary.id), { concurrency: 8 }))
+          .map((marked, i) => (marked ? stored[i]?.id : undefined))
+          .filter((id) => id !== undefined)
+      )
       if (json) {
-        for (const summary of queued) yield* Console.log(JSON.stringify(summary))
+        for (const summary of queued) yield* Console.log(JSON.stringify({ ...summary, simulated: false }))
         for (const summary of stored) {
-          yield* Console.log(JSON.stringify(Schema.encodeSync(Session.SessionSummary)(summary)))
+          const encoded = Schema.encodeSync(Session.SessionSummary)(summary)
+          yield* Console.log(JSON.stringify({ ...encoded, simulated: simulated.has(summary.id) }))
         }
         return
       }
       const summaries = [...queued, ...stored]
       if (summaries.length === 0) return yield* Console.log("No sessions yet.")
+      const idWidth = Math.max(2, ...summaries.map((s) => s.id.length))
+      yield* Console.log(
+        `${"ID".padEnd(idWidth)}  ${"STATUS".padEnd(22)}  ${"CREATED (UTC)".padEnd(16)}  ${"COST".padEnd(8)}  QUESTION`
+      )
       for (const s of summaries) {
+        const cost = `$${s.costUsd.toFixed(4)}`
+        const mark = simulated.has(s.id) ? "[simulated] " : ""
         yield* Console.log(
-          `${s.id}  ${s.status.padEnd(22)}  ${formatDate(s.createdAt)}  $${s.costUsd.toFixed(4)}  ${printableLine(
-            s.error !== undefined && s.query === "" ? s.error : s.query
-          )
-            .replace(/\s+/g, " ")
-            .slice(0, 80)}`
+          `${s.id.padEnd(idWidth)}  ${s.status.padEnd(22)}  ${formatDate(s.createdAt)}  ${cost.padEnd(8)}  ${mark}${listedQuestion(s)}`
         )
       }
     })
   )
-).pipe(Command.withDescription("List sessions: id, status, created, cost, question"))
+).pipe(
+  Command.withDescription(
+    "List sessions: id, status, created, cost, question ([simulated] for a simulated run's; --json: one JSON line each)"
+  )
+)
 
 /** `show`: a session and its report. */
 export const show = Command.make("show", { id: sessionIdArg, ...storeOption }, ({ id, json, ...where }) =>

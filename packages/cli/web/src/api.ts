@@ -19,6 +19,13 @@ export const num = (value: Json, key: string): number | undefined => {
   return typeof field === "number" ? field : undefined
 }
 
+/** A field of an object as a boolean, if it is one. */
+export const bool = (value: Json, key: string): boolean | undefined => {
+  if (typeof value !== "object" || value === null) return undefined
+  const field: unknown = Reflect.get(value, key)
+  return typeof field === "boolean" ? field : undefined
+}
+
 /** A field of an object as a list, if it is one. */
 export const list = (value: Json, key?: string): ReadonlyArray<Json> => {
   const field: unknown =

@@ -1,8 +1,9 @@
 /**
- * The web page of `deep-research serve`: ask a question, list sessions, watch one live (phase, round, researchers,
- * sources, tokens and cost), answer its clarifying question, cancel or resume it, read its report with citations
- * linking to the source list, and download it. The session shown is in the address (`?session=<id>`), so the back
- * button and links work, and `#source-n` anchors stay free for the citations.
+ * The web page of `deep-research serve`: ask a question (the options stay as set, question after question), list
+ * sessions a page at a time (a simulated run's marked as such), watch one live (phase, round, researchers, sources,
+ * tokens and cost), answer its clarifying question, cancel or resume it, read its report with citations linking to the
+ * source list, and download it. The session shown is in the address (`?session=<id>`), so the back button and links
+ * work, and `#source-n` anchors stay free for the citations.
  */
 import * as Api from "./api.js"
 import { byId, button, h } from "./dom.js"
@@ -13,6 +14,7 @@ const view = byId("view", HTMLElement)
 const sessionsList = byId("sessions", HTMLUListElement)
 const askForm = byId("ask", HTMLFormElement)
 const askError = byId("ask-error", HTMLParagraphElement)
+const questionField = byId("question", HTMLTextAreaElement)
 const tokenForm = byId("token-form", HTMLFormElement)
 
 let stopFollowing: (() => void) | undefined
@@ -22,25 +24,54 @@ let shown: string | undefined
 // Sessions list
 // =============================================================================
 
+/** Sessions listed at first, and added by each "show older". */
+const pageSize = 20
+let listed = pageSize
+
 const badge = (status: string) => h("span", { class: `badge ${status}` }, status.replace("_", " "))
+
+/** The mark of a session a simulated run made: its report is no real research. */
+const simulatedBadge = () =>
+  h("span", { class: "badge simulated", title: "Made offline by the built-in emulator: no real research" }, "simulated")
+
+const sessionItem = (s: Api.Json) => {
+  const id = Api.str(s, "id") ?? ""
+  const status = Api.str(s, "status") ?? ""
+  const created = new Date(Api.num(s, "createdAt") ?? 0)
+  const open = h(
+    "button",
+    { type: "button", "aria-current": id === shown ? "true" : undefined },
+    h("span", { class: "q" }, Api.str(s, "query") ?? id),
+    h(
+      "span",
+      { class: "meta" },
+      badge(status),
+      Api.bool(s, "simulated") === true && " ",
+      Api.bool(s, "simulated") === true && simulatedBadge(),
+      ` ${created.toLocaleString()}`
+    )
+  )
+  open.addEventListener("click", () => navigate(id))
+  return h("li", {}, open)
+}
 
 const refreshSessions = async (): Promise<void> => {
   const sessions = Api.list(await Api.call("GET", "/api/sessions"))
+  const older = sessions.length - listed
+  const more =
+    older > 0 &&
+    button(
+      `Show ${Math.min(older, pageSize)} older (${older} more)`,
+      () => {
+        listed += pageSize
+        return refreshSessions()
+      },
+      "secondary more"
+    )
   sessionsList.replaceChildren(
     ...(sessions.length === 0 ? [h("li", { class: "hint" }, "No sessions yet.")] : []),
-    ...sessions.map((s) => {
-      const id = Api.str(s, "id") ?? ""
-      const status = Api.str(s, "status") ?? ""
-      const created = new Date(Api.num(s, "createdAt") ?? 0)
-      const open = h(
-        "button",
-        { type: "button", "aria-current": id === shown ? "true" : undefined },
-        h("span", { class: "q" }, Api.str(s, "query") ?? id),
-        h("span", { class: "meta" }, badge(status), ` ${created.toLocaleString()}`)
-      )
-      open.addEventListener("click", () => navigate(id))
-      return h("li", {}, open)
-    })
+    ...sessions.slice(0, listed).map(sessionItem),
+    ...(more === false ? [] : [h("li", {}, more)])
   )
 }
 
@@ -142,6 +173,17 @@ const actions = (sessionId: string, status: string) => {
   )
 }
 
+/** Whether two texts say the same, whatever their spacing, case and closing punctuation. */
+const sameText = (a: string, b: string): boolean => {
+  const norm = (text: string) =>
+    text
+      .replace(/\s+/g, " ")
+      .trim()
+      .replace(/[?？.。!！]+$/, "")
+      .toLowerCase()
+  return norm(a) === norm(b)
+}
+
 const show = async (sessionId: string): Promise<void> => {
   stopFollowing?.()
   stopFollowing = undefined
@@ -159,19 +201,26 @@ const show = async (sessionId: string): Promise<void> => {
     log.scrollTop = log.scrollHeight
   }
   const question = Api.str(status, "query") ?? sessionId
-  const header = h("h2", { class: "question", tabindex: "-1" }, question)
+  const report = state === "completed" ? await reportSection(sessionId) : undefined
+  // A report whose title is the question says it once: its title is the heading.
+  const title = report?.querySelector("h1")
+  const header =
+    title !== null && title !== undefined && sameText(title.textContent ?? "", question)
+      ? undefined
+      : h("h2", { class: "question", tabindex: "-1" }, question)
+  title?.setAttribute("tabindex", "-1")
   const error = Api.str(status, "error")
   const clarification = Api.str(status, "clarificationQuestion")
   const body: Array<Node> = [
-    header,
+    ...(header === undefined ? [] : [header]),
     h("p", {}, badge(state), " ", h("code", {}, sessionId)),
     actions(sessionId, state),
     ...(error === undefined ? [] : [h("p", { class: "error" }, error)]),
     ...(clarification === undefined ? [] : [clarificationForm(sessionId, clarification)]),
     liveView
   ]
-  if (state === "completed") {
-    body.push(await reportSection(sessionId))
+  if (report !== undefined) {
+    body.push(report)
     body.push(h("details", {}, h("summary", {}, "How the research went"), researchersView, log))
   } else {
     body.push(researchersView, h("h3", {}, "Progress"), log)
@@ -220,7 +269,7 @@ const route = async (focus = false): Promise<void> => {
   } else {
     try {
       await show(sessionId)
-      if (focus) view.querySelector<HTMLElement>("h2.question")?.focus()
+      if (focus) view.querySelector<HTMLElement>("h2.question, article h1")?.focus()
     } catch (error) {
       view.replaceChildren(
         h("p", { class: "error", role: "alert" }, error instanceof Error ? error.message : String(error))
@@ -247,7 +296,8 @@ askForm.addEventListener("submit", async (event) => {
   body["allowClarification"] = form.get("allowClarification") === "on"
   try {
     const started = await Api.call("POST", "/api/sessions", body)
-    askForm.reset()
+    // The next question starts blank; the options stay as they were set, for a series of questions alike.
+    questionField.value = ""
     navigate(Api.str(started, "sessionId"))
   } catch (error) {
     askError.textContent = error instanceof Error ? error.message : String(error)

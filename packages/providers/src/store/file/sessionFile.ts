@@ -36,7 +36,11 @@ export const decodeText = (id: string, file: string, text: string): Effect.Effec
     return { session, version: versionOf(json) ?? Session.currentVersion }
   })
 
-/** Reads and decodes a session's file: `SessionNotFound` when there is none, `SessionCorrupt` when it is unusable. */
+/**
+ * Reads and decodes a session's file: `SessionNotFound` when there is none, `SessionCorrupt` when what it holds is
+ * unusable. A file the system will not let this process read (permissions) is not corrupt: that ends the call with the
+ * system's reason, as the store's other system failures do, and the file is left as it is.
+ */
 export const read = (
   fs: FileSystem.FileSystem,
   id: string,
@@ -44,11 +48,10 @@ export const read = (
 ): Effect.Effect<Read, Errors.SessionNotFound | Errors.SessionCorrupt> =>
   fs.readFileString(file).pipe(
     Effect.catchIf(isNotFound, () => new Errors.SessionNotFound({ sessionId: id })),
-    Effect.catchTags({
-      BadArgument: (error) => new Errors.SessionCorrupt({ sessionId: id, path: file, reason: error.message }),
-      SystemError: (error) =>
-        new Errors.SessionCorrupt({ sessionId: id, path: file, reason: `cannot be read: ${error.message}` })
-    }),
+    Effect.catchTag("BadArgument", (error) =>
+      Effect.fail(new Errors.SessionCorrupt({ sessionId: id, path: file, reason: error.message }))
+    ),
+    Effect.catchTag("SystemError", (error) => orDieWith(`cannot read ${file}`)(Effect.fail(error))),
     Effect.flatMap((text) => decodeText(id, file, text))
   )
 
