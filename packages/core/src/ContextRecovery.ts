@@ -115,11 +115,12 @@ export const recoverSectioned = <A, E, R>(options: SectionedOptions<A, E, R>): E
     model: options.model,
     inputTokens: Truncation.sectionTokens(options.sections) + overhead,
     limitTokens: options.limitTokens,
+    // One token of slack a section covers the rounding of parts estimated apart from the request they are joined in.
     attempt: (target) =>
       options.run(
         target === undefined
           ? options.sections
-          : Truncation.truncateSections(options.sections, Math.max(0, target - overhead))
+          : Truncation.truncateSections(options.sections, Math.max(0, target - overhead - options.sections.length))
       )
   })
 }

@@ -108,6 +108,11 @@ export interface Service {
   /** Tokens of input plus output the model accepts. */
   readonly contextWindow: number
   readonly generate: (request: GenerateRequest) => Effect.Effect<Completion, ProviderError>
+  /**
+   * The input tokens of a request by the vendor's own tokenizer, for models whose vendor publishes it; without it, the
+   * script-aware estimate of `Tokens` stands in.
+   */
+  readonly countTokens?: ((request: GenerateRequest) => Effect.Effect<number>) | undefined
 }
 
 /** The language model in context. The pipeline uses `ModelRouter` instead, which holds one per role. */
@@ -120,6 +125,7 @@ export const make = (options: {
   readonly capabilities?: Partial<Capabilities> | undefined
   readonly contextWindow?: number | undefined
   readonly generate: (request: GenerateRequest) => Effect.Effect<Completion, ProviderError>
+  readonly countTokens?: ((request: GenerateRequest) => Effect.Effect<number>) | undefined
 }): Service => ({
   provider: options.provider,
   model: options.model,
@@ -129,7 +135,8 @@ export const make = (options: {
     webSearch: options.capabilities?.webSearch ?? false
   },
   contextWindow: options.contextWindow ?? 128_000,
-  generate: options.generate
+  generate: options.generate,
+  ...(options.countTokens === undefined ? {} : { countTokens: options.countTokens })
 })
 
 /** Shorthand for a user message. Its field is typed, so the class does not validate it again. */

@@ -337,7 +337,7 @@ describe("Supervisor", () => {
       const run = yield* supervise({
         supervisor: [conduct("a"), conduct("b"), complete],
         config: yield* config({ budget: { maxTokens: 20_000, synthesisReserve: 0.5 } }),
-        researcherOutput: "x".repeat(40_000)
+        researcherOutput: "word ".repeat(10_000)
       })
       assert.strictEqual(run.outcome.reason, "budget")
       assert.strictEqual(run.session.rounds.length, 1)

@@ -10,6 +10,7 @@ import * as Ref from "effect/Ref"
 import type { ProviderError } from "../Errors.js"
 import * as LanguageModel from "../LanguageModel.js"
 import * as ModelRouter from "../ModelRouter.js"
+import { estimateTokens } from "../Tokens.js"
 import { roles as allRoles, Usage } from "../Usage.js"
 import type { Role } from "../Usage.js"
 
@@ -53,8 +54,6 @@ export const json = (value: unknown): Reply => JSON.stringify(value)
 /** A reply that calls tools. */
 export const toolCalls = (...calls: ReadonlyArray<ScriptedToolCall>): Reply => ({ toolCalls: calls })
 
-/** A rough token count, so that scripted runs exercise budgets and metrics. */
-const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
 
 const requestText = (request: LanguageModel.GenerateRequest): string =>
   (request.system ?? "") +
