@@ -128,11 +128,10 @@ export class CircuitOpen extends Schema.TaggedError<CircuitOpen>("@deep-research
   }
 }
 
-// =============================================================================
-// Pipeline and store errors
-// =============================================================================
-
-/** The token or cost budget of the run is spent. */
+/**
+ * The token or cost budget of the run cannot cover a call: it was refused before it was sent (a model call fails with
+ * it, as with `CircuitOpen`).
+ */
 export class BudgetExhausted extends Schema.TaggedError<BudgetExhausted>("@deep-research/core/BudgetExhausted")(
   "BudgetExhausted",
   {
@@ -146,6 +145,10 @@ export class BudgetExhausted extends Schema.TaggedError<BudgetExhausted>("@deep-
     return `The budget of ${this.limit} ${unit} is exhausted (${this.spent} ${unit} spent)`
   }
 }
+
+// =============================================================================
+// Pipeline and store errors
+// =============================================================================
 
 /** A URL was refused before any request was made (scheme, private address, size, content type). */
 export class UrlBlocked extends Schema.TaggedError<UrlBlocked>("@deep-research/core/UrlBlocked")("UrlBlocked", {
@@ -214,6 +217,7 @@ export type ProviderError =
   | AuthenticationFailed
   | InvalidRequest
   | CircuitOpen
+  | BudgetExhausted
 
 /** Decodes any provider error from its JSON form. */
 export const ProviderError: Schema.Union<
@@ -225,7 +229,8 @@ export const ProviderError: Schema.Union<
     typeof Timeout,
     typeof AuthenticationFailed,
     typeof InvalidRequest,
-    typeof CircuitOpen
+    typeof CircuitOpen,
+    typeof BudgetExhausted
   ]
 > = Schema.Union(
   ContextWindowExceeded,
@@ -235,19 +240,13 @@ export const ProviderError: Schema.Union<
   Timeout,
   AuthenticationFailed,
   InvalidRequest,
-  CircuitOpen
+  CircuitOpen,
+  BudgetExhausted
 )
 
 /** Every error of deep-research. */
 export type ResearchError =
-  | ProviderError
-  | MalformedOutput
-  | BudgetExhausted
-  | UrlBlocked
-  | SessionNotFound
-  | SessionCorrupt
-  | SessionBusy
-  | InvalidInput
+  ProviderError | MalformedOutput | UrlBlocked | SessionNotFound | SessionCorrupt | SessionBusy | InvalidInput
 
 /** Decodes any error of deep-research from its JSON form. */
 export const ResearchError = Schema.Union(

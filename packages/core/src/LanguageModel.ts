@@ -113,6 +113,8 @@ export interface Service {
    * script-aware estimate of `Tokens` stands in.
    */
   readonly countTokens?: ((request: GenerateRequest) => Effect.Effect<number>) | undefined
+  /** The output limit the model sends with a call that sets none, when it has one of its own. */
+  readonly maxOutputTokens?: number | undefined
 }
 
 /** The language model in context. The pipeline uses `ModelRouter` instead, which holds one per role. */
@@ -126,6 +128,7 @@ export const make = (options: {
   readonly contextWindow?: number | undefined
   readonly generate: (request: GenerateRequest) => Effect.Effect<Completion, ProviderError>
   readonly countTokens?: ((request: GenerateRequest) => Effect.Effect<number>) | undefined
+  readonly maxOutputTokens?: number | undefined
 }): Service => ({
   provider: options.provider,
   model: options.model,
@@ -136,7 +139,8 @@ export const make = (options: {
   },
   contextWindow: options.contextWindow ?? 128_000,
   generate: options.generate,
-  ...(options.countTokens === undefined ? {} : { countTokens: options.countTokens })
+  ...(options.countTokens === undefined ? {} : { countTokens: options.countTokens }),
+  ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens })
 })
 
 /** Shorthand for a user message. Its field is typed, so the class does not validate it again. */

@@ -139,7 +139,10 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
     const config = initial.config
     const ledger = yield* UsageLedger.make(initial.usage)
     const table = Option.getOrElse(yield* Effect.serviceOption(Pricing.Pricing), () => Pricing.defaultTable)
-    const budget = yield* Budget.make(config.budget, ledger, table)
+    const budget = yield* Budget.make(config.budget, UsageLedger.totals(initial.usage), {
+      table,
+      reportModel: (yield* ModelRouter.ModelRouter).resolve("report").model
+    })
     // What earlier runs of the session were answered is not asked again; what this run is answered is journaled.
     const journal = yield* SessionRequests.journal(initial.id)
     const session = journalingCheckpoints(yield* Checkpoint.make(initial, ledger), journal)
@@ -159,10 +162,7 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
       // skips the phase (no question asked, the original question as the brief) and keeps the reserve for the report.
       const affordable = (role: Usage.Role) =>
         Effect.flatMap(ModelRouter.forRole(role), (model) =>
-          Effect.map(
-            budget.researchExhausted({ model: model.model, inputTokens: Tokens.estimateTokens(initial.query) + 1_000 }),
-            (exhausted) => !exhausted
-          )
+          budget.covers({ role, model: model.model, inputTokens: Tokens.estimateTokens(initial.query) + 1_000 })
         )
 
       if (config.allowClarification && !(yield* done("clarification")) && (yield* affordable("clarification"))) {
@@ -246,6 +246,8 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
       // Searches, extractions and summaries are shared by the session's researchers and its runs: none is made twice.
       SessionRequests.shareJournaled(journal),
       Effect.provideService(UsageLedger.UsageLedger, ledger),
+      // Every model call of the run is reserved against its budget (see `ModelRouter`).
+      Effect.provideService(Budget.Budget, budget),
       Effect.tapError((error: ResearchError) =>
         Effect.zipRight(
           Effect.ignore(session.update("failed", (s) => Checkpoint.patch(s, { status: "failed", error }))),

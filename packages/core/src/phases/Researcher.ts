@@ -272,6 +272,10 @@ const step = Effect.fnUntraced(function* (env: Environment, state: State) {
       toolChoice: "auto"
     })
   )
+  // A turn the run's budget cannot cover ends the loop as the run's budget, with what was gathered.
+  if (Either.isLeft(completion) && completion.left._tag === "BudgetExhausted") {
+    return { ...state, stopReason: "run_budget" as const }
+  }
   if (Either.isLeft(completion)) {
     return { ...state, turns, error: Turn.errorMessage(completion.left), stopReason: "failed" as const }
   }
