@@ -59,8 +59,8 @@ export const research = {
     "max-tool-calls",
     `search and extract calls per researcher (${Defaults.research.researcherMaxToolCalls})`
   ),
-  budgetTokens: integer("budget-tokens", "stop researching at this many tokens, then write the report"),
-  budgetUsd: float("budget-usd", "stop researching at this cost in USD, then write the report"),
+  budgetTokens: integer("budget-tokens", "spend at most this many tokens, report included"),
+  budgetUsd: float("budget-usd", "spend at most this much in USD, report included"),
   noClarify: flag("no-clarify", "never ask a clarifying question"),
   out: text("out", "FILE", "where to write the report, a file or a folder (./deep-research-<id>.md)"),
   store: text("store", "DIR", `where sessions are kept (${Variables.defaultHome}, or ${Variables.home})`),
