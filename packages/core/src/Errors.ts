@@ -150,6 +150,16 @@ export class BudgetExhausted extends Schema.TaggedError<BudgetExhausted>("@deep-
 // Pipeline and store errors
 // =============================================================================
 
+/** The run found or read no source and its settings require one (`requireSources`); its report still stands. */
+export class Ungrounded extends Schema.TaggedError<Ungrounded>("@deep-research/core/Ungrounded")("Ungrounded", {
+  /** Why no source was found or read (see `Research.UngroundedReason`). */
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `No source was found or read (${this.reason}), and this run requires its report to rest on sources`
+  }
+}
+
 /** A URL was refused before any request was made (scheme, private address, size, content type). */
 export class UrlBlocked extends Schema.TaggedError<UrlBlocked>("@deep-research/core/UrlBlocked")("UrlBlocked", {
   url: Schema.String,
@@ -246,7 +256,14 @@ export const ProviderError: Schema.Union<
 
 /** Every error of deep-research. */
 export type ResearchError =
-  ProviderError | MalformedOutput | UrlBlocked | SessionNotFound | SessionCorrupt | SessionBusy | InvalidInput
+  | ProviderError
+  | MalformedOutput
+  | Ungrounded
+  | UrlBlocked
+  | SessionNotFound
+  | SessionCorrupt
+  | SessionBusy
+  | InvalidInput
 
 /** Decodes any error of deep-research from its JSON form. */
 export const ResearchError = Schema.Union(
@@ -260,6 +277,7 @@ export const ResearchError = Schema.Union(
   CircuitOpen,
   MalformedOutput,
   BudgetExhausted,
+  Ungrounded,
   UrlBlocked,
   SessionNotFound,
   SessionCorrupt,
@@ -278,6 +296,7 @@ const researchErrorTags: ReadonlySet<string> = new Set([
   "CircuitOpen",
   "MalformedOutput",
   "BudgetExhausted",
+  "Ungrounded",
   "UrlBlocked",
   "SessionNotFound",
   "SessionCorrupt",

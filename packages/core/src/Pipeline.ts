@@ -13,7 +13,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
 import * as Budget from "./Budget.js"
 import type { ContentExtractor } from "./ContentExtractor.js"
-import { InvalidInput, type ResearchError } from "./Errors.js"
+import { InvalidInput, type ResearchError, Ungrounded } from "./Errors.js"
 import * as ModelRouter from "./ModelRouter.js"
 import * as ResearchUnit from "./phases/ResearchUnit.js"
 import * as SessionRequests from "./SessionRequests.js"
@@ -23,6 +23,7 @@ import * as Clarify from "./phases/Clarify.js"
 import * as Supervisor from "./phases/Supervisor.js"
 import * as Synthesis from "./phases/Synthesis.js"
 import * as Pricing from "./Pricing.js"
+import type { Report } from "./Research.js"
 import * as ResearchConfig from "./ResearchConfig.js"
 import * as ResearchEvents from "./ResearchEvents.js"
 import type { SearchProvider } from "./SearchProvider.js"
@@ -147,6 +148,9 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
     const journal = yield* SessionRequests.journal(initial.id)
     const session = journalingCheckpoints(yield* Checkpoint.make(initial, ledger), journal)
     const done = (phase: Usage.Phase) => Effect.map(session.get, (s) => isDone(s, phase))
+    // Why the report rests on no source, when it does and the run requires sources.
+    const ungroundedReason = (report: Report): string | undefined =>
+      config.requireSources && report.grounding?.sources === 0 ? (report.grounding.reason ?? "no source") : undefined
 
     const steps = Effect.gen(function* () {
       // A resumed run starts afresh: the failure an earlier run stopped on is no longer the session's. (A new
@@ -221,9 +225,14 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
           Effect.tap(Synthesis.run({ query: initial.query, brief, constraints, session: current }), (report) =>
             store.saveReport(current.id, report.markdown)
           ),
-          (report, s) => Checkpoint.patch(s, { report, status: "completed" })
+          // A run that requires sources and found none is not completed: it fails below, its report kept.
+          (report, s) =>
+            Checkpoint.patch(s, { report, status: ungroundedReason(report) === undefined ? "completed" : s.status })
         )
       }
+      const written = (yield* session.get).report
+      const ungrounded = written === undefined ? undefined : ungroundedReason(written)
+      if (ungrounded !== undefined) return yield* Effect.fail(new Ungrounded({ reason: ungrounded }))
 
       const finished = yield* session.get
       const completed =

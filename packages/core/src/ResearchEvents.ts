@@ -139,7 +139,11 @@ export const Checkpointed = event("Checkpointed", { label: Schema.String })
 export const ReportWritten = event("ReportWritten", {
   characters: Schema.Number,
   citations: Schema.Number,
-  droppedCitations: Schema.Number
+  droppedCitations: Schema.Number,
+  /** The sources the report was written from; absent from events stored before it was recorded. */
+  sources: Schema.optional(Schema.Number),
+  /** Why the report rests on no source, when it does (see `Research.UngroundedReason`). */
+  ungrounded: Schema.optional(Schema.String)
 })
 export const SessionAwaitingClarification = event("SessionAwaitingClarification", { question: Schema.String })
 export const SessionCompleted = event("SessionCompleted", {

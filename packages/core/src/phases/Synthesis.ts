@@ -17,7 +17,7 @@ import * as LanguageModel from "../LanguageModel.js"
 import * as ModelRouter from "../ModelRouter.js"
 import * as Novelty from "../Novelty.js"
 import * as Prompt from "../prompts/synthesis.js"
-import { type Brief, Report, type TopicResult } from "../Research.js"
+import { type Brief, Grounding, Report, type TopicResult, type UngroundedReason } from "../Research.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import type { Session } from "../Session.js"
 import type { Source } from "../Source.js"
@@ -84,6 +84,41 @@ export const material = (session: Session): Material => {
     return { topic, findings }
   })
   return { sources, topics }
+}
+
+/**
+ * What a report written from `sources` retrieved sources stands on and, when that is none, why: no search was ever
+ * called (the budget stopped it, or every unit failed first, or the models never called one), every call failed, or the
+ * searches answered with nothing kept.
+ */
+export const groundingOf = (session: Session, sources: number): Grounding => {
+  if (sources > 0) return new Grounding({ sources })
+  const results = session.rounds.flatMap((round) => round.results)
+  const calls = results.reduce((n, r) => n + r.toolCalls, 0)
+  const failedCalls = results.reduce((n, r) => n + r.failedToolCalls, 0)
+  const allFailed = results.length > 0 && results.every((r) => r.status === "failed")
+  const stoppedByBudget =
+    session.supervisionStopReason === "budget" || results.some((r) => r.stopReason === "run_budget")
+  const reason: UngroundedReason =
+    calls === 0
+      ? stoppedByBudget
+        ? "budget"
+        : allFailed
+          ? "research_failed"
+          : "no_tool_call"
+      : failedCalls >= calls
+        ? "searches_failed"
+        : allFailed
+          ? "research_failed"
+          : "nothing_found"
+  return new Grounding({ sources: 0, reason })
+}
+
+/** The report with `notice` as its opening paragraph: right under its title when it has one, else first. */
+export const withNotice = (markdown: string, notice: string): string => {
+  const title = /^\s{0,3}#\s+[^\n]*\n?/.exec(markdown)
+  if (title === null) return `${notice}\n\n${markdown.trimStart()}`
+  return `${title[0].trimEnd()}\n\n${notice}\n\n${markdown.slice(title[0].length).trimStart()}`
 }
 
 const titleOf = (markdown: string, fallback: string): string => {
@@ -210,14 +245,21 @@ export const run = Spans.fn("Synthesis.run")(function* (input: Input) {
     return yield* Effect.fail(new MalformedOutput({ reason: "the report model returned no text", raw: "" }))
   }
   const finalized = Citations.finalize(text, found.sources, Language.sourcesHeading(language))
+  const grounding = groundingOf(input.session, found.sources.length)
+  // A report that rests on no source says so first, in its own language, whatever the model wrote.
+  const markdown =
+    grounding.reason === undefined
+      ? finalized.markdown
+      : withNotice(finalized.markdown, Notices.noSourceNotice(language.code, grounding.reason))
   // Strings, a count and citations made as such: not validated again (that took about 40 µs).
   const report = new Report(
     {
       title: titleOf(finalized.markdown, input.query),
-      markdown: finalized.markdown,
+      markdown,
       citations: finalized.citations,
       language: language.name,
-      droppedCitations: finalized.dropped
+      droppedCitations: finalized.dropped,
+      grounding
     },
     true
   )
@@ -225,7 +267,9 @@ export const run = Spans.fn("Synthesis.run")(function* (input: Input) {
     _tag: "ReportWritten",
     characters: report.markdown.length,
     citations: report.citations.length,
-    droppedCitations: report.droppedCitations
+    droppedCitations: report.droppedCitations,
+    sources: grounding.sources,
+    ...(grounding.reason === undefined ? {} : { ungrounded: grounding.reason })
   })
   return report
 })
