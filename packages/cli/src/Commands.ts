@@ -68,6 +68,7 @@ const toFlags = (flags: ResearchFlags): CliConfig.Flags => {
     budgetTokens: Option.getOrUndefined(flags.budgetTokens),
     budgetUsd: Option.getOrUndefined(flags.budgetUsd),
     noClarify: flags.noClarify,
+    requireSources: flags.requireSources,
     out: Option.getOrUndefined(flags.out),
     store: Option.getOrUndefined(flags.store),
     database: Option.getOrUndefined(flags.database),
@@ -186,6 +187,7 @@ const evaluate = Command.make(
           budgetTokens: Option.none(),
           budgetUsd: Option.none(),
           noClarify: false,
+          requireSources: false,
           out: Option.none()
         }),
         "evaluation"

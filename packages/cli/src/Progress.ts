@@ -121,6 +121,8 @@ export const reduce = (state: State, event: Event): State => {
     case "SupervisionStopped":
       // Research that ends as it should is no warning; one cut short by a limit or a failure is.
       return normalStops.has(event.reason) ? base : note(base, `research stopped: ${event.reason}`)
+    case "ReportWritten":
+      return event.sources === 0 ? note(base, ungroundedLine(event.ungrounded)) : base
     case "SessionCompleted":
       return { ...base, phase: "completed" }
     case "SessionFailed":
@@ -166,6 +168,10 @@ const rejectedLine = (event: Extract<Event, { readonly _tag: "ToolCallRejected" 
   const reason = event.error.split("\n").find((line) => line.trim() !== "" && !line.startsWith("This directive")) ?? ""
   return `${event.unit}: a ${event.tool} call was rejected: ${shorten(reason.trim(), 160)}`
 }
+
+/** The warning of a report that rests on no source. */
+const ungroundedLine = (reason: string | undefined): string =>
+  `the report rests on no source${reason === undefined ? "" : ` (${reason.replaceAll("_", " ")})`}`
 
 /** What the budget did: one line for each thing that happened, never the same line twice. */
 const budgetLine = (event: Extract<Event, { readonly _tag: "BudgetWarning" }>): string => {
@@ -230,7 +236,7 @@ export const plainLine = (event: Event): string | undefined => {
     case "BudgetWarning":
       return budgetLine(event)
     case "ReportWritten":
-      return `report written: ${count(event.characters, "character")}, ${count(event.citations, "citation")}${event.droppedCitations > 0 ? ` (${event.droppedCitations} unverifiable removed)` : ""}`
+      return `report written: ${count(event.characters, "character")}, ${count(event.citations, "citation")}${event.droppedCitations > 0 ? ` (${event.droppedCitations} unverifiable removed)` : ""}${event.sources === 0 ? `; warning: ${ungroundedLine(event.ungrounded)}` : ""}`
     case "SessionAwaitingClarification":
       return `waiting for an answer: ${event.question}`
     case "SessionCompleted":

@@ -2,6 +2,7 @@
  * The shapes of hosted runs as clients see them, shared by the MCP server, the HTTP API and its typed client. Apart
  * from `Runs` so that a client loads none of the research wiring.
  */
+import { Research } from "@deep-research/core"
 import * as Schema from "effect/Schema"
 
 const positiveInt = Schema.Int.pipe(Schema.positive())
@@ -35,6 +36,11 @@ export const StartOptions = Schema.Struct({
   allowClarification: Schema.optional(Schema.Boolean).annotations({
     description:
       "Run the clarification phase first; when the question needs it, the session waits for an answer (default true)"
+  }),
+  requireSources: Schema.optional(Schema.Boolean).annotations({
+    description:
+      "Fail the run when its report rests on no source (default false: it completes and says so in the report and " +
+      "its grounding)"
   })
 })
 export type StartOptions = typeof StartOptions.Type
@@ -69,7 +75,9 @@ export const RunStatus = Schema.Struct({
   costUsd: Schema.Number,
   clarificationQuestion: Schema.optional(Schema.String),
   error: Schema.optional(Schema.String),
-  reportReady: Schema.Boolean
+  reportReady: Schema.Boolean,
+  /** What the report stands on, once it is written: its sources, and why there are none when there are none. */
+  grounding: Schema.optional(Research.Grounding)
 })
 export type RunStatus = typeof RunStatus.Type
 
@@ -81,7 +89,8 @@ export const Listed = Schema.Struct({
   createdAt: Schema.Number,
   updatedAt: Schema.optional(Schema.Number),
   costUsd: Schema.Number,
-  error: Schema.optional(Schema.String)
+  error: Schema.optional(Schema.String),
+  grounding: Schema.optional(Research.Grounding)
 })
 export type Listed = typeof Listed.Type
 

@@ -90,6 +90,7 @@ export const configFor = (resolved: CliConfig.Resolved, options: StartOptions) =
     ...(options.concurrency !== undefined ? { maxConcurrentResearchUnits: options.concurrency } : {}),
     ...(options.maxToolCalls !== undefined ? { researcherMaxToolCalls: options.maxToolCalls } : {}),
     ...(options.allowClarification !== undefined ? { allowClarification: options.allowClarification } : {}),
+    ...(options.requireSources !== undefined ? { requireSources: options.requireSources } : {}),
     budget: {
       ...Schema.encodeSync(ResearchConfig.Budget)(resolved.research.budget),
       ...(options.budgetTokens !== undefined ? { maxTokens: options.budgetTokens } : {}),
@@ -272,7 +273,8 @@ export const statusOf = (
       ? { clarificationQuestion: stored.clarification.decision.question }
       : {}),
     ...(stored?.error === undefined ? {} : { error: stored.error.message }),
-    reportReady: stored?.report !== undefined
+    reportReady: stored?.report !== undefined,
+    ...(stored?.report?.grounding === undefined ? {} : { grounding: stored.report.grounding })
   }
 }
 

@@ -62,6 +62,7 @@ export const research = {
   budgetTokens: integer("budget-tokens", "spend at most this many tokens, report included"),
   budgetUsd: float("budget-usd", "spend at most this much in USD, report included"),
   noClarify: flag("no-clarify", "never ask a clarifying question"),
+  requireSources: flag("require-sources", "fail (exit 1) when the report rests on no source; by default it says so"),
   out: text("out", "FILE", "where to write the report, a file or a folder (./deep-research-<id>.md)"),
   store: text("store", "DIR", `where sessions are kept (${Variables.defaultHome}, or ${Variables.home})`),
   database: text(

@@ -123,9 +123,12 @@ export const list = Command.make("list", storeOption, ({ json, ...where }) =>
       }
       const summaries = [...queued, ...stored]
       if (summaries.length === 0) return yield* Console.log("No sessions yet.")
+      // A report that rests on no source is said beside its status.
+      const ungrounded = new Set(stored.filter((s) => s.grounding?.sources === 0).map((s) => s.id))
       for (const s of summaries) {
+        const status = ungrounded.has(s.id) ? `${s.status}, no sources` : s.status
         yield* Console.log(
-          `${s.id}  ${s.status.padEnd(22)}  ${formatDate(s.createdAt)}  $${s.costUsd.toFixed(4)}  ${printableLine(
+          `${s.id}  ${status.padEnd(22)}  ${formatDate(s.createdAt)}  $${s.costUsd.toFixed(4)}  ${printableLine(
             s.error !== undefined && s.query === "" ? s.error : s.query
           )
             .replace(/\s+/g, " ")
@@ -134,7 +137,11 @@ export const list = Command.make("list", storeOption, ({ json, ...where }) =>
       }
     })
   )
-).pipe(Command.withDescription("List sessions: id, status, created, cost, question"))
+).pipe(
+  Command.withDescription(
+    "List sessions: id, status (and whether the report rests on no source), created, cost, question"
+  )
+)
 
 /** `show`: a session and its report. */
 export const show = Command.make("show", { id: sessionIdArg, ...storeOption }, ({ id, json, ...where }) =>
