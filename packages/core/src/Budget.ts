@@ -18,17 +18,15 @@ import { BudgetExhausted } from "./Errors.js"
 import * as Pricing from "./Pricing.js"
 import type * as ResearchConfig from "./ResearchConfig.js"
 import * as ResearchEvents from "./ResearchEvents.js"
+import * as Account from "./internal/budgetAccount.js"
 import type { Role, Usage } from "./Usage.js"
 
 // =============================================================================
 // Types
 // =============================================================================
 
-/** What a run has spent. */
-export interface Spent {
-  readonly tokens: number
-  readonly costUsd: number
-}
+/** What a run has spent: tokens and USD. */
+export type Spent = Account.Amount
 
 /** The part of the budget a call draws on: research, or the report (which may use all that is left). */
 export type Pool = "research" | "report"
@@ -45,9 +43,7 @@ export interface Call {
 }
 
 /** What a call holds while it runs; `outputTokens` is the output limit to send with it. */
-export interface Reservation {
-  readonly tokens: number
-  readonly costUsd: number
+export interface Reservation extends Spent {
   readonly outputTokens: number
 }
 
@@ -136,13 +132,6 @@ export const minimumReportTokens = 2_000
 // Constructor
 // =============================================================================
 
-interface Account {
-  readonly committed: Spent
-  readonly reserved: Spent
-  /** Set when a research call was refused: research stops. */
-  readonly researchRefused: boolean
-}
-
 const unlimited: Service = {
   limited: false,
   status: Effect.succeed({
@@ -161,92 +150,14 @@ const unlimited: Service = {
 }
 
 /**
- * A budget over what the run has already `spent` (after a resume); `table` prices calls, and the report's reserve in
- * USD is priced at `reportModel`'s rates.
+ * The run's budget warnings, each published once: 80% of the research allowance spent (after a call settles), and
+ * research stopped (when a research call is refused), which says all the first would and so stops it from following.
  */
-export const make = (
-  budget: ResearchConfig.Budget,
-  spent: Spent,
-  options: { readonly table?: Pricing.PriceTable | undefined; readonly reportModel?: string | undefined } = {}
-): Effect.Effect<Service> =>
-  Effect.gen(function* () {
-    if (budget.maxTokens === undefined && budget.maxUsd === undefined) return unlimited
-    const table = options.table ?? Pricing.defaultTable
-    const rates = (model: string) => {
-      const price = Pricing.priceOf(table, model)
-      return { input: (price?.input ?? 0) / 1e6, output: (price?.output ?? 0) / 1e6 }
-    }
-    const reportRate = rates(options.reportModel ?? "")
-    const whole: Spent = { tokens: budget.maxTokens ?? Infinity, costUsd: budget.maxUsd ?? Infinity }
-    const reserveOf = (limit: number, perToken: number) =>
-      Number.isFinite(limit)
-        ? Math.min(limit, Math.max(limit * budget.synthesisReserve, minimumReportTokens * perToken))
-        : 0
-    const research: Spent = {
-      tokens: whole.tokens - reserveOf(whole.tokens, 1),
-      costUsd: whole.costUsd - reserveOf(whole.costUsd, Math.max(reportRate.input, reportRate.output))
-    }
-    const limitOf = (pool: Pool): Spent => (pool === "report" ? whole : research)
-    const account = yield* STM.commit(
-      TRef.make<Account>({ committed: spent, reserved: { tokens: 0, costUsd: 0 }, researchRefused: false })
-    )
-    const warned = yield* Ref.make<ReadonlySet<string>>(new Set())
-
-    /** The most output tokens a call may have within `room`, after its input. */
-    const grantWithin = (room: Spent, call: Call, rate: { readonly input: number; readonly output: number }) => {
-      const byTokens = room.tokens - call.inputTokens
-      const byUsd = rate.output > 0 ? (room.costUsd - call.inputTokens * rate.input) / rate.output : Infinity
-      const left = rate.output === 0 && call.inputTokens * rate.input > room.costUsd ? -1 : Math.min(byTokens, byUsd)
-      return Math.floor(left)
-    }
-
-    const minus = (a: Spent, b: Spent): Spent => ({ tokens: a.tokens - b.tokens, costUsd: a.costUsd - b.costUsd })
-    const plus = (a: Spent, b: Spent): Spent => ({ tokens: a.tokens + b.tokens, costUsd: a.costUsd + b.costUsd })
-
-    const exhaustedError = (committed: Spent) =>
-      new BudgetExhausted(
-        budget.maxTokens !== undefined &&
-          (budget.maxUsd === undefined || committed.tokens / whole.tokens >= committed.costUsd / whole.costUsd)
-          ? { budget: "tokens", limit: budget.maxTokens, spent: committed.tokens }
-          : { budget: "usd", limit: budget.maxUsd ?? 0, spent: committed.costUsd }
-      )
-
-    /** The output a call is granted now, or why not: it must wait, or it cannot be covered at all. */
-    const decide = (state: Account, call: Call) => {
-      const rate = rates(call.model)
-      const limit = limitOf(poolOf(call.role))
-      const wanted = call.outputTokens ?? outputEstimate[call.role]
-      const floor = Math.min(wanted, minimumOutput[call.role])
-      const now = grantWithin(minus(minus(limit, state.committed), state.reserved), call, rate)
-      const later = grantWithin(minus(limit, state.committed), call, rate)
-      if (now >= floor && now >= Math.min(wanted, later)) {
-        const outputTokens = Math.min(wanted, now)
-        return {
-          _tag: "Granted" as const,
-          reservation: {
-            tokens: call.inputTokens + outputTokens,
-            costUsd: call.inputTokens * rate.input + outputTokens * rate.output,
-            outputTokens
-          }
-        }
-      }
-      return later >= floor ? { _tag: "Wait" as const } : { _tag: "Refused" as const }
-    }
-
-    const status = Effect.map(STM.commit(TRef.get(account)), (state): Status => {
-      const share = Math.max(state.committed.tokens / research.tokens, state.committed.costUsd / research.costUsd)
-      return {
-        spent: state.committed,
-        researchShare: Number.isFinite(share) ? share : 1,
-        researchExhausted: state.researchRefused || share >= 1,
-        exhausted: state.committed.tokens >= whole.tokens || state.committed.costUsd >= whole.costUsd
-      }
-    })
-
+const warnings = (budget: ResearchConfig.Budget, research: Spent, whole: Spent) =>
+  Effect.map(Ref.make<ReadonlySet<string>>(new Set()), (warned) => {
     const warnOnce = (level: "warning" | "research_stopped", committed: Spent) =>
       Effect.flatMap(
         Ref.modify(warned, (seen) => {
-          // Research stopping says all the warning would: the warning is not sent after it, nor with it.
           if (seen.has(level) || seen.has("research_stopped")) return [false, seen] as const
           return [true, new Set([...seen, level])] as const
         }),
@@ -264,6 +175,69 @@ export const make = (
           })
         }
       )
+    const afterSpending = (committed: Spent) => {
+      const share = Math.max(committed.tokens / research.tokens, committed.costUsd / research.costUsd)
+      return share >= warningShare && share < 1 ? warnOnce("warning", committed) : Effect.void
+    }
+    return { warnOnce, afterSpending }
+  })
+
+/**
+ * A budget over what the run has already `spent` (after a resume); `table` prices calls, and the report's reserve in
+ * USD is priced at `reportModel`'s rates.
+ */
+export const make = (
+  budget: ResearchConfig.Budget,
+  spent: Spent,
+  options: { readonly table?: Pricing.PriceTable | undefined; readonly reportModel?: string | undefined } = {}
+): Effect.Effect<Service> =>
+  Effect.gen(function* () {
+    if (budget.maxTokens === undefined && budget.maxUsd === undefined) return unlimited
+    const table = options.table ?? Pricing.defaultTable
+    const rates = (model: string): Account.Rates => {
+      const price = Pricing.priceOf(table, model)
+      return { input: (price?.input ?? 0) / 1e6, output: (price?.output ?? 0) / 1e6 }
+    }
+    const { research, whole } = Account.limitsOf(
+      budget,
+      budget.synthesisReserve,
+      minimumReportTokens,
+      rates(options.reportModel ?? "")
+    )
+    const limitOf = (pool: Pool): Spent => (pool === "report" ? whole : research)
+    const account = yield* STM.commit(
+      TRef.make<Account.Account>({ committed: spent, reserved: { tokens: 0, costUsd: 0 }, researchRefused: false })
+    )
+    const { afterSpending, warnOnce } = yield* warnings(budget, research, whole)
+    const { minus, plus } = Account
+
+    const exhaustedError = (committed: Spent) =>
+      new BudgetExhausted(
+        budget.maxTokens !== undefined &&
+          (budget.maxUsd === undefined || committed.tokens / whole.tokens >= committed.costUsd / whole.costUsd)
+          ? { budget: "tokens", limit: budget.maxTokens, spent: committed.tokens }
+          : { budget: "usd", limit: budget.maxUsd ?? 0, spent: committed.costUsd }
+      )
+
+    const decide = (state: Account.Account, call: Call): Account.Decision => {
+      const wanted = call.outputTokens ?? outputEstimate[call.role]
+      return Account.decide(state, limitOf(poolOf(call.role)), {
+        inputTokens: call.inputTokens,
+        wanted,
+        floor: Math.min(wanted, minimumOutput[call.role]),
+        rates: rates(call.model)
+      })
+    }
+
+    const status = Effect.map(STM.commit(TRef.get(account)), (state): Status => {
+      const share = Math.max(state.committed.tokens / research.tokens, state.committed.costUsd / research.costUsd)
+      return {
+        spent: state.committed,
+        researchShare: Number.isFinite(share) ? share : 1,
+        researchExhausted: state.researchRefused || share >= 1,
+        exhausted: state.committed.tokens >= whole.tokens || state.committed.costUsd >= whole.costUsd
+      }
+    })
 
     type Outcome =
       | { readonly _tag: "Granted"; readonly reservation: Reservation }
@@ -291,11 +265,6 @@ export const make = (
               Effect.fail(exhaustedError(outcome.committed))
             )
       )
-
-    const afterSpending = (committed: Spent) => {
-      const share = Math.max(committed.tokens / research.tokens, committed.costUsd / research.costUsd)
-      return share >= warningShare && share < 1 ? warnOnce("warning", committed) : Effect.void
-    }
 
     const settle = (reservation: Reservation, used: Spent) =>
       Effect.flatMap(

@@ -6,11 +6,11 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Budget from "./Budget.js"
 import type { ProviderError } from "./Errors.js"
-import * as Exit from "effect/Exit"
 import * as LanguageModel from "./LanguageModel.js"
 import * as Pricing from "./Pricing.js"
 import * as Resilience from "./Resilience.js"
