@@ -57,7 +57,8 @@ const steps: ReadonlyArray<Step> = [
     args: ["--sessions", quick ? "100" : "1000", "--model-latency", "10000", "--search-latency", "1000"]
   },
   { name: "cliStart", script: "cliStart.js", args: [] },
-  { name: "perCall", script: "perCall.js", args: ["--calls", quick ? "100" : "400"] }
+  { name: "perCall", script: "perCall.js", args: ["--calls", quick ? "100" : "400"] },
+  { name: "budget", script: "budget.js", args: ["--runs", quick ? "1" : "3"] }
 ]
 
 mkdirSync(results, { recursive: true })

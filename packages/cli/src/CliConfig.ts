@@ -42,6 +42,8 @@ export interface Flags {
   readonly budgetTokens?: number | undefined
   readonly budgetUsd?: number | undefined
   readonly noClarify?: boolean | undefined
+  /** Fail a run whose report rests on no source. */
+  readonly requireSources?: boolean | undefined
   readonly out?: string | undefined
   readonly store?: string | undefined
   /** A PostgreSQL URL: sessions live in that database and run on the cluster's runners. */
@@ -65,6 +67,8 @@ export class FileConfig extends Schema.Class<FileConfig>("@deep-research/cli/Fil
   budgetTokens: Schema.optional(RunSchema.setting.budgetTokens),
   budgetUsd: Schema.optional(RunSchema.setting.budgetUsd),
   clarify: Schema.optional(Schema.Boolean),
+  /** Fail a run whose report rests on no source (`--require-sources`). */
+  requireSources: Schema.optional(Schema.Boolean),
   maxSessions: Schema.optional(RunSchema.setting.maxSessions),
   /** Any other knob of `ResearchConfig`, by its name. */
   research: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
@@ -315,6 +319,9 @@ export const resolve = (
 
     const encoded: Record<string, unknown> = { ...(file?.research ?? {}) }
     if (!askClarification && !("allowClarification" in encoded)) encoded["allowClarification"] = false
+    if (flags.requireSources === true || file?.requireSources !== undefined) {
+      encoded["requireSources"] = flags.requireSources === true || file?.requireSources === true
+    }
     if (maxRounds !== undefined) encoded["maxSupervisionRounds"] = maxRounds
     if (concurrency !== undefined) encoded["maxConcurrentResearchUnits"] = concurrency
     if (maxToolCalls !== undefined) encoded["researcherMaxToolCalls"] = maxToolCalls

@@ -68,6 +68,7 @@ const toFlags = (flags: ResearchFlags): CliConfig.Flags => {
     budgetTokens: Option.getOrUndefined(flags.budgetTokens),
     budgetUsd: Option.getOrUndefined(flags.budgetUsd),
     noClarify: flags.noClarify,
+    requireSources: flags.requireSources,
     out: Option.getOrUndefined(flags.out),
     store: Option.getOrUndefined(flags.store),
     database: Option.getOrUndefined(flags.database),
@@ -186,6 +187,7 @@ const evaluate = Command.make(
           budgetTokens: Option.none(),
           budgetUsd: Option.none(),
           noClarify: false,
+          requireSources: false,
           out: Option.none()
         }),
         "evaluation"
@@ -360,7 +362,14 @@ const bench = Command.make(
       })
       if (filter._tag === "Left") return yield* usageError(filter.left)
       // A benchmark task never waits for an answer: the model's understanding of the question stands.
-      const flags = toFlags({ ...options, out: Option.none(), database: Option.none(), noClarify: true, json: false })
+      const flags = toFlags({
+        ...options,
+        out: Option.none(),
+        database: Option.none(),
+        noClarify: true,
+        json: false,
+        requireSources: false
+      })
       const resolved = yield* resolveConfig(flags)
       yield* Bench.run(resolved, {
         tasksFile: Option.getOrUndefined(tasks),

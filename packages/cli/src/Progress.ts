@@ -117,10 +117,12 @@ export const reduce = (state: State, event: Event): State => {
     case "ModelFallback":
       return note(base, fallbackLine(event))
     case "BudgetWarning":
-      return note(base, `budget: ${event.spent} of ${event.limit} ${event.budget === "usd" ? "USD" : "tokens"} spent`)
+      return note(base, budgetLine(event))
     case "SupervisionStopped":
       // Research that ends as it should is no warning; one cut short by a limit or a failure is.
       return normalStops.has(event.reason) ? base : note(base, `research stopped: ${event.reason}`)
+    case "ReportWritten":
+      return event.sources === 0 ? note(base, ungroundedLine(event.ungrounded)) : base
     case "SessionCompleted":
       return { ...base, phase: "completed" }
     case "SessionFailed":
@@ -167,6 +169,27 @@ const rejectedLine = (event: Extract<Event, { readonly _tag: "ToolCallRejected" 
   return `${event.unit}: a ${event.tool} call was rejected: ${shorten(reason.trim(), 160)}`
 }
 
+/** The warning of a report that rests on no source. */
+const ungroundedLine = (reason: string | undefined): string =>
+  `the report rests on no source${reason === undefined ? "" : ` (${reason.replaceAll("_", " ")})`}`
+
+/** What the budget did: one line for each thing that happened, never the same line twice. */
+const budgetLine = (event: Extract<Event, { readonly _tag: "BudgetWarning" }>): string => {
+  const usd = (value: number) => `$${value.toFixed(value < 1 ? 4 : 2)}`
+  const spent =
+    event.budget === "usd"
+      ? `${usd(event.spent)} of ${usd(event.limit)} spent`
+      : `${Math.round(event.spent)} of ${Math.round(event.limit)} tokens spent`
+  switch (event.level) {
+    case "warning":
+      return `budget: ${spent}, 80% of what research may use`
+    case "research_stopped":
+      return `budget: ${spent}; research stops, the rest is kept for the report`
+    case "report_short":
+      return `budget: ${spent}; too little is left for a report, the findings are given as they are`
+  }
+}
+
 /** A model that goes on without a capability its server refused. */
 const fallbackLine = (event: Extract<Event, { readonly _tag: "ModelFallback" }>): string =>
   event.capability === "toolCalling"
@@ -211,9 +234,9 @@ export const plainLine = (event: Event): string | undefined => {
     case "ProviderSkipped":
       return `  ${event.provider} skipped: ${event.reason}`
     case "BudgetWarning":
-      return `budget: ${event.spent} of ${event.limit} ${event.budget === "usd" ? "USD" : "tokens"} spent`
+      return budgetLine(event)
     case "ReportWritten":
-      return `report written: ${count(event.characters, "character")}, ${count(event.citations, "citation")}${event.droppedCitations > 0 ? ` (${event.droppedCitations} unverifiable removed)` : ""}`
+      return `report written: ${count(event.characters, "character")}, ${count(event.citations, "citation")}${event.droppedCitations > 0 ? ` (${event.droppedCitations} unverifiable removed)` : ""}${event.sources === 0 ? `; warning: ${ungroundedLine(event.ungrounded)}` : ""}`
     case "SessionAwaitingClarification":
       return `waiting for an answer: ${event.question}`
     case "SessionCompleted":

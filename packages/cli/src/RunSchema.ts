@@ -3,7 +3,7 @@
  * they are told when a session's state does not allow what they ask. Apart from `Runs` so that a client loads none of
  * the research wiring.
  */
-import type { Session } from "@deep-research/core"
+import { Research, type Session } from "@deep-research/core"
 import { research as defaults, upperBounds } from "@deep-research/core/Defaults"
 import * as Schema from "effect/Schema"
 
@@ -67,6 +67,11 @@ export const StartOptions = Schema.Struct({
   allowClarification: Schema.optional(Schema.Boolean).annotations({
     description:
       "Run the clarification phase first; when the question needs it, the session waits for an answer (default true)"
+  }),
+  requireSources: Schema.optional(Schema.Boolean).annotations({
+    description:
+      "Fail the run when its report rests on no source (default false: it completes and says so in the report and " +
+      "its grounding)"
   })
 })
 export type StartOptions = typeof StartOptions.Type
@@ -101,7 +106,9 @@ export const RunStatus = Schema.Struct({
   costUsd: Schema.Number,
   clarificationQuestion: Schema.optional(Schema.String),
   error: Schema.optional(Schema.String),
-  reportReady: Schema.Boolean
+  reportReady: Schema.Boolean,
+  /** What the report stands on, once it is written: its sources, and why there are none when there are none. */
+  grounding: Schema.optional(Research.Grounding)
 })
 export type RunStatus = typeof RunStatus.Type
 
@@ -116,7 +123,8 @@ export const Listed = Schema.Struct({
   error: Schema.optional(Schema.String),
   simulated: Schema.optional(Schema.Boolean).annotations({
     description: "true for a session a simulated run made (--simulate): its report is no real research"
-  })
+  }),
+  grounding: Schema.optional(Research.Grounding)
 })
 export type Listed = typeof Listed.Type
 

@@ -105,6 +105,7 @@ export const configFor = (resolved: CliConfig.Resolved, options: StartOptions) =
     ...(options.concurrency !== undefined ? { maxConcurrentResearchUnits: options.concurrency } : {}),
     ...(options.maxToolCalls !== undefined ? { researcherMaxToolCalls: options.maxToolCalls } : {}),
     ...(options.allowClarification !== undefined ? { allowClarification: options.allowClarification } : {}),
+    ...(options.requireSources !== undefined ? { requireSources: options.requireSources } : {}),
     budget: {
       ...Schema.encodeSync(ResearchConfig.Budget)(resolved.research.budget),
       ...(options.budgetTokens !== undefined ? { maxTokens: options.budgetTokens } : {}),

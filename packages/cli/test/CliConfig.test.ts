@@ -163,6 +163,17 @@ describe("CliConfig", () => {
     assert.isTrue(Duration.equals(resolved.research.summarizationTimeout, Duration.seconds(30)))
   })
 
+  it("--require-sources, or requireSources in the config file, makes a run that found no source fail", () => {
+    const env = { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "t" }
+    assert.isFalse(resolveRight({}, env, undefined).research.requireSources)
+    assert.isTrue(resolveRight({ requireSources: true }, env, undefined).research.requireSources)
+    assert.isTrue(resolveRight({}, env, decodeFile({ requireSources: true })).research.requireSources)
+    assert.isTrue(resolveRight({}, env, decodeFile({ research: { requireSources: true } })).research.requireSources)
+    assert.isTrue(
+      resolveRight({ requireSources: true }, env, decodeFile({ requireSources: false })).research.requireSources
+    )
+  })
+
   it("the file's resilience section sets any provider's rate, burst, concurrency, timeout and retries", () => {
     const env = { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "t" }
     const file = decodeFile({

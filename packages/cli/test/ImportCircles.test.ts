@@ -81,7 +81,12 @@ describe("Import circles", () => {
     expect(circlesOf(graph)).toEqual([["a", "b", "c"], ["e"]])
     // The parse itself: a type-only import and a dynamic one are read as imports.
     const runs = importGraph(sourcesOf("cli")).get(path.join(packagesDir, "cli/src/ServingRuns.ts")) ?? []
-    expect(runs.map((file) => path.basename(file)).sort()).toEqual(["CliConfig.ts", "ClusterRuns.ts", "Runs.ts", "Store.ts"])
+    expect(runs.map((file) => path.basename(file)).sort()).toEqual([
+      "CliConfig.ts",
+      "ClusterRuns.ts",
+      "Runs.ts",
+      "Store.ts"
+    ])
     expect(packages).toEqual(expect.arrayContaining(["core", "emulator", "providers", "evaluation", "cli"]))
   })
 

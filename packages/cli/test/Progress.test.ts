@@ -55,6 +55,25 @@ describe("Progress", () => {
     assert.strictEqual(warnings("budget").length, 1)
   })
 
+  it("each thing the budget does is one line of its own: the warning, research stopping, a report it cannot pay", () => {
+    const budget = (level: "warning" | "research_stopped" | "report_short"): ResearchEvents.ResearchEvent => ({
+      _tag: "BudgetWarning",
+      level,
+      budget: "tokens",
+      spent: 4_100,
+      limit: 5_000,
+      ...at
+    })
+    const lines = (["warning", "research_stopped", "report_short"] as const).map((level) =>
+      Progress.plainLine(budget(level))
+    )
+    assert.deepStrictEqual(lines, [
+      "budget: 4100 of 5000 tokens spent, 80% of what research may use",
+      "budget: 4100 of 5000 tokens spent; research stops, the rest is kept for the report",
+      "budget: 4100 of 5000 tokens spent; too little is left for a report, the findings are given as they are"
+    ])
+  })
+
   it("plain lines say one of a thing in the singular and several in the plural", () => {
     const line = (event: Record<string, unknown>) =>
       Progress.plainLine({ ...event, ...at } as unknown as ResearchEvents.ResearchEvent)

@@ -1,30 +1,50 @@
 /**
- * The spending limits of a run, over its `UsageLedger`: optional token and USD budgets, checked before each call.
- * Research may spend the budget minus the synthesis reserve; when that runs low research stops and synthesis runs on
- * what exists, with the reserve kept for it. Crossing 80% of the research allowance, and reaching it, publishes a
- * `BudgetWarning` (once each).
+ * The spending limits of a run: optional token and USD budgets that are ceilings. Every model call of the run reserves
+ * its input plus its output limit before it is sent (the `ModelRouter` does it, with the `Budget` in context) and
+ * settles what it really spent when it ends; parallel callers wait while calls in flight hold what they need, and a
+ * call the budget can no longer cover is refused with `BudgetExhausted`. Research draws on the budget less the report's
+ * reserve (`synthesisReserve` of it, and never less than a report of useful length needs); the report draws on all of
+ * it. Crossing 80% of the research allowance publishes a `BudgetWarning`, and so does research stopping (once each).
+ *
+ * The account is a `TRef` changed in transactions: a reservation is checked and taken in one step, and a caller that
+ * must wait for calls in flight retries when the account changes.
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
+import * as STM from "effect/STM"
+import * as TRef from "effect/TRef"
+import { BudgetExhausted } from "./Errors.js"
 import * as Pricing from "./Pricing.js"
 import type * as ResearchConfig from "./ResearchConfig.js"
 import * as ResearchEvents from "./ResearchEvents.js"
-import type * as UsageLedger from "./UsageLedger.js"
-import { totals } from "./UsageLedger.js"
-import { Usage } from "./Usage.js"
+import * as Account from "./internal/budget/budgetAccount.js"
+import type { Role, Usage } from "./Usage.js"
 
-/** What a run has spent. */
-export interface Spent {
-  readonly tokens: number
-  readonly costUsd: number
-}
+// =============================================================================
+// Types
+// =============================================================================
 
-/** A call about to be made, to check before making it: its model and its estimated input tokens. */
-export interface NextCall {
+/** What a run has spent: tokens and USD. */
+export type Spent = Account.Amount
+
+/** The part of the budget a call draws on: research, or the report (which may use all that is left). */
+export type Pool = "research" | "report"
+
+/** The pool of a role's calls. */
+export const poolOf = (role: Role): Pool => (role === "report" ? "report" : "research")
+
+/** A call about to be made: its role, its model, its input tokens and, when the call sets it, its output limit. */
+export interface Call {
+  readonly role: Role
   readonly model: string
   readonly inputTokens: number
-  /** Output tokens to expect; a quarter of the input when not given, at most 8,000. */
   readonly outputTokens?: number | undefined
+}
+
+/** What a call holds while it runs; `outputTokens` is the output limit to send with it. */
+export interface Reservation extends Spent {
+  readonly outputTokens: number
 }
 
 /** Where a run stands against its budget. */
@@ -32,96 +52,272 @@ export interface Status {
   readonly spent: Spent
   /** The share of the research allowance spent (0 when there is no budget), the largest over tokens and USD. */
   readonly researchShare: number
-  /** True when research must stop to keep the synthesis reserve. */
+  /** True once research must stop: its allowance is spent, or a research call was refused. */
   readonly researchExhausted: boolean
   /** True when the whole budget, reserve included, is spent. */
   readonly exhausted: boolean
 }
 
+/** A run's budget. */
+export interface Service {
+  /** False when there is no limit: calls then go out unchecked. */
+  readonly limited: boolean
+  readonly status: Effect.Effect<Status>
+  /** True once research must stop (see `Status.researchExhausted`); synthesis runs on what exists. */
+  readonly researchExhausted: Effect.Effect<boolean>
+  /** Whether a call could be covered now, without reserving it (a phase that would be skipped otherwise). */
+  readonly covers: (call: Call) => Effect.Effect<boolean>
+  /**
+   * Reserves a call: its input plus its output limit, the limit lowered to what is left when less is left than it
+   * asks (never below the role's `minimumOutput`). Waits while calls in flight hold what it needs; fails when the
+   * budget cannot cover it even once they are done.
+   */
+  readonly reserve: (call: Call) => Effect.Effect<Reservation, BudgetExhausted>
+  /** Replaces a reservation by what the call spent (nothing, when it failed). */
+  readonly settle: (reservation: Reservation, spent: Spent) => Effect.Effect<void>
+  /** Counts spending made without a reservation (a native web search priced per search). */
+  readonly charge: (spent: Spent) => Effect.Effect<void>
+  /** The most tokens a call to `model` drawing on `pool` could use now; undefined without a budget. */
+  readonly room: (pool: Pool, model: string) => Effect.Effect<number | undefined>
+}
+
+/** The budget of the current run, in context while it runs. */
+export class Budget extends Context.Tag("@deep-research/core/Budget")<Budget, Service>() {}
+
+// =============================================================================
+// Sizes
+// =============================================================================
+
 /** The share of the research allowance at which the first warning goes out. */
 export const warningShare = 0.8
 
-/** A run's budget. */
-export interface Service {
-  readonly status: Effect.Effect<Status>
-  /**
-   * True when research must stop: the allowance (budget minus the synthesis reserve) is spent, or would be by the
-   * next call. Publishes the warnings.
-   */
-  readonly researchExhausted: (next?: NextCall | undefined) => Effect.Effect<boolean>
+/**
+ * Output tokens reserved for a role's call that sets no limit of its own, and sent as its limit: what such a call
+ * writes at most in practice (a researcher's turn is tool calls, compression rewrites a topic's findings, the report is
+ * the longest).
+ */
+export const outputEstimate: Readonly<Record<Role, number>> = {
+  clarification: 1_000,
+  brief: 2_000,
+  supervisor: 4_000,
+  researcher: 4_000,
+  summarization: 2_000,
+  compression: 8_000,
+  report: 8_000,
+  evaluation: 4_000
 }
 
-const none = (limit: number | undefined): limit is undefined => limit === undefined
+/** Output tokens of a report of useful length (about 700 words): less than this is not worth writing. */
+export const usefulReportTokens = 1_000
 
-/** A budget over the ledger; `table` prices the projected next call. */
-export const make = (
-  budget: ResearchConfig.Budget,
-  ledger: UsageLedger.Service,
-  table: Pricing.PriceTable = Pricing.defaultTable
-): Effect.Effect<Service> =>
-  Effect.gen(function* () {
-    const warned = yield* Ref.make<ReadonlySet<string>>(new Set())
-    const allowance = 1 - budget.synthesisReserve
-    const tokenAllowance = none(budget.maxTokens) ? undefined : budget.maxTokens * allowance
-    const usdAllowance = none(budget.maxUsd) ? undefined : budget.maxUsd * allowance
+/** The fewest output tokens worth a call of each role: with less left, the call is refused rather than cut short. */
+export const minimumOutput: Readonly<Record<Role, number>> = {
+  clarification: 300,
+  brief: 500,
+  supervisor: 1_000,
+  researcher: 1_000,
+  summarization: 500,
+  compression: 1_000,
+  report: usefulReportTokens,
+  evaluation: 500
+}
 
-    const spent = Effect.map(ledger.snapshot, totals)
+/**
+ * The least the report's reserve holds, in tokens: its prompt without findings (about 600), some findings, and a
+ * report of useful length.
+ */
+export const minimumReportTokens = 2_000
 
-    const shareOf = (value: Spent): { readonly tokens: number; readonly usd: number } => ({
-      tokens: tokenAllowance === undefined ? 0 : value.tokens / tokenAllowance,
-      usd: usdAllowance === undefined ? 0 : value.costUsd / usdAllowance
-    })
+// =============================================================================
+// Constructor
+// =============================================================================
 
-    const status = Effect.map(spent, (value): Status => {
-      const share = shareOf(value)
-      return {
-        spent: value,
-        researchShare: Math.max(share.tokens, share.usd),
-        researchExhausted: share.tokens >= 1 || share.usd >= 1,
-        exhausted:
-          (budget.maxTokens !== undefined && value.tokens >= budget.maxTokens) ||
-          (budget.maxUsd !== undefined && value.costUsd >= budget.maxUsd)
-      }
-    })
+const unlimited: Service = {
+  limited: false,
+  status: Effect.succeed({
+    spent: { tokens: 0, costUsd: 0 },
+    researchShare: 0,
+    researchExhausted: false,
+    exhausted: false
+  }),
+  researchExhausted: Effect.succeed(false),
+  covers: () => Effect.succeed(true),
+  reserve: (call) =>
+    Effect.succeed({ tokens: 0, costUsd: 0, outputTokens: call.outputTokens ?? outputEstimate[call.role] }),
+  settle: () => Effect.void,
+  charge: () => Effect.void,
+  room: () => Effect.succeed(undefined)
+}
 
-    const warn = (kind: "tokens" | "usd", level: string, spentValue: number, limit: number) =>
+/**
+ * The run's budget warnings, each published once: 80% of the research allowance spent (after a call settles), and
+ * research stopped (when a research call is refused), which says all the first would and so stops it from following.
+ */
+const warnings = (budget: ResearchConfig.Budget, research: Spent, whole: Spent) =>
+  Effect.map(Ref.make<ReadonlySet<string>>(new Set()), (warned) => {
+    const warnOnce = (level: "warning" | "research_stopped", committed: Spent) =>
       Effect.flatMap(
         Ref.modify(warned, (seen) => {
-          const key = `${kind}:${level}`
-          return seen.has(key) ? [false, seen] : [true, new Set([...seen, key])]
+          if (seen.has(level) || seen.has("research_stopped")) return [false, seen] as const
+          return [true, new Set([...seen, level])] as const
         }),
-        (first) =>
-          first
-            ? ResearchEvents.publish({ _tag: "BudgetWarning", budget: kind, spent: spentValue, limit })
-            : Effect.void
+        (first) => {
+          if (!first) return Effect.void
+          const byTokens =
+            budget.maxTokens !== undefined &&
+            (budget.maxUsd === undefined || committed.tokens / research.tokens >= committed.costUsd / research.costUsd)
+          return ResearchEvents.publish({
+            _tag: "BudgetWarning",
+            level,
+            budget: byTokens ? "tokens" : "usd",
+            spent: byTokens ? committed.tokens : committed.costUsd,
+            limit: byTokens ? whole.tokens : whole.costUsd
+          })
+        }
+      )
+    const afterSpending = (committed: Spent) => {
+      const share = Math.max(committed.tokens / research.tokens, committed.costUsd / research.costUsd)
+      return share >= warningShare && share < 1 ? warnOnce("warning", committed) : Effect.void
+    }
+    return { warnOnce, afterSpending }
+  })
+
+/**
+ * A budget over what the run has already `spent` (after a resume); `table` prices calls, and the report's reserve in
+ * USD is priced at `reportModel`'s rates.
+ */
+export const make = (
+  budget: ResearchConfig.Budget,
+  spent: Spent,
+  options: { readonly table?: Pricing.PriceTable | undefined; readonly reportModel?: string | undefined } = {}
+): Effect.Effect<Service> =>
+  Effect.gen(function* () {
+    if (budget.maxTokens === undefined && budget.maxUsd === undefined) return unlimited
+    const table = options.table ?? Pricing.defaultTable
+    const rates = (model: string): Account.Rates => {
+      const price = Pricing.priceOf(table, model)
+      return { input: (price?.input ?? 0) / 1e6, output: (price?.output ?? 0) / 1e6 }
+    }
+    const { research, whole } = Account.limitsOf(
+      budget,
+      budget.synthesisReserve,
+      minimumReportTokens,
+      rates(options.reportModel ?? "")
+    )
+    const limitOf = (pool: Pool): Spent => (pool === "report" ? whole : research)
+    const account = yield* STM.commit(
+      TRef.make<Account.Account>({ committed: spent, reserved: { tokens: 0, costUsd: 0 }, researchRefused: false })
+    )
+    const { afterSpending, warnOnce } = yield* warnings(budget, research, whole)
+    const { minus, plus } = Account
+
+    const exhaustedError = (committed: Spent) =>
+      new BudgetExhausted(
+        budget.maxTokens !== undefined &&
+          (budget.maxUsd === undefined || committed.tokens / whole.tokens >= committed.costUsd / whole.costUsd)
+          ? { budget: "tokens", limit: budget.maxTokens, spent: committed.tokens }
+          : { budget: "usd", limit: budget.maxUsd ?? 0, spent: committed.costUsd }
       )
 
-    const project = (value: Spent, next: NextCall | undefined): Spent => {
-      if (next === undefined) return value
-      const outputTokens = next.outputTokens ?? Math.min(8_000, Math.ceil(next.inputTokens / 4))
-      const usage = new Usage({ inputTokens: next.inputTokens, outputTokens })
-      return {
-        tokens: value.tokens + next.inputTokens + outputTokens,
-        costUsd: value.costUsd + Pricing.costOf(table, next.model, usage)
-      }
+    const decide = (state: Account.Account, call: Call): Account.Decision => {
+      const wanted = call.outputTokens ?? outputEstimate[call.role]
+      return Account.decide(state, limitOf(poolOf(call.role)), {
+        inputTokens: call.inputTokens,
+        wanted,
+        floor: Math.min(wanted, minimumOutput[call.role]),
+        rates: rates(call.model)
+      })
     }
 
-    const researchExhausted = (next?: NextCall | undefined) =>
-      Effect.gen(function* () {
-        if (tokenAllowance === undefined && usdAllowance === undefined) return false
-        const value = yield* spent
-        const now = shareOf(value)
-        const projected = shareOf(project(value, next))
-        if (tokenAllowance !== undefined && budget.maxTokens !== undefined) {
-          if (now.tokens >= warningShare) yield* warn("tokens", "warning", value.tokens, budget.maxTokens)
-          if (projected.tokens >= 1) yield* warn("tokens", "research", value.tokens, budget.maxTokens)
+    const status = Effect.map(STM.commit(TRef.get(account)), (state): Status => {
+      const share = Math.max(state.committed.tokens / research.tokens, state.committed.costUsd / research.costUsd)
+      return {
+        spent: state.committed,
+        researchShare: Number.isFinite(share) ? share : 1,
+        researchExhausted: state.researchRefused || share >= 1,
+        exhausted: state.committed.tokens >= whole.tokens || state.committed.costUsd >= whole.costUsd
+      }
+    })
+
+    type Outcome =
+      | { readonly _tag: "Granted"; readonly reservation: Reservation }
+      | { readonly _tag: "Refused"; readonly committed: Spent }
+
+    const take = (call: Call): STM.STM<Outcome> =>
+      STM.flatMap(TRef.get(account), (state): STM.STM<Outcome> => {
+        const decision = decide(state, call)
+        if (decision._tag === "Granted") {
+          return STM.as(TRef.set(account, { ...state, reserved: plus(state.reserved, decision.reservation) }), decision)
         }
-        if (usdAllowance !== undefined && budget.maxUsd !== undefined) {
-          if (now.usd >= warningShare) yield* warn("usd", "warning", value.costUsd, budget.maxUsd)
-          if (projected.usd >= 1) yield* warn("usd", "research", value.costUsd, budget.maxUsd)
-        }
-        return projected.tokens >= 1 || projected.usd >= 1
+        if (decision._tag === "Wait") return STM.retry
+        const refused: Outcome = { _tag: "Refused", committed: state.committed }
+        return poolOf(call.role) === "research"
+          ? STM.as(TRef.set(account, { ...state, researchRefused: true }), refused)
+          : STM.succeed(refused)
       })
 
-    return { status, researchExhausted }
+    const reserve = (call: Call): Effect.Effect<Reservation, BudgetExhausted> =>
+      Effect.flatMap(STM.commit(take(call)), (outcome) =>
+        outcome._tag === "Granted"
+          ? Effect.succeed(outcome.reservation)
+          : Effect.zipRight(
+              poolOf(call.role) === "research" ? warnOnce("research_stopped", outcome.committed) : Effect.void,
+              Effect.fail(exhaustedError(outcome.committed))
+            )
+      )
+
+    const settle = (reservation: Reservation, used: Spent) =>
+      Effect.flatMap(
+        STM.commit(
+          TRef.modify(account, (state) => {
+            const committed = plus(state.committed, used)
+            return [committed, { ...state, committed, reserved: minus(state.reserved, reservation) }] as const
+          })
+        ),
+        afterSpending
+      )
+
+    const charge = (used: Spent) =>
+      Effect.flatMap(
+        STM.commit(
+          TRef.modify(account, (state) => {
+            const committed = plus(state.committed, used)
+            return [committed, { ...state, committed }] as const
+          })
+        ),
+        afterSpending
+      )
+
+    const covers = (call: Call) =>
+      Effect.map(STM.commit(TRef.get(account)), (state) => decide(state, call)._tag !== "Refused")
+
+    const room = (pool: Pool, model: string) =>
+      Effect.map(STM.commit(TRef.get(account)), (state) => {
+        const free = minus(minus(limitOf(pool), state.committed), state.reserved)
+        const rate = rates(model)
+        const perToken = Math.max(rate.input, rate.output)
+        return Math.max(0, Math.floor(Math.min(free.tokens, perToken > 0 ? free.costUsd / perToken : Infinity)))
+      })
+
+    return {
+      limited: true,
+      status,
+      researchExhausted: Effect.map(status, (s) => s.researchExhausted),
+      covers,
+      reserve,
+      settle,
+      charge,
+      room
+    }
   })
+
+/** What a completion spent, priced. */
+export const spentBy = (usage: Usage, costUsd: number): Spent => ({
+  tokens: usage.inputTokens + usage.outputTokens,
+  costUsd
+})
+
+/** The budget in context, or none (a call made outside a run). */
+export const current: Effect.Effect<Service> = Effect.map(Effect.serviceOption(Budget), (budget) =>
+  budget._tag === "Some" ? budget.value : unlimited
+)

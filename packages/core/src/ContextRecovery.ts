@@ -112,11 +112,12 @@ export const recoverSectioned = <A, E, R>(options: SectionedOptions<A, E, R>): E
     model: options.model,
     inputTokens: Truncation.sectionTokens(options.sections) + overhead,
     limitTokens: options.limitTokens,
+    // One token of slack a section covers the rounding of parts estimated apart from the request they are joined in.
     attempt: (target) =>
       options.run(
         target === undefined
           ? options.sections
-          : Truncation.truncateSections(options.sections, Math.max(0, target - overhead))
+          : Truncation.truncateSections(options.sections, Math.max(0, target - overhead - options.sections.length))
       )
   })
 }
@@ -130,21 +131,30 @@ const inputLimitOf = (model: LanguageModel.Service, request: LanguageModel.Gener
 /**
  * One call over a sectioned prompt: `build` turns sections into the request; on overflow the sections are shrunk
  * (never the instructions, the question or the brief) and the call made again. A prompt estimated above the model's
- * context window (less the reserved output) is shrunk before the first call.
+ * context window (less the reserved output), or above `options.limitTokens`, is shrunk before the first call.
  */
 export const generateSectioned = (
   model: LanguageModel.Service,
   sections: ReadonlyArray<Truncation.Section>,
-  build: (sections: ReadonlyArray<Truncation.Section>) => LanguageModel.GenerateRequest
+  build: (sections: ReadonlyArray<Truncation.Section>) => LanguageModel.GenerateRequest,
+  options?: {
+    /** A lower limit on the input than the context window's (what a budget can pay for), shrunk to likewise. */
+    readonly limitTokens?: number | undefined
+  }
 ): Effect.Effect<LanguageModel.Completion, ProviderError> =>
   Effect.suspend(() => {
     const full = build(sections)
     const overheadTokens = Math.max(0, Tokens.estimateRequestTokens(full) - Truncation.sectionTokens(sections))
+    const windowLimit = inputLimitOf(model, full)
+    const limitTokens =
+      options?.limitTokens === undefined
+        ? windowLimit
+        : Math.max(1, Math.min(windowLimit ?? Infinity, Math.floor(options.limitTokens)))
     return recoverSectioned({
       model: model.model,
       sections,
       overheadTokens,
-      limitTokens: inputLimitOf(model, full),
+      limitTokens,
       run: (shrunk) => model.generate(shrunk === sections ? full : build(shrunk))
     })
   })

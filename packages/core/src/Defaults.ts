@@ -26,7 +26,8 @@ export const research = {
   compressionMinRatio: 0.1,
   supervisorSummaryMaxChars: 1_500,
   maxResearchDurationMillis: 30 * 60_000,
-  synthesisReserve: 0.15
+  synthesisReserve: 0.15,
+  requireSources: false
 } as const
 
 /**

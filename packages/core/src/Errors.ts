@@ -128,11 +128,10 @@ export class CircuitOpen extends Schema.TaggedError<CircuitOpen>("@deep-research
   }
 }
 
-// =============================================================================
-// Pipeline and store errors
-// =============================================================================
-
-/** The token or cost budget of the run is spent. */
+/**
+ * The token or cost budget of the run cannot cover a call: it was refused before it was sent (a model call fails with
+ * it, as with `CircuitOpen`).
+ */
 export class BudgetExhausted extends Schema.TaggedError<BudgetExhausted>("@deep-research/core/BudgetExhausted")(
   "BudgetExhausted",
   {
@@ -144,6 +143,20 @@ export class BudgetExhausted extends Schema.TaggedError<BudgetExhausted>("@deep-
   override get message(): string {
     const unit = this.budget === "usd" ? "USD" : "tokens"
     return `The budget of ${this.limit} ${unit} is exhausted (${this.spent} ${unit} spent)`
+  }
+}
+
+// =============================================================================
+// Pipeline and store errors
+// =============================================================================
+
+/** The run found or read no source and its settings require one (`requireSources`); its report still stands. */
+export class Ungrounded extends Schema.TaggedError<Ungrounded>("@deep-research/core/Ungrounded")("Ungrounded", {
+  /** Why no source was found or read (see `Research.UngroundedReason`). */
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `No source was found or read (${this.reason}), and this run requires its report to rest on sources`
   }
 }
 
@@ -214,6 +227,7 @@ export type ProviderError =
   | AuthenticationFailed
   | InvalidRequest
   | CircuitOpen
+  | BudgetExhausted
 
 /** Decodes any provider error from its JSON form. */
 export const ProviderError: Schema.Union<
@@ -225,7 +239,8 @@ export const ProviderError: Schema.Union<
     typeof Timeout,
     typeof AuthenticationFailed,
     typeof InvalidRequest,
-    typeof CircuitOpen
+    typeof CircuitOpen,
+    typeof BudgetExhausted
   ]
 > = Schema.Union(
   ContextWindowExceeded,
@@ -235,14 +250,15 @@ export const ProviderError: Schema.Union<
   Timeout,
   AuthenticationFailed,
   InvalidRequest,
-  CircuitOpen
+  CircuitOpen,
+  BudgetExhausted
 )
 
 /** Every error of deep-research. */
 export type ResearchError =
   | ProviderError
   | MalformedOutput
-  | BudgetExhausted
+  | Ungrounded
   | UrlBlocked
   | SessionNotFound
   | SessionCorrupt
@@ -261,6 +277,7 @@ export const ResearchError = Schema.Union(
   CircuitOpen,
   MalformedOutput,
   BudgetExhausted,
+  Ungrounded,
   UrlBlocked,
   SessionNotFound,
   SessionCorrupt,
@@ -279,6 +296,7 @@ const researchErrorTags: ReadonlySet<string> = new Set([
   "CircuitOpen",
   "MalformedOutput",
   "BudgetExhausted",
+  "Ungrounded",
   "UrlBlocked",
   "SessionNotFound",
   "SessionCorrupt",

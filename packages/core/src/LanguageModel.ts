@@ -108,6 +108,13 @@ export interface Service {
   /** Tokens of input plus output the model accepts. */
   readonly contextWindow: number
   readonly generate: (request: GenerateRequest) => Effect.Effect<Completion, ProviderError>
+  /**
+   * The input tokens of a request by the vendor's own tokenizer, for models whose vendor publishes it; without it, the
+   * script-aware estimate of `Tokens` stands in.
+   */
+  readonly countTokens?: ((request: GenerateRequest) => Effect.Effect<number>) | undefined
+  /** The output limit the model sends with a call that sets none, when it has one of its own. */
+  readonly maxOutputTokens?: number | undefined
 }
 
 /** The language model in context. The pipeline uses `ModelRouter` instead, which holds one per role. */
@@ -120,6 +127,8 @@ export const make = (options: {
   readonly capabilities?: Partial<Capabilities> | undefined
   readonly contextWindow?: number | undefined
   readonly generate: (request: GenerateRequest) => Effect.Effect<Completion, ProviderError>
+  readonly countTokens?: ((request: GenerateRequest) => Effect.Effect<number>) | undefined
+  readonly maxOutputTokens?: number | undefined
 }): Service => ({
   provider: options.provider,
   model: options.model,
@@ -129,7 +138,9 @@ export const make = (options: {
     webSearch: options.capabilities?.webSearch ?? false
   },
   contextWindow: options.contextWindow ?? 128_000,
-  generate: options.generate
+  generate: options.generate,
+  ...(options.countTokens === undefined ? {} : { countTokens: options.countTokens }),
+  ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens })
 })
 
 /** Shorthand for a user message. Its field is typed, so the class does not validate it again. */

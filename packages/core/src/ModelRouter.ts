@@ -1,16 +1,21 @@
 /**
  * A language model per role. Resolution: the role's own model, else its tier's, else the default. Every call is
  * recorded, with its cost, under its role in the `UsageLedger` of the current run, and traced as a GenAI client span.
+ * Under a run's `Budget` every call is reserved before it is sent (its input counted, its output limit set to what
+ * the budget grants) and settled when it ends; a call the budget cannot cover fails with `BudgetExhausted`.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Budget from "./Budget.js"
 import type { ProviderError } from "./Errors.js"
 import * as LanguageModel from "./LanguageModel.js"
 import * as Pricing from "./Pricing.js"
 import * as Resilience from "./Resilience.js"
 import * as Telemetry from "./Telemetry.js"
+import * as Tokens from "./Tokens.js"
 import { UsageLedger } from "./UsageLedger.js"
 import type { Role } from "./Usage.js"
 
@@ -53,6 +58,8 @@ export interface Service {
 export const resolveModel = (models: Models, role: Role): LanguageModel.Service =>
   models.roles?.[role] ?? models.tiers?.[tierOf[role]] ?? models.default
 
+const nothing: Budget.Spent = { tokens: 0, costUsd: 0 }
+
 const router = (models: Models, table: Pricing.PriceTable): Service => {
   const recorded = new Map<Role, LanguageModel.Service>()
   const costOf = (completion: LanguageModel.Completion) => Pricing.costOf(table, completion.model, completion.usage)
@@ -65,16 +72,41 @@ const router = (models: Models, table: Pricing.PriceTable): Service => {
       const ledger = Context.getOption(context, UsageLedger)
       if (Option.isSome(ledger)) ledger.value.unsafeRecord(role, completion.usage, costUsd)
     }
+    const call = (request: LanguageModel.GenerateRequest) =>
+      Telemetry.modelCall(
+        { role, provider: model.provider, model: model.model, request },
+        model.generate(request),
+        costOf,
+        record
+      )
     const wrapped: LanguageModel.Service = {
       ...model,
       generate: (request) =>
-        Telemetry.modelCall(
-          { role, provider: model.provider, model: model.model, request },
-          model.generate(request),
-          costOf,
-          record
-        )
+        Effect.flatMap(Budget.current, (budget) => (budget.limited ? budgeted(budget, request) : call(request)))
     }
+    // Reserved before it is sent, settled however it ends (a call interrupted while it waits holds nothing).
+    const budgeted = (budget: Budget.Service, request: LanguageModel.GenerateRequest) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
+          const inputTokens = yield* restore(Tokens.countRequestTokens(model, request))
+          const reservation = yield* restore(
+            budget.reserve({
+              role,
+              model: model.model,
+              inputTokens,
+              outputTokens: request.maxOutputTokens ?? model.maxOutputTokens
+            })
+          )
+          return yield* restore(call({ ...request, maxOutputTokens: reservation.outputTokens })).pipe(
+            Effect.onExit((exit) =>
+              budget.settle(
+                reservation,
+                Exit.isSuccess(exit) ? Budget.spentBy(exit.value.usage, costOf(exit.value)) : nothing
+              )
+            )
+          )
+        })
+      )
     recorded.set(role, wrapped)
     return wrapped
   }

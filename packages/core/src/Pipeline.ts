@@ -13,7 +13,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
 import * as Budget from "./Budget.js"
 import type { ContentExtractor } from "./ContentExtractor.js"
-import { InvalidInput, type ResearchError, type SessionCorrupt } from "./Errors.js"
+import { InvalidInput, type ResearchError, type SessionCorrupt, Ungrounded } from "./Errors.js"
 import * as ModelRouter from "./ModelRouter.js"
 import * as ResearchUnit from "./phases/ResearchUnit.js"
 import * as SessionRequests from "./SessionRequests.js"
@@ -23,6 +23,7 @@ import * as Clarify from "./phases/Clarify.js"
 import * as Supervisor from "./phases/Supervisor.js"
 import * as Synthesis from "./phases/Synthesis.js"
 import * as Pricing from "./Pricing.js"
+import type { Report } from "./Research.js"
 import * as ResearchConfig from "./ResearchConfig.js"
 import * as ResearchEvents from "./ResearchEvents.js"
 import { QuestionLanguage, type SearchProvider } from "./SearchProvider.js"
@@ -142,11 +143,17 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
     const config = initial.config
     const ledger = yield* UsageLedger.make(initial.usage)
     const table = Option.getOrElse(yield* Effect.serviceOption(Pricing.Pricing), () => Pricing.defaultTable)
-    const budget = yield* Budget.make(config.budget, ledger, table)
+    const budget = yield* Budget.make(config.budget, UsageLedger.totals(initial.usage), {
+      table,
+      reportModel: (yield* ModelRouter.ModelRouter).resolve("report").model
+    })
     // What earlier runs of the session were answered is not asked again; what this run is answered is journaled.
     const journal = yield* SessionRequests.journal(initial.id)
     const session = journalingCheckpoints(yield* Checkpoint.make(initial, ledger), journal)
     const done = (phase: Usage.Phase) => Effect.map(session.get, (s) => isDone(s, phase))
+    // Why the report rests on no source, when it does and the run requires sources.
+    const ungroundedReason = (report: Report): string | undefined =>
+      config.requireSources && report.grounding?.sources === 0 ? (report.grounding.reason ?? "no source") : undefined
 
     const steps = Effect.gen(function* () {
       // A resumed run starts afresh: the failure an earlier run stopped on is no longer the session's. (A new
@@ -162,10 +169,7 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
       // skips the phase (no question asked, the original question as the brief) and keeps the reserve for the report.
       const affordable = (role: Usage.Role) =>
         Effect.flatMap(ModelRouter.forRole(role), (model) =>
-          Effect.map(
-            budget.researchExhausted({ model: model.model, inputTokens: Tokens.estimateTokens(initial.query) + 1_000 }),
-            (exhausted) => !exhausted
-          )
+          budget.covers({ role, model: model.model, inputTokens: Tokens.estimateTokens(initial.query) + 1_000 })
         )
 
       if (config.allowClarification && !(yield* done("clarification")) && (yield* affordable("clarification"))) {
@@ -227,9 +231,14 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
           Effect.tap(Synthesis.run({ query: initial.query, brief, constraints, session: current }), (report) =>
             store.saveReport(current.id, report.markdown)
           ),
-          (report, s) => Checkpoint.patch(s, { report, status: "completed" })
+          // A run that requires sources and found none is not completed: it fails below, its report kept.
+          (report, s) =>
+            Checkpoint.patch(s, { report, status: ungroundedReason(report) === undefined ? "completed" : s.status })
         )
       }
+      const written = (yield* session.get).report
+      const ungrounded = written === undefined ? undefined : ungroundedReason(written)
+      if (ungrounded !== undefined) return yield* Effect.fail(new Ungrounded({ reason: ungrounded }))
 
       const finished = yield* session.get
       const completed =
@@ -252,6 +261,8 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
       // Searches, extractions and summaries are shared by the session's researchers and its runs: none is made twice.
       SessionRequests.shareJournaled(journal),
       Effect.provideService(UsageLedger.UsageLedger, ledger),
+      // Every model call of the run is reserved against its budget (see `ModelRouter`).
+      Effect.provideService(Budget.Budget, budget),
       Effect.tapError((error: ResearchError) =>
         Effect.zipRight(
           Effect.ignore(session.update("failed", (s) => Checkpoint.patch(s, { status: "failed", error }))),

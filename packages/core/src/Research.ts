@@ -70,6 +70,8 @@ export class TopicResult extends Schema.Class<TopicResult>("@deep-research/core/
   sourceIds: Schema.Array(Schema.String),
   stopReason: StopReason,
   toolCalls: Schema.Int,
+  /** Search and extract calls that failed as a whole (every query or page); 0 in sessions stored before it. */
+  failedToolCalls: Schema.optionalWith(Schema.Int, { default: () => 0 }),
   turns: Schema.Int,
   compressed: Schema.Boolean,
   /** Why the unit failed, for the record; never shown to the report model as a finding. */
@@ -98,6 +100,37 @@ export class Citation extends Schema.Class<Citation>("@deep-research/core/Citati
   work: Schema.optional(Work)
 }) {}
 
+/** Why a report rests on no source. */
+export const UngroundedReason = Schema.Literal(
+  /** No search or extraction was ever called: the models answered in prose, or delegated nothing. */
+  "no_tool_call",
+  /** Every search and extraction that was called failed. */
+  "searches_failed",
+  /** Searches ran and answered, but nothing they found was kept (the web or the corpus held nothing relevant). */
+  "nothing_found",
+  /** Every research unit failed before it read a source. */
+  "research_failed",
+  /** The budget ran out before any source was read. */
+  "budget"
+)
+export type UngroundedReason = typeof UngroundedReason.Type
+
+/**
+ * What a report stands on: the number of retrieved sources it was written from and, when that is 0, why. A run
+ * that found no source still completes, but says so here, in its report's opening and wherever its status is shown.
+ */
+export class Grounding extends Schema.Class<Grounding>("@deep-research/core/Grounding")({
+  /** Retrieved sources given to the report model (the ones the completed research units' findings rest on). */
+  sources: Schema.Int,
+  /** Why there are none; present only when `sources` is 0. */
+  reason: Schema.optional(UngroundedReason)
+}) {
+  /** True when the report rests on at least one source. */
+  get grounded(): boolean {
+    return this.sources > 0
+  }
+}
+
 /** The final report: markdown with inline `[n]` citations, and the numbered sources they point at. */
 export class Report extends Schema.Class<Report>("@deep-research/core/Report")({
   title: Schema.String,
@@ -105,5 +138,7 @@ export class Report extends Schema.Class<Report>("@deep-research/core/Report")({
   citations: Schema.Array(Citation),
   language: Schema.String,
   /** Citations the report model wrote that pointed at no retrieved source; they were removed. */
-  droppedCitations: Schema.Int
+  droppedCitations: Schema.Int,
+  /** What the report stands on; absent from reports stored before it was recorded. */
+  grounding: Schema.optional(Grounding)
 }) {}

@@ -57,7 +57,12 @@ export class ResearchConfig extends Schema.Class<ResearchConfig>("@deep-research
   supervisorSummaryMaxChars: positiveInt(d.supervisorSummaryMaxChars),
   /** Wall-clock limit of the research phase; synthesis runs on what exists when it is reached. */
   maxResearchDuration: duration(d.maxResearchDurationMillis),
-  budget: Schema.optionalWith(Budget, { default: () => new Budget({ synthesisReserve: d.synthesisReserve }) })
+  budget: Schema.optionalWith(Budget, { default: () => new Budget({ synthesisReserve: d.synthesisReserve }) }),
+  /**
+   * Fail a run whose report rests on no source (`Ungrounded`), where by default it completes and says so in its
+   * report and its grounding.
+   */
+  requireSources: Schema.optionalWith(Schema.Boolean, { default: () => d.requireSources })
 }) {}
 
 /** The knobs counted in whole numbers, each bounded by its namesake in `Defaults.upperBounds`. */

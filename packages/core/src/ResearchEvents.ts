@@ -122,6 +122,14 @@ export const ContextWindowRecovered = event("ContextWindowRecovered", {
   tokens: Schema.Number
 })
 export const BudgetWarning = event("BudgetWarning", {
+  /**
+   * What happened: 80% of what research may spend is spent ("warning"), research stopped to keep the report's reserve
+   * ("research_stopped"), or what was left could not hold a report of useful length ("report_short"). Events stored
+   * before the field are warnings.
+   */
+  level: Schema.optionalWith(Schema.Literal("warning", "research_stopped", "report_short"), {
+    default: () => "warning"
+  }),
   budget: Schema.Literal("tokens", "usd"),
   spent: Schema.Number,
   limit: Schema.Number
@@ -131,7 +139,11 @@ export const Checkpointed = event("Checkpointed", { label: Schema.String })
 export const ReportWritten = event("ReportWritten", {
   characters: Schema.Number,
   citations: Schema.Number,
-  droppedCitations: Schema.Number
+  droppedCitations: Schema.Number,
+  /** The sources the report was written from; absent from events stored before it was recorded. */
+  sources: Schema.optional(Schema.Number),
+  /** Why the report rests on no source, when it does (see `Research.UngroundedReason`). */
+  ungrounded: Schema.optional(Schema.String)
 })
 export const SessionAwaitingClarification = event("SessionAwaitingClarification", { question: Schema.String })
 export const SessionCompleted = event("SessionCompleted", {

@@ -9,7 +9,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import { InvalidInput, ResearchError } from "./Errors.js"
-import { Brief, ClarificationRecord, Report, SupervisionRound } from "./Research.js"
+import { Brief, ClarificationRecord, Grounding, Report, SupervisionRound } from "./Research.js"
 import { ResearchConfig } from "./ResearchConfig.js"
 import { Source } from "./Source.js"
 import { Phase, PhaseMetrics, RoleUsage } from "./Usage.js"
@@ -266,7 +266,9 @@ export class SessionSummary extends Schema.Class<SessionSummary>("@deep-research
   updatedAt: Schema.Number,
   costUsd: Schema.Number,
   /** Why the session cannot be read, when the status is `corrupt` (bad content) or `unreadable` (the system refused). */
-  error: Schema.optional(Schema.String)
+  error: Schema.optional(Schema.String),
+  /** What its report stands on, once it has one that recorded it. */
+  grounding: Schema.optional(Grounding)
 }) {}
 
 /** The listing line of a session. */
@@ -277,5 +279,6 @@ export const summarize = (session: Session): SessionSummary =>
     query: session.query,
     createdAt: session.createdAt,
     updatedAt: session.updatedAt,
-    costUsd: session.usage.reduce((n, r) => n + r.costUsd, 0)
+    costUsd: session.usage.reduce((n, r) => n + r.costUsd, 0),
+    ...(session.report?.grounding === undefined ? {} : { grounding: session.report.grounding })
   })

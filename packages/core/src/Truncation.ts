@@ -56,19 +56,25 @@ export const cutText = (text: string, maxCharacters: number): string => {
   return kept.slice(0, cut).trimEnd() + truncationMarker
 }
 
+/** Estimated tokens a character of each text: a text cut short keeps the rate of its script. */
+const densities = (texts: ReadonlyArray<string>): ReadonlyArray<number> =>
+  texts.map((text) => (text.length === 0 ? 0 : Tokens.estimateTokens(text) / text.length))
+
 /**
  * The highest cap on the lengths under which the total fits (no length going below its floor), or undefined when even
  * every length at its floor is too much. Capping the longest first is what "shorten the longest sections first" means.
+ * `density` gives each text's estimated tokens a character.
  */
 const waterLevel = (
   lengths: ReadonlyArray<number>,
   floors: ReadonlyArray<number>,
+  density: ReadonlyArray<number>,
   fixedTokens: number,
   targetTokens: number
 ): number | undefined => {
   const total = (level: number) =>
     lengths.reduce(
-      (sum, length, i) => sum + Math.ceil(cappedLength(length, floors[i] ?? 0, level) / Tokens.charactersPerToken),
+      (sum, length, i) => sum + Math.ceil(cappedLength(length, floors[i] ?? 0, level) * (density[i] ?? 1)),
       fixedTokens
     )
   const longest = lengths.reduce((max, length) => Math.max(max, length), 0)
@@ -97,7 +103,13 @@ const shorten = (sections: ReadonlyArray<Section>, targetTokens: number, floorRa
   const shrinkable = sections.filter((section) => !isProtected(section))
   const lengths = shrinkable.map((section) => section.content.length)
   const floors = lengths.map((length) => Math.ceil(length * floorRatio))
-  const level = waterLevel(lengths, floors, fixedTokens, targetTokens)
+  const level = waterLevel(
+    lengths,
+    floors,
+    densities(shrinkable.map((section) => section.content)),
+    fixedTokens,
+    targetTokens
+  )
   const cut = (section: Section): Section => {
     if (isProtected(section)) return section
     const limit = cappedLength(section.content.length, Math.ceil(section.content.length * floorRatio), level ?? 0)
@@ -226,6 +238,7 @@ const cutToolResults = (
   const level = waterLevel(
     lengths,
     lengths.map(() => 0),
+    densities(results.map((message) => message.content)),
     fixedTokens,
     targetTokens
   )

@@ -8,6 +8,7 @@ import * as ResearchEvents from "../src/ResearchEvents.js"
 import * as Resilience from "../src/Resilience.js"
 import { SessionStore } from "../src/SessionStore.js"
 import { ScriptedModel } from "../src/testing/index.js"
+import * as UsageLedger from "../src/UsageLedger.js"
 import * as H from "./pipelineHarness.js"
 
 const down = new ProviderUnavailable({ provider: "scripted", status: 503 })
@@ -289,7 +290,7 @@ describe("Pipeline", () => {
   it.effect("a budget too small for the clarification and brief calls skips them and still writes the report", () =>
     Effect.gen(function* () {
       const session = yield* Pipeline.research("What is ALPHA measured at?", {
-        config: { budget: { maxTokens: 400, synthesisReserve: 0.5 } }
+        config: { budget: { maxTokens: 3_000, synthesisReserve: 0.5 } }
       })
       const roles = (yield* ScriptedModel.calls).map((c) => c.role)
       assert.notInclude(roles, "clarification")
@@ -298,6 +299,22 @@ describe("Pipeline", () => {
       assert.isTrue(session.briefFallback)
       assert.strictEqual(session.status, "completed")
       assert.isDefined(session.report)
+      assert.isAtMost(UsageLedger.totals(session.usage).tokens, 3_000)
+    }).pipe(Effect.provide(H.world({ scripts: H.scripts({}) })))
+  )
+
+  it.effect("a budget that cannot pay for a report of useful length says so and gives what it has, no model call", () =>
+    Effect.gen(function* () {
+      const session = yield* Pipeline.research("What is ALPHA measured at?", {
+        sessionId: "tiny-budget",
+        config: { budget: { maxTokens: 400, synthesisReserve: 0.5 } }
+      })
+      const events = yield* Effect.flatMap(SessionStore, (store) => store.events("tiny-budget"))
+      assert.deepStrictEqual(yield* ScriptedModel.calls, [])
+      assert.strictEqual(session.status, "completed")
+      assert.include(session.report?.markdown ?? "", "The budget could not pay for writing a report of useful length")
+      assert.isTrue(events.some((e) => e._tag === "BudgetWarning" && e.level === "report_short"))
+      assert.strictEqual(UsageLedger.totals(session.usage).tokens, 0)
     }).pipe(Effect.provide(H.world({ scripts: H.scripts({}) })))
   )
 

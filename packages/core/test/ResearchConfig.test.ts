@@ -54,8 +54,9 @@ describe("ResearchConfig", () => {
   it("has no switch that turns a phase off except allowClarification", () => {
     const encoded = Schema.encodeSync(ResearchConfig.ResearchConfig)(ResearchConfig.defaults)
     const switches = Object.entries(encoded).filter(([, value]) => typeof value === "boolean")
+    // requireSources turns no phase off: it makes a run that found no source fail.
     assert.deepStrictEqual(
-      switches.map(([name]) => name),
+      switches.map(([name]) => name).filter((name) => name !== "requireSources"),
       ["allowClarification"]
     )
   })

@@ -141,7 +141,7 @@ const supervise = (options: {
   Effect.gen(function* () {
     const probe = yield* makeProbe
     const ledger = yield* UsageLedger.make()
-    const budget = yield* Budget.make(options.config.budget, ledger)
+    const budget = yield* Budget.make(options.config.budget, UsageLedger.totals([]))
     const layer = Layer.merge(
       ScriptedModel.layerRouter({
         default: [],
@@ -170,6 +170,7 @@ const supervise = (options: {
     }).pipe(
       Effect.provide(layer),
       Effect.provideService(UsageLedger.UsageLedger, ledger),
+      Effect.provideService(Budget.Budget, budget),
       Effect.provideService(ResearchEvents.ResearchEvents, {
         publish: (event) =>
           options.events === undefined ? Effect.void : Ref.update(options.events, (all) => [...all, event]),
@@ -333,11 +334,12 @@ describe("Supervisor", () => {
 
   it.effect("stops when the budget runs low", () =>
     Effect.gen(function* () {
-      // The researcher of the first round spends about 10,000 tokens: all research may spend of 20,000.
+      // The researcher of the first round writes as much as its call may (4,000 tokens): with the supervisor's first
+      // call, the second cannot be covered by what research may spend of 12,000.
       const run = yield* supervise({
         supervisor: [conduct("a"), conduct("b"), complete],
-        config: yield* config({ budget: { maxTokens: 20_000, synthesisReserve: 0.5 } }),
-        researcherOutput: "x".repeat(40_000)
+        config: yield* config({ budget: { maxTokens: 12_000, synthesisReserve: 0.5 } }),
+        researcherOutput: "word ".repeat(10_000)
       })
       assert.strictEqual(run.outcome.reason, "budget")
       assert.strictEqual(run.session.rounds.length, 1)

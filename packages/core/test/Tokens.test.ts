@@ -6,12 +6,25 @@ import * as Tool from "../src/Tool.js"
 import { Schema } from "effect"
 
 describe("Tokens.estimateTokens", () => {
-  it("counts 4 characters a token, rounded up", () => {
+  it("counts by script: English by words, Chinese by characters, numbers in groups of digits", () => {
     assert.strictEqual(Tokens.estimateTokens(""), 0)
-    assert.strictEqual(Tokens.estimateTokens("abc"), 1)
-    assert.strictEqual(Tokens.estimateTokens("abcd"), 1)
-    assert.strictEqual(Tokens.estimateTokens("abcde"), 2)
-    assert.strictEqual(Tokens.estimateTokens("x".repeat(4000)), 1000)
+    // Ten common words: about one token each.
+    const words = "the heat pump moves heat from the air to the house"
+    assert.approximately(Tokens.estimateTokens(words), 11, 1)
+    // Chinese runs near one token a character, where 4 characters a token counted a quarter of it.
+    const chinese = "热泵并不产生热量而是搬运热量".repeat(10)
+    assert.isAbove(Tokens.estimateTokens(chinese), chinese.length * 0.7)
+    assert.isBelow(Tokens.estimateTokens(chinese), chinese.length)
+    assert.isAbove(Tokens.estimateTokens("202520262027"), Tokens.estimateTokens("2025"))
+    // A camelCase identifier splits at its capitals.
+    assert.isAbove(Tokens.estimateTokens("estimateRequestTokens"), Tokens.estimateTokens("estimate"))
+  })
+
+  it("gives the characters that fit in a number of tokens, for text like a sample", () => {
+    assert.strictEqual(Tokens.charactersFor(100), 400)
+    const chinese = "热泵并不产生热量而是搬运热量".repeat(10)
+    assert.isBelow(Tokens.charactersFor(100, chinese), 150)
+    assert.isAtMost(Tokens.estimateTokens(chinese.slice(0, Tokens.charactersFor(100, chinese))), 101)
   })
 
   it("estimates a request over system prompt, messages, tool calls and tool definitions", () => {
@@ -24,12 +37,14 @@ describe("Tokens.estimateTokens", () => {
       system: "s".repeat(40),
       messages: [LanguageModel.user("u".repeat(80))]
     }
-    assert.strictEqual(Tokens.estimateRequestTokens(bare), 30)
+    const bareTokens = Tokens.estimateTokens("s".repeat(40)) + Tokens.estimateTokens("u".repeat(80))
+    assert.strictEqual(Tokens.estimateRequestTokens(bare), bareTokens + 2 * Tokens.messageOverheadTokens)
+    const result = "the result of the search ".repeat(20)
     const withTurn: LanguageModel.GenerateRequest = {
       ...bare,
-      messages: [...bare.messages, LanguageModel.assistant("", [call]), LanguageModel.toolResult(call, "r".repeat(400))]
+      messages: [...bare.messages, LanguageModel.assistant("", [call]), LanguageModel.toolResult(call, result)]
     }
-    assert.isAbove(Tokens.estimateRequestTokens(withTurn), 30 + 100)
+    assert.isAbove(Tokens.estimateRequestTokens(withTurn), bareTokens + Tokens.estimateTokens(result))
     const withTools = { ...withTurn, tools: [tool.definition] }
     assert.isAbove(Tokens.estimateRequestTokens(withTools), Tokens.estimateRequestTokens(withTurn))
   })
@@ -52,14 +67,21 @@ describe("Tokens.estimateTokens", () => {
       tools: [tool.definition, tool.definition],
       responseFormat: { name: "report", schema }
     }
-    const written = (text: string) => Math.ceil(text.length / 4)
+    const written = Tokens.estimateTokens
     const expected =
+      4 * Tokens.messageOverheadTokens +
       written("s".repeat(41)) +
       written("u".repeat(81)) +
-      written("a".repeat(3) + "webSearch" + JSON.stringify(call.arguments) + "think" + "not json") +
-      written("webSearch" + "r".repeat(401)) +
-      2 * written("webSearch" + "Search the web" + JSON.stringify(tool.definition.parameters)) +
-      written("report" + JSON.stringify(schema))
+      written("a".repeat(3)) +
+      written("webSearch") +
+      written(JSON.stringify(call.arguments)) +
+      written("think") +
+      written("not json") +
+      written("webSearch") +
+      written("r".repeat(401)) +
+      2 * (written("webSearch") + written("Search the web") + written(JSON.stringify(tool.definition.parameters))) +
+      written("report") +
+      written(JSON.stringify(schema))
     assert.strictEqual(Tokens.estimateRequestTokens(request), expected)
     assert.strictEqual(Tokens.estimateRequestTokens(request), expected)
   })

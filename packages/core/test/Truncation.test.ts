@@ -4,9 +4,12 @@ import * as Tokens from "../src/Tokens.js"
 import * as Truncation from "../src/Truncation.js"
 import type { Section } from "../src/Truncation.js"
 
-/** Text of `length` characters made of sentences, so cuts can find boundaries. */
+/**
+ * Text of `length` characters made of sentences, so cuts can find boundaries, at about 4 characters a token under the
+ * estimate whatever the word (its first 4 letters, padded), so that sizes in characters and tokens read alike here.
+ */
 const prose = (length: number, word = "data"): string => {
-  const sentence = `The ${word} shows a steady rise over the period. `
+  const sentence = `The ${word.slice(0, 4).padEnd(4, "x")} rose, as did the rest. `
   return sentence.repeat(Math.ceil(length / sentence.length)).slice(0, length)
 }
 

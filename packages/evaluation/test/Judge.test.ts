@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Errors, Research, Tool } from "@deep-research/core"
+import { Errors, Research, Tokens, Tool } from "@deep-research/core"
 import { ScriptedModel } from "@deep-research/core/testing"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -186,8 +186,8 @@ describe("Judge parsing", () => {
       )
       assert.strictEqual(judgement.attempts, 2)
       const first = calls[0]?.request
-      const firstTokens = Math.ceil(
-        ((first?.system ?? "") + (first?.messages.map((m) => m.content).join("") ?? "")).length / 4
+      const firstTokens = Tokens.estimateTokens(
+        (first?.system ?? "") + (first?.messages.map((m) => m.content).join("") ?? "")
       )
       // The second call repeats the first's prompt, so both together take more than twice the first.
       assert.isAtLeast(judgement.usage.inputTokens, 2 * firstTokens)

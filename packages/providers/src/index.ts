@@ -1,6 +1,6 @@
 /**
  * deep-research providers, one folder per kind: the model vendors (`models/`: OpenAI and every OpenAI-compatible
- * server, Anthropic, and `ModelSpec`, which picks one per role from `provider:model` specs), the search vendors
+ * server, Anthropic, and `ModelSpec`, which picks one per role from `provider:model` specs, and OpenAI's tokenizer), the search vendors
  * (`search/`: Tavily, Exa, Perplexity, Semantic Scholar, the vendors' native web search, and the fan-out over several),
  * the page extractor (`extract/`), a local document corpus (`corpus/`), and the session stores (`store/file/`,
  * `store/pg/`), with `AtomicFile` for files written as the file store writes its own and the environment variables
@@ -9,6 +9,7 @@
 export * as OpenAiLanguageModel from "./models/OpenAiLanguageModel.js"
 export * as AnthropicLanguageModel from "./models/AnthropicLanguageModel.js"
 export * as ModelSpec from "./models/ModelSpec.js"
+export * as OpenAiTokenizer from "./models/OpenAiTokenizer.js"
 export * as Tavily from "./search/Tavily.js"
 export * as Exa from "./search/Exa.js"
 export * as Perplexity from "./search/Perplexity.js"

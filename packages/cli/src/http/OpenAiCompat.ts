@@ -82,7 +82,8 @@ const completion = (runs: Runs.Runs, sessionId: string) =>
           logprobs: null
         }
       ],
-      usage: usageOf(session)
+      usage: usageOf(session),
+      ...(session.report.grounding === undefined ? {} : { grounding: session.report.grounding })
     }
   }).pipe(Effect.onInterrupt(() => Effect.ignore(runs.cancel(sessionId))))
 
@@ -113,7 +114,10 @@ const chunkStream = (runs: Runs.Runs, sessionId: string, includeUsage: boolean, 
     const session = outcome.right
     return [
       ...pieces(session.report?.markdown ?? "").map((piece) => data(chunk({ content: piece }))),
-      data(chunk({}, "stop")),
+      data({
+        ...chunk({}, "stop"),
+        ...(session.report?.grounding === undefined ? {} : { grounding: session.report.grounding })
+      }),
       ...(includeUsage ? [data({ ...chunk({}), choices: [], usage: usageOf(session) })] : []),
       "data: [DONE]\n\n"
     ]

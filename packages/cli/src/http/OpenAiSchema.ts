@@ -4,6 +4,7 @@
  * them.
  */
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import { Research } from "@deep-research/core"
 import * as Schema from "effect/Schema"
 
 /** The one model this server offers. */
@@ -74,7 +75,12 @@ export const ChatCompletion = Schema.Struct({
       logprobs: Schema.Null
     })
   ),
-  usage: CompletionUsage
+  usage: CompletionUsage,
+  /**
+   * Not OpenAI's: what the report stands on (its sources, and why there are none when there are none); clients that
+   * do not know the field ignore it.
+   */
+  grounding: Schema.optional(Research.Grounding)
 }).annotations({ identifier: "ChatCompletion" })
 export type ChatCompletion = typeof ChatCompletion.Type
 
@@ -96,7 +102,9 @@ export const ChatCompletionChunk = Schema.Struct({
       logprobs: Schema.Null
     })
   ),
-  usage: Schema.optional(Schema.NullOr(CompletionUsage))
+  usage: Schema.optional(Schema.NullOr(CompletionUsage)),
+  /** Not OpenAI's: on the closing chunk, what the report stands on (see `ChatCompletion`). */
+  grounding: Schema.optional(Research.Grounding)
 })
 export type ChatCompletionChunk = typeof ChatCompletionChunk.Type
 

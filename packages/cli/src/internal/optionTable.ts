@@ -75,15 +75,10 @@ export const research = {
     "max-tool-calls",
     `search and extract calls per researcher (${Defaults.research.researcherMaxToolCalls}; up to ${bounds.researcherMaxToolCalls})`
   ),
-  budgetTokens: integer(
-    "budget-tokens",
-    `stop researching at this many tokens, then write the report (up to ${bounds.maxTokens})`
-  ),
-  budgetUsd: float(
-    "budget-usd",
-    `stop researching at this cost in USD, then write the report (up to ${bounds.maxUsd})`
-  ),
+  budgetTokens: integer("budget-tokens", `spend at most this many tokens, report included (up to ${bounds.maxTokens})`),
+  budgetUsd: float("budget-usd", `spend at most this much in USD, report included (up to ${bounds.maxUsd})`),
   noClarify: flag("no-clarify", "never ask a clarifying question"),
+  requireSources: flag("require-sources", "fail (exit 1) when the report rests on no source; by default it says so"),
   out: text("out", "FILE", "where to write the report, a file or a folder (./deep-research-<id>.md)"),
   store: text("store", "DIR", `where sessions are kept (${Variables.defaultHome}, or ${Variables.home})`),
   database: text(

@@ -51,17 +51,24 @@ export const unwrittenReport = (out: string, reason: string, kept: string): stri
   `warning: the report could not be written to ${out} (${reason}). The research completed: its report is kept ` +
   `${kept}.`
 
-/** Where the report went, which session it is and where that is kept, and what the run found and cost. */
+/** The warning under a report that rests on no source: why, and what that means. */
+export const ungroundedWarning = (reason: string | undefined): string =>
+  `Warning: no source was found or read${reason === undefined ? "" : ` (${reason.replaceAll("_", " ")})`}; the ` +
+  "report rests on the model's own knowledge, not on research (--require-sources makes this a failure)"
+
+/** Where the report went, which session it is and where that is kept, what the run found and cost, and a warning when it rests on no source. */
 export const reportSummary = (
   session: Session.Session,
   options: { readonly out: string; readonly kept: string; readonly simulate: boolean }
 ): string => {
   const cost = session.usage.reduce((n, r) => n + r.costUsd, 0)
   const tokens = session.usage.reduce((n, r) => n + r.inputTokens + r.outputTokens, 0)
+  const grounding = session.report?.grounding
   return [
     `${options.simulate ? "[simulated] " : ""}Report: ${options.out}`,
     `Session: ${session.id} (${options.kept})`,
     `Sources: ${session.sources.length}, citations: ${session.report?.citations.length ?? 0}, tokens: ${tokens}, ` +
-      `cost: $${cost.toFixed(4)}${options.simulate ? " (simulated: no real model or web was used)" : ""}`
+      `cost: $${cost.toFixed(4)}${options.simulate ? " (simulated: no real model or web was used)" : ""}`,
+    ...(grounding !== undefined && grounding.sources === 0 ? [ungroundedWarning(grounding.reason)] : [])
   ].join("\n")
 }

@@ -50,7 +50,8 @@ export const statusOf = (
       ? { clarificationQuestion: stored.clarification.decision.question }
       : {}),
     ...(stored?.error === undefined ? {} : { error: stored.error.message }),
-    reportReady: stored?.report !== undefined
+    reportReady: stored?.report !== undefined,
+    ...(stored?.report?.grounding === undefined ? {} : { grounding: stored.report.grounding })
   }
 }
 

@@ -146,18 +146,22 @@ export const list = Command.make("list", storeOption, ({ json, ...where }) =>
       yield* Console.log(
         `${"ID".padEnd(idWidth)}  ${"STATUS".padEnd(22)}  ${"CREATED (UTC)".padEnd(16)}  ${"COST".padEnd(8)}  QUESTION`
       )
+      // A report that rests on no source is said beside its status.
+      const ungrounded = new Set(stored.filter((s) => s.grounding?.sources === 0).map((s) => s.id))
       for (const s of summaries) {
+        const status = ungrounded.has(s.id) ? `${s.status}, no sources` : s.status
         const cost = `$${s.costUsd.toFixed(4)}`
         const mark = simulated.has(s.id) ? "[simulated] " : ""
         yield* Console.log(
-          `${s.id.padEnd(idWidth)}  ${s.status.padEnd(22)}  ${formatDate(s.createdAt)}  ${cost.padEnd(8)}  ${mark}${listedQuestion(s)}`
+          `${s.id.padEnd(idWidth)}  ${status.padEnd(22)}  ${formatDate(s.createdAt)}  ${cost.padEnd(8)}  ${mark}${listedQuestion(s)}`
         )
       }
     })
   )
 ).pipe(
   Command.withDescription(
-    "List sessions: id, status, created, cost, question ([simulated] for a simulated run's; --json: one JSON line each)"
+    "List sessions: id, status (and whether the report rests on no source), created, cost, question ([simulated] for a " +
+      "simulated run's; --json: one JSON line each)"
   )
 )
 

@@ -68,6 +68,7 @@ export const run = (
         sourceIds: research.seen.map((seen) => seen.source.id),
         stopReason: research.stopReason,
         toolCalls: research.toolCalls,
+        failedToolCalls: research.failedToolCalls,
         turns: research.turns,
         compressed: compression.compressed,
         ...(research.error !== undefined ? { error: research.error } : {}),

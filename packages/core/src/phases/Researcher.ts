@@ -125,6 +125,8 @@ export interface Output {
   readonly turns: number
   /** Search and extract calls made (the budgeted ones). */
   readonly toolCalls: number
+  /** Of those, the calls that failed as a whole. */
+  readonly failedToolCalls: number
   /** Every source the researcher was shown, in number order. */
   readonly seen: ReadonlyArray<SeenSource>
   /** The sources this unit found for the first time in the session. */
@@ -149,6 +151,8 @@ export interface State {
   readonly turns: number
   /** Budgeted calls made so far. */
   readonly used: number
+  /** Of those, the calls that failed as a whole. */
+  readonly failed: number
   readonly usage: Usage.Usage
   readonly reflections: ReadonlyArray<string>
   readonly summary: string | undefined
@@ -176,6 +180,7 @@ export const initial = (task: string): State => ({
   messages: [LanguageModel.user(task)],
   turns: 0,
   used: 0,
+  failed: 0,
   usage: Usage.empty,
   reflections: [],
   summary: undefined,
@@ -254,7 +259,8 @@ const execute = Effect.fnUntraced(function* (
       novelty: entry.novelty
     })
   }
-  return { planned, results: Turn.results(planned.plans, placed, env.ledger) }
+  const failed = placed.filter((call, i) => call.failed && planned.plans[i]?._tag !== "Answer").length
+  return { planned, failed, results: Turn.results(planned.plans, placed, env.ledger) }
 })
 
 /** One turn: a model call, then its tool calls carried out; the state after it. */
@@ -272,6 +278,10 @@ const step = Effect.fnUntraced(function* (env: Environment, state: State) {
       toolChoice: "auto"
     })
   )
+  // A turn the run's budget cannot cover ends the loop as the run's budget, with what was gathered.
+  if (Either.isLeft(completion) && completion.left._tag === "BudgetExhausted") {
+    return { ...state, stopReason: "run_budget" as const }
+  }
   if (Either.isLeft(completion)) {
     return { ...state, turns, error: Turn.errorMessage(completion.left), stopReason: "failed" as const }
   }
@@ -285,10 +295,11 @@ const step = Effect.fnUntraced(function* (env: Environment, state: State) {
   const next: State =
     toolCalls.length === 0
       ? { ...answered, closingText: text.trim() === "" ? undefined : text.trim(), stopReason: "no_tool_call" }
-      : yield* Effect.map(execute(env, toolCalls, state.used), ({ planned, results }) => ({
+      : yield* Effect.map(execute(env, toolCalls, state.used), ({ failed, planned, results }) => ({
           ...answered,
           messages: [...answered.messages, ...results],
           used: state.used + planned.spent,
+          failed: state.failed + failed,
           reflections: [...state.reflections, ...planned.reflections],
           summary: planned.summary ?? state.summary,
           stopReason: planned.completed ? ("complete" as const) : undefined
@@ -349,6 +360,7 @@ export const run = Spans.fn("Researcher.run")(function* (input: Input) {
     stopReason: state.stopReason,
     turns: state.turns,
     toolCalls: state.used,
+    failedToolCalls: state.failed,
     seen,
     newSources: seen.filter((s) => s.isNew).map((s) => s.source),
     summary: state.summary,

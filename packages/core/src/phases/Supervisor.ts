@@ -26,7 +26,6 @@ import type { ResearchConfig } from "../ResearchConfig.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import type { Session } from "../Session.js"
 import * as Telemetry from "../Telemetry.js"
-import * as Tokens from "../Tokens.js"
 import * as Tool from "../Tool.js"
 import * as ActionProtocol from "./ActionProtocol.js"
 import { type Handle, patch } from "./Checkpoint.js"
@@ -334,7 +333,7 @@ export const run = <R>(options: Options<R>) =>
     const env: Environment<R> = {
       options,
       remainingMillis,
-      shouldStop: Effect.flatMap(budget.researchExhausted(), (exhausted) => (exhausted ? Effect.succeed(true) : timeUp))
+      shouldStop: Effect.flatMap(budget.researchExhausted, (exhausted) => (exhausted ? Effect.succeed(true) : timeUp))
     }
     const stop = (reason: StopReason, error?: ProviderError | MalformedOutput) =>
       Effect.gen(function* () {
@@ -358,13 +357,11 @@ export const run = <R>(options: Options<R>) =>
         tools,
         toolChoice: "auto"
       }
-      const exhausted = yield* budget.researchExhausted({
-        model: model.model,
-        inputTokens: Tokens.estimateRequestTokens(request)
-      })
-      if (exhausted) return yield* stop("budget")
+      if (yield* budget.researchExhausted) return yield* stop("budget")
 
+      // The call is reserved against the budget before it is sent; one the budget cannot cover ends research.
       const completion = yield* Effect.either(ContextRecovery.generateConversation(model, request))
+      if (Either.isLeft(completion) && completion.left._tag === "BudgetExhausted") return yield* stop("budget")
       if (Either.isLeft(completion)) {
         yield* Effect.logWarning("the supervisor model failed; research stops with what it has", completion.left)
         return yield* stop("supervisor_failed", completion.left)

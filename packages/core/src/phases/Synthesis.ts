@@ -2,23 +2,28 @@
  * Synthesis: the report role writes the report from the findings of the research units that completed (never those
  * of failed units, never error text), in the question's language, structured by the kind of question, citing a
  * numbered list of the sources the session retrieved. The citations are then renumbered 1..N and any pointing at no
- * retrieved source removed and counted. A prompt too large for the model is shrunk section by section.
+ * retrieved source removed and counted. A prompt too large for the model, or for what the budget has left, is shrunk
+ * section by section; when what is left cannot pay for a report of useful length, the findings are given as they are,
+ * under a notice saying so, without a model call.
  */
 import * as Effect from "effect/Effect"
+import * as Budget from "../Budget.js"
 import * as Citations from "../Citations.js"
 import * as ContextRecovery from "../ContextRecovery.js"
 import { MalformedOutput } from "../Errors.js"
 import * as Language from "../internal/text/language.js"
+import * as Notices from "../internal/text/reportNotices.js"
 import * as LanguageModel from "../LanguageModel.js"
 import * as ModelRouter from "../ModelRouter.js"
 import * as Novelty from "../Novelty.js"
 import * as Prompt from "../prompts/synthesis.js"
-import { type Brief, Report, type TopicResult } from "../Research.js"
+import { type Brief, Grounding, Report, type TopicResult, type UngroundedReason } from "../Research.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import type { Session } from "../Session.js"
 import type { Source } from "../Source.js"
 import * as StructuredOutput from "../StructuredOutput.js"
-import type { Section } from "../Truncation.js"
+import * as Tokens from "../Tokens.js"
+import { isProtected, type Section } from "../Truncation.js"
 import { today } from "../internal/text/calendar.js"
 import * as Spans from "../Spans.js"
 
@@ -81,6 +86,41 @@ export const material = (session: Session): Material => {
   return { sources, topics }
 }
 
+/**
+ * What a report written from `sources` retrieved sources stands on and, when that is none, why: no search was ever
+ * called (the budget stopped it, or every unit failed first, or the models never called one), every call failed, or the
+ * searches answered with nothing kept.
+ */
+export const groundingOf = (session: Session, sources: number): Grounding => {
+  if (sources > 0) return new Grounding({ sources })
+  const results = session.rounds.flatMap((round) => round.results)
+  const calls = results.reduce((n, r) => n + r.toolCalls, 0)
+  const failedCalls = results.reduce((n, r) => n + r.failedToolCalls, 0)
+  const allFailed = results.length > 0 && results.every((r) => r.status === "failed")
+  const stoppedByBudget =
+    session.supervisionStopReason === "budget" || results.some((r) => r.stopReason === "run_budget")
+  const reason: UngroundedReason =
+    calls === 0
+      ? stoppedByBudget
+        ? "budget"
+        : allFailed
+          ? "research_failed"
+          : "no_tool_call"
+      : failedCalls >= calls
+        ? "searches_failed"
+        : allFailed
+          ? "research_failed"
+          : "nothing_found"
+  return new Grounding({ sources: 0, reason })
+}
+
+/** The report with `notice` as its opening paragraph: right under its title when it has one, else first. */
+export const withNotice = (markdown: string, notice: string): string => {
+  const title = /^\s{0,3}#\s+[^\n]*\n?/.exec(markdown)
+  if (title === null) return `${notice}\n\n${markdown.trimStart()}`
+  return `${title[0].trimEnd()}\n\n${notice}\n\n${markdown.slice(title[0].length).trimStart()}`
+}
+
 const titleOf = (markdown: string, fallback: string): string => {
   const heading = /^\s{0,3}#\s+(.+?)\s*#*\s*$/m.exec(markdown)
   const title = heading?.[1]?.trim()
@@ -123,6 +163,44 @@ export const sections = (input: Input, language: Language.Language, found: Mater
   { name: "request", kind: "instruction", content: Prompt.request(language) }
 ]
 
+/** The report's output limit and input limit under a budget: undefined without one, "short" when it cannot pay. */
+const budgetFor = (
+  room: number | undefined,
+  fixedTokens: number,
+  modelOutput: number | undefined
+): { readonly outputTokens: number; readonly inputTokens: number } | "short" | undefined => {
+  if (room === undefined) return undefined
+  const spare = room - fixedTokens
+  if (spare < Budget.usefulReportTokens) return "short"
+  // Half of what is left beyond the prompt's fixed part for the report, the rest for the findings; 10% of the input's
+  // share is slack for the router's count (the vendor's tokenizer, where the prompt is fitted by the estimate).
+  const outputTokens = Math.min(
+    modelOutput ?? Budget.outputEstimate.report,
+    Math.max(Budget.usefulReportTokens, Math.floor(spare / 2))
+  )
+  return { outputTokens, inputTokens: Math.floor((room - outputTokens) * 0.9) }
+}
+
+/** The findings as they are, under a notice that the budget could not pay for a report: no model call. */
+const findingsAsTheyAre = (input: Input, language: Language.Language, found: Material) =>
+  Effect.gen(function* () {
+    const status = yield* (yield* Budget.current).status
+    yield* ResearchEvents.publish({
+      _tag: "BudgetWarning",
+      level: "report_short",
+      budget: input.session.config.budget.maxTokens === undefined ? "usd" : "tokens",
+      spent: input.session.config.budget.maxTokens === undefined ? status.spent.costUsd : status.spent.tokens,
+      limit: input.session.config.budget.maxTokens ?? input.session.config.budget.maxUsd ?? 0
+    })
+    yield* Effect.logWarning("what is left of the budget cannot pay for a report; the findings are given as they are")
+    const body = [
+      `# ${input.query.replace(/\s+/g, " ").trim().slice(0, 120)}`,
+      Notices.budgetShortNotice(language.code),
+      ...found.topics.map((t) => `## ${t.topic.replace(/\s+/g, " ").trim().slice(0, 160)}\n\n${t.findings.trim()}`)
+    ].join("\n\n")
+    return body
+  })
+
 /** Writes the report. */
 export const run = Spans.fn("Synthesis.run")(function* (input: Input) {
   const language = Language.forReport(input.query, input.brief?.language)
@@ -131,28 +209,57 @@ export const run = Spans.fn("Synthesis.run")(function* (input: Input) {
   const date = yield* today
   const system = Prompt.system({ today: date, language, kind, hasSources: found.sources.length > 0 })
   const model = yield* ModelRouter.forRole("report")
-  const completion = yield* ContextRecovery.generateSectioned(model, sections(input, language, found), (parts) => ({
+  const parts = sections(input, language, found)
+  const build = (shown: ReadonlyArray<Section>, outputTokens?: number): LanguageModel.GenerateRequest => ({
     system,
-    messages: [LanguageModel.user(parts.map((part) => part.content).join("\n\n"))]
-  }))
-  if (completion.finishReason === "length") {
+    messages: [LanguageModel.user(shown.map((part) => part.content).join("\n\n"))],
+    ...(outputTokens === undefined ? {} : { maxOutputTokens: outputTokens })
+  })
+  const budget = yield* Budget.current
+  const limits = budgetFor(
+    yield* budget.room("report", model.model),
+    Tokens.estimateRequestTokens(build(parts.filter(isProtected))),
+    model.maxOutputTokens
+  )
+  const written =
+    limits === "short"
+      ? undefined
+      : yield* ContextRecovery.generateSectioned(model, parts, (shown) => build(shown, limits?.outputTokens), {
+          limitTokens: limits?.inputTokens
+        }).pipe(
+          // The router refuses a report the budget cannot cover after all: the findings stand instead.
+          Effect.map((completion): LanguageModel.Completion | undefined => completion),
+          Effect.catchTag("BudgetExhausted", () => Effect.succeed(undefined))
+        )
+  if (written?.finishReason === "length") {
     yield* Effect.logWarning(
-      "the report reached the model's output limit and may end abruptly; raise the report role's output tokens"
+      "the report reached the model's output limit and may end abruptly; raise the report role's output tokens" +
+        (limits === undefined ? "" : " or the budget")
     )
   }
-  const text = StructuredOutput.stripThinking(completion.text)
+  const text =
+    written === undefined
+      ? yield* findingsAsTheyAre(input, language, found)
+      : StructuredOutput.stripThinking(written.text)
   if (text === "") {
     return yield* Effect.fail(new MalformedOutput({ reason: "the report model returned no text", raw: "" }))
   }
   const finalized = Citations.finalize(text, found.sources, Language.sourcesHeading(language))
+  const grounding = groundingOf(input.session, found.sources.length)
+  // A report that rests on no source says so first, in its own language, whatever the model wrote.
+  const markdown =
+    grounding.reason === undefined
+      ? finalized.markdown
+      : withNotice(finalized.markdown, Notices.noSourceNotice(language.code, grounding.reason))
   // Strings, a count and citations made as such: not validated again.
   const report = new Report(
     {
       title: titleOf(finalized.markdown, input.query),
-      markdown: finalized.markdown,
+      markdown,
       citations: finalized.citations,
       language: language.name,
-      droppedCitations: finalized.dropped
+      droppedCitations: finalized.dropped,
+      grounding
     },
     true
   )
@@ -160,7 +267,9 @@ export const run = Spans.fn("Synthesis.run")(function* (input: Input) {
     _tag: "ReportWritten",
     characters: report.markdown.length,
     citations: report.citations.length,
-    droppedCitations: report.droppedCitations
+    droppedCitations: report.droppedCitations,
+    sources: grounding.sources,
+    ...(grounding.reason === undefined ? {} : { ungrounded: grounding.reason })
   })
   return report
 })

@@ -1,7 +1,7 @@
 /**
  * A language model that answers from a script: a list of replies, or a function of the request. It records every
- * request, can fail with any provider error, and plays one or many roles behind a `ModelRouter`. Part of the public
- * testing API: users test their own programs with it.
+ * request, can fail with any provider error, stops its output at the call's limit as vendors do, and plays one or many
+ * roles behind a `ModelRouter`. Part of the public testing API: users test their own programs with it.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -10,6 +10,7 @@ import * as Ref from "effect/Ref"
 import type { ProviderError } from "../Errors.js"
 import * as LanguageModel from "../LanguageModel.js"
 import * as ModelRouter from "../ModelRouter.js"
+import { charactersFor, estimateTokens } from "../Tokens.js"
 import { roles as allRoles, Usage } from "../Usage.js"
 import type { Role } from "../Usage.js"
 
@@ -52,9 +53,6 @@ export const json = (value: unknown): Reply => JSON.stringify(value)
 
 /** A reply that calls tools. */
 export const toolCalls = (...calls: ReadonlyArray<ScriptedToolCall>): Reply => ({ toolCalls: calls })
-
-/** A rough token count, so that scripted runs exercise budgets and metrics. */
-const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
 
 const requestText = (request: LanguageModel.GenerateRequest): string =>
   (request.system ?? "") +
@@ -118,14 +116,18 @@ export const make = (options: Options, log: Log, role?: Role): Effect.Effect<Lan
             (c, i) =>
               new LanguageModel.ToolCall({ id: c.id ?? `call_${call}_${i}`, name: c.name, arguments: c.arguments })
           )
-          const outputText = (value.text ?? "") + calls.map((c) => JSON.stringify(c.arguments)).join("")
+          // As a vendor does, the output stops at the call's limit: the text is cut there, and counted at the limit.
+          const limit = request.maxOutputTokens
+          const fullText = value.text ?? ""
+          const outputTokens = estimateTokens(fullText + calls.map((c) => JSON.stringify(c.arguments)).join(""))
+          const cut = limit !== undefined && outputTokens > limit
           return new LanguageModel.Completion({
-            text: value.text ?? "",
+            text: cut ? fullText.slice(0, charactersFor(limit, fullText)) : fullText,
             toolCalls: calls,
-            finishReason: calls.length > 0 ? "tool_calls" : "stop",
+            finishReason: cut ? "length" : calls.length > 0 ? "tool_calls" : "stop",
             usage: new Usage({
               inputTokens: estimateTokens(requestText(request)),
-              outputTokens: estimateTokens(outputText)
+              outputTokens: cut ? limit : outputTokens
             }),
             model
           })

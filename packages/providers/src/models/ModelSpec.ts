@@ -171,6 +171,7 @@ export const withDefaultMaxOutputTokens = (
   maxOutputTokens: number
 ): LanguageModel.Service => ({
   ...model,
+  maxOutputTokens,
   generate: (request) =>
     model.generate(request.maxOutputTokens === undefined ? { ...request, maxOutputTokens } : request)
 })

@@ -27,6 +27,7 @@ import { fetchKeepingErrorBodies, refusedCapability, toProviderError } from "./o
 import { accumulate, completionOf } from "./openaiChatAnswer.js"
 import * as StrictSchema from "./openaiStrictSchema.js"
 import * as Environment from "../Environment.js"
+import * as OpenAiTokenizer from "./OpenAiTokenizer.js"
 
 // =============================================================================
 // Options
@@ -180,6 +181,8 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service> =>
       model: options.model,
       capabilities,
       contextWindow,
+      // OpenAI's own models count in o200k; a model of another family served over the same API is estimated.
+      ...(OpenAiTokenizer.usesO200k(options.model) ? { countTokens: OpenAiTokenizer.countRequest } : {}),
       generate: (request) => {
         if ((request.tools ?? []).length > 0 && !capabilities.toolCalling) {
           return ActionProtocol.wrap(service).generate(request)

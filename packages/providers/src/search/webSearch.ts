@@ -1,4 +1,4 @@
-import { Pricing, type Usage, UsageLedger } from "@deep-research/core"
+import { Budget, Pricing, type Usage, UsageLedger } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
@@ -11,8 +11,8 @@ export const timeRangeText = {
 } as const
 
 /**
- * Records what a native web search cost in the run's `UsageLedger` (when there is one): the call's tokens at the
- * model's price plus a fee per search, under `role`.
+ * Records what a native web search cost in the run's `UsageLedger` (when there is one) and its `Budget`: the call's
+ * tokens at the model's price plus a fee per search, under `role`.
  */
 export const recordSearchSpend = (options: {
   readonly role: Usage.Role
@@ -25,9 +25,8 @@ export const recordSearchSpend = (options: {
     const ledger = yield* Effect.serviceOption(UsageLedger.UsageLedger)
     if (Option.isNone(ledger)) return
     const table = Option.getOrElse(yield* Effect.serviceOption(Pricing.Pricing), () => Pricing.defaultTable)
-    yield* ledger.value.record(
-      options.role,
-      options.usage,
-      Pricing.costOf(table, options.model, options.usage) + options.searches * options.searchFeeUsd
-    )
+    const costUsd = Pricing.costOf(table, options.model, options.usage) + options.searches * options.searchFeeUsd
+    yield* ledger.value.record(options.role, options.usage, costUsd)
+    // Made by a search provider, not through the router: the run's budget is told of it after the fact.
+    yield* Effect.flatMap(Budget.current, (budget) => budget.charge(Budget.spentBy(options.usage, costUsd)))
   })

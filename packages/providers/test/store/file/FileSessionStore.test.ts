@@ -386,6 +386,10 @@ describe("FileSessionStore", () => {
       )
       const summary = (yield* store.list)[0]
       assert.strictEqual(summary?.costUsd, 0.021 + 0.032 + 0.036)
+      // Stored before grounding and failed tool calls were recorded: neither is made up.
+      assert.isUndefined(session.report?.grounding)
+      assert.isUndefined(summary?.grounding)
+      assert.strictEqual(session.rounds[0]?.results[0]?.failedToolCalls, 0)
     }).pipe(Effect.provide(NodeLayer))
   )
 
