@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url"
 import type { ViteUserConfig } from "vitest/config"
 
 const packagesDir = fileURLToPath(new URL("./packages", import.meta.url))
+const setup = fileURLToPath(new URL("./vitest.setup.ts", import.meta.url))
 
 type Alias = { readonly find: RegExp; readonly replacement: string }
 
@@ -45,8 +46,12 @@ export const shared: ViteUserConfig = {
   resolve: { alias: packages.flatMap(aliasesOf) },
   test: {
     include: ["test/**/*.test.ts"],
+    setupFiles: [setup],
     fakeTimers: { toFake: undefined },
     testTimeout: 30_000,
-    hookTimeout: 30_000
+    hookTimeout: 30_000,
+    // A worker runs file after file in one process (see the root vitest.config.ts): a file leaves the process as it
+    // found it (environment variables put back, servers and processes it started stopped).
+    poolOptions: { forks: { isolate: false } }
   }
 }

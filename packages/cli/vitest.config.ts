@@ -1,4 +1,8 @@
-import { defineProject, mergeConfig } from "vitest/config"
+import { configDefaults, defineProject, mergeConfig } from "vitest/config"
 import { shared } from "../../vitest.shared.js"
 
-export default mergeConfig(shared, defineProject({ test: { name: "cli" } }))
+// The tests that start the built command are the `cli-spawn` project's (vitest.spawn.config.ts).
+export default mergeConfig(
+  shared,
+  defineProject({ test: { name: "cli", exclude: [...configDefaults.exclude, "test/**/*.spawn.test.ts"] } })
+)

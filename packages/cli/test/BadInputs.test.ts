@@ -1,67 +1,37 @@
 /**
- * Bad inputs through the built CLI, as a new user would type them: each gives one clear line on stderr, the right
- * exit code, nothing on stdout but what the command promises, and never a stack trace. The table grows with new
- * options.
+ * Bad inputs, as a new user would type them: each gives one clear line on stderr, the right exit code, nothing on
+ * stdout but what the command promises, and never a stack trace. The table grows with new options. The command runs
+ * in this process (`support/inProcess.ts`): what it prints and its exit code are the program's; the built command's
+ * own exit codes and stderr are checked in `EndToEnd.spawn.test.ts`.
  */
 import { Emulator } from "@deep-research/emulator"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
-import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as nodePath from "node:path"
-import { fileURLToPath } from "node:url"
-import { ensureBuilt } from "./support/built.js"
-
-const root = fileURLToPath(new URL("../../..", import.meta.url))
-const bin = nodePath.join(root, "packages/cli/bin/deep-research.js")
+import * as InProcess from "./support/inProcess.js"
 
 let sandbox: string
 
 beforeAll(() => {
-  ensureBuilt()
   sandbox = fs.mkdtempSync(nodePath.join(os.tmpdir(), "bad-inputs-"))
   fs.writeFileSync(nodePath.join(sandbox, "a-file"), "not a folder")
-}, 300_000)
+})
 
 afterAll(() => fs.rmSync(sandbox, { recursive: true, force: true }))
 
-interface Ran {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** Runs the CLI with no key in its environment (or the ones given), its store and home in the sandbox. */
-const cli = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}): Ran => {
-  const result = spawnSync(process.execPath, [bin, ...args], {
+/** Runs the command with no key in its environment (or the ones given), its store and home in the sandbox. */
+const cli = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}): Promise<InProcess.Ran> =>
+  InProcess.run(args, {
     cwd: sandbox,
-    encoding: "utf8",
-    timeout: 60_000,
-    env: {
-      PATH: process.env["PATH"] ?? "",
-      HOME: nodePath.join(sandbox, "home"),
-      DEEP_RESEARCH_HOME: nodePath.join(sandbox, "store"),
-      ...env
-    }
+    env: { HOME: nodePath.join(sandbox, "home"), DEEP_RESEARCH_HOME: nodePath.join(sandbox, "store"), ...env }
   })
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
-}
 
-/** The same, without blocking this process: for runs against the emulator that this process serves. */
-const cliAsync = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>>): Promise<Ran> =>
-  new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd: sandbox,
-      env: { PATH: process.env["PATH"] ?? "", HOME: nodePath.join(sandbox, "home"), ...env }
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-  })
+/** The same, with its home only: for runs against the emulator, with its own store. */
+const cliAsync = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>>): Promise<InProcess.Ran> =>
+  InProcess.run(args, { cwd: sandbox, env: { HOME: nodePath.join(sandbox, "home"), ...env } })
 
 const stackTrace = /\n\s+at |FiberFailure|level=ERROR|node:internal/
 
@@ -182,8 +152,8 @@ const cases: ReadonlyArray<Case> = [
 
 describe("bad inputs through the built CLI", () => {
   for (const c of cases) {
-    it(c.name, () => {
-      const ran = cli(c.args(), c.env)
+    it(c.name, async () => {
+      const ran = await cli(c.args(), c.env)
       assert.strictEqual(ran.code, c.code, `${ran.stdout}\n${ran.stderr}`)
       assert.match(ran.stderr, c.message)
       assert.notMatch(`${ran.stdout}${ran.stderr}`, stackTrace)
@@ -200,7 +170,7 @@ describe("bad inputs through the built CLI", () => {
     const address = holder.address()
     const port = typeof address === "object" && address !== null ? address.port : 0
     try {
-      const ran = cli(["serve", "--simulate", "--port", String(port)])
+      const ran = await cli(["serve", "--simulate", "--port", String(port)])
       assert.strictEqual(ran.code, 2, ran.stderr)
       assert.match(
         ran.stderr,
@@ -214,28 +184,36 @@ describe("bad inputs through the built CLI", () => {
     }
   })
 
-  it("control characters of a question never reach the terminal raw: not in the progress, list or show", () => {
+  it("control characters of a question never reach the terminal raw: not in the progress, list or show", async () => {
     const store = nodePath.join(sandbox, "controls")
     const question = "Heat \u001b[31mpumps\u0007 and\rboilers\u0008?"
-    const ran = cli(["--simulate", "--no-clarify", "--store", store, "--out", nodePath.join(store, "r.md"), question])
+    const ran = await cli([
+      "--simulate",
+      "--no-clarify",
+      "--store",
+      store,
+      "--out",
+      nodePath.join(store, "r.md"),
+      question
+    ])
     assert.strictEqual(ran.code, 0, ran.stderr)
-    const listed = cli(["list", "--store", store])
+    const listed = await cli(["list", "--store", store])
     const id = /^(\S+)/.exec(listed.stdout)?.[1] ?? ""
-    const shown = cli(["show", id, "--store", store])
+    const shown = await cli(["show", id, "--store", store])
     for (const output of [ran.stdout, ran.stderr, listed.stdout, shown.stdout]) {
       assert.notMatch(output, /[\u0000-\u0008\u000b-\u001f\u007f]/)
     }
     assert.include(listed.stdout, "Heat \u241b[31mpumps\u2407")
   })
 
-  it("a corpus with nothing readable is a usage error; one of text files without extensions is read, its index kept in the store", () => {
+  it("a corpus with nothing readable is a usage error; one of text files without extensions is read, its index kept in the store", async () => {
     const empty = nodePath.join(sandbox, "empty-corpus")
     const texts = nodePath.join(sandbox, "texts")
     fs.mkdirSync(empty)
     fs.mkdirSync(texts)
     fs.writeFileSync(nodePath.join(empty, "photo.bin"), Buffer.from([0, 1, 2, 3, 255]))
     fs.writeFileSync(nodePath.join(texts, "LICENSE"), "Permission is hereby granted to research heat pumps freely.\n")
-    const refused = cli(["--simulate", "--no-clarify", "--corpus", empty, "What is X?"])
+    const refused = await cli(["--simulate", "--no-clarify", "--corpus", empty, "What is X?"])
     assert.strictEqual(refused.code, 2)
     assert.match(
       refused.stderr,
@@ -243,7 +221,7 @@ describe("bad inputs through the built CLI", () => {
     )
     assert.notMatch(refused.stderr, stackTrace)
     const store = nodePath.join(sandbox, "corpus-store")
-    const ran = cli([
+    const ran = await cli([
       "--simulate",
       "--no-clarify",
       "--search",
@@ -262,23 +240,29 @@ describe("bad inputs through the built CLI", () => {
     assert.lengthOf(fs.readdirSync(nodePath.join(store, "corpus-index")), 1)
   })
 
-  it("--out naming a folder puts the report inside it, as deep-research-<id>.md; one that cannot be written is a warning", () => {
+  it("--out naming a folder puts the report inside it, as deep-research-<id>.md; one that cannot be written is a warning", async () => {
     const folder = nodePath.join(sandbox, "reports")
     fs.mkdirSync(folder, { recursive: true })
-    const ran = cli(["--simulate", "--no-clarify", "--out", folder, "How do tides work?"])
+    const ran = await cli(["--simulate", "--no-clarify", "--out", folder, "How do tides work?"])
     assert.strictEqual(ran.code, 0, ran.stderr)
     const written = /Report: (\S+)/.exec(ran.stdout)?.[1] ?? ""
     assert.match(written, new RegExp(`^${folder}/deep-research-dr-[\\w-]+\\.md$`))
     assert.include(fs.readFileSync(written, "utf8"), "Simulated run")
-    const nowhere = cli(["--simulate", "--no-clarify", "--out", nodePath.join(sandbox, "a-file", "r.md"), "Tides?"])
+    const nowhere = await cli([
+      "--simulate",
+      "--no-clarify",
+      "--out",
+      nodePath.join(sandbox, "a-file", "r.md"),
+      "Tides?"
+    ])
     // The research succeeded: the report is in the store, and the warning says where.
     assert.strictEqual(nowhere.code, 0, nowhere.stderr)
     assert.match(nowhere.stderr, /^warning: the report could not be written to .*a-file\/r\.md \(.*\)\. .*report\.md/m)
   })
 
-  it("list shows a session it cannot read as unreadable and lists the others", () => {
+  it("list shows a session it cannot read as unreadable and lists the others", async () => {
     const store = nodePath.join(sandbox, "unreadable")
-    const ran = cli([
+    const ran = await cli([
       "--simulate",
       "--no-clarify",
       "--store",
@@ -289,16 +273,16 @@ describe("bad inputs through the built CLI", () => {
     ])
     assert.strictEqual(ran.code, 0, ran.stderr)
     fs.writeFileSync(nodePath.join(store, "sessions", "dr-20260101-000000-aaaaaa"), "a file where a folder should be")
-    const listed = cli(["list", "--store", store])
+    const listed = await cli(["list", "--store", store])
     assert.strictEqual(listed.code, 0, listed.stderr)
     assert.match(listed.stdout, /^dr-20260101-000000-aaaaaa +unreadable .*cannot stat/m)
     assert.match(listed.stdout, /completed .*What is X\?/)
     assert.notMatch(`${listed.stdout}${listed.stderr}`, stackTrace)
   })
 
-  it("a simulated session is evaluated and resumed simulated without --simulate again, instead of asking for a key", () => {
+  it("a simulated session is evaluated and resumed simulated without --simulate again, instead of asking for a key", async () => {
     const store = nodePath.join(sandbox, "simulated")
-    const ran = cli([
+    const ran = await cli([
       "--simulate",
       "--no-clarify",
       "--store",
@@ -309,18 +293,18 @@ describe("bad inputs through the built CLI", () => {
     ])
     assert.strictEqual(ran.code, 0, ran.stderr)
     const [id] = fs.readdirSync(nodePath.join(store, "sessions"))
-    const evaluated = cli(["evaluate", id ?? "", "--store", store])
+    const evaluated = await cli(["evaluate", id ?? "", "--store", store])
     assert.strictEqual(evaluated.code, 0, evaluated.stderr)
     assert.include(evaluated.stderr, `[simulated] Session ${id} was made by a simulated run: it is evaluated against`)
     assert.notInclude(evaluated.stderr, "No language model is configured")
-    const resumed = cli(["resume", id ?? "", "--store", store])
+    const resumed = await cli(["resume", id ?? "", "--store", store])
     assert.strictEqual(resumed.code, 0, resumed.stderr)
     assert.notInclude(resumed.stderr, "No language model is configured")
   })
 
-  it("session files are readable by their owner only: folders 0700, files 0600", () => {
+  it("session files are readable by their owner only: folders 0700, files 0600", async () => {
     const store = nodePath.join(sandbox, "modes")
-    const ran = cli([
+    const ran = await cli([
       "--simulate",
       "--no-clarify",
       "--store",

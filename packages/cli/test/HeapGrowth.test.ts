@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Scope } from "effect"
-import { execFileSync } from "node:child_process"
+import { execFile } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import * as HeapGrowth from "../src/internal/HeapGrowth.js"
@@ -13,7 +13,7 @@ const built = pathToFileURL(
  * The largest heap a Node process reaches holding about 60 MB while it makes and drops 0.8 GB of garbage, with the
  * growth `limit` of `options` from its start.
  */
-const peakHeapMiB = (options: HeapGrowth.Options): number => {
+const peakHeapMiB = async (options: HeapGrowth.Options): Promise<number> => {
   const script = `
     const HeapGrowth = await import(${JSON.stringify(built.href)})
     const { Effect, Scope } = await import("effect")
@@ -29,10 +29,14 @@ const peakHeapMiB = (options: HeapGrowth.Options): number => {
       peak = Math.max(peak, process.memoryUsage().heapTotal)
     }
     console.log(JSON.stringify({ set, peak: peak / 2 ** 20, kept: kept.length }))`
-  const output = execFileSync(process.execPath, ["--input-type=module", "-e", script], {
-    env: { ...process.env, NODE_OPTIONS: "" },
-    encoding: "utf8"
-  })
+  const output = await new Promise<string>((resolve, reject) =>
+    execFile(
+      process.execPath,
+      ["--input-type=module", "-e", script],
+      { env: { ...process.env, NODE_OPTIONS: "" } },
+      (error, stdout) => (error === null ? resolve(stdout) : reject(error))
+    )
+  )
   const result = JSON.parse(output) as { readonly set: boolean; readonly peak: number }
   assert.isTrue(result.set)
   return result.peak
@@ -88,15 +92,15 @@ describe("HeapGrowth", () => {
     }))
 
   // The child processes load the module built by `npm ci` (prepare), as a program would.
-  it("lets the heap grow less past what is alive once that is large", () => {
-    const small = peakHeapMiB({ percent: 20, aboveMiB: 0 })
-    const large = peakHeapMiB({ percent: 300, aboveMiB: 0 })
+  it("lets the heap grow less past what is alive once that is large", async () => {
+    const small = await peakHeapMiB({ percent: 20, aboveMiB: 0 })
+    const large = await peakHeapMiB({ percent: 300, aboveMiB: 0 })
     assert.isBelow(small, large / 1.5, `peak heap ${small.toFixed(0)} MiB at 20%, ${large.toFixed(0)} MiB at 300%`)
   }, 60_000)
 
-  it("leaves V8 its own growth while what is alive is small", () => {
-    const bounded = peakHeapMiB({ percent: 20, aboveMiB: 0 })
-    const unbounded = peakHeapMiB({ percent: 20, aboveMiB: 10_000 })
+  it("leaves V8 its own growth while what is alive is small", async () => {
+    const bounded = await peakHeapMiB({ percent: 20, aboveMiB: 0 })
+    const unbounded = await peakHeapMiB({ percent: 20, aboveMiB: 10_000 })
     assert.isBelow(bounded, unbounded / 1.5, `peak heap ${bounded.toFixed(0)} MiB bounded, ${unbounded.toFixed(0)} not`)
   }, 60_000)
 })

@@ -4,10 +4,14 @@ import * as childProcess from "node:child_process"
 import * as ReportHtml from "../src/http/ReportHtml.js"
 
 describe("deep-research serve: the web page's files", () => {
-  it("the committed bundle is what its sources build to", () => {
+  it("the committed bundle is what its sources build to", async () => {
     const build = new URL("../web/build.mjs", import.meta.url).pathname
-    const result = childProcess.spawnSync(process.execPath, [build, "--check"], { encoding: "utf8" })
-    assert.strictEqual(result.status, 0, result.stderr)
+    const failed = await new Promise<string | undefined>((resolve) =>
+      childProcess.execFile(process.execPath, [build, "--check"], (error, _stdout, stderr) =>
+        resolve(error === null ? undefined : `${error.message}\n${stderr}`)
+      )
+    )
+    assert.isUndefined(failed)
   })
 })
 

@@ -1,7 +1,7 @@
 /**
  * Traces and metrics as an OpenTelemetry backend receives them: an OTLP/HTTP receiver (node:http on 127.0.0.1) takes
  * what the official exporters send (OTLP JSON, the encoding of the `-http` exporters) from a run against the vendors'
- * emulator, in this process and through the built CLI with `OTEL_EXPORTER_OTLP_ENDPOINT` set. The attribute names are
+ * emulator, in this process and through the CLI's command with `OTEL_EXPORTER_OTLP_ENDPOINT` set. The attribute names are
  * checked against `@opentelemetry/semantic-conventions/incubating`.
  */
 import { Errors, LanguageModel, ModelRouter, Pipeline, Resilience, type Session, Summarizer } from "@deep-research/core"
@@ -33,6 +33,7 @@ import * as Runs from "../src/Runs.js"
 import * as OtlpExport from "../src/OtlpExport.js"
 import { routerSpecs } from "./support/wire.js"
 import * as BuiltCli from "./support/builtCli.js"
+import * as InProcess from "./support/inProcess.js"
 
 // =============================================================================
 // OTLP JSON, as far as the checks read it
@@ -295,10 +296,15 @@ describe("traces and metrics of a run", () => {
   let session: Session.Session
   let spans: ReadonlyArray<Span>
   let metrics: ReturnType<typeof metricsIn>
+  /** The metrics as this process had counted them before the run (other files' runs count in it too). */
+  let before: ReturnType<typeof metricsIn>
   let sent: ReadonlyArray<Received>
 
   beforeAll(async () => {
-    const before = receiver.received.length
+    const earlier = receiver.received.length
+    await Effect.runPromise(Effect.provide(Effect.void, exporting(false)))
+    before = metricsIn(receiver.received.slice(earlier))
+    const start = receiver.received.length
     session = await Effect.runPromise(
       Effect.gen(function* () {
         const first = yield* Pipeline.research(question, {
@@ -309,10 +315,21 @@ describe("traces and metrics of a run", () => {
         return first
       }).pipe(Effect.provide(runLayer()), Effect.provide(exporting(false)))
     )
-    sent = receiver.received.slice(before)
+    sent = receiver.received.slice(start)
     spans = spansIn(sent).map((s) => s.span)
     metrics = metricsIn(sent)
   }, 120_000)
+
+  /** What the run added to each data point of a cumulative metric: the points it changed. */
+  const grown = (name: string) => {
+    const then = new Map(lastPoints(before, name).map((point) => [JSON.stringify(point.attributes), point]))
+    return lastPoints(metrics, name).flatMap((point) => {
+      const earlier = then.get(JSON.stringify(point.attributes))
+      const value = point.value - (earlier?.value ?? 0)
+      const sum = point.sum === undefined ? undefined : point.sum - (earlier?.sum ?? 0)
+      return value === 0 ? [] : [{ attributes: point.attributes, value, sum }]
+    })
+  }
 
   const byId = () => new Map(spans.map((span) => [span.spanId, span]))
   const ancestors = (span: Span): ReadonlyArray<Span> => {
@@ -431,7 +448,7 @@ describe("traces and metrics of a run", () => {
   })
 
   it("counts tokens and cost by role and model, requests by provider, sessions by outcome, and units in flight", () => {
-    const tokens = lastPoints(metrics, "deep_research.tokens")
+    const tokens = grown("deep_research.tokens")
     for (const usage of session.usage) {
       const of = (type: string) =>
         tokens
@@ -444,7 +461,7 @@ describe("traces and metrics of a run", () => {
     }
     for (const point of tokens) assert.isString(point.attributes[ATTR_GEN_AI_REQUEST_MODEL])
     // The conventions' own histograms, for dashboards built on them.
-    const usage = lastPoints(metrics, METRIC_GEN_AI_CLIENT_TOKEN_USAGE)
+    const usage = grown(METRIC_GEN_AI_CLIENT_TOKEN_USAGE)
     const totalOf = (type: string) =>
       usage.filter((p) => p.attributes["gen_ai.token.type"] === type).reduce((n, p) => n + (p.sum ?? 0), 0)
     assert.strictEqual(
@@ -452,10 +469,10 @@ describe("traces and metrics of a run", () => {
       session.usage.reduce((n, u) => n + u.inputTokens, 0)
     )
     assert.strictEqual(
-      lastPoints(metrics, METRIC_GEN_AI_CLIENT_OPERATION_DURATION).reduce((n, p) => n + p.value, 0),
+      grown(METRIC_GEN_AI_CLIENT_OPERATION_DURATION).reduce((n, p) => n + p.value, 0),
       chatSpans().length
     )
-    const requests = lastPoints(metrics, "deep_research.requests")
+    const requests = grown("deep_research.requests")
     const modelRequests = requests
       .filter(
         (p) =>
@@ -467,12 +484,9 @@ describe("traces and metrics of a run", () => {
       requests.filter((p) => p.attributes["deep_research.request.kind"] === "search").reduce((n, p) => n + p.value, 0),
       0
     )
-    assert.isAbove(lastPoints(metrics, "deep_research.request.duration").length, 0)
+    assert.isAbove(grown("deep_research.request.duration").length, 0)
     assert.deepStrictEqual(
-      lastPoints(metrics, "deep_research.sessions").map((p) => [
-        p.attributes["deep_research.session.outcome"],
-        p.value
-      ]),
+      grown("deep_research.sessions").map((p) => [p.attributes["deep_research.session.outcome"], p.value]),
       [["completed", 2]]
     )
     // Every unit that started has ended.
@@ -616,10 +630,10 @@ describe("retries, rate-limit waits and breaker rejections", () => {
 })
 
 // =============================================================================
-// The built CLI
+// The CLI
 // =============================================================================
 
-describe("the built CLI with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
+describe("the CLI with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
   it("exports the run's spans and metrics under OTEL_SERVICE_NAME before it exits, without its key", async () => {
     const before = receiver.received.length
     const box = BuiltCli.sandbox({
@@ -631,15 +645,10 @@ describe("the built CLI with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
       OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=test"
     })
     try {
-      const finished = await BuiltCli.start(box, [
-        "--json",
-        "--model",
-        "openai:emulated-model",
-        "--search",
-        "tavily",
-        "--no-clarify",
-        question
-      ]).done
+      const finished = await InProcess.run(
+        ["--json", "--model", "openai:emulated-model", "--search", "tavily", "--no-clarify", question],
+        { cwd: box.dir, env: box.env }
+      )
       assert.strictEqual(finished.code, 0, finished.stderr.slice(-2000))
       const sent = receiver.received.slice(before)
       const spans = spansIn(sent)

@@ -1,6 +1,8 @@
 /**
- * The built `deep-research` command, spawned as a user (or an operator starting workers) would run it, for the
- * cluster tests. The CLI runs `dist`: `npx tsc -b` first (the end-to-end tests check that it is fresh).
+ * The built `deep-research` command, spawned as a user (or an operator starting workers) would run it: for what only
+ * a process of its own shows (signals, its exit, its stdin, a runner killed). Files that use it are named
+ * `*.spawn.test.ts`: their project builds `dist` first when the sources changed (`built.ts`). A test of what the
+ * command says and does runs it in the test process instead (`inProcess.ts`).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -8,6 +10,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { fileURLToPath } from "node:url"
+import { checkBuilt } from "./built.js"
 
 const root = fileURLToPath(new URL("../../../..", import.meta.url))
 export const bin = nodePath.join(root, "packages/cli/bin/deep-research.js")
@@ -50,6 +53,7 @@ export interface Running {
 
 /** Starts the CLI. */
 export const start = (box: Sandbox, args: ReadonlyArray<string>, env: Record<string, string> = {}): Running => {
+  checkBuilt()
   const child = spawn(process.execPath, [bin, ...args], {
     cwd: box.dir,
     env: { ...box.env, ...env },
@@ -73,6 +77,7 @@ export const runWithInput = (
   input: string,
   env: Record<string, string> = {}
 ): Promise<Finished> => {
+  checkBuilt()
   const child = spawn(process.execPath, [bin, ...args], { cwd: box.dir, env: { ...box.env, ...env }, stdio: "pipe" })
   let stdout = ""
   let stderr = ""

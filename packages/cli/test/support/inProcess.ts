@@ -1,66 +1,124 @@
 /**
- * The `deep-research` command line run in this process, as `main` runs it, with what it prints captured: for the
- * tests of a command's own behaviour, which need no separate process (the end-to-end tests spawn the built CLI).
+ * The `deep-research` command run inside the test process: `main.ts`'s program on the arguments given, in a working
+ * folder and an environment of the test's own (nothing of this process's but `PATH`), with what it writes captured:
+ * the process's stdout and stderr, its log lines and Effect's `Console`. It resolves to the exit code the command
+ * would exit with.
+ *
+ * Tests of what the command says and does use this: it proves what a spawned process would, without starting one.
+ * The built CLI is spawned (`builtCli.ts`, in `*.spawn.test.ts` files) only where the process itself is under test:
+ * signals, its exit, its stdin, a runner killed, the package as installed.
+ *
+ * The environment, the working folder and the streams belong to the process: one command runs at a time, and
+ * everything is put back when it ends.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
+import * as Fiber from "effect/Fiber"
+import { Console } from "node:console"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
-import { Exited, run } from "../../src/Commands.js"
+import { program } from "../../src/main.js"
 
-/** What a command printed and how it ended: its exit code (0 when it succeeded) and its message when it failed. */
+/** What a command ended with, as a spawned one would report it. */
 export interface Ran {
   readonly code: number
   readonly stdout: string
   readonly stderr: string
 }
 
+export interface Options {
+  /** The working folder (where the command looks for a project's configuration file). */
+  readonly cwd: string
+  /** The command's environment, besides `PATH`. */
+  readonly env: Readonly<Record<string, string>>
+}
+
+/** A command running in this process, with what it has written so far. */
+export interface Running {
+  readonly output: () => { readonly stdout: string; readonly stderr: string }
+  /** Interrupts the command, as Ctrl-C would, and waits for it to end. */
+  readonly interrupt: () => Promise<Ran>
+  readonly done: Promise<Ran>
+}
+
+/** Variables of this process a command keeps: where programs are, and vitest's own (its worker reads them). */
+const kept = (name: string) => name === "PATH" || name.startsWith("VITEST") || name === "TEST" || name === "NODE_ENV"
+
+let busy = false
+
+const swapEnvironment = (env: Readonly<Record<string, string>>) => {
+  const saved = { ...process.env }
+  for (const name of Object.keys(process.env)) if (!kept(name)) delete process.env[name]
+  Object.assign(process.env, env)
+  return () => {
+    for (const name of Object.keys(process.env)) delete process.env[name]
+    Object.assign(process.env, saved)
+  }
+}
+
+const capture = (stream: NodeJS.WriteStream, sink: (text: string) => void) => {
+  const original = Reflect.get(stream, "write")
+  Reflect.set(stream, "write", (chunk: unknown, encoding?: unknown, callback?: unknown) => {
+    sink(typeof chunk === "string" ? chunk : Buffer.isBuffer(chunk) ? chunk.toString("utf8") : String(chunk))
+    const done = typeof encoding === "function" ? encoding : callback
+    if (typeof done === "function") process.nextTick(() => done())
+    return true
+  })
+  return () => void Reflect.set(stream, "write", original)
+}
+
+/** Starts `deep-research ...args`; it runs until it ends or is interrupted. */
+export const start = (args: ReadonlyArray<string>, options: Options): Running => {
+  if (busy) throw new Error("inProcess: one command at a time (the environment and streams are the process's)")
+  busy = true
+  let stdout = ""
+  let stderr = ""
+  const restore = [
+    swapEnvironment({ PATH: process.env["PATH"] ?? "", ...options.env }),
+    capture(process.stdout, (text) => (stdout += text)),
+    capture(process.stderr, (text) => (stderr += text))
+  ]
+  const cwd = process.cwd()
+  process.chdir(options.cwd)
+  const console = globalThis.console
+  globalThis.console = new Console({ stdout: process.stdout, stderr: process.stderr })
+  const fiber = Effect.runFork(program(args))
+  const done = Effect.runPromise(Fiber.await(fiber)).then((exit) => {
+    globalThis.console = console
+    process.chdir(cwd)
+    for (const undo of restore.reverse()) undo()
+    busy = false
+    // As `main` exits: the program's code, 130 when interrupted, 1 (and the cause, as Node prints it) on a defect.
+    if (Exit.isSuccess(exit)) return { code: exit.value, stdout, stderr }
+    if (Cause.isInterruptedOnly(exit.cause)) return { code: 130, stdout, stderr }
+    return { code: 1, stdout, stderr: `${stderr}${Cause.pretty(exit.cause)}\n` }
+  })
+  return {
+    output: () => ({ stdout, stderr }),
+    interrupt: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => done),
+    done
+  }
+}
+
+/** Runs `deep-research ...args` to its end. */
+export const run = (args: ReadonlyArray<string>, options: Options): Promise<Ran> => start(args, options).done
+
+/** Runs `deep-research ...args` to its end in this process's own environment and working folder. */
+export const cli = (args: ReadonlyArray<string>): Promise<Ran> =>
+  run(args, {
+    cwd: process.cwd(),
+    env: Object.fromEntries(
+      Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined)
+    )
+  })
+
 /** A temporary folder, removed when the test process ends. */
 export const tempDir = (prefix = "deep-research-cli-"): string => {
   const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), prefix))
   process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }))
   return dir
-}
-
-/** Runs `deep-research <args>` here; one at a time, since what it prints is taken from this process's streams. */
-export const cli = (args: ReadonlyArray<string>): Promise<Ran> => {
-  let stdout = ""
-  let stderr = ""
-  const out = process.stdout.write.bind(process.stdout)
-  const err = process.stderr.write.bind(process.stderr)
-  const capture =
-    (append: (text: string) => void) =>
-    (chunk: string | Uint8Array, ...rest: Array<unknown>): boolean => {
-      append(typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8"))
-      const callback = rest.find((arg): arg is () => void => typeof arg === "function")
-      callback?.()
-      return true
-    }
-  process.stdout.write = capture((text) => (stdout += text))
-  process.stderr.write = capture((text) => (stderr += text))
-  // Effect's Console writes through the global console, which the test runner takes over.
-  const { error, log } = console
-  console.log = (...parts: Array<unknown>) => void (stdout += `${parts.map(String).join(" ")}\n`)
-  console.error = (...parts: Array<unknown>) => void (stderr += `${parts.map(String).join(" ")}\n`)
-  return Effect.runPromiseExit(run(["node", "deep-research", ...args]).pipe(Effect.provide(NodeContext.layer)))
-    .then((exit): Ran => {
-      if (Exit.isSuccess(exit)) return { code: 0, stdout, stderr }
-      const failure = Cause.failureOption(exit.cause)
-      if (Option.isSome(failure) && failure.value instanceof Exited) {
-        return { code: failure.value.code, stdout, stderr: `${stderr}${failure.value.message}\n` }
-      }
-      return { code: 1, stdout, stderr: `${stderr}${Cause.pretty(exit.cause)}\n` }
-    })
-    .finally(() => {
-      process.stdout.write = out
-      process.stderr.write = err
-      console.log = log
-      console.error = error
-    })
 }
 
 /** A run's output for an assertion's message. */

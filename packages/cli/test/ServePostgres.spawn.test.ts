@@ -19,7 +19,8 @@ import * as Store from "../src/Store.js"
 import { connected } from "./McpHarness.js"
 import { connectedOver, researchAsTask } from "./McpHttpHarness.js"
 import { served, servedKeyless, settled, sseEvents } from "./ServeHarness.js"
-import { describeRun, freePort, run, sandbox, start } from "./support/builtCli.js"
+import { describeRun, freePort, sandbox, start } from "./support/builtCli.js"
+import * as InProcess from "./support/inProcess.js"
 
 const Event = Schema.parseJson(Schema.Struct({ _tag: Schema.String, sessionId: Schema.String }))
 const Started = Schema.parseJson(Schema.Struct({ sessionId: Schema.String, status: Schema.String }))
@@ -287,9 +288,11 @@ describe("deep-research serve and mcp over the cluster", () => {
         // `deep-research delete --database`, outside the cluster, removes the session's cluster messages too.
         assert.isNotEmpty(yield* messageIdsOf(database.url, started.sessionId))
         const box = sandbox(database.kind === "pglite" ? { DEEP_RESEARCH_SHARD_LOCKS: "table" } : {})
-        const deleted = yield* Effect.promise(() => run(box, ["delete", started.sessionId, "--database", database.url]))
+        const deleted = yield* Effect.promise(() =>
+          InProcess.run(["delete", started.sessionId, "--database", database.url], { cwd: box.dir, env: box.env })
+        )
         fs.rmSync(box.dir, { recursive: true, force: true })
-        assert.strictEqual(deleted.code, 0, describeRun(deleted))
+        assert.strictEqual(deleted.code, 0, describeRun({ ...deleted, signal: null }))
         assert.deepStrictEqual(yield* messageIdsOf(database.url, started.sessionId), [])
       }),
     120_000

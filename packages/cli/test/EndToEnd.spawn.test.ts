@@ -20,7 +20,6 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { fileURLToPath } from "node:url"
-import { ensureBuilt } from "./support/built.js"
 
 // =============================================================================
 // The built CLI
@@ -117,7 +116,6 @@ const emulatorEnv = () => ({
 const researchArgs = ["--model", "openai:emulated-model", "--search", "tavily", "--no-clarify"]
 
 beforeAll(async () => {
-  ensureBuilt()
   scope = Effect.runSync(Scope.make())
   emulator = await Effect.runPromise(Scope.extend(Emulator.start(), scope))
   await Effect.runPromise(Emulator.simulate(emulator))

@@ -3,14 +3,11 @@
  * id null), one that is JSON but no message with an invalid request (-32600, with its id when it has one), and the
  * messages around them are answered as ever. The SDK's own transport dropped such lines without a word.
  */
-import { assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { PassThrough } from "node:stream"
 import { Unanswered } from "../src/internal/answeredBeforeClose.js"
 import * as JsonRpcLines from "../src/internal/jsonRpcLines.js"
-import { ensureBuilt } from "./support/built.js"
 import { describeRun, runWithInput, sandbox } from "./support/builtCli.js"
-
-beforeAll(() => ensureBuilt(), 300_000)
 
 const ping = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "ping" })
 

@@ -7,12 +7,11 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Schema from "effect/Schema"
-import { spawnSync } from "node:child_process"
+import { execFile, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { fileURLToPath } from "node:url"
-import { ensureBuilt } from "./support/built.js"
 
 const root = fileURLToPath(new URL("../../..", import.meta.url))
 const bin = nodePath.join(root, "packages/cli/bin/deep-research.js")
@@ -32,7 +31,7 @@ interface Ran {
 }
 
 /** Runs the built CLI as a user the permissions apply to. */
-const cli = (args: ReadonlyArray<string>, unprivileged = true): Ran => {
+const cli = (args: ReadonlyArray<string>, unprivileged = true): Promise<Ran> => {
   const env = {
     PATH: process.env["PATH"] ?? "",
     HOME: nodePath.join(sandbox, "home"),
@@ -43,9 +42,12 @@ const cli = (args: ReadonlyArray<string>, unprivileged = true): Ran => {
     unprivileged && asRoot
       ? ["setpriv", ["--reuid", String(nobody), "--regid", String(nobody), "--clear-groups", process.execPath]]
       : [process.execPath, []]
-  const result = spawnSync(command, [...prefix, bin, ...args], { cwd: sandbox, encoding: "utf8", timeout: 60_000, env })
-  if (result.error !== undefined) throw new Error(`cannot run ${command}: ${result.error.message}`)
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+  return new Promise((resolve, reject) => {
+    const child = execFile(command, [...prefix, bin, ...args], { cwd: sandbox, env }, (error, stdout, stderr) => {
+      if (error !== null && typeof error.code !== "number") reject(new Error(`cannot run ${command}: ${error.message}`))
+      else resolve({ code: child.exitCode, stdout, stderr })
+    })
+  })
 }
 
 /** One error line on stderr (beside the notices a simulated run prints) that names the path and says why. */
@@ -61,15 +63,14 @@ const refusedClearly = (ran: Ran, path: string) => {
 
 const sessionIds = () => fs.readdirSync(sessionsDir()).sort()
 
-beforeAll(() => {
-  ensureBuilt()
+beforeAll(async () => {
   if (asRoot && spawnSync("setpriv", ["--version"]).error !== undefined) {
     throw new Error("running as root, these tests need util-linux's setpriv to run the CLI without privileges")
   }
   sandbox = fs.mkdtempSync(nodePath.join(os.tmpdir(), "store-permissions-"))
   fs.mkdirSync(nodePath.join(sandbox, "home"))
   for (const question of ["How do tides work?", "How do heat pumps work?"]) {
-    const ran = cli(["--simulate", "--no-clarify", "--out", nodePath.join(sandbox, "report.md"), question], false)
+    const ran = await cli(["--simulate", "--no-clarify", "--out", nodePath.join(sandbox, "report.md"), question], false)
     assert.strictEqual(ran.code, 0, ran.stderr)
   }
   // Everything belongs to the user the CLI runs as.
@@ -83,15 +84,15 @@ afterAll(() => {
 })
 
 describe("a store the system refuses", () => {
-  it("lists an unreadable session as unreadable, and the others as they are", () => {
+  it("lists an unreadable session as unreadable, and the others as they are", async () => {
     const [hidden = "", other = ""] = sessionIds()
     fs.chmodSync(nodePath.join(sessionsDir(), hidden), 0o000)
     try {
-      const ran = cli(["list"])
+      const ran = await cli(["list"])
       assert.strictEqual(ran.code, 0, ran.stderr)
       assert.match(ran.stdout, new RegExp(`${hidden}\\s+unreadable`))
       assert.match(ran.stdout, new RegExp(`${other}\\s+completed`))
-      const json = cli(["list", "--json"])
+      const json = await cli(["list", "--json"])
       assert.strictEqual(json.code, 0, json.stderr)
       // A JSON object a line.
       const listed = json.stdout
@@ -105,13 +106,13 @@ describe("a store the system refuses", () => {
     }
   })
 
-  it("a session file the system will not let it read is unreadable, not corrupt, and is left as it is", () => {
+  it("a session file the system will not let it read is unreadable, not corrupt, and is left as it is", async () => {
     const [id = ""] = sessionIds()
     const file = nodePath.join(sessionsDir(), id, "session.json")
     fs.chmodSync(file, 0o000)
     try {
-      assert.match(cli(["list"]).stdout, new RegExp(`${id}\\s+unreadable`))
-      const shown = cli(["show", id])
+      assert.match((await cli(["list"])).stdout, new RegExp(`${id}\\s+unreadable`))
+      const shown = await cli(["show", id])
       assert.strictEqual(shown.code, 2, shown.stderr)
       assert.notInclude(shown.stderr, "corrupt")
       assert.include(shown.stderr, `cannot read ${file}: permission denied`)
@@ -125,23 +126,23 @@ describe("a store the system refuses", () => {
     }
   })
 
-  it("refuses to delete or resume in a read-only session folder with one line and exit 2", () => {
+  it("refuses to delete or resume in a read-only session folder with one line and exit 2", async () => {
     const [id = ""] = sessionIds()
     const folder = nodePath.join(sessionsDir(), id)
     fs.chmodSync(folder, 0o500)
     try {
-      refusedClearly(cli(["delete", id]), folder)
-      refusedClearly(cli(["resume", id]), folder)
+      refusedClearly(await cli(["delete", id]), folder)
+      refusedClearly(await cli(["resume", id]), folder)
       assert.isTrue(fs.existsSync(nodePath.join(folder, "session.json")), "the session is still there")
     } finally {
       fs.chmodSync(folder, 0o700)
     }
   })
 
-  it("refuses a run in a read-only store with one line and exit 2", () => {
+  it("refuses a run in a read-only store with one line and exit 2", async () => {
     fs.chmodSync(sessionsDir(), 0o500)
     try {
-      const ran = cli(["--no-clarify", "--simulate", "--json", "How do magnets work?"])
+      const ran = await cli(["--no-clarify", "--simulate", "--json", "How do magnets work?"])
       refusedClearly(ran, sessionsDir())
       assert.lengthOf(sessionIds(), 2)
     } finally {
@@ -149,7 +150,7 @@ describe("a store the system refuses", () => {
     }
   })
 
-  it("stops a run whose session's log the system will not let it write with exit 1, the session resumable", () => {
+  it("stops a run whose session's log the system will not let it write with exit 1, the session resumable", async () => {
     const [source = ""] = sessionIds()
     const id = "dr-20260101-000000-stoppd"
     const folder = nodePath.join(sessionsDir(), id)
@@ -167,7 +168,7 @@ describe("a store the system refuses", () => {
     // The log is the system's to refuse: owned by root (as root) or read-only (as anyone else).
     if (asRoot) spawnSync("chown", ["0:0", log])
     else fs.chmodSync(log, 0o444)
-    const ran = cli(["resume", id, "--simulate", "--no-clarify", "--out", nodePath.join(sandbox, "stopped.md")])
+    const ran = await cli(["resume", id, "--simulate", "--no-clarify", "--out", nodePath.join(sandbox, "stopped.md")])
     assert.strictEqual(ran.code, 1, ran.stderr)
     assert.include(ran.stderr, `Research stopped: FileSessionStore: cannot append to ${log}: permission denied`)
     assert.include(ran.stderr, `deep-research resume ${id}`)
@@ -177,7 +178,14 @@ describe("a store the system refuses", () => {
 
     if (asRoot) spawnSync("chown", [`${nobody}:${nobody}`, log])
     else fs.chmodSync(log, 0o644)
-    const resumed = cli(["resume", id, "--simulate", "--no-clarify", "--out", nodePath.join(sandbox, "stopped.md")])
+    const resumed = await cli([
+      "resume",
+      id,
+      "--simulate",
+      "--no-clarify",
+      "--out",
+      nodePath.join(sandbox, "stopped.md")
+    ])
     assert.strictEqual(resumed.code, 0, resumed.stderr)
     assert.strictEqual(JSON.parse(fs.readFileSync(nodePath.join(folder, "session.json"), "utf8")).status, "completed")
   })

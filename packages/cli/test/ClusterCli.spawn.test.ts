@@ -1,9 +1,11 @@
 /**
  * The CLI over a cluster, as a user drives it: a `deep-research worker` runs on the database, and `deep-research
  * "<question>" --database URL` sends the question to it and follows the run to a report written here; `--detach`
- * prints the id and returns; `resume` of a finished session writes its report again. Real processes; the models and
- * search are the vendors' emulator in this process; the database is a real PostgreSQL server when
- * DEEP_RESEARCH_TEST_DATABASE_URL is set, else PGlite served over the wire protocol in this process.
+ * prints the id and returns; `resume` of a finished session writes its report again. The worker is a process of
+ * its own (the built CLI), started once for the file; the user's commands run in this process
+ * (`support/inProcess.ts`). The models and search are the vendors' emulator in this process; the database is a real
+ * PostgreSQL server when DEEP_RESEARCH_TEST_DATABASE_URL is set, else PGlite served over the wire protocol in this
+ * process.
  */
 import { SessionStore } from "@deep-research/core"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
@@ -15,7 +17,8 @@ import * as nodePath from "node:path"
 import type * as PgDatabase from "../../providers/test/support/pgDatabase.js"
 import type { Emulator } from "@deep-research/emulator"
 import * as ClusterWorld from "./support/clusterWorld.js"
-import { describeRun, freePort, run, type Running, type Sandbox, sandbox, start } from "./support/builtCli.js"
+import { describeRun, freePort, type Running, type Sandbox, sandbox, start } from "./support/builtCli.js"
+import * as InProcess from "./support/inProcess.js"
 
 const scope = Effect.runSync(Scope.make())
 let database: PgDatabase.TestDatabase
@@ -36,6 +39,10 @@ beforeAll(async () => {
   store = world.store
   box = sandbox(world.env)
 }, 120_000)
+
+/** Runs a user's command in this process, in the sandbox's folder and environment. */
+const run = (box: Sandbox, args: ReadonlyArray<string>) =>
+  InProcess.run(args, { cwd: box.dir, env: box.env }).then((ran) => ({ ...ran, signal: null }))
 
 /** Starts the worker, once, and waits until it serves its shards. */
 const startWorker = async () => {

@@ -1,7 +1,8 @@
 /**
  * The commands that read and act on sessions (list, show, evaluate, delete) with `--database`: they go through the
  * PostgreSQL store, never the files. The database is a real PostgreSQL server when DEEP_RESEARCH_TEST_DATABASE_URL is
- * set, else PGlite served over the wire protocol in this process.
+ * set, else PGlite served over the wire protocol in this process. The commands run in this process
+ * (`support/inProcess.ts`), but for `mcp`, whose input is the built CLI's stdin.
  */
 import { Session, SessionStore } from "@deep-research/core"
 import { FileSessionStore, PgSessionStore } from "@deep-research/providers"
@@ -15,7 +16,8 @@ import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as nodePath from "node:path"
 import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
-import { describeRun, run, runWithInput, sandbox, start } from "./support/builtCli.js"
+import { describeRun, runWithInput, type Sandbox, sandbox } from "./support/builtCli.js"
+import * as InProcess from "./support/inProcess.js"
 
 const fileScope = Effect.runSync(Scope.make())
 let database: PgDatabase.TestDatabase | undefined
@@ -25,6 +27,10 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(() => Effect.runPromise(Scope.close(fileScope, Exit.void)))
+
+/** Runs the command in this process, in the sandbox's folder and environment. */
+const run = (box: Sandbox, args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  InProcess.run(args, { cwd: box.dir, env: { ...box.env, ...env } }).then((ran) => ({ ...ran, signal: null }))
 
 const url = () => {
   if (database === undefined) throw new Error("the test database did not start")
@@ -115,15 +121,16 @@ describe("deep-research with --database", () => {
     const answered = await run(box, ["resume", id, "--answer", "Norway", "--database", url()])
     assert.strictEqual(answered.code, 2, describeRun(answered))
     assert.include(answered.stderr, `The session ${id} is queued`)
-    const following = start(box, ["resume", id, "--database", url()])
+    const following = InProcess.start(["resume", id, "--database", url()], { cwd: box.dir, env: box.env })
+    let ended: InProcess.Ran | undefined
+    void following.done.then((ran) => (ended = ran))
     const deadline = Date.now() + 60_000
     while (!following.output().stdout.includes(`Session ${id} is queued until a worker starts it; following it.`)) {
       assert.isBelow(Date.now(), deadline, describeRun({ code: null, signal: null, ...following.output() }))
-      assert.isNull(following.child.exitCode, describeRun({ code: null, signal: null, ...following.output() }))
+      assert.isUndefined(ended, describeRun({ code: null, signal: null, ...following.output() }))
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
-    following.child.kill("SIGKILL")
-    await following.done
+    await following.interrupt()
 
     const deleted = await run(box, ["delete", id, "--database", url()])
     assert.strictEqual(deleted.code, 0, describeRun(deleted))

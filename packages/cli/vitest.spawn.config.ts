@@ -1,0 +1,17 @@
+/**
+ * The CLI's tests that start the built `deep-research` command (`test/**\/*.spawn.test.ts`): what only a process of
+ * its own shows (signals, its exit, its stdin, a cluster runner killed). The packages are built once before they run
+ * when their sources changed since the last build (`test/support/built.ts`).
+ */
+import { defineProject } from "vitest/config"
+import { shared } from "../../vitest.shared.js"
+
+export default defineProject({
+  ...shared,
+  test: {
+    ...shared.test,
+    name: "cli-spawn",
+    include: ["test/**/*.spawn.test.ts"],
+    globalSetup: ["test/support/built.ts"]
+  }
+})
