@@ -275,7 +275,7 @@ describe("bad inputs through the built CLI", () => {
     fs.writeFileSync(nodePath.join(store, "sessions", "dr-20260101-000000-aaaaaa"), "a file where a folder should be")
     const listed = await cli(["list", "--store", store])
     assert.strictEqual(listed.code, 0, listed.stderr)
-    assert.match(listed.stdout, /^dr-20260101-000000-aaaaaa +unreadable .*cannot stat/m)
+    assert.match(listed.stdout, /^dr-20260101-000000-aaaaaa +unreadable .*(cannot stat|cannot list)/m, listed.stdout)
     assert.match(listed.stdout, /completed .*What is X\?/)
     assert.notMatch(`${listed.stdout}${listed.stderr}`, stackTrace)
   })

@@ -1,46 +1,33 @@
 /**
- * A budget and a run that finds no source, through the built CLI as a user runs it (`--simulate`): the budget is a
+ * A budget and a run that finds no source, through the command as a user runs it (`--simulate`, in this process): the budget is a
  * ceiling and its lines are printed once; a report that rests on no source says so in the report, the summary and
  * the listing, and `--require-sources` makes it exit 1.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
-import { fileURLToPath } from "node:url"
-import { ensureBuilt } from "./support/built.js"
+import { run } from "./support/inProcess.js"
 
-const root = fileURLToPath(new URL("../../..", import.meta.url))
-const bin = nodePath.join(root, "packages/cli/bin/deep-research.js")
 const question = "What are the tradeoffs of solid-state batteries?"
 
 let sandbox: string
 
 beforeAll(() => {
-  ensureBuilt()
   sandbox = fs.mkdtempSync(nodePath.join(os.tmpdir(), "budget-cli-"))
-}, 300_000)
+})
 
 afterAll(() => fs.rmSync(sandbox, { recursive: true, force: true }))
 
-const cli = (args: ReadonlyArray<string>) => {
-  const result = spawnSync(process.execPath, [bin, ...args], {
-    cwd: sandbox,
-    encoding: "utf8",
-    timeout: 60_000,
-    env: { PATH: process.env["PATH"] ?? "", HOME: nodePath.join(sandbox, "home") }
-  })
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
-}
+const cli = (args: ReadonlyArray<string>) => run(args, { cwd: sandbox, env: { HOME: nodePath.join(sandbox, "home") } })
 
 const research = (store: string, ...extra: ReadonlyArray<string>) =>
   cli(["--simulate", "--no-clarify", "--store", store, "--out", nodePath.join(store, "r.md"), ...extra, question])
 
-describe("budget and grounding through the CLI", () => {
-  it("--budget-tokens 5000 spends at most 5000, prints each budget line once, and says the report rests on no source", () => {
+describe("budget and grounding through the CLI", async () => {
+  it("--budget-tokens 5000 spends at most 5000, prints each budget line once, and says the report rests on no source", async () => {
     const store = nodePath.join(sandbox, "five-thousand")
-    const ran = research(store, "--budget-tokens", "5000")
+    const ran = await research(store, "--budget-tokens", "5000")
     assert.strictEqual(ran.code, 0, ran.stderr)
     const spent = Number(/tokens: (\d+)/.exec(ran.stdout)?.[1] ?? NaN)
     assert.isAtMost(spent, 5_000)
@@ -50,13 +37,13 @@ describe("budget and grounding through the CLI", () => {
     assert.match(ran.stdout, /^Warning: no source was found or read \(budget\)/m)
     assert.match(ran.stderr, /warning: the report rests on no source \(budget\)/)
     assert.include(fs.readFileSync(nodePath.join(store, "r.md"), "utf8"), "No source was found or read for this report")
-    const listed = cli(["list", "--store", store, "--json"])
+    const listed = await cli(["list", "--store", store, "--json"])
     assert.deepStrictEqual(JSON.parse(listed.stdout.trim()).grounding, { sources: 0, reason: "budget" })
-    assert.match(cli(["list", "--store", store]).stdout, /completed, no sources/)
+    assert.match((await cli(["list", "--store", store])).stdout, /completed, no sources/)
   })
 
-  it("--require-sources makes a run that found no source exit 1, saying why", () => {
-    const ran = research(nodePath.join(sandbox, "required"), "--budget-tokens", "5000", "--require-sources")
+  it("--require-sources makes a run that found no source exit 1, saying why", async () => {
+    const ran = await research(nodePath.join(sandbox, "required"), "--budget-tokens", "5000", "--require-sources")
     assert.strictEqual(ran.code, 1, ran.stderr)
     assert.include(
       ran.stderr,
@@ -64,8 +51,8 @@ describe("budget and grounding through the CLI", () => {
     )
   })
 
-  it("a run that found sources prints no such warning", () => {
-    const ran = research(nodePath.join(sandbox, "unbudgeted"), "--require-sources")
+  it("a run that found sources prints no such warning", async () => {
+    const ran = await research(nodePath.join(sandbox, "unbudgeted"), "--require-sources")
     assert.strictEqual(ran.code, 0, ran.stderr)
     assert.notInclude(ran.stdout, "Warning: no source")
   })

@@ -51,7 +51,11 @@ export const read = (
     Effect.catchTag("BadArgument", (error) =>
       Effect.fail(new Errors.SessionCorrupt({ sessionId: id, path: file, reason: error.message }))
     ),
-    Effect.catchTag("SystemError", (error) => orDieWith(`cannot read ${file}`)(Effect.fail(error))),
+    Effect.catchTag("SystemError", (error) =>
+      error.reason === "PermissionDenied"
+        ? orDieWith(`cannot read ${file}`)(Effect.fail(error))
+        : Effect.fail(new Errors.SessionCorrupt({ sessionId: id, path: file, reason: error.message }))
+    ),
     Effect.flatMap((text) => decodeText(id, file, text))
   )
 

@@ -73,10 +73,6 @@ export const summaryOf =
           ? Effect.succeed(Option.some(summary))
           : Effect.map(readLock(id), (lock) => Option.some(withLiveness(summary, lock, host)))
       }),
-      // One session that cannot be read is listed as such; the others are listed all the same.
-      Effect.catchAllDefect((defect) =>
-        Effect.succeed(Option.some(unreadable(id, defect instanceof Error ? defect.message : String(defect))))
-      ),
       Effect.catchTags({
         SessionNotFound: () => withoutSession(id),
         SessionCorrupt: (error) =>
@@ -89,5 +85,10 @@ export const summaryOf =
             )
             return Option.some(corrupt(id, error.reason, modified))
           })
-      })
+      }),
+      // One session that cannot be read is listed as such (a folder left by a killed process too); the others are
+      // listed all the same.
+      Effect.catchAllDefect((defect) =>
+        Effect.succeed(Option.some(unreadable(id, defect instanceof Error ? defect.message : String(defect))))
+      )
     )
