@@ -6,7 +6,7 @@
  * price of the acknowledgement's durability alone: the same number of `Pipeline.enqueue` at once on a file store on
  * the same disk (each a synced session file, its synced folder and the synced folder above), against the in-memory
  * store.
- * Usage: node bench/dist/serveLoad.js [--sessions N] [--max-sessions N] [--timeout-seconds S]
+ * Usage: node bench/dist/serveLoad.js [--sessions N] [--max-sessions N] [--timeout-seconds S] [--bin FILE]
  */
 import { Pipeline, type SessionStore } from "@deep-research/core"
 import { MemorySessionStore } from "@deep-research/core/testing"
@@ -33,7 +33,12 @@ const timeoutMillis = argument("--timeout-seconds", 900) * 1_000
 const healthTimeoutMillis = 10_000
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
-const bin = path.join(root, "packages", "cli", "bin", "deep-research.js")
+/** `--bin FILE`: another build's `deep-research.js` (an earlier commit's, to compare); this checkout's by default. */
+const binArg = process.argv.indexOf("--bin")
+const bin =
+  binArg >= 0
+    ? path.resolve(process.argv[binArg + 1] ?? "")
+    : path.join(root, "packages", "cli", "bin", "deep-research.js")
 
 const percentile = (values: ReadonlyArray<number>, p: number): number => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -174,6 +179,7 @@ const main = async () => {
       machine: Measure.machine(),
       loadAverageBefore: loadBefore.map((load) => Measure.round(load, 2)),
       loadAverageAfter: os.loadavg().map((load) => Measure.round(load, 2)),
+      bin: path.relative(root, bin),
       command: `node packages/cli/bin/deep-research.js serve --simulate --no-clarify${maxSessions > 0 ? ` --max-sessions ${maxSessions}` : ""}`,
       sessions,
       accepted: ids.length,
