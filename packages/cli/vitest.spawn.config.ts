@@ -12,6 +12,9 @@ export default defineProject({
     ...shared.test,
     name: "cli-spawn",
     include: ["test/**/*.spawn.test.ts"],
+    // A test here starts the built command (often twice: killed, then resumed), each a Node process that loads the
+    // CLI: on two busy cores that alone can take the 30 s other projects allow a test.
+    testTimeout: 120_000,
     globalSetup: ["test/support/built.ts"]
   }
 })
