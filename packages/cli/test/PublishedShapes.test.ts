@@ -27,7 +27,8 @@ describe("what the servers publish is what they take", () => {
       for (const tool of tools) assert.include(readme, `\`${tool.name}\``, "the README names every MCP tool")
       const refused: Array<string> = []
       for (const tool of tools) {
-        for (const seed of seeds) {
+        // `research` called plainly answers with a whole (simulated) report: three seeds of it, not twenty runs.
+        for (const seed of tool.name === "research" ? seeds.slice(0, 3) : seeds) {
           const args = generated(tool.inputSchema, seed) as Record<string, unknown>
           const result = yield* Effect.promise(() => client.callTool({ name: tool.name, arguments: args }))
           const parts = Array.isArray(result.content) ? result.content : []
