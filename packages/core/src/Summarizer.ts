@@ -12,7 +12,6 @@ import { ModelRouter } from "./ModelRouter.js"
 import * as Prompt from "./prompts/summarization.js"
 import { SourceSummary } from "./Source.js"
 import * as StructuredOutput from "./StructuredOutput.js"
-import * as Spans from "./Spans.js"
 
 /** What is summarised. */
 export interface SummaryInput {
@@ -44,7 +43,7 @@ export const Answer = Schema.Struct({
 
 /** A summarizer over a language model: one structured call per source. */
 export const make = (model: LanguageModel.Service): Service => ({
-  summarize: Spans.fn("Summarizer.summarize")(function* (input: SummaryInput) {
+  summarize: Effect.fn("Summarizer.summarize")(function* (input: SummaryInput) {
     const answer = yield* StructuredOutput.generateObject(
       model,
       Answer,

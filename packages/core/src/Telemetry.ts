@@ -278,7 +278,7 @@ export const providerCall = <A, E, R>(
 export const toolCall =
   (call: { readonly id: string; readonly name: string }) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Spans.withSpan(`execute_tool ${call.name}`, {
+    Effect.withSpan(`execute_tool ${call.name}`, {
       attributes: {
         [attributes.operationName]: "execute_tool",
         [attributes.toolName]: call.name,

@@ -10,7 +10,6 @@ import { Brief, type ClarificationRecord } from "../Research.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import * as StructuredOutput from "../StructuredOutput.js"
 import { today } from "../internal/text/calendar.js"
-import * as Spans from "../Spans.js"
 
 /** What the phase produced: a brief, or none when the question stands in. */
 export interface Outcome {
@@ -19,7 +18,7 @@ export interface Outcome {
 }
 
 /** Runs the brief phase. */
-export const run = Spans.fn("Brief.run")(function* (query: string, clarification: ClarificationRecord | undefined) {
+export const run = Effect.fn("Brief.run")(function* (query: string, clarification: ClarificationRecord | undefined) {
   const model = yield* ModelRouter.forRole("brief")
   const date = yield* today
   const input: Prompt.BriefInput = {

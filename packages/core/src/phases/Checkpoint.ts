@@ -18,7 +18,6 @@ import * as Telemetry from "../Telemetry.js"
 import * as Usage from "../Usage.js"
 import type * as UsageLedger from "../UsageLedger.js"
 import { difference, totals } from "../UsageLedger.js"
-import * as Spans from "../Spans.js"
 
 /** The running session. */
 export interface Handle {
@@ -204,7 +203,7 @@ export const make = (initial: Session, ledger: UsageLedger.Service): Effect.Effe
           costUsd: metrics?.costUsd ?? 0
         })
         return result
-      }).pipe(Spans.withSpan(`phase ${name}`, { attributes: { [Telemetry.attributes.phase]: name } }))
+      }).pipe(Effect.withSpan(`phase ${name}`, { attributes: { [Telemetry.attributes.phase]: name } }))
 
     const elapsedIn = (name: Usage.Phase) =>
       Effect.gen(function* () {

@@ -13,7 +13,6 @@ import { Clarification, ClarificationRecord } from "../Research.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import * as StructuredOutput from "../StructuredOutput.js"
 import { UserInput } from "../UserInput.js"
-import * as Spans from "../Spans.js"
 
 /** What to do when a clarification is needed. */
 export type Mode = "ask" | "proceed" | "await"
@@ -43,7 +42,7 @@ export const askNow = (question: string): Effect.Effect<string> =>
   )
 
 /** Runs the clarification phase. */
-export const run = Spans.fn("Clarify.run")(function* (query: string, mode: Mode) {
+export const run = Effect.fn("Clarify.run")(function* (query: string, mode: Mode) {
   const model = yield* ModelRouter.forRole("clarification")
   const date = yield* today
   const decided = yield* StructuredOutput.generateObject(

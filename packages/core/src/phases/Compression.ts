@@ -19,7 +19,6 @@ import type { SourceQuality } from "../Source.js"
 import * as StructuredOutput from "../StructuredOutput.js"
 import type { Section } from "../Truncation.js"
 import * as Usage from "../Usage.js"
-import * as Spans from "../Spans.js"
 import type { SeenSource } from "../internal/research/sourceLedger.js"
 
 /** What compression works from. */
@@ -149,7 +148,7 @@ export const plainSupervisorSummary = (options: {
 const sourceSectionPrefix = "source "
 
 /** Compresses a researcher's material. Never fails: when the rewrite fails or falls short, the raw notes stand. */
-export const run = Spans.fn("Compression.run")(function* (input: Input) {
+export const run = Effect.fn("Compression.run")(function* (input: Input) {
   const { config } = input
   const raw = rawNotes(input)
   const maxChars = config.supervisorSummaryMaxChars

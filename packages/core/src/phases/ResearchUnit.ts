@@ -22,7 +22,6 @@ import * as Compression from "./Compression.js"
 import * as Researcher from "./Researcher.js"
 import type { Input as UnitInput } from "../internal/research/unitInput.js"
 import * as Telemetry from "../Telemetry.js"
-import * as Spans from "../Spans.js"
 
 /** What a research unit is given: the contract between the supervisor and whatever runs its units. */
 export type Input = UnitInput
@@ -115,7 +114,7 @@ export const run = (
       })
     }),
     Telemetry.inFlight,
-    Spans.withSpan("ResearchUnit.run", {
+    Effect.withSpan("ResearchUnit.run", {
       attributes: { directiveId, [Telemetry.attributes.directiveId]: directiveId }
     })
   )

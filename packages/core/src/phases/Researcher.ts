@@ -32,7 +32,6 @@ import * as Tool from "../Tool.js"
 import * as Usage from "../Usage.js"
 import * as ActionProtocol from "./ActionProtocol.js"
 import type { Input as UnitInput } from "../internal/research/unitInput.js"
-import * as Spans from "../Spans.js"
 
 // =============================================================================
 // Tools
@@ -351,7 +350,7 @@ const environment = Effect.fnUntraced(function* (input: Input, now: number) {
 })
 
 /** Runs a researcher on its directive. Never fails: a failure ends the loop with `stopReason` "failed". */
-export const run = Spans.fn("Researcher.run")(function* (input: Input) {
+export const run = Effect.fn("Researcher.run")(function* (input: Input) {
   const { env, task } = yield* environment(input, yield* Clock.currentTimeMillis)
   let state = initial(task)
   while (state.stopReason === undefined) state = yield* step(env, state)

@@ -31,7 +31,6 @@ import * as ActionProtocol from "./ActionProtocol.js"
 import { type Handle, patch } from "./Checkpoint.js"
 import type { Output as UnitOutput, Runner as UnitRunner } from "./ResearchUnit.js"
 import { today } from "../internal/text/calendar.js"
-import * as Spans from "../Spans.js"
 
 // =============================================================================
 // Tools
@@ -279,7 +278,7 @@ const runRound = <R>(env: Environment<R>, round: SupervisionRound) =>
       completed: results.filter((r) => r.status === "completed").length,
       failed: results.filter((r) => r.status === "failed").length
     })
-  }).pipe(Spans.withSpan(`round ${round.round}`, { attributes: { [Telemetry.attributes.round]: round.round } }))
+  }).pipe(Effect.withSpan(`round ${round.round}`, { attributes: { [Telemetry.attributes.round]: round.round } }))
 
 /** Saves a new round, announces it and its directives, and runs it. */
 const delegate = <R>(env: Environment<R>, round: SupervisionRound) =>
@@ -424,4 +423,4 @@ export const run = <R>(options: Options<R>) =>
       // Directives given together with researchComplete are run first: the model asked for them.
       if (reading.completes) return yield* stop("research_complete")
     }
-  }).pipe(Spans.withSpan("Supervisor.run"))
+  }).pipe(Effect.withSpan("Supervisor.run"))

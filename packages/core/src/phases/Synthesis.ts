@@ -25,7 +25,6 @@ import * as StructuredOutput from "../StructuredOutput.js"
 import * as Tokens from "../Tokens.js"
 import { isProtected, type Section } from "../Truncation.js"
 import { today } from "../internal/text/calendar.js"
-import * as Spans from "../Spans.js"
 
 /** What synthesis works from. */
 export interface Input {
@@ -202,7 +201,7 @@ const findingsAsTheyAre = (input: Input, language: Language.Language, found: Mat
   })
 
 /** Writes the report. */
-export const run = Spans.fn("Synthesis.run")(function* (input: Input) {
+export const run = Effect.fn("Synthesis.run")(function* (input: Input) {
   const language = Language.forReport(input.query, input.brief?.language)
   const found = material(input.session)
   const kind = Prompt.classify(input.query, input.brief?.brief)

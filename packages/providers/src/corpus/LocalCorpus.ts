@@ -12,7 +12,7 @@ import * as Ref from "effect/Ref"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { ContentExtractor, Errors, Resilience, SearchProvider, Source, Spans } from "@deep-research/core"
+import { ContentExtractor, Errors, Resilience, SearchProvider, Source } from "@deep-research/core"
 import * as CorpusIndex from "./corpusIndex.js"
 
 // =============================================================================
@@ -182,7 +182,7 @@ const chunkTitle = (chunk: { readonly title: string; readonly heading: string; r
 
 const makeSearch = (settings: CorpusIndex.Settings, state: Ref.Ref<CorpusIndex.State>): SearchProvider.Service => ({
   name: settings.name,
-  search: Spans.fn("LocalCorpus.search")(function* (query: string, options: SearchProvider.SearchOptions) {
+  search: Effect.fn("LocalCorpus.search")(function* (query: string, options: SearchProvider.SearchOptions) {
     const current = yield* Ref.get(state)
     const hits = current.search.search(query).slice(0, Math.max(0, options.maxResults))
     const top = hits[0]?.score ?? 1
@@ -266,7 +266,7 @@ const makeExtractor = (
   state: Ref.Ref<CorpusIndex.State>
 ): ContentExtractor.Service => ({
   name: settings.name,
-  extract: Spans.fn("LocalCorpus.extract")(function* (urls: ReadonlyArray<string>) {
+  extract: Effect.fn("LocalCorpus.extract")(function* (urls: ReadonlyArray<string>) {
     return yield* Effect.forEach(urls, (url) => extractOne(settings, state, url), { concurrency: 4 })
   })
 })
@@ -280,7 +280,7 @@ export const routingExtractor = (
   fallback: ContentExtractor.Service
 ): ContentExtractor.Service => ({
   name: `${corpus.name}+${fallback.name}`,
-  extract: Spans.fn("LocalCorpus.routingExtractor")(function* (urls: ReadonlyArray<string>) {
+  extract: Effect.fn("LocalCorpus.routingExtractor")(function* (urls: ReadonlyArray<string>) {
     const isFile = (url: string) => /^file:/i.test(url.trim())
     const local = urls.filter(isFile)
     const remote = urls.filter((url) => !isFile(url))

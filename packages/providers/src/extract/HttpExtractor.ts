@@ -17,7 +17,7 @@ import * as https from "node:https"
 import type { Readable, Transform } from "node:stream"
 import * as tls from "node:tls"
 import * as zlib from "node:zlib"
-import { ContentExtractor, Errors, Source, Spans } from "@deep-research/core"
+import { ContentExtractor, Errors, Source } from "@deep-research/core"
 import { addressBlockReason, hostnameBlockReason, literalAddress, normalizeHostname } from "./addressPolicy.js"
 import { htmlToText } from "./htmlToText.js"
 import { pdfToText } from "./pdfText.js"
@@ -112,7 +112,7 @@ export const make = (options?: Options | undefined): ContentExtractor.Service =>
   const settings = settingsOf(options)
   return {
     name: "http",
-    extract: Spans.fn("HttpExtractor.extract")(function* (urls: ReadonlyArray<string>) {
+    extract: Effect.fn("HttpExtractor.extract")(function* (urls: ReadonlyArray<string>) {
       return yield* Effect.forEach(
         urls,
         (url) =>

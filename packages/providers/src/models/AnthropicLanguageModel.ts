@@ -4,7 +4,7 @@
  * onto the error union. The SDK never retries; resilience is core's.
  */
 import type Anthropic from "@anthropic-ai/sdk"
-import { Errors, LanguageModel, Spans, Tokens, Usage } from "@deep-research/core"
+import { Errors, LanguageModel, Tokens, Usage } from "@deep-research/core"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Duration from "effect/Duration"
@@ -65,7 +65,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service> =>
     const client = makeClient(options)
     const stream = options.stream ?? false
     const maxTokens = options.maxTokens ?? defaultMaxTokens(options.model)
-    const generate = Spans.fn("AnthropicLanguageModel.generate")(function* (request: LanguageModel.GenerateRequest) {
+    const generate = Effect.fn("AnthropicLanguageModel.generate")(function* (request: LanguageModel.GenerateRequest) {
       const prepared = toMessagesRequest(options.model, maxTokens, request)
       const raw = yield* send(client, prepared.body, { provider, stream })
       const message = yield* decodeMessage(raw, provider)

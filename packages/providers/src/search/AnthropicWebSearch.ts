@@ -4,7 +4,7 @@
  * citations (`web_search_result_location`, whose `cited_text` is the source's own words).
  */
 import type Anthropic from "@anthropic-ai/sdk"
-import { Errors, SearchProvider, Source, Spans, type Usage } from "@deep-research/core"
+import { Errors, SearchProvider, Source, type Usage } from "@deep-research/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -45,7 +45,7 @@ export const make = (options: Options): Effect.Effect<SearchProvider.Service> =>
     const name = options.name ?? "anthropic"
     const model = options.model ?? "claude-haiku-4-5"
     const client = makeClient(options)
-    const search = Spans.fn("AnthropicWebSearch.search")(function* (
+    const search = Effect.fn("AnthropicWebSearch.search")(function* (
       query: string,
       searchOptions: SearchProvider.SearchOptions
     ) {

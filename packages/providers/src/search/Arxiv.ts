@@ -15,7 +15,7 @@
  * page of a non-empty result (a transient fault clients retry) and a 503 with `Retry-After` (the service's way of
  * saying slow down).
  */
-import { Errors, Resilience, SearchProvider, Source, Spans } from "@deep-research/core"
+import { Errors, Resilience, SearchProvider, Source } from "@deep-research/core"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -80,7 +80,7 @@ export const make = (options: Options = {}): Effect.Effect<SearchProvider.Servic
     const paced = yield* RateLimiter.make({ limit: 1, interval: options.interval ?? requestInterval })
     const connection = yield* Effect.makeSemaphore(1)
 
-    const search = Spans.fn("Arxiv.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
+    const search = Effect.fn("Arxiv.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
       const now = yield* Clock.currentTimeMillis
       const params = searchParams(query, searchOptions, now)
       if (params === undefined) return []

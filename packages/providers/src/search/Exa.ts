@@ -3,7 +3,7 @@
  * `ContentExtractor`. The key goes in the `x-api-key` header. Snippets are Exa's highlights (passages chosen for the
  * query), else its summary, else the start of the text.
  */
-import { ContentExtractor, Errors, Resilience, SearchProvider, Source, Spans } from "@deep-research/core"
+import { ContentExtractor, Errors, Resilience, SearchProvider, Source } from "@deep-research/core"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -136,7 +136,7 @@ export const make = (options: Options): Exa => {
       )
     })
 
-  const search = Spans.fn("Exa.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
+  const search = Effect.fn("Exa.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
     const now = yield* Clock.currentTimeMillis
     const response = yield* post(
       "/search",
@@ -146,7 +146,7 @@ export const make = (options: Options): Exa => {
     return toSearchResults(response.results.slice(0, Math.max(0, searchOptions.maxResults)), name)
   })
 
-  const extract = Spans.fn("Exa.extract")(function* (urls: ReadonlyArray<string>) {
+  const extract = Effect.fn("Exa.extract")(function* (urls: ReadonlyArray<string>) {
     const batches: Array<ReadonlyArray<string>> = []
     for (let i = 0; i < urls.length; i += maxUrlsPerContents) batches.push(urls.slice(i, i + maxUrlsPerContents))
     const results = yield* Effect.forEach(batches, (batch) =>

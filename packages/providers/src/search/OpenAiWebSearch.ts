@@ -3,7 +3,7 @@
  * and writes a short cited answer; results are the cited pages (from the `url_citation` annotations, each with the
  * sentence it supports as snippet) followed by the other pages the searches consulted (the call's `sources`).
  */
-import { Errors, SearchProvider, Source, Spans, Usage } from "@deep-research/core"
+import { Errors, SearchProvider, Source, Usage } from "@deep-research/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -55,7 +55,7 @@ export const make = (options: Options): Effect.Effect<SearchProvider.Service> =>
       model,
       timeout: Duration.decode(options.timeout ?? Duration.minutes(10))
     }
-    const search = Spans.fn("OpenAiWebSearch.search")(function* (
+    const search = Effect.fn("OpenAiWebSearch.search")(function* (
       query: string,
       searchOptions: SearchProvider.SearchOptions
     ) {

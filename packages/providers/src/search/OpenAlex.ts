@@ -13,10 +13,11 @@
  * 403 and 429 for a rate or a daily limit exceeded, 5xx to retry with backoff). A daily limit is the quota being
  * spent; a rate limit is waited out.
  */
-import { Errors, Resilience, SearchProvider, Source, Spans } from "@deep-research/core"
+import { Errors, Resilience, SearchProvider, Source } from "@deep-research/core"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
@@ -121,7 +122,7 @@ export const make = (options: Options = {}): SearchProvider.Service => {
     apiKey: options.apiKey === undefined ? undefined : Redacted.value(options.apiKey)
   }
 
-  const search = Spans.fn("OpenAlex.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
+  const search = Effect.fn("OpenAlex.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
     const now = yield* Clock.currentTimeMillis
     const url = `${baseUrl}/works?${searchParams(query, searchOptions, now, identity).toString()}`
     const answer = yield* Http.get(

@@ -4,7 +4,7 @@
  * are the answer's `search_results` (title, URL, date, snippet) or, from models that only return them, its
  * `citations` (URLs). A result without a snippet gets the sentences of the answer that cite it.
  */
-import { Errors, Resilience, SearchProvider, Source, Spans } from "@deep-research/core"
+import { Errors, Resilience, SearchProvider, Source } from "@deep-research/core"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
@@ -109,7 +109,7 @@ export const make = (options: Options): SearchProvider.Service => {
           fetch: fetchKeepingErrorBodies()
         })
 
-  const search = Spans.fn("Perplexity.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
+  const search = Effect.fn("Perplexity.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
     if (client === undefined) {
       return yield* new Errors.AuthenticationFailed({ provider: name, detail: "no Perplexity API key was given" })
     }

@@ -11,7 +11,7 @@
  * spaces its own requests to the limit of its key (Effect's `RateLimiter`), and its default policy asks for one search
  * (two requests) a second without a key, four with one.
  */
-import { Errors, Resilience, SearchProvider, Source, Spans } from "@deep-research/core"
+import { Errors, Resilience, SearchProvider, Source } from "@deep-research/core"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -116,7 +116,7 @@ export const make = (options: Options = {}): Effect.Effect<SearchProvider.Servic
         )
       )
 
-    const search = Spans.fn("PubMed.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
+    const search = Effect.fn("PubMed.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
       const found = yield* Effect.flatMap(
         get("esearch.fcgi", searchParams(query, searchOptions), "application/json"),
         (answer) => Http.decodeJson(SearchResponse, name, answer)

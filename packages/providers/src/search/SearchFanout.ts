@@ -6,7 +6,7 @@
  * says, when the error says) and the others carry on. Only when every provider fails does the search fail, with an
  * error that names each provider's reason.
  */
-import { Errors, Novelty, ResearchEvents, SearchProvider, Source, Spans } from "@deep-research/core"
+import { Errors, Novelty, ResearchEvents, SearchProvider, Source } from "@deep-research/core"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -131,7 +131,7 @@ export const make = (options: Options): Effect.Effect<Service> =>
         all.map((h, i) => (i !== index ? h : { ...h, consecutiveFailures: 0, pausedUntil: 0, lastError: undefined }))
       )
 
-    const search = Spans.fn("SearchFanout.search")(function* (
+    const search = Effect.fn("SearchFanout.search")(function* (
       query: string,
       searchOptions: SearchProvider.SearchOptions
     ) {

@@ -10,7 +10,7 @@
  * instance unable to search for the moment. An instance publishes no rate limit (its limiter plugin answers 429); the
  * default search policy applies.
  */
-import { Errors, SearchProvider, Source, Spans } from "@deep-research/core"
+import { Errors, SearchProvider, Source } from "@deep-research/core"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -73,7 +73,7 @@ export const make = (options: Options): SearchProvider.Service => {
   const timeout = Duration.decode(options.timeout ?? Duration.seconds(30))
   const headers = { "user-agent": Identity.userAgent(options.contact) }
 
-  const search = Spans.fn("Searxng.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
+  const search = Effect.fn("Searxng.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
     const asked = yield* Effect.serviceOption(SearchProvider.QuestionLanguage)
     const language = options.language ?? Option.getOrUndefined(asked)
     const answer = yield* Http.get(

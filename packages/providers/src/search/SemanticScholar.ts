@@ -3,7 +3,7 @@
  * abstracts, year, venue, authors and citation count. The key (header `x-api-key`) is optional; without one,
  * requests share Semantic Scholar's public pool and are rate limited sooner.
  */
-import { Errors, Resilience, SearchProvider, Source, Spans } from "@deep-research/core"
+import { Errors, Resilience, SearchProvider, Source } from "@deep-research/core"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -89,7 +89,7 @@ export const make = (options: Options = {}): SearchProvider.Service => {
   const timeout = Duration.decode(options.timeout ?? Duration.seconds(30))
   const key = options.apiKey === undefined ? "" : Redacted.value(options.apiKey)
 
-  const search = Spans.fn("SemanticScholar.search")(function* (
+  const search = Effect.fn("SemanticScholar.search")(function* (
     query: string,
     searchOptions: SearchProvider.SearchOptions
   ) {

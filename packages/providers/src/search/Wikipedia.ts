@@ -12,7 +12,7 @@
  * meta.wikimedia.org). So this provider sends its requests one at a time, and its default policy is one search a
  * second, one at a time; `ratelimited` and `maxlag` answers are a rate limit to wait out.
  */
-import { Errors, Resilience, SearchProvider, Source, Spans } from "@deep-research/core"
+import { Errors, Resilience, SearchProvider, Source } from "@deep-research/core"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -132,7 +132,7 @@ export const make = (options: Options = {}): Effect.Effect<SearchProvider.Servic
         })
       )
 
-    const search = Spans.fn("Wikipedia.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
+    const search = Effect.fn("Wikipedia.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
       const asked = yield* Effect.serviceOption(SearchProvider.QuestionLanguage)
       const api = apiUrl(options.baseUrl ?? defaultBaseUrl, editionOf(options.language, Option.getOrUndefined(asked)))
       const found = yield* call(`${api}?${searchParams(query, searchOptions).toString()}`, SearchResponse)

@@ -9,7 +9,7 @@
  * synced to the disk with each checkpoint of its session and when a run lets the session go, so a power loss loses
  * at most the events since the last checkpoint (a resumed run works from the checkpoint, never from the log).
  */
-import { Errors, ResearchEvents, Session, SessionStore, Spans } from "@deep-research/core"
+import { Errors, ResearchEvents, Session, SessionStore } from "@deep-research/core"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
@@ -150,7 +150,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     // Service
     // -------------------------------------------------------------------------
 
-    const save = Spans.fn("FileSessionStore.save")(function* (session: Session.Session) {
+    const save = Effect.fn("FileSessionStore.save")(function* (session: Session.Session) {
       const id = yield* validate(session.id)
       const encoded = yield* Session.encode(session).pipe(
         Effect.mapError(
@@ -175,7 +175,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       )
     })
 
-    const load = Spans.fn("FileSessionStore.load")(function* (id: string) {
+    const load = Effect.fn("FileSessionStore.load")(function* (id: string) {
       const valid = yield* validate(id)
       return yield* sessionFiles.load(valid, fileOf(valid, sessionFileName))
     })
@@ -200,7 +200,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
         return scrubbed.into(fileOf(id, eventsFileName), lines, (text) => eventLog.append(id, text))
       })
 
-    const readEvents = Spans.fn("FileSessionStore.events")(function* (id: string) {
+    const readEvents = Effect.fn("FileSessionStore.events")(function* (id: string) {
       const valid = yield* validate(id)
       if (Option.isNone(yield* statOption(sessionDirectory(valid)))) {
         return yield* new Errors.SessionNotFound({ sessionId: valid })
@@ -208,14 +208,14 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       return yield* eventLog.read(valid)
     })
 
-    const saveReport = Spans.fn("FileSessionStore.saveReport")(function* (id: string, markdown: string) {
+    const saveReport = Effect.fn("FileSessionStore.saveReport")(function* (id: string, markdown: string) {
       const valid = yield* validate(id)
       const file = fileOf(valid, reportFileName)
       const text = yield* scrubbed(file, markdown)
       yield* serially(valid, Effect.zipRight(ensureDirectory(valid), writeInSession(valid, file, text)))
     })
 
-    const saveArtefact = Spans.fn("FileSessionStore.saveArtefact")(function* (
+    const saveArtefact = Effect.fn("FileSessionStore.saveArtefact")(function* (
       id: string,
       name: string,
       content: string
@@ -226,7 +226,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       yield* serially(valid, Effect.zipRight(ensureDirectory(valid), writeInSession(valid, file, text)))
     })
 
-    const readArtefact = Spans.fn("FileSessionStore.artefact")(function* (id: string, name: string) {
+    const readArtefact = Effect.fn("FileSessionStore.artefact")(function* (id: string, name: string) {
       const valid = yield* validate(id)
       const file = fileOf(valid, yield* SessionStore.validateArtefactName(name))
       if (Option.isNone(yield* statOption(sessionDirectory(valid)))) {
@@ -239,7 +239,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       )
     })
 
-    const deleteArtefact = Spans.fn("FileSessionStore.deleteArtefact")(function* (id: string, name: string) {
+    const deleteArtefact = Effect.fn("FileSessionStore.deleteArtefact")(function* (id: string, name: string) {
       const valid = yield* validate(id)
       const file = fileOf(valid, yield* SessionStore.validateArtefactName(name))
       yield* serially(
@@ -277,13 +277,13 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       )
       const summaries = yield* Effect.forEach(names.filter(isSessionId), summaryOf, { concurrency: 8 })
       return summaries.flatMap(Option.toArray).sort((a, b) => b.createdAt - a.createdAt)
-    }).pipe(Spans.withSpan("FileSessionStore.list"))
+    }).pipe(Effect.withSpan("FileSessionStore.list"))
 
     // -------------------------------------------------------------------------
     // Locking
     // -------------------------------------------------------------------------
 
-    const lock = Spans.fn("FileSessionStore.lock")(function* (id: string) {
+    const lock = Effect.fn("FileSessionStore.lock")(function* (id: string) {
       const valid = yield* validate(id)
       yield* ensureDirectory(valid)
       const file = fileOf(valid, lockFileName)
@@ -318,7 +318,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       yield* folders.hold(valid)
     })
 
-    const remove = Spans.fn("FileSessionStore.delete")(function* (id: string) {
+    const remove = Effect.fn("FileSessionStore.delete")(function* (id: string) {
       const valid = yield* validate(id)
       const folder = sessionDirectory(valid)
       if (Option.isNone(yield* statOption(folder))) return yield* new Errors.SessionNotFound({ sessionId: valid })

@@ -11,7 +11,7 @@
  * overwritten, secrets are kept out of what is written, and a session is held by one run at a time (a PostgreSQL
  * advisory lock on a connection the store keeps: the lock goes with its process, however that process ends).
  */
-import { Errors, ResearchEvents, Session, SessionStore, Spans } from "@deep-research/core"
+import { Errors, ResearchEvents, Session, SessionStore } from "@deep-research/core"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -119,7 +119,7 @@ export const make = (
         )
       })
 
-    const save = Spans.fn("PgSessionStore.save")(function* (session: Session.Session) {
+    const save = Effect.fn("PgSessionStore.save")(function* (session: Session.Session) {
       const id = yield* Session.validateId(session.id)
       const encoded = yield* Session.encode(session).pipe(
         Effect.mapError(
@@ -147,7 +147,7 @@ export const make = (
       if (hash !== undefined) known.set(id, hash)
     })
 
-    const load = Spans.fn("PgSessionStore.load")(function* (id: string) {
+    const load = Effect.fn("PgSessionStore.load")(function* (id: string) {
       const valid = yield* Session.validateId(id)
       const rows = yield* rowsOf(Schema.Struct({ data: Schema.Unknown, hash: Schema.String }))(
         sql`SELECT data, md5(data::text) AS hash FROM deep_research_sessions WHERE id = ${valid}`
@@ -159,7 +159,7 @@ export const make = (
       return session
     })
 
-    const appendEvents = Spans.fn("PgSessionStore.appendEvents")(function* (
+    const appendEvents = Effect.fn("PgSessionStore.appendEvents")(function* (
       id: string,
       events: ReadonlyArray<ResearchEvents.ResearchEvent>
     ) {
@@ -187,7 +187,7 @@ export const make = (
         .pipe(Effect.uninterruptible, orDie(`cannot append events of session ${valid}`))
     })
 
-    const readEvents = Spans.fn("PgSessionStore.events")(function* (id: string) {
+    const readEvents = Effect.fn("PgSessionStore.events")(function* (id: string) {
       const valid = yield* Session.validateId(id)
       const rows = yield* rowsOf(EventRow)(
         sql`SELECT data FROM deep_research_events WHERE session_id = ${valid} ORDER BY seq`
@@ -204,7 +204,7 @@ export const make = (
       return events
     })
 
-    const saveReport = Spans.fn("PgSessionStore.saveReport")(function* (id: string, markdown: string) {
+    const saveReport = Effect.fn("PgSessionStore.saveReport")(function* (id: string, markdown: string) {
       const valid = yield* Session.validateId(id)
       const text = yield* scrubbed(`the report of session ${valid}`, markdown)
       yield* sql`INSERT INTO deep_research_reports (session_id, markdown, updated_at) VALUES (${valid}, ${text}, now())
@@ -213,7 +213,7 @@ export const make = (
       )
     })
 
-    const saveArtefact = Spans.fn("PgSessionStore.saveArtefact")(function* (id: string, name: string, content: string) {
+    const saveArtefact = Effect.fn("PgSessionStore.saveArtefact")(function* (id: string, name: string, content: string) {
       const valid = yield* Session.validateId(id)
       const artefactName = yield* SessionStore.validateArtefactName(name)
       const text = yield* scrubbed(`${artefactName} of session ${valid}`, content)
@@ -224,7 +224,7 @@ export const make = (
       )
     })
 
-    const artefact = Spans.fn("PgSessionStore.artefact")(function* (id: string, name: string) {
+    const artefact = Effect.fn("PgSessionStore.artefact")(function* (id: string, name: string) {
       const valid = yield* Session.validateId(id)
       const artefactName = yield* SessionStore.validateArtefactName(name)
       const rows = yield* rowsOf(TextRow)(
@@ -236,7 +236,7 @@ export const make = (
       return Option.none<string>()
     })
 
-    const deleteArtefact = Spans.fn("PgSessionStore.deleteArtefact")(function* (id: string, name: string) {
+    const deleteArtefact = Effect.fn("PgSessionStore.deleteArtefact")(function* (id: string, name: string) {
       const valid = yield* Session.validateId(id)
       const artefactName = yield* SessionStore.validateArtefactName(name)
       yield* sql`DELETE FROM deep_research_artefacts WHERE session_id = ${valid} AND name = ${artefactName}`.pipe(
@@ -269,9 +269,9 @@ export const make = (
       )
       const summaries = yield* Effect.forEach(rows, summaryOf)
       return summaries.sort((a, b) => b.createdAt - a.createdAt)
-    }).pipe(Spans.withSpan("PgSessionStore.list"))
+    }).pipe(Effect.withSpan("PgSessionStore.list"))
 
-    const remove = Spans.fn("PgSessionStore.delete")(function* (id: string) {
+    const remove = Effect.fn("PgSessionStore.delete")(function* (id: string) {
       const valid = yield* Session.validateId(id)
       if (!(yield* present(valid))) return yield* new Errors.SessionNotFound({ sessionId: valid })
       // Taking the lock first keeps a live run's session from vanishing under it.
@@ -298,7 +298,7 @@ export const make = (
       known.delete(valid)
     })
 
-    const lock = Spans.fn("PgSessionStore.lock")(function* (id: string) {
+    const lock = Effect.fn("PgSessionStore.lock")(function* (id: string) {
       const valid = yield* Session.validateId(id)
       yield* locks.lock(valid)
     })
