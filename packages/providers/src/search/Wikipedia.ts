@@ -132,7 +132,10 @@ export const make = (options: Options = {}): Effect.Effect<SearchProvider.Servic
         })
       )
 
-    const search = Effect.fn("Wikipedia.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
+    const search = Effect.fn("Wikipedia.search")(function* (
+      query: string,
+      searchOptions: SearchProvider.SearchOptions
+    ) {
       const asked = yield* Effect.serviceOption(SearchProvider.QuestionLanguage)
       const api = apiUrl(options.baseUrl ?? defaultBaseUrl, editionOf(options.language, Option.getOrUndefined(asked)))
       const found = yield* call(`${api}?${searchParams(query, searchOptions).toString()}`, SearchResponse)

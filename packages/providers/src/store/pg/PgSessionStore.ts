@@ -213,7 +213,11 @@ export const make = (
       )
     })
 
-    const saveArtefact = Effect.fn("PgSessionStore.saveArtefact")(function* (id: string, name: string, content: string) {
+    const saveArtefact = Effect.fn("PgSessionStore.saveArtefact")(function* (
+      id: string,
+      name: string,
+      content: string
+    ) {
       const valid = yield* Session.validateId(id)
       const artefactName = yield* SessionStore.validateArtefactName(name)
       const text = yield* scrubbed(`${artefactName} of session ${valid}`, content)
