@@ -14,8 +14,11 @@ export interface UsageInput {
 }
 
 let idCounter = 0
+/** An id in the vendors' style: the prefix, then a counter shared by every builder. */
 export const nextId = (prefix: string): string => `${prefix}${(++idCounter).toString(36).padStart(8, "0")}`
+/** The time in seconds, as the vendors' `created` fields give it. */
 export const now = (): number => Math.floor(Date.now() / 1000)
+/** A token count for a text no usage was scripted for. */
 export const estimate = (text: string): number => Math.max(1, Math.ceil(text.length / 4))
 
 /** A reply with a JSON body. */
@@ -29,6 +32,7 @@ export const json = (
   body
 })
 
+/** OpenAI's usage block, which Perplexity's answers carry too. */
 export const openaiUsage = (usage: UsageInput | undefined, outputText: string) => {
   const input = usage?.input ?? 10
   const output = usage?.output ?? estimate(outputText)

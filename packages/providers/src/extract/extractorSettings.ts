@@ -35,6 +35,7 @@ export interface Settings {
 /** The kinds of content the extractor reads. */
 export type Kind = "html" | "text" | "markdown" | "pdf"
 
+/** The content types read, by their MIME type. */
 export const contentKinds: ReadonlyMap<string, Kind> = new Map([
   ["text/html", "html"],
   ["application/xhtml+xml", "html"],
