@@ -5,6 +5,8 @@
  * - `tasks/<id>.json`: one record per finished task (written atomically), the run's state: a rerun skips the tasks
  *   recorded as completed, and rebuilds `articles.jsonl` from the records so each id appears once;
  * - `table.md` and `table.json`: time, tokens, cost and citation-check figures per task.
+ * The task, record and table schemas, and the making of the table, are in `internal/benchmarkRecords.ts` and public
+ * here; this module reads the query file, keeps the run's directory and runs the tasks.
  */
 import * as AtomicFile from "@deep-research/providers/AtomicFile"
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -19,83 +21,24 @@ import * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
 import * as Schema from "effect/Schema"
 import { fileURLToPath } from "node:url"
-import { Errors, Pipeline, Session, UsageLedger } from "@deep-research/core"
-import * as CitationCheck from "./CitationCheck.js"
+import { Errors, Pipeline, Session } from "@deep-research/core"
+import { articleLine, recordOf, Table, tableMarkdown, tableOf, Task, TaskRecord } from "./internal/benchmarkRecords.js"
+
+export {
+  Article,
+  CitationFigures,
+  recordOf,
+  Table,
+  tableMarkdown,
+  tableOf,
+  TableRow,
+  Task,
+  TaskRecord
+} from "./internal/benchmarkRecords.js"
 
 // =============================================================================
 // Schemas
 // =============================================================================
-
-/** One benchmark task, as a line of the query file. */
-export class Task extends Schema.Class<Task>("@deep-research/evaluation/BenchmarkRunner/Task")({
-  id: Schema.Int,
-  topic: Schema.String,
-  language: Schema.String,
-  prompt: Schema.String
-}) {}
-
-/** A line of the scorer's input. */
-export class Article extends Schema.Class<Article>("@deep-research/evaluation/BenchmarkRunner/Article")({
-  id: Schema.Int,
-  prompt: Schema.String,
-  article: Schema.String
-}) {}
-
-/** The citation-check figures of one task. */
-export class CitationFigures extends Schema.Class<CitationFigures>(
-  "@deep-research/evaluation/BenchmarkRunner/CitationFigures"
-)({
-  inlineCitations: Schema.Int,
-  listedSources: Schema.Int,
-  retrievedSources: Schema.Int,
-  danglingCitations: Schema.Int,
-  uncitedSources: Schema.Int,
-  duplicateSources: Schema.Int,
-  unretrievedSources: Schema.Int,
-  unsupportedQuotes: Schema.Int
-}) {}
-
-/** What one task produced. A failed task has an empty article and its error, and runs again on the next run. */
-export class TaskRecord extends Schema.Class<TaskRecord>("@deep-research/evaluation/BenchmarkRunner/TaskRecord")({
-  id: Schema.Int,
-  topic: Schema.String,
-  language: Schema.String,
-  prompt: Schema.String,
-  status: Schema.Literal("completed", "failed"),
-  article: Schema.String,
-  sessionId: Schema.optional(Schema.String),
-  startedAt: Schema.Number,
-  durationMillis: Schema.Number,
-  tokens: Schema.Number,
-  costUsd: Schema.Number,
-  citations: Schema.optional(CitationFigures),
-  error: Schema.optional(Schema.String)
-}) {}
-
-/** A row of the per-task table (the record without its article). */
-export class TableRow extends Schema.Class<TableRow>("@deep-research/evaluation/BenchmarkRunner/TableRow")({
-  id: Schema.Int,
-  language: Schema.String,
-  topic: Schema.String,
-  status: Schema.Literal("completed", "failed"),
-  sessionId: Schema.optional(Schema.String),
-  durationMillis: Schema.Number,
-  tokens: Schema.Number,
-  costUsd: Schema.Number,
-  articleChars: Schema.Int,
-  citations: Schema.optional(CitationFigures),
-  error: Schema.optional(Schema.String)
-}) {}
-
-/** The per-task table and its totals. */
-export class Table extends Schema.Class<Table>("@deep-research/evaluation/BenchmarkRunner/Table")({
-  rows: Schema.Array(TableRow),
-  completed: Schema.Int,
-  failed: Schema.Int,
-  durationMillis: Schema.Number,
-  tokens: Schema.Number,
-  costUsd: Schema.Number
-}) {}
 
 /** What a run did: the tasks it ran now, those skipped as already completed, and the table over the directory. */
 export class RunSummary extends Schema.Class<RunSummary>("@deep-research/evaluation/BenchmarkRunner/RunSummary")({
@@ -252,130 +195,6 @@ export const readTasks = Effect.fn("BenchmarkRunner.readTasks")(function* (file:
 // Records and table
 // =============================================================================
 
-/** The record of a finished research: its article, time, spending and citation figures. */
-export const recordOf = (
-  task: Task,
-  session: Session.Session,
-  startedAt: number,
-  durationMillis: number
-): TaskRecord => {
-  const totals = UsageLedger.totals(session.usage)
-  const common = {
-    id: task.id,
-    topic: task.topic,
-    language: task.language,
-    prompt: task.prompt,
-    sessionId: session.id,
-    startedAt,
-    durationMillis,
-    tokens: totals.tokens,
-    costUsd: totals.costUsd
-  }
-  const markdown = session.report?.markdown ?? ""
-  if (session.status !== "completed" || markdown.trim() === "") {
-    const why = session.error?.message ?? (markdown.trim() === "" ? "no report" : "")
-    return new TaskRecord({
-      ...common,
-      status: "failed",
-      article: "",
-      error: `the session ended ${session.status}${why === "" ? "" : `: ${why}`}`
-    })
-  }
-  const check = CitationCheck.checkSession(session)
-  return new TaskRecord({
-    ...common,
-    status: "completed",
-    article: markdown,
-    citations: new CitationFigures({
-      inlineCitations: check.inlineCitations,
-      listedSources: check.listedSources,
-      retrievedSources: check.retrievedSources,
-      ...check.counts
-    })
-  })
-}
-
-/** The per-task table of some records, ordered by task id. */
-export const tableOf = (records: ReadonlyArray<TaskRecord>): Table => {
-  const rows = [...records]
-    .sort((a, b) => a.id - b.id)
-    .map(
-      (record) =>
-        new TableRow({
-          id: record.id,
-          language: record.language,
-          topic: record.topic,
-          status: record.status,
-          durationMillis: record.durationMillis,
-          tokens: record.tokens,
-          costUsd: record.costUsd,
-          articleChars: record.article.length,
-          ...(record.sessionId === undefined ? {} : { sessionId: record.sessionId }),
-          ...(record.citations === undefined ? {} : { citations: record.citations }),
-          ...(record.error === undefined ? {} : { error: record.error })
-        })
-    )
-  return new Table({
-    rows,
-    completed: rows.filter((r) => r.status === "completed").length,
-    failed: rows.filter((r) => r.status === "failed").length,
-    durationMillis: rows.reduce((n, r) => n + r.durationMillis, 0),
-    tokens: rows.reduce((n, r) => n + r.tokens, 0),
-    costUsd: rows.reduce((n, r) => n + r.costUsd, 0)
-  })
-}
-
-const cell = (text: string): string => text.replace(/\|/g, "\\|").replace(/\s+/g, " ").slice(0, 120)
-
-/** The table as markdown. */
-export const tableMarkdown = (table: Table): string => {
-  const header = [
-    "| id | lang | status | time (s) | tokens | cost (USD) | chars | inline cites | listed | retrieved | dangling | uncited | duplicate | unretrieved | bad quotes | error |",
-    "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
-  ]
-  const figures = (c: CitationFigures | undefined): ReadonlyArray<string> =>
-    c === undefined
-      ? ["", "", "", "", "", "", "", ""]
-      : [
-          c.inlineCitations,
-          c.listedSources,
-          c.retrievedSources,
-          c.danglingCitations,
-          c.uncitedSources,
-          c.duplicateSources,
-          c.unretrievedSources,
-          c.unsupportedQuotes
-        ].map(String)
-  const rows = table.rows.map((r) =>
-    [
-      String(r.id),
-      r.language,
-      r.status,
-      (r.durationMillis / 1000).toFixed(1),
-      String(r.tokens),
-      r.costUsd.toFixed(4),
-      String(r.articleChars),
-      ...figures(r.citations),
-      cell(r.error ?? "")
-    ].join(" | ")
-  )
-  const totals = [
-    "**total**",
-    "",
-    `${table.completed} completed, ${table.failed} failed`,
-    (table.durationMillis / 1000).toFixed(1),
-    String(table.tokens),
-    table.costUsd.toFixed(4),
-    ...Array.from({ length: 10 }, () => "")
-  ].join(" | ")
-  return [...header, ...rows.map((r) => `| ${r} |`), `| ${totals} |`, ""].join("\n")
-}
-
-const articleLine = (record: TaskRecord): string =>
-  JSON.stringify(
-    Schema.encodeSync(Article)(new Article({ id: record.id, prompt: record.prompt, article: record.article }))
-  ) + "\n"
-
 // =============================================================================
 // Files
 // =============================================================================
@@ -436,6 +255,104 @@ const describeCause = <E>(cause: Cause.Cause<E>): string => {
   return Cause.pretty(cause).split("\n")[0] ?? "unknown failure"
 }
 
+/** A run under way: its options, its directory's files, and the records so far, written one at a time. */
+interface RunState<E, R> {
+  readonly options: RunOptions<E, R>
+  readonly fs: FileSystem.FileSystem
+  readonly files: ReturnType<typeof layout>
+  /** The records are the state: the articles file and the table are rebuilt from them. */
+  readonly records: Map<number, TaskRecord>
+  readonly lock: Effect.Semaphore
+}
+
+/**
+ * The articles file from the records, which drops the line of a task whose record was never written and any line
+ * cut short by a crash.
+ */
+const articlesOf = (records: ReadonlyMap<number, TaskRecord>): string =>
+  [...records.values()]
+    .filter((r) => r.status === "completed")
+    .sort((a, b) => a.id - b.id)
+    .map(articleLine)
+    .join("")
+
+const writeTable = <E, R>(run: RunState<E, R>) => {
+  const table = tableOf([...run.records.values()])
+  return Effect.zipRight(
+    writeAtomically(run.files.tableJson, encodeTable(table)),
+    writeAtomically(run.files.tableMarkdown, tableMarkdown(table))
+  )
+}
+
+/** Saves a finished task's record, appends its article and rewrites the table. */
+const save = <E, R>(run: RunState<E, R>, record: TaskRecord) =>
+  run.lock.withPermits(1)(
+    Effect.gen(function* () {
+      const { files, fs } = run
+      yield* writeAtomically(files.record(record.id), encodeRecord(record))
+      run.records.set(record.id, record)
+      // A failed task starts a new session next time rather than resuming one that failed.
+      yield* fs
+        .remove(files.started(record.id), { force: true })
+        .pipe(Effect.mapError(fileError(files.started(record.id))))
+      if (record.status === "completed") {
+        yield* fs
+          .writeFileString(files.articles, articleLine(record), { flag: "a" })
+          .pipe(Effect.mapError(fileError(files.articles)))
+      }
+      yield* writeTable(run)
+    })
+  )
+
+/** The session a task researches in: the one noted by an interrupted run, or a new one, noted before it starts. */
+const startAttempt = <E, R>(run: RunState<E, R>, task: Task) =>
+  Effect.gen(function* () {
+    const file = run.files.started(task.id)
+    const noted = yield* run.fs.readFileString(file).pipe(
+      Effect.map((text) => text.trim()),
+      Effect.orElseSucceed(() => "")
+    )
+    if (Schema.is(Session.SessionId)(noted)) return { sessionId: noted, resuming: true }
+    const sessionId = `bench-${task.id}-${(yield* Random.nextIntBetween(0, 2 ** 31)).toString(36)}`
+    yield* writeAtomically(file, sessionId)
+    return { sessionId, resuming: false }
+  })
+
+/** The record of a task whose research failed. */
+const failedRecord = <E>(task: Task, startedAt: number, durationMillis: number, cause: Cause.Cause<E>): TaskRecord =>
+  new TaskRecord({
+    id: task.id,
+    topic: task.topic,
+    language: task.language,
+    prompt: task.prompt,
+    status: "failed",
+    article: "",
+    startedAt,
+    durationMillis,
+    tokens: 0,
+    costUsd: 0,
+    error: describeCause(cause)
+  })
+
+/** Researches one task and saves its record; interruption of the research interrupts the run. */
+const runTask = <E, R>(run: RunState<E, R>, task: Task) =>
+  Effect.gen(function* () {
+    const attempt = yield* startAttempt(run, task)
+    yield* Effect.logDebug(`benchmark task ${task.id} started in session ${attempt.sessionId}`)
+    const startedAt = yield* Clock.currentTimeMillis
+    const exit = yield* Effect.exit(run.options.research(task, attempt))
+    const durationMillis = (yield* Clock.currentTimeMillis) - startedAt
+    if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
+    const record = Exit.isSuccess(exit)
+      ? recordOf(task, exit.value, startedAt, durationMillis)
+      : failedRecord(task, startedAt, durationMillis, exit.cause)
+    // Once research is done its output is saved whole, even if the run is interrupted meanwhile.
+    yield* Effect.uninterruptible(save(run, record))
+    yield* Effect.logDebug(`benchmark task ${task.id} ${record.status}`)
+    if (run.options.onTaskFinished !== undefined) yield* run.options.onTaskFinished(record)
+    return record
+  })
+
 /**
  * Runs research over the selected tasks of a query file into `outputDir`, skipping the tasks already recorded as
  * completed there. A task's failure is recorded and the run goes on; interruption stops the run, and what finished
@@ -459,93 +376,17 @@ export const run = <E, R>(
     }
     const skipped = selected.filter(isDone).map((task) => task.id)
     const pending = selected.filter((task) => !isDone(task))
+    const state: RunState<E, R> = { options, fs, files, records, lock: yield* Effect.makeSemaphore(1) }
 
-    // The records are the state: the articles file is rebuilt from them, which drops the line of a task whose
-    // record was never written and any line cut short by a crash.
-    const articles = () =>
-      [...records.values()]
-        .filter((r) => r.status === "completed")
-        .sort((a, b) => a.id - b.id)
-        .map(articleLine)
-        .join("")
-    const writeTable = () => {
-      const table = tableOf([...records.values()])
-      return Effect.zipRight(
-        writeAtomically(files.tableJson, encodeTable(table)),
-        writeAtomically(files.tableMarkdown, tableMarkdown(table))
-      )
-    }
-    yield* writeAtomically(files.articles, articles())
-    yield* writeTable()
+    yield* writeAtomically(files.articles, articlesOf(records))
+    yield* writeTable(state)
     if (options.onPlanned !== undefined) yield* options.onPlanned({ selected: selected.length, pending, skipped })
 
-    const lock = yield* Effect.makeSemaphore(1)
-    const save = (record: TaskRecord) =>
-      lock.withPermits(1)(
-        Effect.gen(function* () {
-          yield* writeAtomically(files.record(record.id), encodeRecord(record))
-          records.set(record.id, record)
-          // A failed task starts a new session next time rather than resuming one that failed.
-          yield* fs
-            .remove(files.started(record.id), { force: true })
-            .pipe(Effect.mapError(fileError(files.started(record.id))))
-          if (record.status === "completed") {
-            yield* fs
-              .writeFileString(files.articles, articleLine(record), { flag: "a" })
-              .pipe(Effect.mapError(fileError(files.articles)))
-          }
-          yield* writeTable()
-        })
-      )
-
-    const startAttempt = (task: Task) =>
-      Effect.gen(function* () {
-        const file = files.started(task.id)
-        const noted = yield* fs.readFileString(file).pipe(
-          Effect.map((text) => text.trim()),
-          Effect.orElseSucceed(() => "")
-        )
-        if (Schema.is(Session.SessionId)(noted)) return { sessionId: noted, resuming: true }
-        const sessionId = `bench-${task.id}-${(yield* Random.nextIntBetween(0, 2 ** 31)).toString(36)}`
-        yield* writeAtomically(file, sessionId)
-        return { sessionId, resuming: false }
-      })
-
-    const runTask = (task: Task) =>
-      Effect.gen(function* () {
-        const attempt = yield* startAttempt(task)
-        yield* Effect.logDebug(`benchmark task ${task.id} started in session ${attempt.sessionId}`)
-        const startedAt = yield* Clock.currentTimeMillis
-        const exit = yield* Effect.exit(options.research(task, attempt))
-        const durationMillis = (yield* Clock.currentTimeMillis) - startedAt
-        if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
-        const record = Exit.isSuccess(exit)
-          ? recordOf(task, exit.value, startedAt, durationMillis)
-          : new TaskRecord({
-              id: task.id,
-              topic: task.topic,
-              language: task.language,
-              prompt: task.prompt,
-              status: "failed",
-              article: "",
-              startedAt,
-              durationMillis,
-              tokens: 0,
-              costUsd: 0,
-              error: describeCause(exit.cause)
-            })
-        // Once research is done its output is saved whole, even if the run is interrupted meanwhile.
-        yield* Effect.uninterruptible(save(record))
-        yield* Effect.logDebug(`benchmark task ${task.id} ${record.status}`)
-        if (options.onTaskFinished !== undefined) yield* options.onTaskFinished(record)
-        return record
-      })
-
-    const finished = yield* Effect.forEach(pending, runTask, {
+    const finished = yield* Effect.forEach(pending, (task) => runTask(state, task), {
       concurrency: Math.max(1, options.concurrency ?? 2)
     })
     // Appended as each task ended, the lines are put back in the order of their ids.
-    yield* writeAtomically(files.articles, articles())
+    yield* writeAtomically(files.articles, articlesOf(records))
     return new RunSummary({
       selected: selected.length,
       ran: finished.map((r) => r.id),

@@ -213,6 +213,127 @@ const invalidToolArguments = (endpoint: VendorEndpoint, request: RecordedRequest
   }
 }
 
+/** A rate limit in the family's shape, with the headers that say when to come back. */
+const rateLimited = (family: Family, seconds: number, request: RecordedRequest): Reply => {
+  const headers = rateLimitHeaders(family, seconds)
+  switch (family) {
+    case "openai":
+      return json(
+        429,
+        openaiError(texts.openaiRateLimit(modelOf(request), seconds), "requests", null, "rate_limit_exceeded"),
+        headers
+      )
+    case "anthropic":
+      return json(429, anthropicError("rate_limit_error", texts.anthropicRateLimit), headers)
+    case "tavily":
+      return json(429, tavilyError(texts.tavilyRateLimit), headers)
+    case "exa":
+      return json(429, exaError("Rate limit exceeded", "RATE_LIMIT_EXCEEDED"), headers)
+    case "semanticScholar":
+      return json(429, { message: texts.semanticScholarRateLimit, code: "429" }, headers)
+    case "web":
+      return {
+        kind: "raw",
+        status: 429,
+        headers: { ...headers, "content-type": "text/plain" },
+        body: "Too Many Requests"
+      }
+  }
+}
+
+/** An exhausted quota or credit balance in the family's shape. */
+const quotaExhausted = (family: Family): Reply => {
+  switch (family) {
+    case "openai":
+      return json(429, openaiError(texts.openaiQuota, "insufficient_quota", null, "insufficient_quota"))
+    case "anthropic":
+      return json(400, anthropicError("invalid_request_error", texts.anthropicCreditTooLow))
+    case "tavily":
+      return json(432, tavilyError(texts.tavilyPlanLimit))
+    case "exa":
+      return json(402, exaError("You have exceeded your credits limit", "NO_MORE_CREDITS"))
+    case "semanticScholar":
+      return json(403, { message: "Forbidden" })
+    case "web":
+      return { kind: "raw", status: 402, headers: { "content-type": "text/plain" }, body: "Payment Required" }
+  }
+}
+
+/** A server error of the given status in the family's shape (overloaded, where the vendor says so). */
+const serverError = (family: Family, status: number): Reply => {
+  switch (family) {
+    case "openai":
+      return status === 500
+        ? json(500, openaiError(texts.openaiServerError, "server_error", null, null))
+        : status === 502
+          ? json(502, openaiError(texts.openaiBadGateway, "server_error", null, null))
+          : json(status, openaiError(texts.openaiOverloaded, "server_error", null, null))
+    case "anthropic":
+      return status === 529 || status === 503
+        ? json(status, anthropicError("overloaded_error", texts.anthropicOverloaded))
+        : json(status, anthropicError("api_error", texts.anthropicApiError))
+    case "tavily":
+      return json(status, tavilyError(texts.tavilyServerError))
+    case "exa":
+      return json(status, exaError("Internal server error", "INTERNAL_ERROR"))
+    case "semanticScholar":
+      return json(status, { message: "Internal Server Error" })
+    case "web":
+      return { kind: "raw", status, headers: { "content-type": "text/plain" }, body: "Internal Server Error" }
+  }
+}
+
+/** A refused key in the family's shape. */
+const unauthorized = (family: Family): Reply => {
+  switch (family) {
+    case "openai":
+      return json(401, openaiError(texts.openaiInvalidKey, "invalid_request_error", null, "invalid_api_key"))
+    case "anthropic":
+      return json(401, anthropicError("authentication_error", texts.anthropicInvalidKey), {
+        "x-should-retry": "false"
+      })
+    case "tavily":
+      return json(401, tavilyError(texts.tavilyUnauthorized))
+    case "exa":
+      return json(401, exaError("Invalid API key", "INVALID_API_KEY"))
+    case "semanticScholar":
+      return json(403, { message: "Forbidden" })
+    case "web":
+      return { kind: "raw", status: 401, headers: { "content-type": "text/plain" }, body: "Unauthorized" }
+  }
+}
+
+/** A request too long for the endpoint, worded as that endpoint words it; none for the model list, which takes none. */
+const contextTooLong = (endpoint: VendorEndpoint): Reply | undefined => {
+  switch (endpoint) {
+    case "openai.responses":
+      return json(
+        400,
+        openaiError(texts.openaiResponsesContextLength, "invalid_request_error", "input", "context_length_exceeded")
+      )
+    case "openai.chat":
+    case "perplexity.chat":
+      return json(
+        400,
+        openaiError(texts.openaiContextLength, "invalid_request_error", "messages", "context_length_exceeded")
+      )
+    case "anthropic.messages":
+      return json(400, anthropicError("invalid_request_error", texts.anthropicPromptTooLong))
+    case "tavily.search":
+    case "tavily.extract":
+      return json(400, tavilyError("Query is too long. Max query length is 400 characters."))
+    case "exa.search":
+    case "exa.contents":
+      return json(400, exaError("Request body is too large", "INVALID_REQUEST_BODY"))
+    case "semanticScholar.search":
+      return json(400, { error: "Query is too long" })
+    case "web.page":
+      return { kind: "raw", status: 413, headers: { "content-type": "text/plain" }, body: "Payload Too Large" }
+    case "openai.models":
+      return undefined
+  }
+}
+
 /** The vendor-shaped answer (or socket action) for a fault at an endpoint. */
 export const faultAction = (endpoint: Endpoint, fault: Fault, request: RecordedRequest): FaultAction => {
   if (isKeylessEndpoint(endpoint)) return keylessFault(endpoint, fault, request)
@@ -226,118 +347,19 @@ export const faultAction = (endpoint: Endpoint, fault: Fault, request: RecordedR
       return malformed(family)
     case "invalid_tool_arguments":
       return invalidToolArguments(endpoint, request)
-    case "rate_limit": {
-      const seconds = fault.retryAfterSeconds ?? 1
-      const headers = rateLimitHeaders(family, seconds)
-      switch (family) {
-        case "openai":
-          return json(
-            429,
-            openaiError(texts.openaiRateLimit(modelOf(request), seconds), "requests", null, "rate_limit_exceeded"),
-            headers
-          )
-        case "anthropic":
-          return json(429, anthropicError("rate_limit_error", texts.anthropicRateLimit), headers)
-        case "tavily":
-          return json(429, tavilyError(texts.tavilyRateLimit), headers)
-        case "exa":
-          return json(429, exaError("Rate limit exceeded", "RATE_LIMIT_EXCEEDED"), headers)
-        case "semanticScholar":
-          return json(429, { message: texts.semanticScholarRateLimit, code: "429" }, headers)
-        case "web":
-          return {
-            kind: "raw",
-            status: 429,
-            headers: { ...headers, "content-type": "text/plain" },
-            body: "Too Many Requests"
-          }
-      }
-      break
-    }
+    case "rate_limit":
+      return rateLimited(family, fault.retryAfterSeconds ?? 1, request)
     case "quota":
-      switch (family) {
-        case "openai":
-          return json(429, openaiError(texts.openaiQuota, "insufficient_quota", null, "insufficient_quota"))
-        case "anthropic":
-          return json(400, anthropicError("invalid_request_error", texts.anthropicCreditTooLow))
-        case "tavily":
-          return json(432, tavilyError(texts.tavilyPlanLimit))
-        case "exa":
-          return json(402, exaError("You have exceeded your credits limit", "NO_MORE_CREDITS"))
-        case "semanticScholar":
-          return json(403, { message: "Forbidden" })
-        case "web":
-          return { kind: "raw", status: 402, headers: { "content-type": "text/plain" }, body: "Payment Required" }
-      }
-      break
-    case "server_error": {
-      const status = fault.status
-      switch (family) {
-        case "openai":
-          return status === 500
-            ? json(500, openaiError(texts.openaiServerError, "server_error", null, null))
-            : status === 502
-              ? json(502, openaiError(texts.openaiBadGateway, "server_error", null, null))
-              : json(status, openaiError(texts.openaiOverloaded, "server_error", null, null))
-        case "anthropic":
-          return status === 529 || status === 503
-            ? json(status, anthropicError("overloaded_error", texts.anthropicOverloaded))
-            : json(status, anthropicError("api_error", texts.anthropicApiError))
-        case "tavily":
-          return json(status, tavilyError(texts.tavilyServerError))
-        case "exa":
-          return json(status, exaError("Internal server error", "INTERNAL_ERROR"))
-        case "semanticScholar":
-          return json(status, { message: "Internal Server Error" })
-        case "web":
-          return { kind: "raw", status, headers: { "content-type": "text/plain" }, body: "Internal Server Error" }
-      }
+      return quotaExhausted(family)
+    case "server_error":
+      return serverError(family, fault.status)
+    case "auth":
+      return unauthorized(family)
+    case "context_length": {
+      const reply = contextTooLong(endpoint)
+      if (reply !== undefined) return reply
       break
     }
-    case "auth":
-      switch (family) {
-        case "openai":
-          return json(401, openaiError(texts.openaiInvalidKey, "invalid_request_error", null, "invalid_api_key"))
-        case "anthropic":
-          return json(401, anthropicError("authentication_error", texts.anthropicInvalidKey), {
-            "x-should-retry": "false"
-          })
-        case "tavily":
-          return json(401, tavilyError(texts.tavilyUnauthorized))
-        case "exa":
-          return json(401, exaError("Invalid API key", "INVALID_API_KEY"))
-        case "semanticScholar":
-          return json(403, { message: "Forbidden" })
-        case "web":
-          return { kind: "raw", status: 401, headers: { "content-type": "text/plain" }, body: "Unauthorized" }
-      }
-      break
-    case "context_length":
-      switch (endpoint) {
-        case "openai.responses":
-          return json(
-            400,
-            openaiError(texts.openaiResponsesContextLength, "invalid_request_error", "input", "context_length_exceeded")
-          )
-        case "openai.chat":
-        case "perplexity.chat":
-          return json(
-            400,
-            openaiError(texts.openaiContextLength, "invalid_request_error", "messages", "context_length_exceeded")
-          )
-        case "anthropic.messages":
-          return json(400, anthropicError("invalid_request_error", texts.anthropicPromptTooLong))
-        case "tavily.search":
-        case "tavily.extract":
-          return json(400, tavilyError("Query is too long. Max query length is 400 characters."))
-        case "exa.search":
-        case "exa.contents":
-          return json(400, exaError("Request body is too large", "INVALID_REQUEST_BODY"))
-        case "semanticScholar.search":
-          return json(400, { error: "Query is too long" })
-        case "web.page":
-          return { kind: "raw", status: 413, headers: { "content-type": "text/plain" }, body: "Payload Too Large" }
-      }
   }
   return json(500, { error: `the emulator cannot play ${fault.type} at ${endpoint}` })
 }

@@ -105,135 +105,151 @@ export const pageOfUrl = (url: string): { readonly slug: string; readonly index:
 let counter = 0
 const requestId = (): string => `sim${(++counter).toString(36).padStart(8, "0")}`
 
+const tavilySearch = (baseUrl: string, body: unknown, resultsPerQuery: number): Reply => {
+  const count = Math.min(getNumber(body, "max_results", resultsPerQuery), resultsPerQuery)
+  const raw = get(body, "include_raw_content")
+  const results = resultsFor(baseUrl, getString(body, "query", ""), count)
+  return {
+    kind: "json",
+    body: {
+      query: getString(body, "query", ""),
+      answer: null,
+      follow_up_questions: null,
+      images: [],
+      results: results.map((r, i) => ({
+        url: r.url,
+        title: r.title,
+        content: r.snippet,
+        score: Math.round((0.9 - i * 0.07) * 100) / 100,
+        raw_content: raw === true || raw === "markdown" || raw === "text" ? r.text : null,
+        published_date: r.publishedDate
+      })),
+      response_time: 0.01,
+      request_id: requestId()
+    }
+  }
+}
+
+const tavilyExtract = (body: unknown): Reply => {
+  const urls = getArray(body, "urls").filter((u): u is string => typeof u === "string")
+  const pages = urls.map((url) => ({ url, page: pageOfUrl(url) }))
+  return {
+    kind: "json",
+    body: {
+      results: pages.flatMap(({ url, page }) =>
+        page === undefined
+          ? []
+          : [{ url, raw_content: fakePage(page.slug, page.index).paragraphs.join("\n\n"), images: [] }]
+      ),
+      failed_results: pages.flatMap(({ url, page }) =>
+        page === undefined ? [{ url, error: "Failed to fetch url" }] : []
+      ),
+      response_time: 0.01,
+      request_id: requestId()
+    }
+  }
+}
+
+const exaSearch = (baseUrl: string, body: unknown, resultsPerQuery: number): Reply => {
+  const results = resultsFor(
+    baseUrl,
+    getString(body, "query", ""),
+    Math.min(getNumber(body, "numResults", 3), resultsPerQuery)
+  )
+  return {
+    kind: "json",
+    body: {
+      requestId: requestId(),
+      resolvedSearchType: "neural",
+      results: results.map((r, i) => ({
+        id: r.url,
+        url: r.url,
+        title: r.title,
+        publishedDate: r.publishedDate,
+        author: null,
+        score: 0.9 - i * 0.05,
+        text: r.text,
+        highlights: [r.snippet]
+      })),
+      costDollars: { total: 0.005 }
+    }
+  }
+}
+
+const exaContents = (body: unknown): Reply => {
+  const urls = [...getArray(body, "urls"), ...getArray(body, "ids")].filter((u): u is string => typeof u === "string")
+  const pages = urls.map((url) => ({ url, page: pageOfUrl(url) }))
+  return {
+    kind: "json",
+    body: {
+      requestId: requestId(),
+      results: pages.flatMap(({ url, page }) => {
+        if (page === undefined) return []
+        const fake = fakePage(page.slug, page.index)
+        return [{ id: url, url, title: fake.title, text: fake.paragraphs.join("\n\n") }]
+      }),
+      statuses: pages.map(({ url, page }) =>
+        page === undefined
+          ? { id: url, status: "error", error: { tag: "CRAWL_NOT_FOUND", httpStatusCode: 404 } }
+          : { id: url, status: "success" }
+      )
+    }
+  }
+}
+
+const semanticScholarSearch = (baseUrl: string, request: RecordedRequest, resultsPerQuery: number): Reply => {
+  const query = request.query["query"] ?? ""
+  const limit = Math.min(Number(request.query["limit"] ?? "3") || 3, resultsPerQuery)
+  const results = resultsFor(baseUrl, query, limit)
+  return {
+    kind: "json",
+    body: {
+      total: results.length,
+      offset: 0,
+      data: results.map((r, i) => ({
+        paperId: `sim${hash(r.url).toString(16)}`,
+        title: r.title,
+        url: r.url,
+        abstract: r.text,
+        year: Number(r.publishedDate.slice(0, 4)),
+        authors: [{ authorId: String(1000 + i), name: `Author ${String.fromCharCode(65 + i)}` }],
+        citationCount: 10 + i,
+        publicationDate: r.publishedDate,
+        venue: "Simulated Journal",
+        externalIds: {},
+        openAccessPdf: null
+      }))
+    }
+  }
+}
+
+const webPage = (request: RecordedRequest): Reply | undefined => {
+  const page = pageOfUrl(request.path)
+  if (page === undefined) return undefined
+  return {
+    kind: "raw",
+    status: 200,
+    headers: { "content-type": "text/html; charset=utf-8" },
+    body: pageHtml(page.slug, page.index)
+  }
+}
+
 /** The answer of a search, extraction or page endpoint of the simulated web; undefined for any other endpoint. */
 export const searchReply = (baseUrl: string, request: RecordedRequest, resultsPerQuery: number): Reply | undefined => {
   const body = request.body
   switch (request.endpoint) {
-    case "tavily.search": {
-      const count = Math.min(getNumber(body, "max_results", resultsPerQuery), resultsPerQuery)
-      const raw = get(body, "include_raw_content")
-      const results = resultsFor(baseUrl, getString(body, "query", ""), count)
-      return {
-        kind: "json",
-        body: {
-          query: getString(body, "query", ""),
-          answer: null,
-          follow_up_questions: null,
-          images: [],
-          results: results.map((r, i) => ({
-            url: r.url,
-            title: r.title,
-            content: r.snippet,
-            score: Math.round((0.9 - i * 0.07) * 100) / 100,
-            raw_content: raw === true || raw === "markdown" || raw === "text" ? r.text : null,
-            published_date: r.publishedDate
-          })),
-          response_time: 0.01,
-          request_id: requestId()
-        }
-      }
-    }
-    case "tavily.extract": {
-      const urls = getArray(body, "urls").filter((u): u is string => typeof u === "string")
-      const pages = urls.map((url) => ({ url, page: pageOfUrl(url) }))
-      return {
-        kind: "json",
-        body: {
-          results: pages.flatMap(({ url, page }) =>
-            page === undefined
-              ? []
-              : [{ url, raw_content: fakePage(page.slug, page.index).paragraphs.join("\n\n"), images: [] }]
-          ),
-          failed_results: pages.flatMap(({ url, page }) =>
-            page === undefined ? [{ url, error: "Failed to fetch url" }] : []
-          ),
-          response_time: 0.01,
-          request_id: requestId()
-        }
-      }
-    }
-    case "exa.search": {
-      const results = resultsFor(
-        baseUrl,
-        getString(body, "query", ""),
-        Math.min(getNumber(body, "numResults", 3), resultsPerQuery)
-      )
-      return {
-        kind: "json",
-        body: {
-          requestId: requestId(),
-          resolvedSearchType: "neural",
-          results: results.map((r, i) => ({
-            id: r.url,
-            url: r.url,
-            title: r.title,
-            publishedDate: r.publishedDate,
-            author: null,
-            score: 0.9 - i * 0.05,
-            text: r.text,
-            highlights: [r.snippet]
-          })),
-          costDollars: { total: 0.005 }
-        }
-      }
-    }
-    case "exa.contents": {
-      const urls = [...getArray(body, "urls"), ...getArray(body, "ids")].filter(
-        (u): u is string => typeof u === "string"
-      )
-      const pages = urls.map((url) => ({ url, page: pageOfUrl(url) }))
-      return {
-        kind: "json",
-        body: {
-          requestId: requestId(),
-          results: pages.flatMap(({ url, page }) => {
-            if (page === undefined) return []
-            const fake = fakePage(page.slug, page.index)
-            return [{ id: url, url, title: fake.title, text: fake.paragraphs.join("\n\n") }]
-          }),
-          statuses: pages.map(({ url, page }) =>
-            page === undefined
-              ? { id: url, status: "error", error: { tag: "CRAWL_NOT_FOUND", httpStatusCode: 404 } }
-              : { id: url, status: "success" }
-          )
-        }
-      }
-    }
-    case "semanticScholar.search": {
-      const query = request.query["query"] ?? ""
-      const limit = Math.min(Number(request.query["limit"] ?? "3") || 3, resultsPerQuery)
-      const results = resultsFor(baseUrl, query, limit)
-      return {
-        kind: "json",
-        body: {
-          total: results.length,
-          offset: 0,
-          data: results.map((r, i) => ({
-            paperId: `sim${hash(r.url).toString(16)}`,
-            title: r.title,
-            url: r.url,
-            abstract: r.text,
-            year: Number(r.publishedDate.slice(0, 4)),
-            authors: [{ authorId: String(1000 + i), name: `Author ${String.fromCharCode(65 + i)}` }],
-            citationCount: 10 + i,
-            publicationDate: r.publishedDate,
-            venue: "Simulated Journal",
-            externalIds: {},
-            openAccessPdf: null
-          }))
-        }
-      }
-    }
-    case "web.page": {
-      const page = pageOfUrl(request.path)
-      if (page === undefined) return undefined
-      return {
-        kind: "raw",
-        status: 200,
-        headers: { "content-type": "text/html; charset=utf-8" },
-        body: pageHtml(page.slug, page.index)
-      }
-    }
+    case "tavily.search":
+      return tavilySearch(baseUrl, body, resultsPerQuery)
+    case "tavily.extract":
+      return tavilyExtract(body)
+    case "exa.search":
+      return exaSearch(baseUrl, body, resultsPerQuery)
+    case "exa.contents":
+      return exaContents(body)
+    case "semanticScholar.search":
+      return semanticScholarSearch(baseUrl, request, resultsPerQuery)
+    case "web.page":
+      return webPage(request)
     default:
       return undefined
   }

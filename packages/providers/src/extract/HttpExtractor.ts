@@ -5,32 +5,24 @@
  * with the Host header and TLS server name set to the original host, so a second DNS answer cannot redirect it
  * (DNS rebinding); each redirect is checked the same way, at most 5; bodies are capped at 5 MB while streaming and
  * each URL has a time limit; only HTML, plain text, markdown and PDF are read. Each URL succeeds or fails on its
- * own.
+ * own. This module holds the options and the redirect loop; one checked request is in `pinnedRequest.ts`, reading
+ * its body into a page in `pageBody.ts`.
  */
-import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as dns from "node:dns"
-import * as http from "node:http"
-import * as https from "node:https"
-import type { Readable, Transform } from "node:stream"
 import * as tls from "node:tls"
-import * as zlib from "node:zlib"
 import { ContentExtractor, Errors, Source } from "@deep-research/core"
-import { addressBlockReason, hostnameBlockReason, literalAddress, normalizeHostname } from "./addressPolicy.js"
-import { htmlToText } from "./htmlToText.js"
-import { pdfToText } from "./pdfText.js"
+import { FetchFailed, type ResolvedAddress, type Settings } from "./extractorSettings.js"
+import { readBody } from "./pageBody.js"
+import { requestOnce, resolveTarget } from "./pinnedRequest.js"
+
+export { FetchFailed, type ResolvedAddress } from "./extractorSettings.js"
 
 // =============================================================================
 // Options
 // =============================================================================
-
-/** One address a host name resolves to. */
-export interface ResolvedAddress {
-  readonly address: string
-  readonly family: number
-}
 
 /** Options of the HTTP extractor. */
 export interface Options {
@@ -64,25 +56,6 @@ export const defaults = {
   concurrency: 4,
   userAgent: "deep-research/0.1 (content extractor)"
 } as const
-
-/** A URL that was allowed but could not be read (status, network, timeout, undecodable body). */
-export class FetchFailed extends Data.TaggedError("FetchFailed")<{ readonly url: string; readonly reason: string }> {
-  override get message(): string {
-    return `Could not read ${this.url}: ${this.reason}`
-  }
-}
-
-interface Settings {
-  readonly allowedHosts: ReadonlySet<string>
-  readonly maxBytes: number
-  readonly timeout: Duration.Duration
-  readonly maxRedirects: number
-  readonly concurrency: number
-  readonly pdf: boolean
-  readonly userAgent: string
-  readonly ca: ReadonlyArray<string> | undefined
-  readonly lookup: (hostname: string) => Promise<ReadonlyArray<ResolvedAddress>>
-}
 
 const systemLookup = (hostname: string): Promise<ReadonlyArray<ResolvedAddress>> =>
   dns.promises.lookup(hostname, { all: true, verbatim: true })
@@ -144,241 +117,10 @@ export const fetchPage = (
 const reasonOf = (error: Errors.UrlBlocked | FetchFailed): string =>
   error._tag === "UrlBlocked" ? `blocked: ${error.reason}` : error.reason
 
-interface Target {
-  readonly url: URL
-  readonly address: string
-  readonly family: 4 | 6
-}
-
 const parseUrl = (text: string, base?: URL | undefined): Effect.Effect<URL, Errors.UrlBlocked> =>
   Effect.try({
     try: () => new URL(text, base),
     catch: () => new Errors.UrlBlocked({ url: text, reason: "not a valid URL" })
-  })
-
-/** Checks the scheme, the host name and every address it resolves to; returns the address to connect to. */
-const resolveTarget = (url: URL, settings: Settings): Effect.Effect<Target, Errors.UrlBlocked | FetchFailed> =>
-  Effect.gen(function* () {
-    const href = url.href
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      return yield* new Errors.UrlBlocked({ url: href, reason: `the scheme ${url.protocol} is not http(s)` })
-    }
-    const hostname = normalizeHostname(url.hostname)
-    const port = url.port !== "" ? url.port : url.protocol === "https:" ? "443" : "80"
-    const allowed = settings.allowedHosts.has(hostname) || settings.allowedHosts.has(`${hostname}:${port}`)
-    if (!allowed) {
-      const named = hostnameBlockReason(hostname)
-      if (named !== undefined) return yield* new Errors.UrlBlocked({ url: href, reason: `${hostname} is ${named}` })
-    }
-    const literal = literalAddress(hostname)
-    const addresses: ReadonlyArray<ResolvedAddress> =
-      literal !== undefined
-        ? [literal]
-        : yield* Effect.tryPromise({
-            try: () => settings.lookup(hostname),
-            catch: () => new FetchFailed({ url: href, reason: `the host ${hostname} could not be resolved` })
-          })
-    const first = addresses[0]
-    if (first === undefined) {
-      return yield* new FetchFailed({ url: href, reason: `the host ${hostname} has no address` })
-    }
-    if (!allowed) {
-      for (const { address } of addresses) {
-        const reason = addressBlockReason(address)
-        if (reason !== undefined) {
-          const what =
-            literal !== undefined ? `${hostname} is ${reason}` : `${hostname} resolves to ${reason} (${address})`
-          return yield* new Errors.UrlBlocked({ url: href, reason: what })
-        }
-      }
-    }
-    return { url, address: first.address, family: first.family === 6 ? 6 : 4 }
-  })
-
-type Kind = "html" | "text" | "markdown" | "pdf"
-
-const contentKinds: ReadonlyMap<string, Kind> = new Map([
-  ["text/html", "html"],
-  ["application/xhtml+xml", "html"],
-  ["text/plain", "text"],
-  ["text/markdown", "markdown"],
-  ["text/x-markdown", "markdown"],
-  ["application/pdf", "pdf"]
-])
-
-type Outcome =
-  | { readonly kind: "redirect"; readonly location: string }
-  | { readonly kind: "status"; readonly status: number }
-  | { readonly kind: "blocked"; readonly reason: string }
-  | { readonly kind: "failed"; readonly reason: string }
-  | {
-      readonly kind: "body"
-      readonly mime: string | undefined
-      readonly charset: string | undefined
-      readonly body: Buffer
-    }
-
-const parseContentType = (header: string | undefined): { mime: string | undefined; charset: string | undefined } => {
-  if (header === undefined || header.trim() === "") return { mime: undefined, charset: undefined }
-  const [mime = "", ...params] = header.split(";")
-  const charset = params
-    .map((p) => p.trim().split("="))
-    .find(([key]) => key?.toLowerCase() === "charset")?.[1]
-    ?.replace(/^"|"$/g, "")
-  return { mime: mime.trim().toLowerCase(), charset }
-}
-
-const decompressor = (encoding: string | undefined): Transform | "identity" | undefined => {
-  switch ((encoding ?? "identity").trim().toLowerCase()) {
-    case "":
-    case "identity":
-      return "identity"
-    case "gzip":
-    case "x-gzip":
-      return zlib.createGunzip()
-    case "deflate":
-      return zlib.createInflate()
-    case "br":
-      return zlib.createBrotliDecompress()
-    default:
-      return undefined
-  }
-}
-
-/** One request to the checked address; reads the body only for a 2xx answer of an accepted type. */
-const requestOnce = (target: Target, settings: Settings, signal: AbortSignal): Promise<Outcome> =>
-  new Promise<Outcome>((resolve, reject) => {
-    const { url } = target
-    const client = url.protocol === "https:" ? https : http
-    const hostname = normalizeHostname(url.hostname)
-    const request = client.request({
-      host: target.address,
-      family: target.family,
-      port: url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80,
-      path: `${url.pathname}${url.search}`,
-      method: "GET",
-      // SNI may not carry an IP address; certificates are then checked against the address itself
-      ...(url.protocol === "https:" && literalAddress(hostname) === undefined ? { servername: hostname } : {}),
-      ...(url.protocol === "https:" && settings.ca !== undefined ? { ca: [...settings.ca] } : {}),
-      headers: {
-        host: url.host,
-        "user-agent": settings.userAgent,
-        accept: "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,application/pdf;q=0.8",
-        "accept-encoding": "gzip, deflate, br"
-      },
-      agent: false,
-      signal
-    })
-    request.on("error", reject)
-    request.on("response", (response) => {
-      response.on("error", reject)
-      const status = response.statusCode ?? 0
-      const done = (outcome: Outcome) => {
-        response.destroy()
-        resolve(outcome)
-      }
-      if (status >= 300 && status < 400 && response.headers.location !== undefined) {
-        return done({ kind: "redirect", location: response.headers.location })
-      }
-      if (status < 200 || status >= 300) return done({ kind: "status", status })
-      const { charset, mime } = parseContentType(response.headers["content-type"])
-      if (mime !== undefined) {
-        const kind = contentKinds.get(mime)
-        if (kind === undefined || (kind === "pdf" && !settings.pdf)) {
-          return done({ kind: "blocked", reason: `the content type ${mime} is not text, HTML or PDF` })
-        }
-      }
-      const declared = Number(response.headers["content-length"] ?? "0")
-      if (declared > settings.maxBytes) {
-        return done({ kind: "blocked", reason: `the page is larger than ${settings.maxBytes} bytes (${declared})` })
-      }
-      const decoder = decompressor(response.headers["content-encoding"])
-      if (decoder === undefined) {
-        return done({ kind: "failed", reason: `unsupported content encoding ${response.headers["content-encoding"]}` })
-      }
-      const body: Readable = decoder === "identity" ? response : response.pipe(decoder)
-      if (decoder !== "identity") decoder.on("error", (error) => done({ kind: "failed", reason: error.message }))
-      const chunks: Array<Buffer> = []
-      let size = 0
-      body.on("data", (chunk: Buffer) => {
-        size += chunk.length
-        if (size > settings.maxBytes) {
-          if (decoder !== "identity") decoder.destroy()
-          return done({ kind: "blocked", reason: `the page is larger than ${settings.maxBytes} bytes` })
-        }
-        chunks.push(chunk)
-      })
-      body.on("end", () => resolve({ kind: "body", mime, charset, body: Buffer.concat(chunks) }))
-    })
-    request.end()
-  })
-
-const sniffKind = (body: Buffer): Kind | undefined => {
-  const head = body.subarray(0, 1024).toString("latin1")
-  if (head.startsWith("%PDF-")) return "pdf"
-  if (/<!doctype html|<html[\s>]/i.test(head)) return "html"
-  if (body.includes(0)) return undefined
-  return "text"
-}
-
-const sniffHtmlCharset = (body: Buffer): string | undefined =>
-  /<meta[^>]+charset\s*=\s*["']?([\w-]+)/i.exec(body.subarray(0, 2048).toString("latin1"))?.[1]
-
-const decodeText = (body: Buffer, charset: string | undefined): string => {
-  try {
-    return new TextDecoder(charset ?? "utf-8").decode(body)
-  } catch {
-    return new TextDecoder("utf-8").decode(body)
-  }
-}
-
-const titleOfText = (text: string, url: URL): string => {
-  const heading = /^#\s+(.+)$/m.exec(text.slice(0, 2000))?.[1]?.trim()
-  if (heading !== undefined && heading !== "") return heading
-  const segment = decodeURIComponent(
-    url.pathname
-      .split("/")
-      .filter((s) => s !== "")
-      .pop() ?? ""
-  )
-  return segment !== "" ? segment : url.hostname
-}
-
-const readBody = (
-  requested: string,
-  url: URL,
-  mime: string | undefined,
-  charset: string | undefined,
-  body: Buffer,
-  settings: Settings
-): Effect.Effect<Source.ExtractedPage, Errors.UrlBlocked | FetchFailed> =>
-  Effect.gen(function* () {
-    const kind = mime !== undefined ? contentKinds.get(mime) : sniffKind(body)
-    if (kind === undefined || (kind === "pdf" && !settings.pdf)) {
-      return yield* new Errors.UrlBlocked({ url: requested, reason: "the content is not text, HTML or PDF" })
-    }
-    const contentType = mime ?? (kind === "html" ? "text/html" : kind === "pdf" ? "application/pdf" : "text/plain")
-    const read: { title: string; content: string } =
-      kind === "pdf"
-        ? yield* Effect.tryPromise({
-            try: () => pdfToText(body),
-            catch: () => new FetchFailed({ url: requested, reason: "the PDF could not be read" })
-          })
-        : kind === "html"
-          ? htmlToText(decodeText(body, charset ?? sniffHtmlCharset(body)), url.href)
-          : (() => {
-              const text = decodeText(body, charset).trim()
-              return { title: titleOfText(text, url), content: text }
-            })()
-    if (read.content.trim() === "") {
-      return yield* new FetchFailed({ url: requested, reason: "the page has no readable text" })
-    }
-    return new Source.ExtractedPage({
-      url: requested,
-      title: read.title !== "" ? read.title : titleOfText("", url),
-      content: read.content,
-      contentType
-    })
   })
 
 const fetchWith = (

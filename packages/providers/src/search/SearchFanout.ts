@@ -68,116 +68,24 @@ export interface Service extends SearchProvider.Service {
 export const make = (options: Options): Effect.Effect<Service> =>
   Effect.gen(function* () {
     const providers = options.providers
-    const name = options.name ?? (providers.map((p) => p.name).join("+") || "search")
-    const cooldown = Duration.decode(options.cooldown ?? defaults.cooldown)
-    const maxCooldown = Duration.decode(options.maxCooldown ?? defaults.maxCooldown)
-    const providerTimeout = Duration.decode(options.providerTimeout ?? defaults.providerTimeout)
-    const threshold = Math.max(1, options.failuresBeforeCooldown ?? defaults.failuresBeforeCooldown)
-    const state = yield* Ref.make<ReadonlyArray<ProviderHealth>>(
-      providers.map((p) => ({ name: p.name, consecutiveFailures: 0, pausedUntil: 0, lastError: undefined }))
-    )
-
-    /** How long a failure pauses its provider, or `undefined` when it does not count. */
-    const pauseFor = (error: Errors.ProviderError, failures: number, now: number): number | undefined => {
-      const cap = Duration.toMillis(maxCooldown)
-      switch (error._tag) {
-        // the query's fault, not the provider's
-        case "InvalidRequest":
-        case "ContextWindowExceeded":
-          return undefined
-        case "CircuitOpen":
-          return Math.min(cap, Math.max(0, error.retryAt - now))
-        case "RateLimited":
-          if (failures < threshold) return undefined
-          return Math.min(
-            cap,
-            error.retryAfter !== undefined ? Duration.toMillis(error.retryAfter) : Duration.toMillis(cooldown)
-          )
-        default:
-          return failures < threshold ? undefined : Math.min(cap, Duration.toMillis(cooldown))
-      }
-    }
-
-    const recordFailure = (index: number, error: Errors.ProviderError, now: number) =>
-      Effect.gen(function* () {
-        const before = (yield* Ref.get(state))[index]
-        if (before === undefined) return
-        const failures = before.consecutiveFailures + 1
-        const pause = pauseFor(error, failures, now)
-        const counted = error._tag !== "InvalidRequest" && error._tag !== "ContextWindowExceeded"
-        yield* Ref.update(state, (all) =>
-          all.map((h, i) =>
-            i !== index
-              ? h
-              : {
-                  ...h,
-                  consecutiveFailures: counted ? failures : h.consecutiveFailures,
-                  pausedUntil: pause !== undefined && pause > 0 ? now + pause : h.pausedUntil,
-                  lastError: error.message
-                }
-          )
-        )
-        if (pause !== undefined && pause > 0) {
-          yield* ResearchEvents.publish({
-            _tag: "ProviderSkipped",
-            provider: before.name,
-            reason: `${error.message}; skipped for ${Duration.format(Duration.millis(pause))}`
-          })
-        }
-      })
-
-    const recordSuccess = (index: number) =>
-      Ref.update(state, (all) =>
-        all.map((h, i) => (i !== index ? h : { ...h, consecutiveFailures: 0, pausedUntil: 0, lastError: undefined }))
+    const fanout: Fanout = {
+      providers,
+      name: options.name ?? (providers.map((p) => p.name).join("+") || "search"),
+      cooldown: Duration.decode(options.cooldown ?? defaults.cooldown),
+      maxCooldown: Duration.decode(options.maxCooldown ?? defaults.maxCooldown),
+      providerTimeout: Duration.decode(options.providerTimeout ?? defaults.providerTimeout),
+      threshold: Math.max(1, options.failuresBeforeCooldown ?? defaults.failuresBeforeCooldown),
+      state: yield* Ref.make<ReadonlyArray<ProviderHealth>>(
+        providers.map((p) => ({ name: p.name, consecutiveFailures: 0, pausedUntil: 0, lastError: undefined }))
       )
-
+    }
     const search = Effect.fn("SearchFanout.search")(function* (
       query: string,
       searchOptions: SearchProvider.SearchOptions
     ) {
-      const now = yield* Clock.currentTimeMillis
-      const health = yield* Ref.get(state)
-      const active = providers.flatMap((provider, index) =>
-        (health[index]?.pausedUntil ?? 0) <= now ? [{ provider, index }] : []
-      )
-      if (active.length === 0) {
-        const retryAt = Math.min(...health.map((h) => h.pausedUntil))
-        const reasons = health.map((h) => `${h.name}: ${h.lastError ?? "failing"}`).join("; ")
-        yield* Effect.logWarning(`Every search provider is paused (${reasons})`)
-        return yield* new Errors.CircuitOpen({ provider: name, retryAt })
-      }
-      const outcomes = yield* Effect.forEach(
-        active,
-        ({ index, provider }) =>
-          Effect.either(
-            provider.search(query, searchOptions).pipe(
-              Effect.timeoutFail({
-                duration: providerTimeout,
-                onTimeout: () => new Errors.Timeout({ provider: provider.name, after: providerTimeout })
-              })
-            )
-          ).pipe(
-            Effect.tap((outcome) =>
-              Either.isRight(outcome) ? recordSuccess(index) : recordFailure(index, outcome.left, now)
-            )
-          ),
-        { concurrency: "unbounded" }
-      )
-      const lists = outcomes.flatMap((outcome) => (Either.isRight(outcome) ? [outcome.right] : []))
-      if (lists.length === 0) {
-        const failures = outcomes.flatMap((outcome) => (Either.isLeft(outcome) ? [outcome.left] : []))
-        const [only] = failures
-        if (failures.length === 1 && only !== undefined) return yield* Effect.fail(only)
-        const detail = failures.map((error, i) => `${active[i]?.provider.name}: ${error.message}`).join("; ")
-        return yield* new Errors.ProviderUnavailable({
-          provider: name,
-          detail: `every search provider failed (${detail})`
-        })
-      }
-      return merge(lists, searchOptions.maxResults)
+      return yield* searchAll(fanout, query, searchOptions)
     })
-
-    return { name, search, health: Ref.get(state) }
+    return { name: fanout.name, search, health: Ref.get(fanout.state) }
   })
 
 /** The fan-out as the `SearchProvider` in context. */
@@ -201,6 +109,136 @@ export const layerOf = <E, R>(
       return yield* make({ ...options, providers })
     })
   )
+
+// =============================================================================
+// Searching
+// =============================================================================
+
+/** A fan-out's settings and the health of each of its providers, in their order. */
+interface Fanout {
+  readonly providers: ReadonlyArray<SearchProvider.Service>
+  readonly name: string
+  readonly cooldown: Duration.Duration
+  readonly maxCooldown: Duration.Duration
+  readonly providerTimeout: Duration.Duration
+  readonly threshold: number
+  readonly state: Ref.Ref<ReadonlyArray<ProviderHealth>>
+}
+
+/** How long a failure pauses its provider, or `undefined` when it does not count. */
+const pauseFor = (fanout: Fanout, error: Errors.ProviderError, failures: number, now: number): number | undefined => {
+  const cap = Duration.toMillis(fanout.maxCooldown)
+  switch (error._tag) {
+    // the query's fault, not the provider's
+    case "InvalidRequest":
+    case "ContextWindowExceeded":
+      return undefined
+    case "CircuitOpen":
+      return Math.min(cap, Math.max(0, error.retryAt - now))
+    case "RateLimited":
+      if (failures < fanout.threshold) return undefined
+      return Math.min(
+        cap,
+        error.retryAfter !== undefined ? Duration.toMillis(error.retryAfter) : Duration.toMillis(fanout.cooldown)
+      )
+    default:
+      return failures < fanout.threshold ? undefined : Math.min(cap, Duration.toMillis(fanout.cooldown))
+  }
+}
+
+const recordFailure = (fanout: Fanout, index: number, error: Errors.ProviderError, now: number) =>
+  Effect.gen(function* () {
+    const before = (yield* Ref.get(fanout.state))[index]
+    if (before === undefined) return
+    const failures = before.consecutiveFailures + 1
+    const pause = pauseFor(fanout, error, failures, now)
+    const counted = error._tag !== "InvalidRequest" && error._tag !== "ContextWindowExceeded"
+    yield* Ref.update(fanout.state, (all) =>
+      all.map((h, i) =>
+        i !== index
+          ? h
+          : {
+              ...h,
+              consecutiveFailures: counted ? failures : h.consecutiveFailures,
+              pausedUntil: pause !== undefined && pause > 0 ? now + pause : h.pausedUntil,
+              lastError: error.message
+            }
+      )
+    )
+    if (pause !== undefined && pause > 0) {
+      yield* ResearchEvents.publish({
+        _tag: "ProviderSkipped",
+        provider: before.name,
+        reason: `${error.message}; skipped for ${Duration.format(Duration.millis(pause))}`
+      })
+    }
+  })
+
+const recordSuccess = (fanout: Fanout, index: number) =>
+  Ref.update(fanout.state, (all) =>
+    all.map((h, i) => (i !== index ? h : { ...h, consecutiveFailures: 0, pausedUntil: 0, lastError: undefined }))
+  )
+
+/** Asks one provider, within the time the others wait for it, and records how it went. */
+const askProvider = (
+  fanout: Fanout,
+  { index, provider }: { readonly index: number; readonly provider: SearchProvider.Service },
+  query: string,
+  searchOptions: SearchProvider.SearchOptions,
+  now: number
+) =>
+  Effect.either(
+    provider.search(query, searchOptions).pipe(
+      Effect.timeoutFail({
+        duration: fanout.providerTimeout,
+        onTimeout: () => new Errors.Timeout({ provider: provider.name, after: fanout.providerTimeout })
+      })
+    )
+  ).pipe(
+    Effect.tap((outcome) =>
+      Either.isRight(outcome) ? recordSuccess(fanout, index) : recordFailure(fanout, index, outcome.left, now)
+    )
+  )
+
+/** The error of a search every asked provider failed: the one failure as it is, or each provider's reason. */
+const everyProviderFailed = (
+  fanout: Fanout,
+  active: ReadonlyArray<{ readonly provider: SearchProvider.Service }>,
+  failures: ReadonlyArray<Errors.ProviderError>
+): Errors.ProviderError => {
+  const [only] = failures
+  if (failures.length === 1 && only !== undefined) return only
+  const detail = failures.map((error, i) => `${active[i]?.provider.name}: ${error.message}`).join("; ")
+  return new Errors.ProviderUnavailable({
+    provider: fanout.name,
+    detail: `every search provider failed (${detail})`
+  })
+}
+
+/** Asks every provider that is not paused, at once, and merges what they found. */
+const searchAll = (fanout: Fanout, query: string, searchOptions: SearchProvider.SearchOptions) =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    const health = yield* Ref.get(fanout.state)
+    const active = fanout.providers.flatMap((provider, index) =>
+      (health[index]?.pausedUntil ?? 0) <= now ? [{ provider, index }] : []
+    )
+    if (active.length === 0) {
+      const retryAt = Math.min(...health.map((h) => h.pausedUntil))
+      const reasons = health.map((h) => `${h.name}: ${h.lastError ?? "failing"}`).join("; ")
+      yield* Effect.logWarning(`Every search provider is paused (${reasons})`)
+      return yield* new Errors.CircuitOpen({ provider: fanout.name, retryAt })
+    }
+    const outcomes = yield* Effect.forEach(active, (entry) => askProvider(fanout, entry, query, searchOptions, now), {
+      concurrency: "unbounded"
+    })
+    const lists = outcomes.flatMap((outcome) => (Either.isRight(outcome) ? [outcome.right] : []))
+    if (lists.length === 0) {
+      const failures = outcomes.flatMap((outcome) => (Either.isLeft(outcome) ? [outcome.left] : []))
+      return yield* Effect.fail(everyProviderFailed(fanout, active, failures))
+    }
+    return merge(lists, searchOptions.maxResults)
+  })
 
 // =============================================================================
 // Merging

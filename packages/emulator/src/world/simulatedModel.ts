@@ -1,0 +1,185 @@
+/**
+ * The simulated model's mind: what it answers to a conversation. It reads the tools offered and the response format
+ * (or, for a model without tool calling, core's JSON action protocol in the system prompt) and plays the supervisor,
+ * the researcher, a structured-output step or the writer, so a simulated run goes through every phase. The wire
+ * shape of each decision is in `simulatedReplies.ts`.
+ */
+import { type Conversation, numbered, pageTextOf, promptedSchema, sentence, subjectOf } from "./conversation.js"
+import { fakeFromSchema, type FakeContext } from "./fake.js"
+import { getObjects, getString } from "../wire/json.js"
+import type { Refusals } from "./localServers.js"
+
+/** The simulation's options with their defaults filled in. */
+export interface Settings {
+  readonly directives: number
+  readonly supervisorRounds: number
+  readonly searchRounds: number
+  readonly resultsPerQuery: number
+  readonly refuse: Refusals
+}
+
+/** What the model answers: text, a JSON value (as text, or as the arguments of a forced tool), or tool calls. */
+export type Decision =
+  | { readonly kind: "text"; readonly text: string }
+  | { readonly kind: "json"; readonly value: unknown; readonly tool: string | undefined }
+  | { readonly kind: "tools"; readonly calls: ReadonlyArray<{ readonly name: string; readonly arguments: unknown }> }
+
+const countCalls = (conversation: Conversation, name: string): number =>
+  conversation.turns.reduce((n, turn) => n + turn.toolCalls.filter((call) => call === name).length, 0)
+
+const assistantTurns = (conversation: Conversation, name: string): number =>
+  conversation.turns.filter((turn) => turn.toolCalls.includes(name)).length
+
+const directiveAngles = [
+  "the current evidence, key figures and how they were measured",
+  "the main arguments, stakeholders and competing perspectives",
+  "recent developments, open questions and what experts expect next",
+  "practical consequences and documented case studies",
+  "the history and the definitions that frame the debate"
+]
+
+/** A tool call whose arguments are made from the tool's schema as the request sent it, worded after the hints. */
+const callOf = (
+  conversation: Conversation,
+  name: string,
+  fake: FakeContext,
+  hints: Readonly<Record<string, unknown>>
+): { readonly name: string; readonly arguments: unknown } => ({
+  name,
+  arguments: fakeFromSchema(conversation.tools.get(name), { ...fake, hints })
+})
+
+const supervisorTurn = (conversation: Conversation, options: Settings, fake: FakeContext): Decision => {
+  if (assistantTurns(conversation, "conductResearch") >= options.supervisorRounds) {
+    return { kind: "tools", calls: [callOf(conversation, "researchComplete", fake, {})] }
+  }
+  const subject = subjectOf(conversation)
+  const round = assistantTurns(conversation, "conductResearch")
+  const count = Math.max(1, round === 0 ? options.directives : Math.min(2, options.directives))
+  const calls = Array.from({ length: count }, (_, i) => {
+    const angle = directiveAngles[(round * count + i) % directiveAngles.length] ?? "the evidence"
+    return callOf(conversation, "conductResearch", fake, {
+      topic: `Research ${angle} regarding: ${subject.replace(/[.?!]+$/, "")}. Gather specific, sourced facts and note any disagreement.`,
+      perspective: `An analyst focused on ${angle.split(",")[0] ?? angle}`,
+      evidenceNeeded: "Figures with dates, primary sources and named studies",
+      priority: 1 + (i % 3)
+    })
+  })
+  return { kind: "tools", calls }
+}
+
+const researcherTurn = (conversation: Conversation, options: Settings): Decision => {
+  const subject = subjectOf(conversation)
+  const fake: FakeContext = { subject, index: 0 }
+  if (countCalls(conversation, "webSearch") < options.searchRounds) {
+    const round = countCalls(conversation, "webSearch")
+    const base = subject
+    const queries =
+      round === 0 ? [base.slice(0, 120), `${base.slice(0, 100)} statistics`] : [`${base.slice(0, 100)} criticism`]
+    return { kind: "tools", calls: [callOf(conversation, "webSearch", fake, { queries })] }
+  }
+  // Results arrive as tool messages, or as user messages under the JSON action protocol.
+  const sources = numbered(
+    conversation.turns
+      .slice(1)
+      .filter((turn) => turn.role !== "assistant")
+      .map((t) => t.text)
+      .join("\n")
+  )
+  const summary =
+    sources.length === 0
+      ? `No usable sources were found on ${subject}.`
+      : sources
+          .slice(0, 5)
+          .map((source) => `${sentence(source.line, `A source addresses ${subject}`)} [${source.n}]`)
+          .join(" ")
+  return { kind: "tools", calls: [callOf(conversation, "researchComplete", fake, { summary })] }
+}
+
+const reportText = (conversation: Conversation): string => {
+  const all = [conversation.system, ...conversation.turns.map((turn) => turn.text)].join("\n")
+  const subject = subjectOf(conversation).replace(/[.?!]$/, "")
+  const sources = numbered(all).slice(0, 8)
+  const cite = (i: number): string => {
+    const source = sources[i % Math.max(1, sources.length)]
+    return source === undefined ? "" : ` [${source.n}]`
+  }
+  const findings = sources.map((source) => `${sentence(source.line, `Evidence on ${subject}`)} [${source.n}]`)
+  if (!/final report/i.test(conversation.system)) {
+    // Intermediate writing (compression, notes): the findings themselves, each cited.
+    return findings.length > 0 ? findings.join("\n\n") : `The available evidence on ${subject} is limited.`
+  }
+  return [
+    `# ${subject}`,
+    "",
+    `${subject} has been examined from several angles, with measured effects and open questions${cite(0)}.`,
+    "",
+    "## Key findings",
+    "",
+    ...(findings.length > 0 ? findings.map((f) => `- ${f}`) : [`- The available evidence on ${subject} is limited.`]),
+    "",
+    "## Conclusion",
+    "",
+    `The evidence points in a consistent direction, though independent replication remains scarce${cite(1)}.`
+  ].join("\n")
+}
+
+const actionNames = (text: string): ReadonlyArray<string> => {
+  try {
+    return getObjects(JSON.parse(text), "actions").map((action) => getString(action, "tool", ""))
+  } catch {
+    return []
+  }
+}
+
+/**
+ * A model without tool calling gets the tools in its system prompt (core's JSON action protocol) and its earlier
+ * actions as JSON text: read both back, so the agent turns work the same.
+ */
+const actionProtocol = (conversation: Conversation): Conversation | undefined => {
+  if (!conversation.system.includes("You act through tools.")) return undefined
+  const tools = new Map<string, unknown>()
+  for (const match of conversation.system.matchAll(/^- ([A-Za-z0-9_-]+): [^\n]*\n {2}arguments: (.+)$/gm)) {
+    const name = match[1] ?? ""
+    try {
+      tools.set(name, JSON.parse(match[2] ?? ""))
+    } catch {
+      tools.set(name, undefined)
+    }
+  }
+  const turns = conversation.turns.map((turn) =>
+    turn.role === "assistant" ? { ...turn, toolCalls: actionNames(turn.text) } : turn
+  )
+  return { ...conversation, tools, turns }
+}
+
+/** The model's answer to a conversation. */
+export const decide = (conversation: Conversation, options: Settings): Decision => {
+  const protocol = actionProtocol(conversation)
+  if (protocol !== undefined) {
+    const turn = protocol.tools.has("conductResearch")
+      ? supervisorTurn(protocol, options, { subject: subjectOf(protocol), index: 0 })
+      : protocol.tools.has("webSearch")
+        ? researcherTurn(protocol, options)
+        : undefined
+    if (turn?.kind === "tools") {
+      const actions = turn.calls.map((call) => ({ tool: call.name, arguments: call.arguments }))
+      return { kind: "text", text: JSON.stringify({ actions }) }
+    }
+  }
+  const fake: FakeContext = { subject: subjectOf(conversation), index: 0, pageText: pageTextOf(conversation) }
+  if (conversation.responseSchema !== undefined) {
+    return { kind: "json", value: fakeFromSchema(conversation.responseSchema, fake), tool: undefined }
+  }
+  const forced = conversation.forcedTool
+  if (forced !== undefined && !["conductResearch", "webSearch", "extractContent"].includes(forced)) {
+    return { kind: "json", value: fakeFromSchema(conversation.tools.get(forced), fake), tool: forced }
+  }
+  const prompted = promptedSchema(
+    [conversation.system, ...conversation.turns.filter((t) => t.role === "user").map((t) => t.text)].join("\n")
+  )
+  if (prompted !== undefined) return { kind: "json", value: fakeFromSchema(prompted, fake), tool: undefined }
+  if (conversation.tools.has("conductResearch")) return supervisorTurn(conversation, options, fake)
+  if (conversation.tools.has("webSearch")) return researcherTurn(conversation, options)
+  return { kind: "text", text: reportText(conversation) }
+}
