@@ -33,6 +33,7 @@ import * as HeldHandles from "./heldHandles.js"
 import * as Leftovers from "./leftovers.js"
 import * as LockFile from "./lockFile.js"
 import * as NativeFiles from "./nativeFiles.js"
+import * as PoolGate from "./poolGate.js"
 import * as SessionFile from "./sessionFile.js"
 import * as SessionSummaries from "./sessionSummaries.js"
 import * as SessionWriters from "./sessionWriters.js"
@@ -108,7 +109,12 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
     // Session folders this store has made: made once, not before every write.
     const knownDirectories = new Set<string>()
     const serially = SessionWriters.make()
-    const { makeDirectories, statOption, uniqueSuffix, writeAtomically } = AtomicFiles.make(fs, path, host.pid, files)
+    const { makeDirectories, statOption, syncFolder, uniqueSuffix, writeAtomically } = AtomicFiles.make(
+      fs,
+      path,
+      host.pid,
+      files
+    )
 
     const sessionDirectory = (id: string) => path.join(directory, id)
     const fileOf = (id: string, name: string) => path.join(directory, id, name)
@@ -120,11 +126,24 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
             Effect.zipRight(Effect.sync(() => knownDirectories.add(id)))
           )
 
+    /** A write that makes the session's folder goes first to the disk: a session is being created. */
+    const creatingSession = <A, E, R>(id: string, write: Effect.Effect<A, E, R>) =>
+      knownDirectories.has(id) ? write : PoolGate.asCreating(write)
+
     // A held session's folder stays open: a checkpoint's rename is made durable by one sync, not an open and a close.
     const folders = HeldHandles.make((id) => fs.open(sessionDirectory(id), { flag: "r" }), files.sync)
     /** Replaces a file of a session's folder atomically (not every platform can open a folder to sync it). */
     const writeInSession = (id: string, file: string, text: string) =>
-      writeAtomically(file, text, Effect.ignore(folders.sync(id)))
+      writeAtomically(
+        file,
+        text,
+        Effect.suspend(() =>
+          Option.match(folders.get(id), {
+            onNone: () => syncFolder(sessionDirectory(id)),
+            onSome: (folder) => Effect.ignore(Effect.flatMap(folder, files.sync))
+          })
+        )
+      )
 
     const eventLog = EventLog.make({
       fs,
@@ -163,7 +182,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       const file = fileOf(id, sessionFileName)
       // Encoding refuses a Redacted where text is expected, and a Redacted serialises as "<redacted>" anyway.
       const text = yield* scrubbed(file, `${JSON.stringify(encoded, null, 2)}\n`)
-      yield* serially(
+      const write = serially(
         id,
         Effect.gen(function* () {
           yield* ensureDirectory(id)
@@ -173,6 +192,8 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
           yield* sessionFiles.written(id, yield* writeInSession(id, file, text))
         })
       )
+      // A session stored queued is being accepted: a client waits for it, ahead of the checkpoints of running ones.
+      yield* session.status === "queued" ? PoolGate.asCreating(write) : creatingSession(id, write)
     })
 
     const load = Effect.fn("FileSessionStore.load")(function* (id: string) {
@@ -212,7 +233,10 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       const valid = yield* validate(id)
       const file = fileOf(valid, reportFileName)
       const text = yield* scrubbed(file, markdown)
-      yield* serially(valid, Effect.zipRight(ensureDirectory(valid), writeInSession(valid, file, text)))
+      yield* creatingSession(
+        valid,
+        serially(valid, Effect.zipRight(ensureDirectory(valid), writeInSession(valid, file, text)))
+      )
     })
 
     const saveArtefact = Effect.fn("FileSessionStore.saveArtefact")(function* (
@@ -223,7 +247,10 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       const valid = yield* validate(id)
       const file = fileOf(valid, yield* SessionStore.validateArtefactName(name))
       const text = yield* scrubbed(file, content)
-      yield* serially(valid, Effect.zipRight(ensureDirectory(valid), writeInSession(valid, file, text)))
+      yield* creatingSession(
+        valid,
+        serially(valid, Effect.zipRight(ensureDirectory(valid), writeInSession(valid, file, text)))
+      )
     })
 
     const readArtefact = Effect.fn("FileSessionStore.artefact")(function* (id: string, name: string) {
