@@ -5,9 +5,10 @@
  * "Home-made parts"). So the calls that only read or fill the kernel's caches (stat, write, read, close) are
  * synchronous; those that change a folder (create, rename, link, remove: each a journal entry, which can wait for the
  * journal) and syncs (which wait for the disk) go through the thread pool by raw callbacks, so that the event loop
- * never waits for the disk or the journal. Failures are the
- * platform's `SystemError`s, with the same reasons as `NodeFileSystem`'s. `fromFileSystem` gives the same operations
- * through any `FileSystem`, so that the store's code is one whatever it runs on.
+ * never waits for the disk or the journal; those calls pass the process's gate into the pool (`poolGate.ts`), where a
+ * session being created goes first. Failures are the platform's `SystemError`s, with the same reasons as
+ * `NodeFileSystem`'s. `fromFileSystem` gives the same operations through any `FileSystem`, so that the store's code is
+ * one whatever it runs on.
  */
 import { type PlatformError, SystemError, type SystemErrorReason } from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
