@@ -6,7 +6,6 @@
  * taken away) is refused as `NotStored`, in a sentence that names the cause, rather than as an unexplained failure.
  */
 import type { Errors } from "@deep-research/core"
-import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -26,14 +25,16 @@ export const notStoredMessage = (cause: unknown): string => {
   return `The session was not accepted: the session store could not keep it (${said.replace(/\.$/, "")}).`
 }
 
+/** A failure of the file store, which says so first (`FileSessionStore: cannot write …`). */
+const isStoreFailure = (defect: unknown): boolean =>
+  defect instanceof Error && defect.message.startsWith("FileSessionStore:")
+
 /** Runs whose `start` dies with `NotStored` when storing the new session fails. */
 const sayingNotStored = (runs: Runs.Runs): Runs.Runs => ({
   ...runs,
   start: (question, options, clarification) =>
-    Effect.catchAllCause(runs.start(question, options, clarification), (cause) =>
-      Cause.isFailType(cause) || Cause.isInterruptedOnly(cause)
-        ? Effect.failCause(cause)
-        : Effect.die(new NotStored({ message: notStoredMessage(Cause.squash(cause)) }))
+    Effect.catchAllDefect(runs.start(question, options, clarification), (defect) =>
+      Effect.die(isStoreFailure(defect) ? new NotStored({ message: notStoredMessage(defect) }) : defect)
     )
 })
 
