@@ -7,6 +7,7 @@
  * the same disk (each a synced session file, its synced folder and the synced folder above), against the in-memory
  * store.
  * Usage: node bench/dist/serveLoad.js [--sessions N] [--max-sessions N] [--timeout-seconds S] [--bin FILE]
+ *        [--cpu-prof FOLDER] (the server's CPU profile, written to FOLDER when it stops)
  */
 import { Pipeline, type SessionStore } from "@deep-research/core"
 import { MemorySessionStore } from "@deep-research/core/testing"
@@ -54,9 +55,20 @@ const summary = (values: ReadonlyArray<number>) => ({
 
 const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
 
+const profileArg = process.argv.indexOf("--cpu-prof")
+const profileFolder = profileArg >= 0 ? path.resolve(process.argv[profileArg + 1] ?? ".") : undefined
+
 /** Starts the server and gives its URL once it says where it listens. */
 const startServer = async (home: string): Promise<{ readonly child: ChildProcess; readonly url: string }> => {
-  const args = [bin, "serve", "--simulate", "--no-clarify", "--port", "0"]
+  const args = [
+    ...(profileFolder === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", profileFolder]),
+    bin,
+    "serve",
+    "--simulate",
+    "--no-clarify",
+    "--port",
+    "0"
+  ]
   if (maxSessions > 0) args.push("--max-sessions", String(maxSessions))
   const child = spawn(process.execPath, args, {
     env: { PATH: process.env["PATH"] ?? "", HOME: home, DEEP_RESEARCH_HOME: path.join(home, "store"), NO_COLOR: "1" },
@@ -169,7 +181,10 @@ const main = async () => {
     const allMillis = performance.now() - burstStart
     stop.done = true
     await health.done
+    // The store is removed only once the server has stopped writing it (and written its profile).
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
     child.kill("SIGTERM")
+    await exited
     const folder = mkdtempSync(path.join(os.tmpdir(), "deep-research-bench-enqueue-"))
     const durable = await enqueueBurst(FileSessionStore.layerNode({ directory: folder }))
     rmSync(folder, { recursive: true, force: true })

@@ -170,6 +170,24 @@ describe("SessionLimit", () => {
     }).pipe(Effect.scoped, Effect.provide(Layer.merge(H.world({}), Layer.orDie(SessionLimit.layer(1)))))
   )
 
+  it.effect("storing a session queued stamps it as any status change does: updatedAt is when it was stored", () =>
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      yield* TestClock.setTime(5_000)
+      yield* Pipeline.enqueue("What are the latest measurements?", { sessionId: "stamped", createdAt: 1_000 })
+      const queued = yield* store.load("stamped")
+      assert.deepStrictEqual([queued.status, queued.createdAt, queued.updatedAt], ["queued", 1_000, 5_000])
+      yield* TestClock.setTime(9_000)
+      const run = yield* Effect.fork(Pipeline.resume("stamped", { clarification: "proceed" }))
+      // Begun, the session is stored running, stamped again; its research then runs on.
+      while ((yield* store.load("stamped")).status === "queued") yield* Effect.yieldNow()
+      const begun = yield* store.load("stamped")
+      assert.include(["running", "completed"], begun.status)
+      assert.isAtLeast(begun.updatedAt, 9_000)
+      yield* Fiber.interrupt(run)
+    }).pipe(Effect.provide(H.world({})))
+  )
+
   it.effect("an enqueued session stopped while it waits for a slot is kept cancelled, and resumes later", () =>
     Effect.gen(function* () {
       const store = yield* SessionStore

@@ -13,6 +13,7 @@ import * as crypto from "node:crypto"
 import * as RunSchema from "../RunSchema.js"
 import { conflict, type RunConflict } from "../RunSchema.js"
 import type * as Runs from "../Runs.js"
+import * as ServingRuns from "../ServingRuns.js"
 import { version } from "../version.js"
 import type * as DatabaseProbe from "../internal/databaseProbe.js"
 import {
@@ -130,7 +131,10 @@ export const sessionsLayer = (runs: Runs.Runs) =>
   HttpApiBuilder.group(Api, "sessions", (handlers) =>
     handlers
       .handle("create", ({ payload: { question, ...options } }) =>
-        Effect.mapError(runs.start(question, options), (error) => new BadRequest({ message: error.message }))
+        ServingRuns.catchNotStored(
+          Effect.mapError(runs.start(question, options), (error) => new BadRequest({ message: error.message })),
+          (error) => new ServiceUnavailable({ message: error.message })
+        )
       )
       .handle("list", () => runs.list)
       .handle("get", ({ path }) =>

@@ -14,7 +14,8 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Progress from "../Progress.js"
 import type * as Runs from "../Runs.js"
-import { Api } from "./Api.js"
+import * as ServingRuns from "../ServingRuns.js"
+import { Api, ServiceUnavailable } from "./Api.js"
 import * as OpenAiSchema from "./OpenAiSchema.js"
 import * as Sse from "./Sse.js"
 
@@ -55,8 +56,11 @@ const start = (runs: Runs.Runs, request: OpenAiSchema.ChatRequest) =>
       )
     }
     // A chat cannot stop to ask: a clarifying question's understanding is kept as constraints and research goes on.
-    const started = yield* Effect.mapError(runs.start(question, {}, "proceed"), (error) =>
-      OpenAiSchema.InvalidRequest.of(error.message, null)
+    const started = yield* ServingRuns.catchNotStored(
+      Effect.mapError(runs.start(question, {}, "proceed"), (error) =>
+        OpenAiSchema.InvalidRequest.of(error.message, null)
+      ),
+      (error) => new ServiceUnavailable({ message: error.message })
     )
     return started.sessionId
   })

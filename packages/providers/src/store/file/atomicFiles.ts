@@ -1,7 +1,7 @@
 /**
  * The file store's file operations: folders made one level at a time, durably, and readable by their owner only, files
  * replaced atomically (a synced temporary file renamed over them, then the folder synced), and a missing file as
- * `None` rather than an error.
+ * `None` rather than an error. Folder syncs asked for at once are group committed (`folderSyncs.ts`).
  */
 import type { PlatformError } from "@effect/platform/Error"
 import type * as FileSystem from "@effect/platform/FileSystem"
@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import { isAlreadyExists, orDieWith } from "./fileErrors.js"
+import * as FolderSyncs from "./folderSyncs.js"
 import { fromFileSystem, type NativeFiles } from "./nativeFiles.js"
 
 export interface AtomicFiles {
@@ -39,6 +40,8 @@ export interface AtomicFiles {
   ) => Effect.Effect<FileSystem.File.Info, PlatformError>
   /** A suffix no other temporary file of this process, or of another on the host, has. */
   readonly uniqueSuffix: Effect.Effect<string>
+  /** Syncs a folder, one sync shared by the callers that ask at once (nothing where a folder cannot be opened). */
+  readonly syncFolder: (folder: string) => Effect.Effect<void>
 }
 
 /**
@@ -58,9 +61,7 @@ export const make = (
     return `${pid}-${counter}-${random.toString(36)}`
   })
 
-  // Not every platform can open a folder.
-  const syncFolder = (folder: string) =>
-    Effect.ignore(Effect.scoped(Effect.flatMap(fs.open(folder, { flag: "r" }), (handle) => handle.sync)))
+  const syncFolder = FolderSyncs.make(files.syncFolder)
 
   const makeDirectories = (folder: string): Effect.Effect<void, PlatformError> =>
     Effect.flatMap(Effect.option(files.stat(folder)), (stat) => {
@@ -92,5 +93,5 @@ export const make = (
   const writeAtomically = (file: string, text: string, syncTheFolder?: Effect.Effect<void>) =>
     writeOrFail(file, text, syncTheFolder).pipe(orDieWith(`cannot write ${file}`))
 
-  return { makeDirectories, statOption, writeAtomically, writeOrFail, uniqueSuffix }
+  return { makeDirectories, statOption, writeAtomically, writeOrFail, uniqueSuffix, syncFolder }
 }

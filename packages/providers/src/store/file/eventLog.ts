@@ -60,184 +60,199 @@ export interface EventLog {
 
 const encoder = new TextEncoder()
 
+/** What a store's logs hold between calls. */
+interface Logs {
+  readonly store: Store
+  /** Event lines waiting for their session's writer, in the order they were published. */
+  readonly pending: Map<string, Array<PendingAppend>>
+  /** Logs this store last wrote, whose last line it therefore knows to be whole. */
+  readonly wholeTails: Set<string>
+  /** Logs written since they were last synced. */
+  readonly unsynced: Set<string>
+  /** Logs of the sessions a run of this store holds, open for appending from their first write. */
+  readonly held: HeldHandles.HeldHandles
+}
+
 export const make = (store: Store): EventLog => {
-  const { fs, fileOf, writeSync } = store
-
-  const writeFailure = (error: unknown) =>
-    new SystemError({
-      module: "FileSystem",
-      method: "writeAll",
-      reason: "Unknown",
-      description: error instanceof Error ? error.message : String(error),
-      cause: error
-    })
-
-  /** Writes all of `bytes` to an open log with the store's synchronous write. Throws on failure. */
-  const writeAllSync = (write: WriteSync, log: FileSystem.File, bytes: Uint8Array) => {
-    let offset = 0
-    while (offset < bytes.length) offset += write(log.fd, bytes, offset)
+  const logs: Logs = {
+    store,
+    pending: new Map(),
+    wholeTails: new Set(),
+    unsynced: new Set(),
+    held: HeldHandles.make((id) => store.fs.open(store.fileOf(id), { flag: "a", mode: 0o600 }), store.syncFile)
   }
-
-  /** Appends to an open log: synchronously when the store can, through the file system otherwise. */
-  const appendTo = (log: FileSystem.File, bytes: Uint8Array): Effect.Effect<void, PlatformError> =>
-    writeSync === undefined
-      ? log.writeAll(bytes)
-      : Effect.try({ try: () => writeAllSync(writeSync, log, bytes), catch: writeFailure })
-  // Event lines waiting for their session's writer, in the order they were published.
-  const pending = new Map<string, Array<PendingAppend>>()
-  // Logs this store last wrote, whose last line it therefore knows to be whole.
-  const wholeTails = new Set<string>()
-  // Logs written since they were last synced.
-  const unsynced = new Set<string>()
-  // Logs of the sessions a run of this store holds, open for appending from their first write.
-  const held = HeldHandles.make((id) => fs.open(fileOf(id), { flag: "a", mode: 0o600 }), store.syncFile)
-
-  /**
-   * What must come before new lines in a log this store did not write last: a crash can leave a torn last line, and
-   * the new events start on a line of their own.
-   */
-  const separatorBefore = (file: string) =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        const handle = yield* fs.open(file, { flag: "r" })
-        const size = (yield* handle.stat).size
-        if (size === BigInt(0)) return ""
-        yield* handle.seek(Number(size) - 1, "start")
-        const last = yield* handle.readAlloc(1)
-        return Option.isSome(last) && last.value[0] !== 0x0a ? "\n" : ""
-      })
-    ).pipe(Effect.catchIf(isNotFound, () => Effect.succeed("")))
-
-  /** Appends `text` on a line of its own: written (a crash of the process loses none of it), not synced. */
-  const write = (id: string, text: string) =>
-    Effect.gen(function* () {
-      const file = fileOf(id)
-      yield* store.ensureDirectory(id)
-      const prefix = wholeTails.has(id) ? "" : yield* orDieWith(`cannot read ${file}`)(separatorBefore(file))
-      // Until the write is known to be whole, the tail is checked again before the next one.
-      wholeTails.delete(id)
-      unsynced.add(id)
-      const bytes = encoder.encode(prefix + text)
-      yield* orDieWith(`cannot append to ${file}`)(
-        Option.match(held.get(id), {
-          onNone: () => fs.writeFile(file, bytes, { flag: "a", mode: 0o600 }),
-          onSome: (log) => Effect.flatMap(log, (open) => appendTo(open, bytes))
-        })
-      )
-      wholeTails.add(id)
-    })
-
-  /**
-   * Writes every batch queued for the session, after the caller's own lines if it brought any, in one write, and
-   * tells each queued caller how it went. Runs while holding the session's writer.
-   */
-  const writeQueued = (id: string, own: string | undefined): Effect.Effect<void> =>
-    Effect.suspend(() => {
-      const batch = pending.get(id) ?? []
-      pending.delete(id)
-      const texts = batch.map((a) => a.text)
-      if (own !== undefined) texts.unshift(own)
-      if (texts.length === 0) return Effect.void
-      const written = write(id, texts.join(""))
-      if (batch.length === 0) return written
-      return Effect.flatMap(Effect.exit(written), (exit) => {
-        for (const a of batch) Deferred.unsafeDone(a.done, exit)
-        return exit
-      })
-    })
-
-  /** A caller that finds the session's writer taken queues its lines for whoever holds it next. */
-  const appendQueued = (id: string, text: string) =>
-    Effect.gen(function* () {
-      const mine: PendingAppend = { text, done: yield* Deferred.make<void>() }
-      const enqueue = Effect.sync(() => {
-        const queue = pending.get(id) ?? []
-        pending.set(id, queue)
-        queue.push(mine)
-      })
-      // Group commit: whoever holds the session's writer next appends every queued batch in one write, in the order
-      // they were queued; each caller still returns only once its own lines are written. Events published at once
-      // (parallel researchers, many sessions on a busy disk) cost one write instead of one each.
-      yield* Effect.zipRight(enqueue, store.serially(id, writeQueued(id, undefined))).pipe(
-        // Interrupted before its batch was taken, a caller's lines are not written.
-        Effect.onInterrupt(() =>
-          Effect.sync(() => {
-            const left = pending.get(id)
-            const at = left?.indexOf(mine) ?? -1
-            if (left !== undefined && at >= 0) left.splice(at, 1)
-            if (left !== undefined && left.length === 0) pending.delete(id)
-          })
-        )
-      )
-      yield* Deferred.await(mine.done)
-    })
-
-  /**
-   * The usual case on Node, one event at a time while a run holds the session: its log open, its last line known whole
-   * (so its folder is there: both are forgotten together), and nothing else writing it or waiting to. The lines are
-   * written there and then, in one step: nothing can come between, so there is no writer to take. `undefined` when the
-   * log is not in that state.
-   */
-  const appendNow = (id: string, text: string): Effect.Effect<void> | undefined => {
-    const log = held.opened(id)
-    if (writeSync === undefined || log === undefined || !wholeTails.has(id)) return undefined
-    // Until the write is known to be whole, the tail is checked again before the next one.
-    wholeTails.delete(id)
-    unsynced.add(id)
-    try {
-      writeAllSync(writeSync, log, encoder.encode(text))
-    } catch (error) {
-      return orDieWith(`cannot append to ${fileOf(id)}`)(Effect.fail(writeFailure(error)))
-    }
-    wholeTails.add(id)
-    return Effect.void
-  }
-
-  // Otherwise, a caller that finds the writer free writes its own lines (with any queued while it takes the writer),
-  // without queueing them.
-  const append = (id: string, text: string): Effect.Effect<void> =>
-    Effect.suspend(() => {
-      if (store.serially.busy(id) || pending.has(id)) return appendQueued(id, text)
-      return appendNow(id, text) ?? store.serially(id, writeQueued(id, text))
-    })
-
-  const sync = (id: string): Effect.Effect<void> =>
-    Effect.suspend(() => {
-      if (!unsynced.has(id)) return Effect.void
-      unsynced.delete(id)
-      return orDieWith(`cannot sync ${fileOf(id)}`)(held.sync(id))
-    })
-
-  const read = (id: string) =>
-    Effect.gen(function* () {
-      const file = fileOf(id)
-      const text = yield* fs.readFileString(file).pipe(
-        Effect.catchIf(isNotFound, () => Effect.succeed("")),
-        orDieWith(`cannot read ${file}`)
-      )
-      const lines = text.split("\n")
-      const events: Array<ResearchEvents.ResearchEvent> = []
-      for (const [index, line] of lines.entries()) {
-        if (line.trim().length === 0) continue
-        const decoded = yield* Effect.either(ResearchEvents.decodeJson(line))
-        if (Either.isRight(decoded)) events.push(decoded.right)
-        else {
-          const torn = index === lines.length - 1 ? "a torn last line, from an interrupted write" : "unreadable"
-          yield* Effect.logWarning(`FileSessionStore: skipped line ${index + 1} of ${file}: ${torn}`)
-        }
-      }
-      return events
-    })
-
   return {
-    append,
-    sync,
-    read,
-    hold: held.hold,
-    release: held.release,
+    append: (id, text) => append(logs, id, text),
+    sync: (id) => sync(logs, id),
+    read: (id) => read(store, id),
+    hold: logs.held.hold,
+    release: logs.held.release,
     forget: (id) => {
-      wholeTails.delete(id)
-      unsynced.delete(id)
+      logs.wholeTails.delete(id)
+      logs.unsynced.delete(id)
     }
   }
 }
+
+const writeFailure = (error: unknown) =>
+  new SystemError({
+    module: "FileSystem",
+    method: "writeAll",
+    reason: "Unknown",
+    description: error instanceof Error ? error.message : String(error),
+    cause: error
+  })
+
+/** Writes all of `bytes` to an open log with the store's synchronous write. Throws on failure. */
+const writeAllSync = (write: WriteSync, log: FileSystem.File, bytes: Uint8Array) => {
+  let offset = 0
+  while (offset < bytes.length) offset += write(log.fd, bytes, offset)
+}
+
+/** Appends to an open log: synchronously when the store can, through the file system otherwise. */
+const appendTo = (store: Store, log: FileSystem.File, bytes: Uint8Array): Effect.Effect<void, PlatformError> => {
+  const writeSync = store.writeSync
+  return writeSync === undefined
+    ? log.writeAll(bytes)
+    : Effect.try({ try: () => writeAllSync(writeSync, log, bytes), catch: writeFailure })
+}
+
+/**
+ * What must come before new lines in a log this store did not write last: a crash can leave a torn last line, and the
+ * new events start on a line of their own.
+ */
+const separatorBefore = (fs: FileSystem.FileSystem, file: string) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const handle = yield* fs.open(file, { flag: "r" })
+      const size = (yield* handle.stat).size
+      if (size === BigInt(0)) return ""
+      yield* handle.seek(Number(size) - 1, "start")
+      const last = yield* handle.readAlloc(1)
+      return Option.isSome(last) && last.value[0] !== 0x0a ? "\n" : ""
+    })
+  ).pipe(Effect.catchIf(isNotFound, () => Effect.succeed("")))
+
+/** Appends `text` on a line of its own: written (a crash of the process loses none of it), not synced. */
+const write = (logs: Logs, id: string, text: string) =>
+  Effect.gen(function* () {
+    const { store, wholeTails } = logs
+    const file = store.fileOf(id)
+    yield* store.ensureDirectory(id)
+    const prefix = wholeTails.has(id) ? "" : yield* orDieWith(`cannot read ${file}`)(separatorBefore(store.fs, file))
+    // Until the write is known to be whole, the tail is checked again before the next one.
+    wholeTails.delete(id)
+    logs.unsynced.add(id)
+    const bytes = encoder.encode(prefix + text)
+    yield* orDieWith(`cannot append to ${file}`)(
+      Option.match(logs.held.get(id), {
+        onNone: () => store.fs.writeFile(file, bytes, { flag: "a", mode: 0o600 }),
+        onSome: (log) => Effect.flatMap(log, (open) => appendTo(store, open, bytes))
+      })
+    )
+    wholeTails.add(id)
+  })
+
+/**
+ * Writes every batch queued for the session, after the caller's own lines if it brought any, in one write, and tells
+ * each queued caller how it went. Runs while holding the session's writer.
+ */
+const writeQueued = (logs: Logs, id: string, own: string | undefined): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const batch = logs.pending.get(id) ?? []
+    logs.pending.delete(id)
+    const texts = batch.map((a) => a.text)
+    if (own !== undefined) texts.unshift(own)
+    if (texts.length === 0) return Effect.void
+    const written = write(logs, id, texts.join(""))
+    if (batch.length === 0) return written
+    return Effect.flatMap(Effect.exit(written), (exit) => {
+      for (const a of batch) Deferred.unsafeDone(a.done, exit)
+      return exit
+    })
+  })
+
+/** A caller that finds the session's writer taken queues its lines for whoever holds it next. */
+const appendQueued = (logs: Logs, id: string, text: string) =>
+  Effect.gen(function* () {
+    const { pending } = logs
+    const mine: PendingAppend = { text, done: yield* Deferred.make<void>() }
+    const enqueue = Effect.sync(() => {
+      const queue = pending.get(id) ?? []
+      pending.set(id, queue)
+      queue.push(mine)
+    })
+    // Group commit: whoever holds the session's writer next appends every queued batch in one write, in the order
+    // they were queued; each caller still returns only once its own lines are written. Events published at once
+    // (parallel researchers, many sessions on a busy disk) cost one write instead of one each.
+    yield* Effect.zipRight(enqueue, logs.store.serially(id, writeQueued(logs, id, undefined))).pipe(
+      // Interrupted before its batch was taken, a caller's lines are not written.
+      Effect.onInterrupt(() =>
+        Effect.sync(() => {
+          const left = pending.get(id)
+          const at = left?.indexOf(mine) ?? -1
+          if (left !== undefined && at >= 0) left.splice(at, 1)
+          if (left !== undefined && left.length === 0) pending.delete(id)
+        })
+      )
+    )
+    yield* Deferred.await(mine.done)
+  })
+
+/**
+ * The usual case on Node, one event at a time while a run holds the session: its log open, its last line known whole
+ * (so its folder is there: both are forgotten together), and nothing else writing it or waiting to. The lines are
+ * written there and then, in one step: nothing can come between, so there is no writer to take. `undefined` when the
+ * log is not in that state.
+ */
+const appendNow = (logs: Logs, id: string, text: string): Effect.Effect<void> | undefined => {
+  const log = logs.held.opened(id)
+  const writeSync = logs.store.writeSync
+  if (writeSync === undefined || log === undefined || !logs.wholeTails.has(id)) return undefined
+  // Until the write is known to be whole, the tail is checked again before the next one.
+  logs.wholeTails.delete(id)
+  logs.unsynced.add(id)
+  try {
+    writeAllSync(writeSync, log, encoder.encode(text))
+  } catch (error) {
+    return orDieWith(`cannot append to ${logs.store.fileOf(id)}`)(Effect.fail(writeFailure(error)))
+  }
+  logs.wholeTails.add(id)
+  return Effect.void
+}
+
+// Otherwise, a caller that finds the writer free writes its own lines (with any queued while it takes the writer),
+// without queueing them.
+const append = (logs: Logs, id: string, text: string): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (logs.store.serially.busy(id) || logs.pending.has(id)) return appendQueued(logs, id, text)
+    return appendNow(logs, id, text) ?? logs.store.serially(id, writeQueued(logs, id, text))
+  })
+
+const sync = (logs: Logs, id: string): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (!logs.unsynced.has(id)) return Effect.void
+    logs.unsynced.delete(id)
+    return orDieWith(`cannot sync ${logs.store.fileOf(id)}`)(logs.held.sync(id))
+  })
+
+const read = (store: Store, id: string) =>
+  Effect.gen(function* () {
+    const file = store.fileOf(id)
+    const text = yield* store.fs.readFileString(file).pipe(
+      Effect.catchIf(isNotFound, () => Effect.succeed("")),
+      orDieWith(`cannot read ${file}`)
+    )
+    const lines = text.split("\n")
+    const events: Array<ResearchEvents.ResearchEvent> = []
+    for (const [index, line] of lines.entries()) {
+      if (line.trim().length === 0) continue
+      const decoded = yield* Effect.either(ResearchEvents.decodeJson(line))
+      if (Either.isRight(decoded)) events.push(decoded.right)
+      else {
+        const torn = index === lines.length - 1 ? "a torn last line, from an interrupted write" : "unreadable"
+        yield* Effect.logWarning(`FileSessionStore: skipped line ${index + 1} of ${file}: ${torn}`)
+      }
+    }
+    return events
+  })

@@ -57,6 +57,27 @@ export interface Leftovers {
   readonly sweep: (id: string) => Effect.Effect<void>
 }
 
+/** When a folder was last changed (0 when it is gone). */
+const modifiedAt = (store: Store, folder: string) =>
+  Effect.map(store.statOption(folder), (info) =>
+    Option.match(
+      Option.flatMap(info, (i) => i.mtime),
+      { onNone: () => 0, onSome: (date) => date.getTime() }
+    )
+  )
+
+/** A folder that holds files of its own but no `session.json`, as it is listed: corrupt, saying what it holds. */
+const withoutSessionFile = (id: string, folder: string, kept: ReadonlyArray<string>, modified: number) =>
+  new Session.SessionSummary({
+    id,
+    status: "corrupt",
+    query: "",
+    createdAt: modified,
+    updatedAt: modified,
+    costUsd: 0,
+    error: `${folder} has no session.json; it holds ${[...kept].sort().join(", ")}`
+  })
+
 export const make = (store: Store): Leftovers => {
   const { fs, host } = store
 
@@ -92,14 +113,6 @@ export const make = (store: Store): Leftovers => {
       })
     })
 
-  const modifiedAt = (folder: string) =>
-    Effect.map(store.statOption(folder), (info) =>
-      Option.match(
-        Option.flatMap(info, (i) => i.mtime),
-        { onNone: () => 0, onSome: (date) => date.getTime() }
-      )
-    )
-
   const withoutSession = (id: string) =>
     store.serially(
       id,
@@ -110,21 +123,9 @@ export const make = (store: Store): Leftovers => {
         const names = listed.value
         const writer = yield* leftBy(id, names)
         if (writer === "live") return Option.none()
-        const modified = yield* modifiedAt(folder)
+        const modified = yield* modifiedAt(store, folder)
         const kept = names.filter((name) => !isLeftover(name))
-        if (kept.length > 0) {
-          return Option.some(
-            new Session.SessionSummary({
-              id,
-              status: "corrupt",
-              query: "",
-              createdAt: modified,
-              updatedAt: modified,
-              costUsd: 0,
-              error: `${folder} has no session.json; it holds ${kept.sort().join(", ")}`
-            })
-          )
-        }
+        if (kept.length > 0) return Option.some(withoutSessionFile(id, folder, kept, modified))
         // Nothing says who made it: another process may have just made it, about to write its session into it.
         if (writer === "unknown" && (yield* Clock.currentTimeMillis) - modified < unclaimedFolderGraceMillis) {
           return Option.none()

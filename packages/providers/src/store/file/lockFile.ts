@@ -56,18 +56,19 @@ export const LockHolder = Schema.Struct({
 export type LockHolder = typeof LockHolder.Type
 const LockHolderJson = Schema.parseJson(LockHolder)
 
+/** Who holds a lock, as a run that finds it busy is told (from `host`). */
+const describeHolder = (host: Host, holder: LockHolder, file: string): string =>
+  holder.hostname === host.hostname
+    ? `pid ${holder.pid} since ${holder.startedAt}; lock file ${file}`
+    : `pid ${holder.pid} on host ${holder.hostname} since ${holder.startedAt}; this host cannot tell whether ` +
+      `that run is alive: remove ${file} if it is not`
+
 /**
  * The lock-file operations over a file system, for one host, made with `files`: the system's own calls when the
  * caller has them, the platform's otherwise.
  */
 export const make = (fs: FileSystem.FileSystem, host: Host, files: NativeFiles = fromFileSystem(fs)) => {
   const { readText, link, remove, rename } = files
-
-  const describeHolder = (holder: LockHolder, file: string): string =>
-    holder.hostname === host.hostname
-      ? `pid ${holder.pid} since ${holder.startedAt}; lock file ${file}`
-      : `pid ${holder.pid} on host ${holder.hostname} since ${holder.startedAt}; this host cannot tell whether ` +
-        `that run is alive: remove ${file} if it is not`
 
   const readHolder = (file: string) =>
     readText(file).pipe(
@@ -147,12 +148,12 @@ export const make = (fs: FileSystem.FileSystem, host: Host, files: NativeFiles =
           return yield* Effect.fail(busy(`an unreadable lock file ${file}; remove it if no run is using this session`))
         }
         const other = current.value.value
-        if (other.hostname !== host.hostname) return yield* Effect.fail(busy(describeHolder(other, file)))
+        if (other.hostname !== host.hostname) return yield* Effect.fail(busy(describeHolder(host, other, file)))
         if (other.pid === host.pid) {
-          if (locksHeldHere.has(other.token)) return yield* Effect.fail(busy(describeHolder(other, file)))
+          if (locksHeldHere.has(other.token)) return yield* Effect.fail(busy(describeHolder(host, other, file)))
           yield* takeOver(file, other, holder.token, "an earlier process that had this process's pid")
         } else {
-          if (host.isAlive(other.pid)) return yield* Effect.fail(busy(describeHolder(other, file)))
+          if (host.isAlive(other.pid)) return yield* Effect.fail(busy(describeHolder(host, other, file)))
           yield* takeOver(file, other, holder.token, "which is no longer running")
         }
       }

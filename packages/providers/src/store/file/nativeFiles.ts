@@ -5,17 +5,20 @@
  * "Home-made parts"). So the calls that only read or fill the kernel's caches (stat, write, read, close) are
  * synchronous; those that change a folder (create, rename, link, remove: each a journal entry, which can wait for the
  * journal) and syncs (which wait for the disk) go through the thread pool by raw callbacks, so that the event loop
- * never waits for the disk or the journal. Failures are the
- * platform's `SystemError`s, with the same reasons as `NodeFileSystem`'s. `fromFileSystem` gives the same operations
- * through any `FileSystem`, so that the store's code is one whatever it runs on.
+ * never waits for the disk or the journal; those calls pass the process's gate into the pool (`poolGate.ts`), where a
+ * session being created goes first. Failures are the platform's `SystemError`s, with the same reasons as
+ * `NodeFileSystem`'s. `fromFileSystem` gives the same operations through any `FileSystem`, so that the store's code is
+ * one whatever it runs on.
  */
 import { type PlatformError, SystemError, type SystemErrorReason } from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as nodeFs from "node:fs"
 import { isNotFound } from "./fileErrors.js"
+import * as PoolGate from "./poolGate.js"
 
 export interface NativeFiles {
   /** A file's information, `None` when there is no such file. */
@@ -35,6 +38,11 @@ export interface NativeFiles {
   readonly makeDirectory: (path: string, mode: number) => Effect.Effect<void, PlatformError>
   /** Syncs an open file to the disk (Node's: through the thread pool, so the event loop does not wait for the disk). */
   readonly sync: (file: FileSystem.File) => Effect.Effect<void, PlatformError>
+  /**
+   * Syncs a folder (what was made, renamed or removed in it) to the disk, opened for the sync and closed; nothing
+   * when the platform cannot open a folder.
+   */
+  readonly syncFolder: (folder: string) => Effect.Effect<void>
 }
 
 const reasonOf = (code: unknown): SystemErrorReason => {
@@ -102,16 +110,31 @@ const infoOf = (stat: nodeFs.Stats): FileSystem.File.Info => ({
   blocks: Option.fromNullable(stat.blocks)
 })
 
+/**
+ * Calls into the thread pool through the process's gate (`poolGate.ts`): `start` makes them, and calls `done` before it
+ * resumes the caller. A caller interrupted while it waits for the gate makes none.
+ */
+const gated = <A>(
+  start: (resume: (effect: Effect.Effect<A, PlatformError>) => void, done: () => void) => void
+): Effect.Effect<A, PlatformError> =>
+  Effect.flatMap(FiberRef.get(PoolGate.creating), (first) =>
+    Effect.async<A, PlatformError>((resume) => {
+      const withdraw = PoolGate.node.enter(first, (done) => start(resume, done))
+      return Effect.sync(withdraw)
+    })
+  )
+
 /** A call through the thread pool, by Node's callback. */
 const pooled = <A>(
   method: string,
   path: string | number,
   call: (callback: (error: NodeJS.ErrnoException | null, result: A) => void) => void
 ): Effect.Effect<A, PlatformError> =>
-  Effect.async<A, PlatformError>((resume) => {
-    call((error, result) =>
+  gated<A>((resume, done) => {
+    call((error, result) => {
+      done()
       resume(error === null ? Effect.succeed(result) : Effect.fail(systemError(method, path, error)))
-    )
+    })
   })
 
 const syncDescriptor = (fd: number): Effect.Effect<void, PlatformError> =>
@@ -131,11 +154,15 @@ const closeQuietly = (fd: number) => {
  * through the pool again, then its information read and it is closed, without a runtime step between the calls.
  */
 const writeNew = (file: string, text: string): Effect.Effect<FileSystem.File.Info, PlatformError> =>
-  Effect.async<FileSystem.File.Info, PlatformError>((resume) => {
+  gated<FileSystem.File.Info>((resume, done) => {
     nodeFs.open(file, "wx", 0o600, (openError, fd) => {
-      if (openError !== null) return resume(Effect.fail(systemError("open", file, openError)))
+      if (openError !== null) {
+        done()
+        return resume(Effect.fail(systemError("open", file, openError)))
+      }
       const fail = (error: PlatformError) => {
         closeQuietly(fd)
+        done()
         resume(Effect.fail(error))
       }
       try {
@@ -155,6 +182,7 @@ const writeNew = (file: string, text: string): Effect.Effect<FileSystem.File.Inf
           return fail(systemError("stat", file, error))
         }
         closeQuietly(fd)
+        done()
         resume(Effect.succeed(info))
       })
     })
@@ -162,6 +190,24 @@ const writeNew = (file: string, text: string): Effect.Effect<FileSystem.File.Inf
     // Never given up while its sync runs in the thread pool: the caller would not know whether the file is there.
     Effect.uninterruptible
   )
+
+/** Opening a folder only looks its name up, as a stat does; its sync waits for the disk in the pool. */
+const syncFolder = (folder: string): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    let fd: number
+    try {
+      fd = nodeFs.openSync(folder, "r")
+    } catch {
+      // Not every platform can open a folder.
+      return Effect.void
+    }
+    return Effect.ignore(
+      Effect.ensuring(
+        syncDescriptor(fd),
+        Effect.sync(() => closeQuietly(fd))
+      )
+    )
+  })
 
 /** Node's file system. */
 export const node: NativeFiles = {
@@ -182,7 +228,8 @@ export const node: NativeFiles = {
     pooled<void>("makeDirectory", path, (callback) =>
       nodeFs.mkdir(path, { mode }, (error) => callback(error, undefined))
     ),
-  sync: (file) => syncDescriptor(file.fd)
+  sync: (file) => syncDescriptor(file.fd),
+  syncFolder
 }
 
 /**
@@ -210,7 +257,10 @@ export const fromFileSystem = (fs: FileSystem.FileSystem): NativeFiles => ({
   remove: (path) => fs.remove(path),
   readText: (path) => fs.readFileString(path),
   makeDirectory: (path, mode) => fs.makeDirectory(path, { mode }),
-  sync: (file) => file.sync
+  sync: (file) => file.sync,
+  // Not every platform can open a folder.
+  syncFolder: (folder) =>
+    Effect.ignore(Effect.scoped(Effect.flatMap(fs.open(folder, { flag: "r" }), (handle) => handle.sync)))
 })
 
 const encoder = new TextEncoder()
