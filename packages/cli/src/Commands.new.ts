@@ -1,0 +1,52 @@
+/**
+ * The `deep-research` command line: run (the default), resume, list, show, delete, evaluate, mcp, serve, worker and bench,
+ * and the configuration they resolve. A session's run in the terminal is `internal/runSession`; the commands over the
+ * session store are `internal/storeCommands`.
+ */
+import { type CliApp, Command } from "@effect/cli"
+import type * as Effect from "effect/Effect"
+import { Exited } from "./internal/exited.js"
+import * as OptionTable from "./internal/optionTable.js"
+import { resumeCommand } from "./internal/runSession.js"
+import * as StoreCommands from "./internal/storeCommands.js"
+import { version } from "./version.js"
+import { bench } from "./commands/bench.js"
+import { evaluate } from "./commands/evaluate.js"
+import { mcp } from "./commands/mcp.js"
+import { resume } from "./commands/resume.js"
+import { runCommand } from "./commands/run.js"
+import { serve } from "./commands/serve.js"
+import { worker } from "./commands/worker.js"
+
+// Imported from here by the entry point and the tests, wherever they are defined.
+export { Exited, resumeCommand }
+
+/** The options each command accepts, by name, to name a mistyped one before parsing. */
+export const optionNames: Readonly<Record<string, ReadonlyArray<string>>> = Object.fromEntries(
+  OptionTable.commandNames.map((command) => [command, OptionTable.namesOf(command)])
+)
+
+
+/** The command line as the parser knows it. */
+export const root = Command.make("deep-research", {}).pipe(
+  Command.withDescription("Turns a question into a cited research report."),
+  Command.withSubcommands([
+    runCommand,
+    resume,
+    StoreCommands.list,
+    StoreCommands.show,
+    StoreCommands.remove,
+    evaluate,
+    mcp,
+    serve,
+    worker,
+    bench
+  ])
+)
+
+/** Parses the arguments (with the program's name and script first, as in `process.argv`) and runs the command. */
+export const run: (args: ReadonlyArray<string>) => Effect.Effect<void, unknown, CliApp.CliApp.Environment> =
+  Command.run(root, { name: "deep-research", version })
+
+/** The names the CLI treats as subcommands; anything else in first position is a question. */
+export const subcommands: ReadonlyArray<string> = OptionTable.commandNames
