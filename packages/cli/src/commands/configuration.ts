@@ -14,6 +14,7 @@ import * as OptionTable from "../internal/optionTable.js"
 import * as ParserOptions from "../internal/parserOptions.js"
 import * as ServerModels from "../internal/serverModels.js"
 
+/** The options the research commands share: what `toFlags` reads. */
 const researchOptions = ParserOptions.withRoleModels(OptionTable.research)
 
 type OptionValue<T> = T extends Options.Options<infer A> ? A : never
@@ -22,6 +23,7 @@ type ResearchFlags = {
   readonly [K in keyof typeof researchOptions]: OptionValue<(typeof researchOptions)[K]>
 }
 
+/** The parsed research options as the configuration takes them: an option not given is undefined. */
 export const toFlags = (flags: ResearchFlags): CliConfig.Flags => {
   const modelRoles: Partial<Record<Usage.Role, string>> = {}
   for (const role of Usage.roles) {
