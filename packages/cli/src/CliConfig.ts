@@ -17,10 +17,10 @@ import {
   type Purpose,
   resolve as resolveBackends,
   SearchBackend
-} from "./internal/backends.js"
-import type { Credentials } from "./internal/credentials.js"
-import * as DecodeIssues from "./internal/decodeIssues.js"
-import * as OptionTable from "./internal/optionTable.js"
+} from "./internal/config/backends.js"
+import type { Credentials } from "./internal/config/credentials.js"
+import * as DecodeIssues from "./internal/serving/decodeIssues.js"
+import * as OptionTable from "./internal/commandLine/optionTable.js"
 import * as RunSchema from "./RunSchema.js"
 
 // =============================================================================

@@ -1,15 +1,15 @@
 /**
  * The `deep-research` command line: run (the default), resume, list, show, delete, evaluate, mcp, serve, worker and
  * bench, put together for the parser. Each command is defined in `commands/` (the configuration they resolve in
- * `commands/configuration`); their options are declared once, in `internal/optionTable`. A session's run in the
- * terminal is `internal/runSession`; the commands over the session store are `internal/storeCommands`.
+ * `commands/configuration`, the list, show and delete over the session store in `commands/store`); their options are
+ * declared once, in `internal/commandLine/optionTable`. A session's run in the terminal is `internal/terminal/runSession`.
  */
 import { type CliApp, Command } from "@effect/cli"
 import type * as Effect from "effect/Effect"
-import { Exited } from "./internal/exited.js"
-import * as OptionTable from "./internal/optionTable.js"
-import { resumeCommand } from "./internal/runSession.js"
-import * as StoreCommands from "./internal/storeCommands.js"
+import { Exited } from "./internal/commandLine/exited.js"
+import * as OptionTable from "./internal/commandLine/optionTable.js"
+import { resumeCommand } from "./internal/terminal/runSession.js"
+import * as StoreCommands from "./commands/store.js"
 import { version } from "./version.js"
 import { bench } from "./commands/bench.js"
 import { evaluate } from "./commands/evaluate.js"

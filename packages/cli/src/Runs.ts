@@ -16,7 +16,7 @@ import type { JudgeUnavailable, Listed, RunConflict, RunStatus, Started, StartOp
 import { events, type NumberedEvent } from "./internal/hosted/events.js"
 import { loadFrom, makeHost } from "./internal/hosted/host.js"
 import * as Requests from "./internal/hosted/requests.js"
-import { answerable, resumable, statusOf } from "./internal/runStates.js"
+import { answerable, resumable, statusOf } from "./internal/hosted/runStates.js"
 
 // Shared with the runs of a cluster, which reach them here.
 export { answerable, resumable, statusOf }

@@ -2,9 +2,9 @@
 import { Command } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { usageError } from "../internal/exited.js"
-import * as OptionTable from "../internal/optionTable.js"
-import * as ParserOptions from "../internal/parserOptions.js"
+import { usageError } from "../internal/commandLine/exited.js"
+import * as OptionTable from "../internal/commandLine/optionTable.js"
+import * as ParserOptions from "../internal/commandLine/parserOptions.js"
 import { resolveConfig, toFlags } from "./configuration.js"
 
 const loadBench = Effect.promise(() => import("../Bench.js"))

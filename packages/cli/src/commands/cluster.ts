@@ -3,7 +3,7 @@
  * `worker` runs for it), and how a refusal of theirs ends the command.
  */
 import * as Effect from "effect/Effect"
-import { Exited } from "../internal/exited.js"
+import { Exited } from "../internal/commandLine/exited.js"
 
 /** The cluster's side of the CLI, loaded by the commands that use a database. */
 export const loadCluster = Effect.promise(() => Promise.all([import("../ClusterRun.js"), import("../Worker.js")]))

@@ -8,11 +8,11 @@ import { Usage } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as CliConfig from "../CliConfig.js"
-import { loadConfigFile } from "../internal/configFile.js"
-import { usageError } from "../internal/exited.js"
-import * as OptionTable from "../internal/optionTable.js"
-import * as ParserOptions from "../internal/parserOptions.js"
-import * as ServerModels from "../internal/serverModels.js"
+import { loadConfigFile } from "../internal/config/configFile.js"
+import { usageError } from "../internal/commandLine/exited.js"
+import * as OptionTable from "../internal/commandLine/optionTable.js"
+import * as ParserOptions from "../internal/commandLine/parserOptions.js"
+import * as ServerModels from "../internal/config/serverModels.js"
 
 /** The options the research commands share: what `toFlags` reads. */
 const researchOptions = ParserOptions.withRoleModels(OptionTable.research)

@@ -2,10 +2,10 @@
 import { Command } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { Exited } from "../internal/exited.js"
-import { describeError } from "../internal/logging.js"
-import * as OptionTable from "../internal/optionTable.js"
-import * as ParserOptions from "../internal/parserOptions.js"
+import { Exited } from "../internal/commandLine/exited.js"
+import { describeError } from "../internal/telemetry/logging.js"
+import * as OptionTable from "../internal/commandLine/optionTable.js"
+import * as ParserOptions from "../internal/commandLine/parserOptions.js"
 import { purposeOf, resolveConfig, toFlags } from "./configuration.js"
 
 const loadMcp = Effect.promise(() => import("../Mcp.js"))

@@ -1,10 +1,10 @@
 /** `deep-research run` (the default command): researches a question here, or sends it to the cluster. */
 import { Args, Command } from "@effect/cli"
 import * as Effect from "effect/Effect"
-import { usageError } from "../internal/exited.js"
-import * as OptionTable from "../internal/optionTable.js"
-import * as ParserOptions from "../internal/parserOptions.js"
-import { runSession } from "../internal/runSession.js"
+import { usageError } from "../internal/commandLine/exited.js"
+import * as OptionTable from "../internal/commandLine/optionTable.js"
+import * as ParserOptions from "../internal/commandLine/parserOptions.js"
+import { runSession } from "../internal/terminal/runSession.js"
 import { loadCluster, refused } from "./cluster.js"
 import { purposeOf, resolveConfig, toFlags } from "./configuration.js"
 

@@ -14,7 +14,7 @@ import * as RunSchema from "../RunSchema.js"
 import { conflict, type RunConflict } from "../RunSchema.js"
 import type * as Runs from "../Runs.js"
 import { version } from "../version.js"
-import type * as DatabaseProbe from "../internal/databaseProbe.js"
+import type * as DatabaseProbe from "../internal/serving/databaseProbe.js"
 import {
   Api,
   Authorization,

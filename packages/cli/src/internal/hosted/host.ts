@@ -18,7 +18,7 @@ import * as Progress from "../../Progress.js"
 import { conflict, type Started } from "../../RunSchema.js"
 import * as Store from "../../Store.js"
 import * as Wiring from "../../Wiring.js"
-import * as Logging from "../logging.js"
+import * as Logging from "../telemetry/logging.js"
 
 /** A run of this process, going or queued. */
 export interface Run {

@@ -15,7 +15,7 @@ import { conflict, RunConflict, type StartOptions } from "../../RunSchema.js"
 import * as Store from "../../Store.js"
 import * as StoredEvaluation from "../../StoredEvaluation.js"
 import * as Wiring from "../../Wiring.js"
-import { answerable, resumable, statusOf } from "../runStates.js"
+import { answerable, resumable, statusOf } from "./runStates.js"
 import { background, type Host, loadFrom, notRunning, storeOf } from "./host.js"
 
 /** The research configuration of a run: the resolved one with what the client chose. */

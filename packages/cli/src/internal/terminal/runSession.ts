@@ -14,20 +14,20 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
-import type * as CliConfig from "../CliConfig.js"
-import * as Progress from "../Progress.js"
-import { conflict } from "../RunSchema.js"
-import * as Store from "../Store.js"
-import { Exited } from "./exited.js"
-import { stoppedRun } from "./failures.js"
-import * as Logging from "./logging.js"
-import * as OptionTable from "./optionTable.js"
+import type * as CliConfig from "../../CliConfig.js"
+import * as Progress from "../../Progress.js"
+import { conflict } from "../../RunSchema.js"
+import * as Store from "../../Store.js"
+import { Exited } from "../commandLine/exited.js"
+import { stoppedRun } from "../commandLine/failures.js"
+import * as Logging from "../telemetry/logging.js"
+import * as OptionTable from "../commandLine/optionTable.js"
 import { printable } from "./printable.js"
 import { reportFile, reportSummary, unwrittenReport, writeReport } from "./reportSummary.js"
-import * as Terminal from "./terminal.js"
+import * as Terminal from "./userInput.js"
 
 // The research wiring loads every provider's SDK: it is loaded when a session runs, not with the command line.
-const loadWiring = Effect.promise(() => import("../Wiring.js"))
+const loadWiring = Effect.promise(() => import("../../Wiring.js"))
 
 const progressMode = (resolved: CliConfig.Resolved): Progress.Mode =>
   resolved.json ? "json" : process.stderr.isTTY ? "live" : "plain"
