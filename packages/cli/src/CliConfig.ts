@@ -17,10 +17,10 @@ import {
   type Purpose,
   resolve as resolveBackends,
   SearchBackend
-} from "./internal/backends.js"
-import type { Credentials } from "./internal/credentials.js"
-import * as DecodeIssues from "./internal/decodeIssues.js"
-import * as OptionTable from "./internal/optionTable.js"
+} from "./internal/config/backends.js"
+import type { Credentials } from "./internal/config/credentials.js"
+import * as DecodeIssues from "./internal/serving/decodeIssues.js"
+import * as OptionTable from "./internal/commandLine/optionTable.js"
 import * as RunSchema from "./RunSchema.js"
 
 // =============================================================================
@@ -247,42 +247,23 @@ const unknownProviders = (file: FileConfig): ReadonlyArray<string> =>
 export const storeDirOf = (flag: string | undefined, env: Environment, file: FileConfig | undefined): string =>
   Variables.storeFolder([flag, env[Variables.home], file?.store], homeOf(env))
 
-/** Resolves flags, environment and the config file into what a run needs. */
-export const resolve = (
-  flags: Flags,
-  env: Environment,
-  file: FileConfig | undefined,
-  purpose: Purpose = "research"
-): Either.Either<Resolved, ConfigError> =>
+/** The model of each role that flags, environment or the config file name. */
+const roleModelsOf = (flags: Flags, env: Environment, file: FileConfig | undefined) => {
+  const roleModels: Partial<Record<Usage.Role, string>> = {}
+  for (const role of Usage.roles) {
+    const spec = first(
+      flags.modelRoles?.[role],
+      nonEmpty(env[`DEEP_RESEARCH_MODEL_${role.toUpperCase()}`]),
+      file?.models?.[role]
+    )
+    if (spec !== undefined) roleModels[role] = spec
+  }
+  return roleModels
+}
+
+/** The numeric settings, each from its flag, else its environment variable, else the config file. */
+const numbersOf = (flags: Flags, env: Environment, file: FileConfig | undefined) =>
   Either.gen(function* () {
-    const simulate = flags.simulate === true
-    const fromEnv = credentialsFrom(env)
-    const credentials: Credentials =
-      flags.database === undefined ? fromEnv : { ...fromEnv, databaseUrl: Redacted.make(flags.database) }
-    const badNumber = checkFlagNumbers(flags)
-    if (badNumber !== undefined) return yield* Either.left(badNumber)
-
-    const corpus = first(flags.corpus, nonEmpty(env["DEEP_RESEARCH_CORPUS"]), file?.corpus)
-
-    const roleModels: Partial<Record<Usage.Role, string>> = {}
-    for (const role of Usage.roles) {
-      const spec = first(
-        flags.modelRoles?.[role],
-        nonEmpty(env[`DEEP_RESEARCH_MODEL_${role.toUpperCase()}`]),
-        file?.models?.[role]
-      )
-      if (spec !== undefined) roleModels[role] = spec
-    }
-    const { models, search, searchDefaulted } = yield* resolveBackends({
-      purpose,
-      simulate,
-      credentials,
-      corpus,
-      search: first<string | ReadonlyArray<string>>(flags.search, nonEmpty(env["DEEP_RESEARCH_SEARCH"]), file?.search),
-      model: first(flags.model, nonEmpty(env["DEEP_RESEARCH_MODEL"]), file?.model),
-      roleModels
-    })
-
     const maxRounds = first(
       flags.maxRounds,
       yield* envNumber(env, "DEEP_RESEARCH_MAX_ROUNDS", "maxRounds"),
@@ -313,52 +294,89 @@ export const resolve = (
       yield* envNumber(env, "DEEP_RESEARCH_MAX_SESSIONS", "maxSessions"),
       file?.maxSessions
     )
+    return { maxRounds, concurrency, maxToolCalls, budgetTokens, budgetUsd, maxSessions }
+  })
+
+/**
+ * The research settings: the config file's `research` with what flags, environment and the file's own shorthands say
+ * over it, decoded within their bounds.
+ */
+const researchOf = (
+  flags: Flags,
+  file: FileConfig | undefined,
+  numbers: Either.Either.Right<ReturnType<typeof numbersOf>>,
+  askClarification: boolean
+) => {
+  const { budgetTokens, budgetUsd, concurrency, maxRounds, maxToolCalls } = numbers
+  const encoded: Record<string, unknown> = { ...(file?.research ?? {}) }
+  if (!askClarification && !("allowClarification" in encoded)) encoded["allowClarification"] = false
+  if (flags.requireSources === true || file?.requireSources !== undefined) {
+    encoded["requireSources"] = flags.requireSources === true || file?.requireSources === true
+  }
+  if (maxRounds !== undefined) encoded["maxSupervisionRounds"] = maxRounds
+  if (concurrency !== undefined) encoded["maxConcurrentResearchUnits"] = concurrency
+  if (maxToolCalls !== undefined) encoded["researcherMaxToolCalls"] = maxToolCalls
+  if (budgetTokens !== undefined || budgetUsd !== undefined) {
+    const budget: Record<string, unknown> = {}
+    const fileBudget = file?.research?.["budget"]
+    if (typeof fileBudget === "object" && fileBudget !== null) Object.assign(budget, fileBudget)
+    if (budgetTokens !== undefined) budget["maxTokens"] = budgetTokens
+    if (budgetUsd !== undefined) budget["maxUsd"] = budgetUsd
+    encoded["budget"] = budget
+  }
+  const decoded = Schema.decodeUnknownEither(ResearchConfig.Bounded, { onExcessProperty: "error", errors: "all" })(
+    encoded
+  )
+  const where = `flags, DEEP_RESEARCH_* or the config file's "research"`
+  return Either.mapLeft(
+    decoded,
+    (error) => new ConfigError({ message: `Invalid research settings (${where}):\n${formatIssues(error)}` })
+  )
+}
+
+/** Resolves flags, environment and the config file into what a run needs. */
+export const resolve = (
+  flags: Flags,
+  env: Environment,
+  file: FileConfig | undefined,
+  purpose: Purpose = "research"
+): Either.Either<Resolved, ConfigError> =>
+  Either.gen(function* () {
+    const simulate = flags.simulate === true
+    const fromEnv = credentialsFrom(env)
+    const credentials: Credentials =
+      flags.database === undefined ? fromEnv : { ...fromEnv, databaseUrl: Redacted.make(flags.database) }
+    const badNumber = checkFlagNumbers(flags)
+    if (badNumber !== undefined) return yield* Either.left(badNumber)
+
+    const corpus = first(flags.corpus, nonEmpty(env["DEEP_RESEARCH_CORPUS"]), file?.corpus)
+    const { models, search, searchDefaulted } = yield* resolveBackends({
+      purpose,
+      simulate,
+      credentials,
+      corpus,
+      search: first<string | ReadonlyArray<string>>(flags.search, nonEmpty(env["DEEP_RESEARCH_SEARCH"]), file?.search),
+      model: first(flags.model, nonEmpty(env["DEEP_RESEARCH_MODEL"]), file?.model),
+      roleModels: roleModelsOf(flags, env, file)
+    })
+    const numbers = yield* numbersOf(flags, env, file)
     // Clarification off (`--no-clarify`, `clarify: false`) skips the phase: no model call is made for a question
     // that will not be asked. A file's `research.allowClarification` says otherwise only when it says so itself.
     const askClarification = flags.noClarify !== true && file?.clarify !== false
-
-    const encoded: Record<string, unknown> = { ...(file?.research ?? {}) }
-    if (!askClarification && !("allowClarification" in encoded)) encoded["allowClarification"] = false
-    if (flags.requireSources === true || file?.requireSources !== undefined) {
-      encoded["requireSources"] = flags.requireSources === true || file?.requireSources === true
-    }
-    if (maxRounds !== undefined) encoded["maxSupervisionRounds"] = maxRounds
-    if (concurrency !== undefined) encoded["maxConcurrentResearchUnits"] = concurrency
-    if (maxToolCalls !== undefined) encoded["researcherMaxToolCalls"] = maxToolCalls
-    if (budgetTokens !== undefined || budgetUsd !== undefined) {
-      const budget: Record<string, unknown> = {}
-      const fileBudget = file?.research?.["budget"]
-      if (typeof fileBudget === "object" && fileBudget !== null) Object.assign(budget, fileBudget)
-      if (budgetTokens !== undefined) budget["maxTokens"] = budgetTokens
-      if (budgetUsd !== undefined) budget["maxUsd"] = budgetUsd
-      encoded["budget"] = budget
-    }
-    const research = yield* Schema.decodeUnknownEither(ResearchConfig.Bounded, {
-      onExcessProperty: "error",
-      errors: "all"
-    })(encoded).pipe(
-      Either.mapLeft(
-        (error) =>
-          new ConfigError({
-            message: `Invalid research settings (flags, DEEP_RESEARCH_* or the config file's "research"):\n${formatIssues(error)}`
-          })
-      )
-    )
-
-    const storeDir = storeDirOf(flags.store, env, file)
+    const research = yield* researchOf(flags, file, numbers, askClarification)
 
     return {
       models,
       search,
       searchDefaulted,
       corpus: corpus === undefined ? undefined : expandHome(corpus, env),
-      storeDir,
+      storeDir: storeDirOf(flags.store, env, file),
       research,
       out: flags.out,
       askClarification,
       json: flags.json === true,
       simulate,
-      maxSessions,
+      maxSessions: numbers.maxSessions,
       resilience: file?.resilience ?? Resilience.defaultSettings,
       credentials
     }

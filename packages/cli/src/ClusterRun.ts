@@ -16,7 +16,7 @@ import type * as CliConfig from "./CliConfig.js"
 import * as Progress from "./Progress.js"
 import { conflict } from "./RunSchema.js"
 import * as Store from "./Store.js"
-import { reportFile, reportSummary, unwrittenReport, writeReport } from "./internal/reportSummary.js"
+import { reportFile, reportSummary, unwrittenReport, writeReport } from "./internal/terminal/reportSummary.js"
 import type { Refusal } from "./Worker.js"
 
 const sink: Progress.Sink = {

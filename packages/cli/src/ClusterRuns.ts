@@ -6,7 +6,14 @@
  * session's entity. An evaluation runs here, with this process's judge model when it has one (none is needed for the
  * rest).
  */
-import { Errors, Pipeline, type ResearchEvents, type Session, SessionStore } from "@deep-research/core"
+import {
+  Errors,
+  type ModelRouter,
+  Pipeline,
+  type ResearchEvents,
+  type Session,
+  SessionStore
+} from "@deep-research/core"
 import * as Variables from "@deep-research/providers/Environment"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
@@ -15,15 +22,17 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type * as StreamEmit from "effect/StreamEmit"
 import { randomUUID } from "node:crypto"
 import type * as CliConfig from "./CliConfig.js"
 import * as Cluster from "./Cluster.js"
 import * as ClusterQueue from "./ClusterQueue.js"
 import * as StoredEvaluation from "./StoredEvaluation.js"
 import * as Progress from "./Progress.js"
-import { conflict, JudgeUnavailable, type Listed, type Started } from "./RunSchema.js"
+import { conflict, JudgeUnavailable, type Listed, type Started, type StartOptions } from "./RunSchema.js"
 import * as Runs from "./Runs.js"
 import * as Store from "./Store.js"
 import * as Wiring from "./Wiring.js"
@@ -49,8 +58,30 @@ interface Sent {
 const stoppedSince = (session: Session.Session, sent: Sent | undefined) =>
   (Cluster.isSettled(session) || session.status === "cancelled") && session.updatedAt > (sent?.since ?? -1)
 
-/** Joins the cluster of the configuration's database as a client, for the life of the scope. */
-export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Errors.InvalidInput, Scope.Scope> =>
+// =============================================================================
+// The client: the cluster, the store and what this process sent
+// =============================================================================
+
+/** What the runs of a cluster client share. */
+interface Client {
+  readonly resolved: CliConfig.Resolved
+  /** The store and the cluster's client services. */
+  readonly context: Effect.Effect.Success<ReturnType<typeof joinCluster>>
+  /** This process's judge model, when it has one. */
+  readonly judge: Option.Option<Context.Context<ModelRouter.ModelRouter>>
+  readonly store: SessionStore.Service
+  /** The sessions this process sent a message to. */
+  readonly sent: Map<string, Sent>
+  /** Marks the listed sessions a simulated run made. */
+  readonly marks: ReturnType<typeof Store.simulatedMarks>
+}
+
+const joinCluster = (resolved: CliConfig.Resolved, url: Redacted.Redacted<string>) =>
+  Layer.build(
+    Layer.merge(Wiring.storeOnlyLayer(resolved), Cluster.clientLayer(url, Cluster.advisoryLocksFromEnv(process.env)))
+  ).pipe(Effect.mapError((error) => new Errors.InvalidInput({ reason: `cannot join the cluster: ${error.message}` })))
+
+const makeClient = (resolved: CliConfig.Resolved) =>
   Effect.gen(function* () {
     const url = resolved.credentials.databaseUrl
     if (url === undefined) return yield* new Errors.InvalidInput({ reason: "no database was given" })
@@ -60,281 +91,309 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
     )
     // The workers bring the models and the search; a model here is only the judge of `evaluate`, when one is named.
     const judges = resolved.simulate || resolved.models.default !== ""
-    const context = yield* Layer.build(
-      Layer.merge(Wiring.storeOnlyLayer(resolved), Cluster.clientLayer(url, Cluster.advisoryLocksFromEnv(process.env)))
-    ).pipe(Effect.mapError((error) => new Errors.InvalidInput({ reason: `cannot join the cluster: ${error.message}` })))
+    const context = yield* joinCluster(resolved, url)
     const judge = judges ? Option.some(yield* Layer.build(Wiring.judgeLayer(resolved))) : Option.none()
     const store = Context.get(context, SessionStore.SessionStore)
-    const sent = new Map<string, Sent>()
-    const marks = Store.simulatedMarks(store)
-
-    const stored = (sessionId: string) => Effect.option(store.load(sessionId))
-
-    /**
-     * The stored session, or else its message waiting for a runner (by any process), or else nothing. The store is
-     * read again when the message is gone, for a run that started and ended between the two reads.
-     */
-    const storedOrWaiting = (sessionId: string) =>
-      Effect.gen(function* () {
-        const first = yield* stored(sessionId)
-        if (Option.isSome(first)) return { _tag: "Stored", session: first.value } as const
-        const [queued] = yield* waiting(sessionId)
-        if (queued !== undefined) return { _tag: "Waiting", waiting: queued } as const
-        const again = yield* stored(sessionId)
-        if (Option.isSome(again)) return { _tag: "Stored", session: again.value } as const
-        // Deleted, by this process or another: nothing of it is left to follow.
-        sent.delete(sessionId)
-        return undefined
-      })
-
-    /**
-     * Sessions sent to the cluster that no runner has started, by any process (another `serve` behind the same load
-     * balancer, `deep-research --detach`): a runner that starts one saves it in the store first, so a caller reads
-     * these before the store (or the store again after).
-     */
-    const waiting = (sessionId?: string) => Effect.provide(ClusterQueue.waiting(sessionId), context)
-
-    const send = (sessionId: string, query: string | undefined, since: number, message: Effect.Effect<void>) =>
-      Effect.gen(function* () {
-        const logLength =
-          since === 0
-            ? 0
-            : (yield* Effect.orElseSucceed(store.events(sessionId), (): ReadonlyArray<unknown> => [])).length
-        yield* message
-        sent.set(sessionId, { query, at: yield* Clock.currentTimeMillis, since, logLength })
-      })
-
-    const toCluster = <A, E>(effect: Effect.Effect<A, E, Cluster.ClientServices>) =>
-      Effect.orDie(Effect.provide(effect, context))
-
-    const progressOf = (sessionId: string) =>
-      Effect.map(
-        Effect.orElseSucceed(store.events(sessionId), (): ReadonlyArray<ResearchEvents.ResearchEvent> => []),
-        (events) => events.reduce(Progress.reduce, Progress.initial)
-      )
-
-    const status = (sessionId: string) =>
-      Effect.gen(function* () {
-        const mine = sent.get(sessionId)
-        const found = yield* storedOrWaiting(sessionId)
-        if (found === undefined) return yield* new Errors.SessionNotFound({ sessionId })
-        if (found._tag === "Waiting") {
-          // Sent, and no runner has started it yet.
-          return Runs.statusOf(sessionId, {
-            stored: undefined,
-            live: undefined,
-            running: true,
-            queued: true,
-            query: found.waiting.query
-          })
-        }
-        const session = found.session
-        return Runs.statusOf(sessionId, {
-          stored: session,
-          live: yield* progressOf(sessionId),
-          running: !stoppedSince(session, mine),
-          queued: false,
-          query: mine?.query
-        })
-      })
-
-    const awaitStopped = (sessionId: string): Effect.Effect<void> =>
-      Effect.gen(function* () {
-        while (true) {
-          const session = yield* stored(sessionId)
-          if (Option.isSome(session) && stoppedSince(session.value, sent.get(sessionId))) return
-          yield* Effect.sleep(pollEvery)
-        }
-      })
-
-    const notRunning = (session: Session.Session, cannot: string) =>
-      stoppedSince(session, sent.get(session.id)) ? Effect.void : Effect.fail(conflict(session.id, "running", cannot))
-
-    /**
-     * The stored session something is asked of; a session no runner has started yet is only its message, which can
-     * take neither an answer nor a resume: said as its state, not as a session that does not exist.
-     */
-    const loadOrQueued = (sessionId: string, cannot: string) =>
-      store
-        .load(sessionId)
-        .pipe(
-          Effect.catchTag("SessionNotFound", (notFound) =>
-            Effect.flatMap(waiting(sessionId), ([queued]) =>
-              Effect.fail(queued === undefined ? notFound : conflict(sessionId, "queued", cannot))
-            )
-          )
-        )
-
-    const answer = (sessionId: string, text: string) =>
-      Effect.gen(function* () {
-        const session = yield* loadOrQueued(sessionId, "cannot take an answer")
-        yield* notRunning(session, "cannot take an answer now")
-        yield* Runs.answerable(session)
-        yield* send(
-          sessionId,
-          session.query,
-          session.updatedAt,
-          toCluster(Cluster.resume(sessionId, text, randomUUID()))
-        )
-        return { sessionId, status: "running" } satisfies Started
-      })
-
-    const resume = (sessionId: string) =>
-      Effect.gen(function* () {
-        const session = yield* loadOrQueued(sessionId, "cannot be resumed")
-        yield* notRunning(session, "cannot be resumed")
-        yield* Runs.resumable(session)
-        yield* send(
-          sessionId,
-          session.query,
-          session.updatedAt,
-          toCluster(Cluster.resume(sessionId, undefined, randomUUID()))
-        )
-        return { sessionId, status: "running" } satisfies Started
-      })
-
-    const cancel = (sessionId: string) =>
-      Effect.gen(function* () {
-        const found = yield* storedOrWaiting(sessionId)
-        if (found === undefined) return yield* new Errors.SessionNotFound({ sessionId })
-        if (found._tag === "Waiting") {
-          // Cancelled while queued, as a session of this process would be: its message is forgotten, and the session
-          // is stored cancelled with its question and settings, to be resumed later. Unless a runner started it
-          // meanwhile: then it is cancelled on that runner.
-          yield* Effect.provide(Cluster.forget(sessionId), context).pipe(Effect.orDie)
-          if (Option.isNone(yield* stored(sessionId))) {
-            sent.delete(sessionId)
-            const { config, query, sentAt } = found.waiting
-            yield* Pipeline.recordCancelled(query, {
-              sessionId,
-              config: config as Pipeline.ResearchOptions["config"],
-              createdAt: sentAt
-            }).pipe(
-              Effect.provideService(SessionStore.SessionStore, store),
-              Effect.catchAll((error) => Effect.logWarning(`session ${sessionId}: ${error.message}`))
-            )
-            return { sessionId, status: "cancelled" }
-          }
-        }
-        const session = yield* store.load(sessionId)
-        if (stoppedSince(session, sent.get(sessionId))) {
-          return yield* conflict(sessionId, session.status, "cannot be cancelled")
-        }
-        yield* toCluster(Cluster.cancel(sessionId, randomUUID()))
-        // The runner saves the session as cancelled when its research stops.
-        const stopped = yield* Effect.timeout(awaitStopped(sessionId), "30 seconds").pipe(Effect.option)
-        const now = yield* stored(sessionId)
-        return {
-          sessionId,
-          status: Option.isSome(stopped) && Option.isSome(now) ? now.value.status : "cancelling"
-        }
-      })
-
-    const events = (sessionId: string, after: number): Stream.Stream<Runs.NumberedEvent> =>
-      Stream.asyncScoped<Runs.NumberedEvent>((emit) =>
-        Effect.forkScoped(
-          Effect.ensuring(
-            Effect.gen(function* () {
-              let read = after
-              let stoppedPolls = 0
-              while (true) {
-                const found = yield* storedOrWaiting(sessionId)
-                if (found === undefined) return
-                const session = found._tag === "Stored" ? Option.some(found.session) : Option.none()
-                const log = yield* Effect.orElseSucceed(
-                  store.events(sessionId),
-                  (): ReadonlyArray<ResearchEvents.ResearchEvent> => []
-                )
-                const fresh = log.slice(read).map((event, i) => ({ id: read + i + 1, event }))
-                read = Math.max(read, log.length)
-                if (fresh.length > 0) yield* Effect.promise(() => emit.chunk(Chunk.unsafeFromArray(fresh)))
-                const mine = sent.get(sessionId)
-                if (Option.isSome(session) && stoppedSince(session.value, mine)) {
-                  // A run saves its final status before it publishes its last event: the stream waits for that event
-                  // (or a few seconds, for a run that stopped without one) so that it ends with it.
-                  stoppedPolls++
-                  const ended = log.slice(mine?.logLength ?? 0).some(Cluster.isLastEvent)
-                  if (mine === undefined || ended || stoppedPolls > Cluster.pollsForLastEvent) return
-                }
-                yield* Effect.sleep(pollEvery)
-              }
-            }),
-            Effect.promise(() => emit.end())
-          )
-        )
-      )
-
-    const evaluate = (sessionId: string) =>
-      Effect.gen(function* () {
-        const evaluation = StoredEvaluation.evaluateStored(
-          sessionId,
-          Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
-        ).pipe(Effect.provide(context))
-        // As `deep-research evaluate` does: a session a simulated run made is judged by the emulator, whatever this
-        // server was given; any other by this server's model.
-        if (!resolved.simulate && (yield* Store.wasSimulated(store, sessionId))) {
-          return yield* Effect.provide(evaluation, Wiring.simulatedJudgeLayer(resolved))
-        }
-        if (Option.isSome(judge)) return yield* Effect.provide(evaluation, judge.value)
-        return yield* new JudgeUnavailable({
-          message:
-            "This server has no model to judge a report with (its sessions run on the cluster's workers): start it " +
-            `with a model (${Variables.openaiApiKey} or ${Variables.anthropicApiKey}, or --model) to evaluate here, ` +
-            `or run deep-research evaluate ${sessionId} --database URL where a model is configured.`
-        })
-      })
-
-    return {
-      start: (question, options, clarification = "await") =>
-        Effect.gen(function* () {
-          const config = yield* Runs.configFor(resolved, options)
-          const sessionId = yield* Pipeline.newSessionId
-          const how = resolved.askClarification ? clarification : "proceed"
-          yield* send(sessionId, question, 0, toCluster(Cluster.submit(sessionId, question, config, how)))
-          return { sessionId, status: "queued" } satisfies Started
-        }),
-      status,
-      list: Effect.gen(function* () {
-        const elsewhere = yield* waiting()
-        const summaries = yield* store.list
-        const known = new Set(summaries.map((summary) => summary.id))
-        const queued = new Map<string, Listed>()
-        for (const w of elsewhere) queued.set(w.id, ClusterQueue.listed(w))
-        for (const [id, s] of sent) {
-          if (s.query !== undefined && !queued.has(id)) {
-            queued.set(id, { id, status: "queued", query: s.query, createdAt: s.at, costUsd: 0 })
-          }
-        }
-        return [...[...queued.values()].filter((listed) => !known.has(listed.id)), ...(yield* marks(summaries))]
-      }),
-      load: (sessionId) => store.load(sessionId),
-      answer,
-      resume,
-      cancel,
-      remove: (sessionId) =>
-        Effect.gen(function* () {
-          const [elsewhere] = yield* waiting(sessionId)
-          const found = yield* Effect.either(store.load(sessionId))
-          // A session no runner has started is only its message: deleting it is forgetting that.
-          if (Either.isLeft(found)) {
-            if (found.left._tag !== "SessionNotFound" || elsewhere === undefined) return yield* found.left
-          } else {
-            yield* notRunning(found.right, "cannot be deleted now")
-            yield* store.delete(sessionId)
-          }
-          // The cluster's messages of the session hold its question: they go with it. The session is gone either way.
-          yield* Effect.provide(Cluster.forget(sessionId), context).pipe(
-            Effect.catchAll((error) =>
-              Effect.logWarning(`cluster: the messages of deleted session ${sessionId} were kept: ${error.message}`)
-            )
-          )
-          sent.delete(sessionId)
-        }),
-      evaluate,
-      // This process runs no session itself.
-      isRunning: () => false,
-      running: Effect.map(store.list, (summaries) => summaries.filter((s) => s.status === "running").length),
-      awaitRun: awaitStopped,
-      events
-    } satisfies Runs.Runs
+    const client: Client = { resolved, context, judge, store, sent: new Map(), marks: Store.simulatedMarks(store) }
+    return client
   })
+
+const stored = (client: Client, sessionId: string) => Effect.option(client.store.load(sessionId))
+
+/**
+ * Sessions sent to the cluster that no runner has started, by any process (another `serve` behind the same load
+ * balancer, `deep-research --detach`): a runner that starts one saves it in the store first, so a caller reads
+ * these before the store (or the store again after).
+ */
+const waiting = (client: Client, sessionId?: string) => Effect.provide(ClusterQueue.waiting(sessionId), client.context)
+
+/**
+ * The stored session, or else its message waiting for a runner (by any process), or else nothing. The store is
+ * read again when the message is gone, for a run that started and ended between the two reads.
+ */
+const storedOrWaiting = (client: Client, sessionId: string) =>
+  Effect.gen(function* () {
+    const first = yield* stored(client, sessionId)
+    if (Option.isSome(first)) return { _tag: "Stored", session: first.value } as const
+    const [queued] = yield* waiting(client, sessionId)
+    if (queued !== undefined) return { _tag: "Waiting", waiting: queued } as const
+    const again = yield* stored(client, sessionId)
+    if (Option.isSome(again)) return { _tag: "Stored", session: again.value } as const
+    // Deleted, by this process or another: nothing of it is left to follow.
+    client.sent.delete(sessionId)
+    return undefined
+  })
+
+const send = (
+  client: Client,
+  sessionId: string,
+  query: string | undefined,
+  since: number,
+  message: Effect.Effect<void>
+) =>
+  Effect.gen(function* () {
+    const logLength = since === 0 ? 0 : (yield* logOf(client, sessionId)).length
+    yield* message
+    client.sent.set(sessionId, { query, at: yield* Clock.currentTimeMillis, since, logLength })
+  })
+
+/** Sends the session's entity a resume, with the client's answer when there is one. */
+const sendResume = (client: Client, session: Session.Session, text: string | undefined) =>
+  send(
+    client,
+    session.id,
+    session.query,
+    session.updatedAt,
+    toCluster(client, Cluster.resume(session.id, text, randomUUID()))
+  )
+
+const toCluster = <A, E>(client: Client, effect: Effect.Effect<A, E, Cluster.ClientServices>) =>
+  Effect.orDie(Effect.provide(effect, client.context))
+
+/** The session's event log; none when it cannot be read. */
+const logOf = (client: Client, sessionId: string) =>
+  Effect.orElseSucceed(client.store.events(sessionId), (): ReadonlyArray<ResearchEvents.ResearchEvent> => [])
+
+const progressOf = (client: Client, sessionId: string) =>
+  Effect.map(logOf(client, sessionId), (events) => events.reduce(Progress.reduce, Progress.initial))
+
+const awaitStopped = (client: Client, sessionId: string): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    while (true) {
+      const session = yield* stored(client, sessionId)
+      if (Option.isSome(session) && stoppedSince(session.value, client.sent.get(sessionId))) return
+      yield* Effect.sleep(pollEvery)
+    }
+  })
+
+const notRunning = (client: Client, session: Session.Session, cannot: string) =>
+  stoppedSince(session, client.sent.get(session.id))
+    ? Effect.void
+    : Effect.fail(conflict(session.id, "running", cannot))
+
+/**
+ * The stored session something is asked of; a session no runner has started yet is only its message, which can
+ * take neither an answer nor a resume: said as its state, not as a session that does not exist.
+ */
+const loadOrQueued = (client: Client, sessionId: string, cannot: string) =>
+  client.store
+    .load(sessionId)
+    .pipe(
+      Effect.catchTag("SessionNotFound", (notFound) =>
+        Effect.flatMap(waiting(client, sessionId), ([queued]) =>
+          Effect.fail(queued === undefined ? notFound : conflict(sessionId, "queued", cannot))
+        )
+      )
+    )
+
+// =============================================================================
+// What clients ask
+// =============================================================================
+
+const start = (client: Client, question: string, options: StartOptions, clarification: "await" | "proceed") =>
+  Effect.gen(function* () {
+    const config = yield* Runs.configFor(client.resolved, options)
+    const sessionId = yield* Pipeline.newSessionId
+    const how = client.resolved.askClarification ? clarification : "proceed"
+    yield* send(client, sessionId, question, 0, toCluster(client, Cluster.submit(sessionId, question, config, how)))
+    return { sessionId, status: "queued" } satisfies Started
+  })
+
+const status = (client: Client, sessionId: string) =>
+  Effect.gen(function* () {
+    const mine = client.sent.get(sessionId)
+    const found = yield* storedOrWaiting(client, sessionId)
+    if (found === undefined) return yield* new Errors.SessionNotFound({ sessionId })
+    if (found._tag === "Waiting") {
+      // Sent, and no runner has started it yet.
+      return Runs.statusOf(sessionId, {
+        stored: undefined,
+        live: undefined,
+        running: true,
+        queued: true,
+        query: found.waiting.query
+      })
+    }
+    const session = found.session
+    return Runs.statusOf(sessionId, {
+      stored: session,
+      live: yield* progressOf(client, sessionId),
+      running: !stoppedSince(session, mine),
+      queued: false,
+      query: mine?.query
+    })
+  })
+
+const list = (client: Client) =>
+  Effect.gen(function* () {
+    const elsewhere = yield* waiting(client)
+    const summaries = yield* client.store.list
+    const known = new Set(summaries.map((summary) => summary.id))
+    const queued = new Map<string, Listed>()
+    for (const w of elsewhere) queued.set(w.id, ClusterQueue.listed(w))
+    for (const [id, s] of client.sent) {
+      if (s.query !== undefined && !queued.has(id)) {
+        queued.set(id, { id, status: "queued", query: s.query, createdAt: s.at, costUsd: 0 })
+      }
+    }
+    return [...[...queued.values()].filter((listed) => !known.has(listed.id)), ...(yield* client.marks(summaries))]
+  })
+
+const answer = (client: Client, sessionId: string, text: string) =>
+  Effect.gen(function* () {
+    const session = yield* loadOrQueued(client, sessionId, "cannot take an answer")
+    yield* notRunning(client, session, "cannot take an answer now")
+    yield* Runs.answerable(session)
+    yield* sendResume(client, session, text)
+    return { sessionId, status: "running" } satisfies Started
+  })
+
+const resume = (client: Client, sessionId: string) =>
+  Effect.gen(function* () {
+    const session = yield* loadOrQueued(client, sessionId, "cannot be resumed")
+    yield* notRunning(client, session, "cannot be resumed")
+    yield* Runs.resumable(session)
+    yield* sendResume(client, session, undefined)
+    return { sessionId, status: "running" } satisfies Started
+  })
+
+/**
+ * Cancelled while queued, as a session of this process would be: its message is forgotten, and the session is stored
+ * cancelled with its question and settings, to be resumed later. Unless a runner started it meanwhile: then nothing
+ * is done here, and it is to be cancelled on that runner.
+ */
+const cancelWaiting = (client: Client, sessionId: string, waiting: ClusterQueue.Waiting) =>
+  Effect.gen(function* () {
+    yield* Effect.provide(Cluster.forget(sessionId), client.context).pipe(Effect.orDie)
+    if (Option.isSome(yield* stored(client, sessionId))) return undefined
+    client.sent.delete(sessionId)
+    const { config, query, sentAt } = waiting
+    yield* Pipeline.recordCancelled(query, {
+      sessionId,
+      config: config as Pipeline.ResearchOptions["config"],
+      createdAt: sentAt
+    }).pipe(
+      Effect.provideService(SessionStore.SessionStore, client.store),
+      Effect.catchAll((error) => Effect.logWarning(`session ${sessionId}: ${error.message}`))
+    )
+    return { sessionId, status: "cancelled" }
+  })
+
+const cancel = (client: Client, sessionId: string) =>
+  Effect.gen(function* () {
+    const found = yield* storedOrWaiting(client, sessionId)
+    if (found === undefined) return yield* new Errors.SessionNotFound({ sessionId })
+    if (found._tag === "Waiting") {
+      const cancelled = yield* cancelWaiting(client, sessionId, found.waiting)
+      if (cancelled !== undefined) return cancelled
+    }
+    const session = yield* client.store.load(sessionId)
+    if (stoppedSince(session, client.sent.get(sessionId))) {
+      return yield* conflict(sessionId, session.status, "cannot be cancelled")
+    }
+    yield* toCluster(client, Cluster.cancel(sessionId, randomUUID()))
+    // The runner saves the session as cancelled when its research stops.
+    const stopped = yield* Effect.timeout(awaitStopped(client, sessionId), "30 seconds").pipe(Effect.option)
+    const now = yield* stored(client, sessionId)
+    return {
+      sessionId,
+      status: Option.isSome(stopped) && Option.isSome(now) ? now.value.status : "cancelling"
+    }
+  })
+
+const remove = (client: Client, sessionId: string) =>
+  Effect.gen(function* () {
+    const [elsewhere] = yield* waiting(client, sessionId)
+    const found = yield* Effect.either(client.store.load(sessionId))
+    // A session no runner has started is only its message: deleting it is forgetting that.
+    if (Either.isLeft(found)) {
+      if (found.left._tag !== "SessionNotFound" || elsewhere === undefined) return yield* found.left
+    } else {
+      yield* notRunning(client, found.right, "cannot be deleted now")
+      yield* client.store.delete(sessionId)
+    }
+    // The cluster's messages of the session hold its question: they go with it. The session is gone either way.
+    yield* Effect.provide(Cluster.forget(sessionId), client.context).pipe(
+      Effect.catchAll((error) =>
+        Effect.logWarning(`cluster: the messages of deleted session ${sessionId} were kept: ${error.message}`)
+      )
+    )
+    client.sent.delete(sessionId)
+  })
+
+/** Reads the log on from `after` until the session has stopped and its last event is in (or a few polls after). */
+const follow = (client: Client, sessionId: string, after: number, emit: Emit) =>
+  Effect.gen(function* () {
+    let read = after
+    let stoppedPolls = 0
+    while (true) {
+      const found = yield* storedOrWaiting(client, sessionId)
+      if (found === undefined) return
+      const session = found._tag === "Stored" ? Option.some(found.session) : Option.none()
+      const log = yield* logOf(client, sessionId)
+      const fresh = log.slice(read).map((event, i) => ({ id: read + i + 1, event }))
+      read = Math.max(read, log.length)
+      if (fresh.length > 0) yield* Effect.promise(() => emit.chunk(Chunk.unsafeFromArray(fresh)))
+      const mine = client.sent.get(sessionId)
+      if (Option.isSome(session) && stoppedSince(session.value, mine)) {
+        // A run saves its final status before it publishes its last event: the stream waits for that event
+        // (or a few seconds, for a run that stopped without one) so that it ends with it.
+        stoppedPolls++
+        const ended = log.slice(mine?.logLength ?? 0).some(Cluster.isLastEvent)
+        if (mine === undefined || ended || stoppedPolls > Cluster.pollsForLastEvent) return
+      }
+      yield* Effect.sleep(pollEvery)
+    }
+  })
+
+type Emit = StreamEmit.Emit<never, never, Runs.NumberedEvent, void>
+
+const events = (client: Client, sessionId: string, after: number): Stream.Stream<Runs.NumberedEvent> =>
+  Stream.asyncScoped<Runs.NumberedEvent>((emit) =>
+    Effect.forkScoped(
+      Effect.ensuring(
+        follow(client, sessionId, after, emit),
+        Effect.promise(() => emit.end())
+      )
+    )
+  )
+
+const evaluate = (client: Client, sessionId: string) =>
+  Effect.gen(function* () {
+    const { resolved } = client
+    const evaluation = StoredEvaluation.evaluateStored(
+      sessionId,
+      Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
+    ).pipe(Effect.provide(client.context))
+    // As `deep-research evaluate` does: a session a simulated run made is judged by the emulator, whatever this
+    // server was given; any other by this server's model.
+    if (!resolved.simulate && (yield* Store.wasSimulated(client.store, sessionId))) {
+      return yield* Effect.provide(evaluation, Wiring.simulatedJudgeLayer(resolved))
+    }
+    if (Option.isSome(client.judge)) return yield* Effect.provide(evaluation, client.judge.value)
+    return yield* new JudgeUnavailable({
+      message:
+        "This server has no model to judge a report with (its sessions run on the cluster's workers): start it " +
+        `with a model (${Variables.openaiApiKey} or ${Variables.anthropicApiKey}, or --model) to evaluate here, ` +
+        `or run deep-research evaluate ${sessionId} --database URL where a model is configured.`
+    })
+  })
+
+/** Joins the cluster of the configuration's database as a client, for the life of the scope. */
+export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Errors.InvalidInput, Scope.Scope> =>
+  Effect.map(makeClient(resolved), (client): Runs.Runs => ({
+    start: (question, options, clarification = "await") => start(client, question, options, clarification),
+    status: (sessionId) => status(client, sessionId),
+    list: list(client),
+    load: (sessionId) => client.store.load(sessionId),
+    answer: (sessionId, text) => answer(client, sessionId, text),
+    resume: (sessionId) => resume(client, sessionId),
+    cancel: (sessionId) => cancel(client, sessionId),
+    remove: (sessionId) => remove(client, sessionId),
+    evaluate: (sessionId) => evaluate(client, sessionId),
+    // This process runs no session itself.
+    isRunning: () => false,
+    running: Effect.map(client.store.list, (summaries) => summaries.filter((s) => s.status === "running").length),
+    awaitRun: (sessionId) => awaitStopped(client, sessionId),
+    events: (sessionId, after) => events(client, sessionId, after)
+  }))

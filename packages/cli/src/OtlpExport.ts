@@ -70,7 +70,7 @@ export const layerFrom = (settings: Settings): Layer.Layer<never> => {
     capture,
     Layer.unwrapEffect(
       Effect.map(
-        Effect.promise(() => import("./internal/otlpExporters.js")),
+        Effect.promise(() => import("./internal/telemetry/otlpExporters.js")),
         (exporters) => exporters.layer(settings)
       )
     )

@@ -2,7 +2,7 @@
  * Renders the progress stream: a live view on a terminal (phase, round, each running researcher and what it is
  * doing, sources, tokens and cost), plain lines when not a terminal, and nothing but JSON lines with `--json`.
  */
-import { printableLine } from "./internal/printable.js"
+import { printableLine } from "./internal/terminal/printable.js"
 import { ResearchEvents } from "@deep-research/core"
 
 type Event = ResearchEvents.ResearchEvent

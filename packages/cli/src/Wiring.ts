@@ -38,7 +38,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as CliConfig from "./CliConfig.js"
-import { simulatedModel } from "./internal/backends.js"
+import { simulatedModel } from "./internal/config/backends.js"
 import { isSimulatedReport, markSimulated, sessionsDirectory, simulatedArtefact, storeLayer } from "./Store.js"
 
 /** What a run needs in context. */

@@ -12,10 +12,10 @@ import * as Exit from "effect/Exit"
 import * as HeapGrowth from "./internal/HeapGrowth.js"
 import * as SlicedScheduler from "./internal/SlicedScheduler.js"
 import { Exited, optionNames, run, subcommands } from "./Commands.js"
-import { stderrLogger } from "./internal/logging.js"
+import { stderrLogger } from "./internal/telemetry/logging.js"
 import * as OtlpExport from "./OtlpExport.js"
-import { describeFailure, failureCode } from "./internal/failures.js"
-import { closest, quickAnswer } from "./internal/help.js"
+import { describeFailure, failureCode } from "./internal/commandLine/failures.js"
+import { closest, quickAnswer } from "./internal/commandLine/help.js"
 
 const builtIns = new Set(["-h", "--help", "--version", "--wizard", "--completions", "--log-level"])
 

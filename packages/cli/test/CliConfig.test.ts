@@ -3,7 +3,7 @@ import { Duration, Either, Option, Redacted } from "effect"
 import { ResearchConfig, Resilience } from "@deep-research/core"
 import * as fs from "node:fs"
 import * as CliConfig from "../src/CliConfig.js"
-import * as Help from "../src/internal/help.js"
+import * as Help from "../src/internal/commandLine/help.js"
 
 const resolveRight = (
   flags: CliConfig.Flags,

@@ -1,7 +1,7 @@
 import { Research, ResearchConfig, Session } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
 import { Schema } from "effect"
-import { reportSummary } from "../src/internal/reportSummary.js"
+import { reportSummary } from "../src/internal/terminal/reportSummary.js"
 import * as OpenAiSchema from "../src/http/OpenAiSchema.js"
 import * as RunSchema from "../src/RunSchema.js"
 import * as Runs from "../src/Runs.js"

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
-import { lineLogger } from "../src/internal/logging.js"
+import { lineLogger } from "../src/internal/telemetry/logging.js"
 
 /** The lines `lineLogger` writes for what `effect` logs. */
 const linesOf = (effect: Effect.Effect<void>) =>

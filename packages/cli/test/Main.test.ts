@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { optionNames, resumeCommand, root, subcommands } from "../src/Commands.js"
-import { commandHelp, quickAnswer, rootHelp } from "../src/internal/help.js"
+import { commandHelp, quickAnswer, rootHelp } from "../src/internal/commandLine/help.js"
 import { builtInOptions, normalizeArgs, unknownOption } from "../src/main.js"
 
 const packages = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
@@ -108,7 +108,7 @@ describe("quickAnswer", () => {
   })
 
   it("is answered from modules that load nothing but Node's own: no Effect, no SDK", () => {
-    const { foreign, seen } = staticGraph("cli/src/internal/help.ts")
+    const { foreign, seen } = staticGraph("cli/src/internal/commandLine/help.ts")
     assert.isAbove(seen.size, 2)
     assert.deepStrictEqual(
       [...foreign].filter((specifier) => !specifier.startsWith("node:")),
@@ -123,8 +123,8 @@ describe("the CLI's modules", () => {
     const { foreign, seen } = staticGraph("cli/src/main.ts")
     assert.isAbove(seen.size, 20)
     // The exporters' module is there to be loaded, and is not among those loaded from the start.
-    assert.isTrue(existsSync(path.join(packages, "cli/src/internal/otlpExporters.ts")))
-    assert.isFalse(seen.has(path.join(packages, "cli/src/internal/otlpExporters.ts")))
+    assert.isTrue(existsSync(path.join(packages, "cli/src/internal/telemetry/otlpExporters.ts")))
+    assert.isFalse(seen.has(path.join(packages, "cli/src/internal/telemetry/otlpExporters.ts")))
     assert.deepStrictEqual(
       [...foreign].filter((specifier) =>
         /^(@opentelemetry\/|@effect\/opentelemetry|pg$|pg\/|@effect\/sql)/.test(specifier)

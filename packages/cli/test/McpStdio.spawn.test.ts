@@ -5,8 +5,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { PassThrough } from "node:stream"
-import { Unanswered } from "../src/internal/answeredBeforeClose.js"
-import * as JsonRpcLines from "../src/internal/jsonRpcLines.js"
+import { Unanswered } from "../src/internal/mcp/answeredBeforeClose.js"
+import * as JsonRpcLines from "../src/internal/mcp/jsonRpcLines.js"
 import { describeRun, runWithInput, sandbox } from "./support/builtCli.js"
 
 const ping = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "ping" })

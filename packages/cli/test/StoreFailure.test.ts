@@ -15,7 +15,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import { stoppedRun } from "../src/internal/failures.js"
+import { stoppedRun } from "../src/internal/commandLine/failures.js"
 
 const platform = Layer.merge(NodeFileSystem.layer, NodePath.layer)
 

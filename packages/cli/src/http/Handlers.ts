@@ -15,7 +15,7 @@ import { conflict, type RunConflict } from "../RunSchema.js"
 import type * as Runs from "../Runs.js"
 import * as ServingRuns from "../ServingRuns.js"
 import { version } from "../version.js"
-import type * as DatabaseProbe from "../internal/databaseProbe.js"
+import type * as DatabaseProbe from "../internal/serving/databaseProbe.js"
 import {
   Api,
   Authorization,

@@ -5,7 +5,7 @@
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Schema from "effect/Schema"
-import * as DecodeIssues from "../internal/decodeIssues.js"
+import * as DecodeIssues from "../internal/serving/decodeIssues.js"
 import { ServiceUnavailable, Unauthorized } from "./Api.js"
 import * as OpenAiSchema from "./OpenAiSchema.js"
 import * as RequestLimits from "./requestLimits.js"

@@ -3,7 +3,7 @@
  * An error body quotes the request only in part: a value sent back whole would make every refusal as large as the
  * body that caused it.
  */
-import { excerpt } from "../internal/decodeIssues.js"
+import { excerpt } from "../internal/serving/decodeIssues.js"
 
 /** The most characters of any one text of an error body. */
 const textLimit = 500

@@ -1,3 +1,7 @@
+/**
+ * The terminal as the pipeline's `UserInput`: a clarifying question asked on stderr and answered on stdin, for a run
+ * in a terminal (`runSession`).
+ */
 import { Errors, type UserInput } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import * as readline from "node:readline/promises"

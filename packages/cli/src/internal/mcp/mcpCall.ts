@@ -13,9 +13,9 @@ import * as Exit from "effect/Exit"
 import * as ParseResult from "effect/ParseResult"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
-import * as DatabaseProbe from "./databaseProbe.js"
-import * as DecodeIssues from "./decodeIssues.js"
-import * as Nesting from "./nesting.js"
+import * as DatabaseProbe from "../serving/databaseProbe.js"
+import * as DecodeIssues from "../serving/decodeIssues.js"
+import * as Nesting from "../serving/nesting.js"
 
 /** A tool's result as MCP carries it: text for every client, and data in the shape of its `outputSchema`. */
 export type Content = {

@@ -5,8 +5,8 @@
  */
 import type { Session } from "@deep-research/core"
 import * as Effect from "effect/Effect"
-import type * as Progress from "../Progress.js"
-import { conflict, type RunConflict, type RunStatus } from "../RunSchema.js"
+import type * as Progress from "../../Progress.js"
+import { conflict, type RunConflict, type RunStatus } from "../../RunSchema.js"
 
 /** The phase the progress view gives a session that ended as the store has it (`Progress.reduce`'s names). */
 const settledPhases: Partial<Record<Session.Session["status"], string>> = {

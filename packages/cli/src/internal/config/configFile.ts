@@ -5,8 +5,8 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as CliConfig from "../CliConfig.js"
-import { usageError } from "./exited.js"
+import * as CliConfig from "../../CliConfig.js"
+import { usageError } from "../commandLine/exited.js"
 
 /** Reads the first config file that exists. */
 export const loadConfigFile = Effect.gen(function* () {

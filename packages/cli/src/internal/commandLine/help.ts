@@ -1,6 +1,6 @@
 import * as Variables from "@deep-research/providers/Environment"
 import * as KeylessBackends from "@deep-research/providers/KeylessBackends"
-import { version } from "../version.js"
+import { version } from "../../version.js"
 import * as OptionTable from "./optionTable.js"
 
 const width = 118

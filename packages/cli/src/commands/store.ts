@@ -13,11 +13,11 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as CliConfig from "../CliConfig.js"
 import * as Store from "../Store.js"
-import { loadConfigFile } from "./configFile.js"
-import { Exited } from "./exited.js"
-import * as OptionTable from "./optionTable.js"
-import * as ParserOptions from "./parserOptions.js"
-import { printable, printableLine } from "./printable.js"
+import { loadConfigFile } from "../internal/config/configFile.js"
+import { Exited } from "../internal/commandLine/exited.js"
+import * as OptionTable from "../internal/commandLine/optionTable.js"
+import * as ParserOptions from "../internal/commandLine/parserOptions.js"
+import { printable, printableLine } from "../internal/terminal/printable.js"
 
 /** The id of a stored session, as the commands that take one read it. */
 export const sessionIdArg = Args.text({ name: "id" }).pipe(

@@ -18,7 +18,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
-import { version } from "../version.js"
+import { version } from "../../version.js"
 
 /**
  * The resource: the SDK's defaults, then `service.name` deep-research and its version, then what

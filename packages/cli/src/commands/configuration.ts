@@ -1,0 +1,88 @@
+/**
+ * From a command's parsed options to its resolved configuration: the flags the options make, the model an
+ * OpenAI-compatible server serves when none is named, and the purpose a database gives a command. Shared by the
+ * commands that research, serve or judge.
+ */
+import type { Options } from "@effect/cli"
+import { Usage } from "@deep-research/core"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as CliConfig from "../CliConfig.js"
+import { loadConfigFile } from "../internal/config/configFile.js"
+import { usageError } from "../internal/commandLine/exited.js"
+import * as OptionTable from "../internal/commandLine/optionTable.js"
+import * as ParserOptions from "../internal/commandLine/parserOptions.js"
+import * as ServerModels from "../internal/config/serverModels.js"
+
+/** The options the research commands share: what `toFlags` reads. */
+const researchOptions = ParserOptions.withRoleModels(OptionTable.research)
+
+type OptionValue<T> = T extends Options.Options<infer A> ? A : never
+
+type ResearchFlags = {
+  readonly [K in keyof typeof researchOptions]: OptionValue<(typeof researchOptions)[K]>
+}
+
+/** The parsed research options as the configuration takes them: an option not given is undefined. */
+export const toFlags = (flags: ResearchFlags): CliConfig.Flags => {
+  const modelRoles: Partial<Record<Usage.Role, string>> = {}
+  for (const role of Usage.roles) {
+    const spec = flags.roleModels[role]
+    if (Option.isSome(spec)) modelRoles[role] = spec.value
+  }
+  return {
+    model: Option.getOrUndefined(flags.model),
+    modelRoles,
+    search: Option.getOrUndefined(flags.search),
+    corpus: Option.getOrUndefined(flags.corpus),
+    maxRounds: Option.getOrUndefined(flags.maxRounds),
+    concurrency: Option.getOrUndefined(flags.concurrency),
+    maxToolCalls: Option.getOrUndefined(flags.maxToolCalls),
+    budgetTokens: Option.getOrUndefined(flags.budgetTokens),
+    budgetUsd: Option.getOrUndefined(flags.budgetUsd),
+    noClarify: flags.noClarify,
+    requireSources: flags.requireSources,
+    out: Option.getOrUndefined(flags.out),
+    store: Option.getOrUndefined(flags.store),
+    database: Option.getOrUndefined(flags.database),
+    json: flags.json,
+    simulate: flags.simulate
+  }
+}
+
+/**
+ * With OPENAI_BASE_URL (an OpenAI-compatible server) and no model named anywhere, the server is asked which model it
+ * serves: the one it serves is used and said, several or none make a usage error naming them.
+ */
+const withServerModel = (flags: CliConfig.Flags, file: CliConfig.FileConfig | undefined) =>
+  Effect.gen(function* () {
+    const credentials = CliConfig.credentialsFrom(process.env)
+    const named = flags.model ?? process.env["DEEP_RESEARCH_MODEL"] ?? file?.model
+    if (named !== undefined || flags.simulate === true || credentials.openaiBaseUrl === undefined) return flags
+    if (credentials.anthropicApiKey !== undefined) return flags
+    const found = yield* ServerModels.discover(credentials.openaiBaseUrl, credentials.openaiApiKey)
+    if (found._tag === "Unclear") return yield* usageError(found.message)
+    yield* Effect.sync(() =>
+      process.stderr.write(`Using ${found.model}, the one model the server at ${credentials.openaiBaseUrl} serves.\n`)
+    )
+    return { ...flags, model: `openai:${found.model}` }
+  })
+
+/** Flags, environment and config file, resolved; a problem is a usage error (exit 2). */
+export const resolveConfig = (flags: CliConfig.Flags, purpose: CliConfig.Purpose = "research") =>
+  Effect.flatMap(loadConfigFile, (file) =>
+    Effect.flatMap(purpose === "research" ? withServerModel(flags, file) : Effect.succeed(flags), (resolved) =>
+      Effect.mapError(CliConfig.resolveEffect(resolved, process.env, file, purpose), (error) =>
+        usageError(error.message)
+      )
+    )
+  )
+
+/**
+ * With a database, research is sent to the cluster's workers, which bring the models and search: none is needed here
+ * (`serve` and `mcp` judge reports with a model when one is given).
+ */
+export const purposeOf = (flags: CliConfig.Flags): CliConfig.Purpose =>
+  flags.database !== undefined || CliConfig.credentialsFrom(process.env).databaseUrl !== undefined
+    ? "submission"
+    : "research"

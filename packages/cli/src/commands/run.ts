@@ -1,0 +1,27 @@
+/** `deep-research run` (the default command): researches a question here, or sends it to the cluster. */
+import { Args, Command } from "@effect/cli"
+import * as Effect from "effect/Effect"
+import { usageError } from "../internal/commandLine/exited.js"
+import * as OptionTable from "../internal/commandLine/optionTable.js"
+import * as ParserOptions from "../internal/commandLine/parserOptions.js"
+import { runSession } from "../internal/terminal/runSession.js"
+import { loadCluster, refused } from "./cluster.js"
+import { purposeOf, resolveConfig, toFlags } from "./configuration.js"
+
+const question = Args.text({ name: "question" }).pipe(Args.withDescription("What to research, in any language"))
+
+export const runCommand = Command.make(
+  "run",
+  { question, ...ParserOptions.withRoleModels(OptionTable.commands.run) },
+  ({ detach, question, ...options }) =>
+    Effect.gen(function* () {
+      if (question.trim() === "") return yield* usageError("The question is empty.")
+      const flags = toFlags(options)
+      const resolved = yield* resolveConfig(flags, purposeOf(flags))
+      if (resolved.credentials.databaseUrl !== undefined) {
+        const [ClusterRun] = yield* loadCluster
+        return yield* Effect.mapError(ClusterRun.submit(resolved, question, { detach }), refused)
+      }
+      yield* runSession(resolved, flags, { question })
+    })
+).pipe(Command.withDescription("Research a question and write a cited report (the default command)"))
