@@ -27,11 +27,11 @@ import type { Report } from "./Research.js"
 import * as ResearchConfig from "./ResearchConfig.js"
 import * as ResearchEvents from "./ResearchEvents.js"
 import { QuestionLanguage, type SearchProvider } from "./SearchProvider.js"
-import * as Language from "./internal/text/language.js"
 import * as Session from "./Session.js"
 import * as SessionLimit from "./SessionLimit.js"
 import { SessionStore } from "./SessionStore.js"
 import type { Summarizer } from "./Summarizer.js"
+import * as Task from "./Task.js"
 import * as SessionRecord from "./internal/session/sessionRecord.js"
 import * as Telemetry from "./Telemetry.js"
 import * as Tokens from "./Tokens.js"
@@ -182,32 +182,22 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
         if (outcome.awaiting) return yield* session.get
       }
 
-      const constraints = Clarify.constraints((yield* session.get).clarification)
-
       if (!(yield* done("brief"))) {
+        const asked = Task.fromSession(yield* session.get)
         yield* session.phase(
           "brief",
-          (yield* affordable("brief"))
-            ? Brief.run(initial.query, (yield* session.get).clarification)
-            : Brief.fallback(initial.query),
+          (yield* affordable("brief")) ? Brief.run(asked) : Brief.fallback(initial.query),
           (outcome, s) => Checkpoint.patch(s, { brief: outcome.brief, briefFallback: outcome.fallback })
         )
       }
-      const brief = (yield* session.get).brief
+      // The task, from here to the report: the question, its clarification and brief, and the settings.
+      const task = Task.fromSession(yield* session.get)
 
       if (!(yield* done("supervision"))) {
         yield* session.phase(
           "supervision",
           Effect.gen(function* () {
-            const outcome = yield* Supervisor.run({
-              query: initial.query,
-              brief,
-              constraints,
-              config,
-              session,
-              budget,
-              runUnit
-            })
+            const outcome = yield* Supervisor.run(task, { session, budget, runUnit })
             // A supervisor that fails before anything was found leaves nothing to write about: the run fails (and
             // can be resumed); with findings in hand, the report is written from them.
             if (outcome.error !== undefined && Synthesis.completedResults(yield* session.get).length === 0) {
@@ -216,7 +206,7 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
             return outcome
           }).pipe(
             // Providers with an edition per language (Wikipedia) search the question's.
-            Effect.provideService(QuestionLanguage, Language.forReport(initial.query, brief?.language).code)
+            Effect.provideService(QuestionLanguage, task.language.code)
           ),
           (outcome, s) => Checkpoint.patch(s, { supervisionStopReason: outcome.reason })
         )
@@ -228,9 +218,7 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
         // completed session always has its report file.
         yield* session.phase(
           "synthesis",
-          Effect.tap(Synthesis.run({ query: initial.query, brief, constraints, session: current }), (report) =>
-            store.saveReport(current.id, report.markdown)
-          ),
+          Effect.tap(Synthesis.run(task, current), (report) => store.saveReport(current.id, report.markdown)),
           // A run that requires sources and found none is not completed: it fails below, its report kept.
           (report, s) =>
             Checkpoint.patch(s, { report, status: ungroundedReason(report) === undefined ? "completed" : s.status })

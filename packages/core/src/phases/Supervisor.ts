@@ -21,10 +21,10 @@ import { MalformedOutput, type ProviderError } from "../Errors.js"
 import * as LanguageModel from "../LanguageModel.js"
 import * as ModelRouter from "../ModelRouter.js"
 import * as Prompt from "../prompts/supervisor.js"
-import { type Brief, Directive, IssuedDirective, SupervisionRound } from "../Research.js"
-import type { ResearchConfig } from "../ResearchConfig.js"
+import { Directive, IssuedDirective, SupervisionRound } from "../Research.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import type { Session } from "../Session.js"
+import type { Task } from "../Task.js"
 import * as Telemetry from "../Telemetry.js"
 import * as Tool from "../Tool.js"
 import * as ActionProtocol from "./ActionProtocol.js"
@@ -84,12 +84,8 @@ export interface Outcome {
 /** Turns in a row, before any research ran, whose every directive was rejected, after which supervision fails. */
 export const maxRejectedTurns = 2
 
-/** What supervision needs. */
+/** What supervision needs beside the task. */
 export interface Options<R> {
-  readonly query: string
-  readonly brief: Brief | undefined
-  readonly constraints: string | undefined
-  readonly config: ResearchConfig
   readonly session: Handle
   readonly budget: Budget.Service
   readonly runUnit: UnitRunner<R>
@@ -230,6 +226,7 @@ const completeRound = (session: Handle, round: number) =>
 
 /** What every round of a supervision uses. */
 interface Environment<R> {
+  readonly task: Task
   readonly options: Options<R>
   readonly remainingMillis: Effect.Effect<number>
   /** Checked by every researcher before each of its calls: research stops cleanly, keeping what it found. */
@@ -242,7 +239,8 @@ interface Environment<R> {
  */
 const runRound = <R>(env: Environment<R>, round: SupervisionRound) =>
   Effect.gen(function* () {
-    const { config, session } = env.options
+    const { session } = env.options
+    const { config } = env.task
     const current = yield* session.get
     const finished = new Set(round.results.map((r) => r.directiveId))
     const pending = round.directives.filter((d) => !finished.has(d.id))
@@ -253,10 +251,8 @@ const runRound = <R>(env: Environment<R>, round: SupervisionRound) =>
     const unit = (directive: IssuedDirective) =>
       env.options
         .runUnit({
+          task: env.task,
           directive,
-          query: env.options.query,
-          brief: env.options.brief,
-          config,
           knownSources,
           shouldStop: env.shouldStop
         })
@@ -314,12 +310,12 @@ interface Between {
 const fresh: Between = { live: [], reflections: [], turnsWithoutDelegation: 0, rejectedTurns: 0 }
 
 /** Runs supervision from wherever the session stands. */
-export const run = <R>(options: Options<R>) =>
+export const run = <R>(task: Task, options: Options<R>) =>
   Effect.gen(function* () {
-    const { budget, config, session } = options
+    const { budget, session } = options
+    const { config } = task
     const maxRounds = config.maxSupervisionRounds
     const limitMillis = Duration.toMillis(config.maxResearchDuration)
-    const task: Prompt.Task = { query: options.query, brief: options.brief, constraints: options.constraints }
     // A model without native tool calling gets the same tools through the JSON action protocol.
     const model = ActionProtocol.wrap(yield* ModelRouter.forRole("supervisor"))
     const system = Prompt.system(yield* today, {
@@ -330,6 +326,7 @@ export const run = <R>(options: Options<R>) =>
     const remainingMillis = Effect.map(session.elapsedIn("supervision"), (elapsed) => limitMillis - elapsed)
     const timeUp = Effect.map(remainingMillis, (remaining) => remaining <= 0)
     const env: Environment<R> = {
+      task,
       options,
       remainingMillis,
       shouldStop: Effect.flatMap(budget.researchExhausted, (exhausted) => (exhausted ? Effect.succeed(true) : timeUp))
