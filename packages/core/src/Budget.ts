@@ -182,6 +182,107 @@ const warnings = (budget: ResearchConfig.Budget, research: Spent, whole: Spent) 
     return { warnOnce, afterSpending }
   })
 
+/** What the functions of a limited budget share: its limits, its prices, its account and its warnings. */
+interface Limited {
+  readonly budget: ResearchConfig.Budget
+  readonly table: Pricing.PriceTable
+  /** The research allowance: the budget less the report's reserve. */
+  readonly research: Spent
+  readonly whole: Spent
+  readonly account: TRef.TRef<Account.Account>
+  readonly warnings: Effect.Effect.Success<ReturnType<typeof warnings>>
+}
+
+const ratesOf = (table: Pricing.PriceTable, model: string): Account.Rates => {
+  const price = Pricing.priceOf(table, model)
+  return { input: (price?.input ?? 0) / 1e6, output: (price?.output ?? 0) / 1e6 }
+}
+
+const limitOf = (limited: Limited, pool: Pool): Spent => (pool === "report" ? limited.whole : limited.research)
+
+const exhaustedError = ({ budget, whole }: Limited, committed: Spent) =>
+  new BudgetExhausted(
+    budget.maxTokens !== undefined &&
+      (budget.maxUsd === undefined || committed.tokens / whole.tokens >= committed.costUsd / whole.costUsd)
+      ? { budget: "tokens", limit: budget.maxTokens, spent: committed.tokens }
+      : { budget: "usd", limit: budget.maxUsd ?? 0, spent: committed.costUsd }
+  )
+
+const decide = (limited: Limited, state: Account.Account, call: Call): Account.Decision => {
+  const wanted = call.outputTokens ?? outputEstimate[call.role]
+  return Account.decide(state, limitOf(limited, poolOf(call.role)), {
+    inputTokens: call.inputTokens,
+    wanted,
+    floor: Math.min(wanted, minimumOutput[call.role]),
+    rates: ratesOf(limited.table, call.model)
+  })
+}
+
+const statusOf = ({ account, research, whole }: Limited): Effect.Effect<Status> =>
+  Effect.map(STM.commit(TRef.get(account)), (state): Status => {
+    const share = Math.max(state.committed.tokens / research.tokens, state.committed.costUsd / research.costUsd)
+    return {
+      spent: state.committed,
+      researchShare: Number.isFinite(share) ? share : 1,
+      researchExhausted: state.researchRefused || share >= 1,
+      exhausted: state.committed.tokens >= whole.tokens || state.committed.costUsd >= whole.costUsd
+    }
+  })
+
+type Outcome =
+  | { readonly _tag: "Granted"; readonly reservation: Reservation }
+  | { readonly _tag: "Refused"; readonly committed: Spent }
+
+/** Checks and takes a reservation in one transaction; waits (retries) while calls in flight hold what it needs. */
+const take = (limited: Limited, call: Call): STM.STM<Outcome> =>
+  STM.flatMap(TRef.get(limited.account), (state): STM.STM<Outcome> => {
+    const decision = decide(limited, state, call)
+    if (decision._tag === "Granted") {
+      return STM.as(
+        TRef.set(limited.account, { ...state, reserved: Account.plus(state.reserved, decision.reservation) }),
+        decision
+      )
+    }
+    if (decision._tag === "Wait") return STM.retry
+    const refused: Outcome = { _tag: "Refused", committed: state.committed }
+    return poolOf(call.role) === "research"
+      ? STM.as(TRef.set(limited.account, { ...state, researchRefused: true }), refused)
+      : STM.succeed(refused)
+  })
+
+const reserve = (limited: Limited, call: Call): Effect.Effect<Reservation, BudgetExhausted> =>
+  Effect.flatMap(STM.commit(take(limited, call)), (outcome) =>
+    outcome._tag === "Granted"
+      ? Effect.succeed(outcome.reservation)
+      : Effect.zipRight(
+          poolOf(call.role) === "research"
+            ? limited.warnings.warnOnce("research_stopped", outcome.committed)
+            : Effect.void,
+          Effect.fail(exhaustedError(limited, outcome.committed))
+        )
+  )
+
+/** Adds what was spent to the account, less the reservation it settles (none for a charge). */
+const commit = (limited: Limited, used: Spent, reservation?: Reservation) =>
+  Effect.flatMap(
+    STM.commit(
+      TRef.modify(limited.account, (state) => {
+        const committed = Account.plus(state.committed, used)
+        const reserved = reservation === undefined ? state.reserved : Account.minus(state.reserved, reservation)
+        return [committed, { ...state, committed, reserved }] as const
+      })
+    ),
+    limited.warnings.afterSpending
+  )
+
+const room = (limited: Limited, pool: Pool, model: string) =>
+  Effect.map(STM.commit(TRef.get(limited.account)), (state) => {
+    const free = Account.minus(Account.minus(limitOf(limited, pool), state.committed), state.reserved)
+    const rate = ratesOf(limited.table, model)
+    const perToken = Math.max(rate.input, rate.output)
+    return Math.max(0, Math.floor(Math.min(free.tokens, perToken > 0 ? free.costUsd / perToken : Infinity)))
+  })
+
 /**
  * A budget over what the run has already `spent` (after a resume); `table` prices calls, and the report's reserve in
  * USD is priced at `reportModel`'s rates.
@@ -194,121 +295,31 @@ export const make = (
   Effect.gen(function* () {
     if (budget.maxTokens === undefined && budget.maxUsd === undefined) return unlimited
     const table = options.table ?? Pricing.defaultTable
-    const rates = (model: string): Account.Rates => {
-      const price = Pricing.priceOf(table, model)
-      return { input: (price?.input ?? 0) / 1e6, output: (price?.output ?? 0) / 1e6 }
-    }
-    const { research, whole } = Account.limitsOf(
+    const reportRates = ratesOf(table, options.reportModel ?? "")
+    const { research, whole } = Account.limitsOf(budget, budget.synthesisReserve, minimumReportTokens, reportRates)
+    const limited: Limited = {
       budget,
-      budget.synthesisReserve,
-      minimumReportTokens,
-      rates(options.reportModel ?? "")
-    )
-    const limitOf = (pool: Pool): Spent => (pool === "report" ? whole : research)
-    const account = yield* STM.commit(
-      TRef.make<Account.Account>({ committed: spent, reserved: { tokens: 0, costUsd: 0 }, researchRefused: false })
-    )
-    const { afterSpending, warnOnce } = yield* warnings(budget, research, whole)
-    const { minus, plus } = Account
-
-    const exhaustedError = (committed: Spent) =>
-      new BudgetExhausted(
-        budget.maxTokens !== undefined &&
-          (budget.maxUsd === undefined || committed.tokens / whole.tokens >= committed.costUsd / whole.costUsd)
-          ? { budget: "tokens", limit: budget.maxTokens, spent: committed.tokens }
-          : { budget: "usd", limit: budget.maxUsd ?? 0, spent: committed.costUsd }
-      )
-
-    const decide = (state: Account.Account, call: Call): Account.Decision => {
-      const wanted = call.outputTokens ?? outputEstimate[call.role]
-      return Account.decide(state, limitOf(poolOf(call.role)), {
-        inputTokens: call.inputTokens,
-        wanted,
-        floor: Math.min(wanted, minimumOutput[call.role]),
-        rates: rates(call.model)
-      })
+      table,
+      research,
+      whole,
+      account: yield* STM.commit(
+        TRef.make<Account.Account>({ committed: spent, reserved: { tokens: 0, costUsd: 0 }, researchRefused: false })
+      ),
+      warnings: yield* warnings(budget, research, whole)
     }
-
-    const status = Effect.map(STM.commit(TRef.get(account)), (state): Status => {
-      const share = Math.max(state.committed.tokens / research.tokens, state.committed.costUsd / research.costUsd)
-      return {
-        spent: state.committed,
-        researchShare: Number.isFinite(share) ? share : 1,
-        researchExhausted: state.researchRefused || share >= 1,
-        exhausted: state.committed.tokens >= whole.tokens || state.committed.costUsd >= whole.costUsd
-      }
-    })
-
-    type Outcome =
-      | { readonly _tag: "Granted"; readonly reservation: Reservation }
-      | { readonly _tag: "Refused"; readonly committed: Spent }
-
-    const take = (call: Call): STM.STM<Outcome> =>
-      STM.flatMap(TRef.get(account), (state): STM.STM<Outcome> => {
-        const decision = decide(state, call)
-        if (decision._tag === "Granted") {
-          return STM.as(TRef.set(account, { ...state, reserved: plus(state.reserved, decision.reservation) }), decision)
-        }
-        if (decision._tag === "Wait") return STM.retry
-        const refused: Outcome = { _tag: "Refused", committed: state.committed }
-        return poolOf(call.role) === "research"
-          ? STM.as(TRef.set(account, { ...state, researchRefused: true }), refused)
-          : STM.succeed(refused)
-      })
-
-    const reserve = (call: Call): Effect.Effect<Reservation, BudgetExhausted> =>
-      Effect.flatMap(STM.commit(take(call)), (outcome) =>
-        outcome._tag === "Granted"
-          ? Effect.succeed(outcome.reservation)
-          : Effect.zipRight(
-              poolOf(call.role) === "research" ? warnOnce("research_stopped", outcome.committed) : Effect.void,
-              Effect.fail(exhaustedError(outcome.committed))
-            )
-      )
-
-    const settle = (reservation: Reservation, used: Spent) =>
-      Effect.flatMap(
-        STM.commit(
-          TRef.modify(account, (state) => {
-            const committed = plus(state.committed, used)
-            return [committed, { ...state, committed, reserved: minus(state.reserved, reservation) }] as const
-          })
-        ),
-        afterSpending
-      )
-
-    const charge = (used: Spent) =>
-      Effect.flatMap(
-        STM.commit(
-          TRef.modify(account, (state) => {
-            const committed = plus(state.committed, used)
-            return [committed, { ...state, committed }] as const
-          })
-        ),
-        afterSpending
-      )
-
-    const covers = (call: Call) =>
-      Effect.map(STM.commit(TRef.get(account)), (state) => decide(state, call)._tag !== "Refused")
-
-    const room = (pool: Pool, model: string) =>
-      Effect.map(STM.commit(TRef.get(account)), (state) => {
-        const free = minus(minus(limitOf(pool), state.committed), state.reserved)
-        const rate = rates(model)
-        const perToken = Math.max(rate.input, rate.output)
-        return Math.max(0, Math.floor(Math.min(free.tokens, perToken > 0 ? free.costUsd / perToken : Infinity)))
-      })
-
-    return {
+    const status = statusOf(limited)
+    const service: Service = {
       limited: true,
       status,
       researchExhausted: Effect.map(status, (s) => s.researchExhausted),
-      covers,
-      reserve,
-      settle,
-      charge,
-      room
+      covers: (call) =>
+        Effect.map(STM.commit(TRef.get(limited.account)), (state) => decide(limited, state, call)._tag !== "Refused"),
+      reserve: (call) => reserve(limited, call),
+      settle: (reservation, used) => commit(limited, used, reservation),
+      charge: (used) => commit(limited, used),
+      room: (pool, model) => room(limited, pool, model)
     }
+    return service
   })
 
 /** What a completion spent, priced. */

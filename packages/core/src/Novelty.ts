@@ -219,142 +219,178 @@ interface Held {
   shingles: Shingles | undefined
 }
 
+/** What the index's functions share: the documents held, by URL, title and band, and a check's scratch. */
+interface Store {
+  readonly options: Options
+  readonly floor: number
+  readonly byUrl: Map<string, string>
+  readonly byTitle: Map<string, string>
+  readonly held: Array<Held>
+  readonly buckets: Array<Map<number, Array<number>>>
+  count: number
+  /** Marks candidates already seen during one check (the check's `stamp`) without allocating a set per check. */
+  readonly seenStamp: Array<number>
+  stamp: number
+  /** The current check's candidates, in arrays reused from check to check. */
+  readonly candidateIndex: Array<number>
+  readonly candidateEstimate: Array<number>
+  candidateCount: number
+  /** The shingles of the text the last check compared exactly, kept with it when it is added. */
+  checkedShingles: Shingles | undefined
+}
+
+const prepare = (document: Document): Prepared => {
+  const text = normalizeText(document.text)
+  return {
+    document,
+    url: normalizeUrl(document.url),
+    title: normalizeTitle(document.title),
+    text,
+    signature: text.length === 0 ? undefined : sketch(text)
+  }
+}
+
+const shinglesOf = (entry: Held): Shingles => (entry.shingles ??= shingleTable(entry.text).shingles)
+
+/** The duplicate by URL or by title, if the document is one. */
+const sameIdentity = (store: Store, prepared: Prepared): Verdict | undefined => {
+  if (prepared.url !== "") {
+    const of = store.byUrl.get(prepared.url)
+    if (of !== undefined) return { _tag: "Duplicate", reason: "url", of, similarity: 1 }
+  }
+  if (prepared.title.length > store.options.titleMinLength) {
+    const of = store.byTitle.get(prepared.title)
+    if (of !== undefined) return { _tag: "Duplicate", reason: "title", of, similarity: 1 }
+  }
+  return undefined
+}
+
+/** Adds a held document to the check's candidates when its length is comparable and its estimate not too low. */
+const consider = (store: Store, prepared: Prepared, signature: Uint32Array, index: number): void => {
+  if (store.seenStamp[index] === store.stamp) return
+  store.seenStamp[index] = store.stamp
+  const entry = store.held[index]
+  if (entry === undefined) return
+  if (!comparableLengths(prepared.text.length, entry.text.length, store.options.lengthRatioFloor)) return
+  const value = estimate(signature, entry.signature)
+  if (value < store.floor) return
+  store.candidateIndex[store.candidateCount] = index
+  store.candidateEstimate[store.candidateCount] = value
+  store.candidateCount++
+}
+
+/** Screens the held documents by their sketches: every one in a small index, those sharing a band in a large one. */
+const gatherCandidates = (store: Store, prepared: Prepared, signature: Uint32Array): void => {
+  store.stamp++
+  store.candidateCount = 0
+  if (store.held.length <= fullScanLimit) {
+    for (let index = 0; index < store.held.length; index++) consider(store, prepared, signature, index)
+    return
+  }
+  for (let band = 0; band < bands; band++) {
+    const bucket = store.buckets[band]?.get(bandKey(signature, band))
+    if (bucket === undefined) continue
+    for (let i = Math.max(0, bucket.length - bucketScanLimit); i < bucket.length; i++) {
+      consider(store, prepared, signature, bucket[i] ?? -1)
+    }
+  }
+}
+
+/**
+ * Compares the candidates exactly, most similar first by the sketch (picked one at a time: only a few are ever
+ * compared exactly). The exact best is almost always among the first, and a candidate whose estimate is well under
+ * the best exact value found cannot plausibly beat it.
+ */
+const compareCandidates = (store: Store, prepared: Prepared): Verdict => {
+  let best = 0
+  let nearest: string | undefined = undefined
+  let own: ShingleTable | undefined = undefined
+  for (let compared = 0; compared < maxExactComparisons; compared++) {
+    let pick = -1
+    for (let i = 0; i < store.candidateCount; i++) {
+      if ((store.candidateEstimate[i] ?? -1) > (pick < 0 ? -1 : (store.candidateEstimate[pick] ?? -1))) pick = i
+    }
+    if (pick < 0) break
+    const value = store.candidateEstimate[pick] ?? -1
+    store.candidateEstimate[pick] = -1
+    if (value < best - estimateMargin) break
+    const entry = store.held[store.candidateIndex[pick] ?? -1]
+    if (entry === undefined) continue
+    if (own === undefined) {
+      own = shingleTable(prepared.text)
+      store.checkedShingles = own.shingles
+    }
+    const similarity = jaccardOf(own, shinglesOf(entry))
+    if (similarity > best) {
+      best = similarity
+      nearest = entry.id
+    }
+    if (best >= store.options.duplicateThreshold && nearest !== undefined) {
+      return { _tag: "Duplicate", reason: "content", of: nearest, similarity: best }
+    }
+  }
+  return {
+    _tag: "Unique",
+    novelty: noveltyOf(best, store.options),
+    similarity: best,
+    nearest: best > 0 ? nearest : undefined
+  }
+}
+
+const check = (store: Store, prepared: Prepared): Verdict => {
+  store.checkedShingles = undefined
+  const duplicate = sameIdentity(store, prepared)
+  if (duplicate !== undefined) return duplicate
+  if (prepared.signature === undefined) return { _tag: "Unique", novelty: "new", similarity: 0, nearest: undefined }
+  gatherCandidates(store, prepared, prepared.signature)
+  return compareCandidates(store, prepared)
+}
+
+const add = (store: Store, prepared: Prepared, shingles?: Shingles): void => {
+  const { id } = prepared.document
+  const { byTitle, byUrl, options } = store
+  store.count++
+  if (prepared.url !== "" && !byUrl.has(prepared.url)) byUrl.set(prepared.url, id)
+  if (prepared.title.length > options.titleMinLength && !byTitle.has(prepared.title)) byTitle.set(prepared.title, id)
+  const signature = prepared.signature
+  if (signature === undefined) return
+  const index = store.held.length
+  store.held.push({ id, text: prepared.text, signature, shingles })
+  for (let band = 0; band < bands; band++) {
+    const map = store.buckets[band]
+    if (map === undefined) continue
+    const key = bandKey(signature, band)
+    const bucket = map.get(key)
+    if (bucket === undefined) map.set(key, [index])
+    else bucket.push(index)
+  }
+}
+
 /** An empty index with the given thresholds. */
 export const make = (options: Options = defaultOptions): Index => {
-  const byUrl = new Map<string, string>()
-  const byTitle = new Map<string, string>()
-  const held: Array<Held> = []
-  const buckets: Array<Map<number, Array<number>>> = Array.from({ length: bands }, () => new Map())
-  // Marks candidates already seen during one check without allocating a set per check.
-  const seenStamp: Array<number> = []
-  let stamp = 0
-  let count = 0
-  // Candidates of the current check, in arrays reused from check to check.
-  const candidateIndex: Array<number> = []
-  const candidateEstimate: Array<number> = []
-  let candidateCount = 0
-  const floor = Math.max(0, Math.min(options.noveltyRelated, options.duplicateThreshold) - estimateMargin)
-
-  const prepare = (document: Document): Prepared => {
-    const text = normalizeText(document.text)
-    return {
-      document,
-      url: normalizeUrl(document.url),
-      title: normalizeTitle(document.title),
-      text,
-      signature: text.length === 0 ? undefined : sketch(text)
-    }
+  const store: Store = {
+    options,
+    floor: Math.max(0, Math.min(options.noveltyRelated, options.duplicateThreshold) - estimateMargin),
+    byUrl: new Map(),
+    byTitle: new Map(),
+    held: [],
+    buckets: Array.from({ length: bands }, () => new Map()),
+    count: 0,
+    seenStamp: [],
+    stamp: 0,
+    candidateIndex: [],
+    candidateEstimate: [],
+    candidateCount: 0,
+    checkedShingles: undefined
   }
-
-  const shinglesOf = (entry: Held): Shingles => {
-    if (entry.shingles === undefined) entry.shingles = shingleTable(entry.text).shingles
-    return entry.shingles
-  }
-
-  // The shingles of the text the last check compared exactly: kept with it when it is added, where the next check
-  // comparing with it would otherwise make them again.
-  let checkedShingles: Shingles | undefined = undefined
-
-  const check = (prepared: Prepared): Verdict => {
-    checkedShingles = undefined
-    if (prepared.url !== "") {
-      const of = byUrl.get(prepared.url)
-      if (of !== undefined) return { _tag: "Duplicate", reason: "url", of, similarity: 1 }
-    }
-    if (prepared.title.length > options.titleMinLength) {
-      const of = byTitle.get(prepared.title)
-      if (of !== undefined) return { _tag: "Duplicate", reason: "title", of, similarity: 1 }
-    }
-    const signature = prepared.signature
-    if (signature === undefined) return { _tag: "Unique", novelty: "new", similarity: 0, nearest: undefined }
-    stamp++
-    candidateCount = 0
-    const consider = (index: number): void => {
-      if (seenStamp[index] === stamp) return
-      seenStamp[index] = stamp
-      const entry = held[index]
-      if (entry === undefined) return
-      if (!comparableLengths(prepared.text.length, entry.text.length, options.lengthRatioFloor)) return
-      const value = estimate(signature, entry.signature)
-      if (value < floor) return
-      candidateIndex[candidateCount] = index
-      candidateEstimate[candidateCount] = value
-      candidateCount++
-    }
-    if (held.length <= fullScanLimit) {
-      for (let index = 0; index < held.length; index++) consider(index)
-    } else {
-      for (let band = 0; band < bands; band++) {
-        const bucket = buckets[band]?.get(bandKey(signature, band))
-        if (bucket === undefined) continue
-        for (let i = Math.max(0, bucket.length - bucketScanLimit); i < bucket.length; i++) consider(bucket[i] ?? -1)
-      }
-    }
-    // Most similar first by the sketch (picked one at a time: only a few are ever compared exactly). The exact best
-    // is almost always among the first, and a candidate whose estimate is well under the best exact value found
-    // cannot plausibly beat it.
-    let best = 0
-    let nearest: string | undefined = undefined
-    let own: ShingleTable | undefined = undefined
-    for (let compared = 0; compared < maxExactComparisons; compared++) {
-      let pick = -1
-      for (let i = 0; i < candidateCount; i++) {
-        if ((candidateEstimate[i] ?? -1) > (pick < 0 ? -1 : (candidateEstimate[pick] ?? -1))) pick = i
-      }
-      if (pick < 0) break
-      const value = candidateEstimate[pick] ?? -1
-      candidateEstimate[pick] = -1
-      if (value < best - estimateMargin) break
-      const entry = held[candidateIndex[pick] ?? -1]
-      if (entry === undefined) continue
-      if (own === undefined) {
-        own = shingleTable(prepared.text)
-        checkedShingles = own.shingles
-      }
-      const similarity = jaccardOf(own, shinglesOf(entry))
-      if (similarity > best) {
-        best = similarity
-        nearest = entry.id
-      }
-      if (best >= options.duplicateThreshold && nearest !== undefined) {
-        return { _tag: "Duplicate", reason: "content", of: nearest, similarity: best }
-      }
-    }
-    return {
-      _tag: "Unique",
-      novelty: noveltyOf(best, options),
-      similarity: best,
-      nearest: best > 0 ? nearest : undefined
-    }
-  }
-
-  const add = (prepared: Prepared, shingles?: Shingles): void => {
-    const id = prepared.document.id
-    count++
-    if (prepared.url !== "" && !byUrl.has(prepared.url)) byUrl.set(prepared.url, id)
-    if (prepared.title.length > options.titleMinLength && !byTitle.has(prepared.title)) byTitle.set(prepared.title, id)
-    const signature = prepared.signature
-    if (signature === undefined) return
-    const index = held.length
-    held.push({ id, text: prepared.text, signature, shingles })
-    for (let band = 0; band < bands; band++) {
-      const map = buckets[band]
-      if (map === undefined) continue
-      const key = bandKey(signature, band)
-      const bucket = map.get(key)
-      if (bucket === undefined) map.set(key, [index])
-      else bucket.push(index)
-    }
-  }
-
   return {
-    size: () => count,
-    check: (document) => check(prepare(document)),
-    add: (document) => add(prepare(document)),
+    size: () => store.count,
+    check: (document) => check(store, prepare(document)),
+    add: (document) => add(store, prepare(document)),
     insert: (document) => {
       const prepared = prepare(document)
-      const verdict = check(prepared)
-      if (verdict._tag === "Unique") add(prepared, checkedShingles)
+      const verdict = check(store, prepared)
+      if (verdict._tag === "Unique") add(store, prepared, store.checkedShingles)
       return verdict
     }
   }

@@ -4,39 +4,30 @@
  * and every supervision round, and locked for the run; `resume` continues a stored session from its last checkpoint
  * without redoing finished phases or finished research units, nor sending again a search, extraction or summary an
  * earlier run was answered (they are journaled beside the session while it runs).
+ *
+ * Here a session is begun or continued (a slot, its lock, its stored state); the phases of each run, in order over
+ * what the run shares, are in `phases/Run.ts`.
  */
-import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
-import * as Budget from "./Budget.js"
 import type { ContentExtractor } from "./ContentExtractor.js"
-import { InvalidInput, type ResearchError, type SessionCorrupt, Ungrounded } from "./Errors.js"
-import * as ModelRouter from "./ModelRouter.js"
-import * as ResearchUnit from "./phases/ResearchUnit.js"
-import * as SessionRequests from "./SessionRequests.js"
-import * as Brief from "./phases/Brief.js"
+import { InvalidInput, type ResearchError, type SessionCorrupt } from "./Errors.js"
+import type * as ModelRouter from "./ModelRouter.js"
 import * as Checkpoint from "./phases/Checkpoint.js"
 import * as Clarify from "./phases/Clarify.js"
-import * as Supervisor from "./phases/Supervisor.js"
-import * as Synthesis from "./phases/Synthesis.js"
-import * as Pricing from "./Pricing.js"
-import type { Report } from "./Research.js"
+import * as ResearchUnit from "./phases/ResearchUnit.js"
+import { drive } from "./phases/Run.js"
 import * as ResearchConfig from "./ResearchConfig.js"
 import * as ResearchEvents from "./ResearchEvents.js"
-import { QuestionLanguage, type SearchProvider } from "./SearchProvider.js"
-import * as Language from "./internal/text/language.js"
+import type { SearchProvider } from "./SearchProvider.js"
 import * as Session from "./Session.js"
 import * as SessionLimit from "./SessionLimit.js"
 import { SessionStore } from "./SessionStore.js"
 import type { Summarizer } from "./Summarizer.js"
 import * as SessionRecord from "./internal/session/sessionRecord.js"
 import * as Telemetry from "./Telemetry.js"
-import * as Tokens from "./Tokens.js"
-import type * as Usage from "./Usage.js"
-import * as UsageLedger from "./UsageLedger.js"
 
 // =============================================================================
 // Options
@@ -108,323 +99,176 @@ const decodeConfig = (
   )
 }
 
+// =============================================================================
+// Beginning and continuing a session
+// =============================================================================
+
+type Interruptible = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
 /**
- * Whether a phase has finished. A phase's result is saved with its completion mark, in one checkpoint; a result
- * without the mark (a session saved by an earlier version, which saved them one after the other) counts too.
+ * Begins the research of a session its run has locked, stored as it was asked for (new, or queued): stores it running,
+ * then researches. Called uninterruptibly, so that a cancel that comes meanwhile (a client's, right after it was told
+ * the run started) waits for the session to be stored; the run is stopped once its research may be.
  */
-const isDone = (session: Session.Session, phase: Usage.Phase): boolean => {
-  if (session.phasesCompleted.includes(phase)) return true
-  switch (phase) {
-    case "clarification":
-      return session.clarification !== undefined
-    case "brief":
-      return session.brief !== undefined || session.briefFallback
-    case "supervision":
-      return false
-    case "synthesis":
-      return session.report !== undefined
-  }
-}
-
-// =============================================================================
-// The run
-// =============================================================================
-
-/** The running session, each of whose checkpoints also writes the request journal, so that the two keep pace. */
-const journalingCheckpoints = (handle: Checkpoint.Handle, journal: SessionRequests.Journal): Checkpoint.Handle => ({
-  ...handle,
-  update: (label, change) => Effect.tap(handle.update(label, change), () => journal.flush),
-  phase: (phase, body, record) => Effect.tap(handle.phase(phase, body, record), () => journal.flush)
-})
-
-const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: ResearchUnit.Runner<R>) =>
+const begin = <R>(
+  runUnit: ResearchUnit.Runner<R>,
+  interruptible: Interruptible,
+  session: Session.Session,
+  mode: Clarify.Mode
+) =>
   Effect.gen(function* () {
     const store = yield* SessionStore
-    const config = initial.config
-    const ledger = yield* UsageLedger.make(initial.usage)
-    const table = Option.getOrElse(yield* Effect.serviceOption(Pricing.Pricing), () => Pricing.defaultTable)
-    const budget = yield* Budget.make(config.budget, UsageLedger.totals(initial.usage), {
-      table,
-      reportModel: (yield* ModelRouter.ModelRouter).resolve("report").model
-    })
-    // What earlier runs of the session were answered is not asked again; what this run is answered is journaled.
-    const journal = yield* SessionRequests.journal(initial.id)
-    const session = journalingCheckpoints(yield* Checkpoint.make(initial, ledger), journal)
-    const done = (phase: Usage.Phase) => Effect.map(session.get, (s) => isDone(s, phase))
-    // Why the report rests on no source, when it does and the run requires sources.
-    const ungroundedReason = (report: Report): string | undefined =>
-      config.requireSources && report.grounding?.sources === 0 ? (report.grounding.reason ?? "no source") : undefined
-
-    const steps = Effect.gen(function* () {
-      // A resumed run starts afresh: the failure an earlier run stopped on is no longer the session's. (A new
-      // session was saved running, and needs no second save.)
-      if (initial.status !== "running" || initial.error !== undefined) {
-        yield* session.update("running", (s) => {
-          const { error: _earlier, ...rest } = s
-          return new Session.Session({ ...rest, status: "running" })
-        })
-      }
-
-      // Each phase's first call is checked against the budget like every research call: a budget too small for it
-      // skips the phase (no question asked, the original question as the brief) and keeps the reserve for the report.
-      const affordable = (role: Usage.Role) =>
-        Effect.flatMap(ModelRouter.forRole(role), (model) =>
-          budget.covers({ role, model: model.model, inputTokens: Tokens.estimateTokens(initial.query) + 1_000 })
-        )
-
-      if (config.allowClarification && !(yield* done("clarification")) && (yield* affordable("clarification"))) {
-        const outcome = yield* session.phase("clarification", Clarify.run(initial.query, mode), (outcome, s) =>
-          Checkpoint.patch(s, {
-            clarification: outcome.record,
-            status: outcome.awaiting ? "awaiting_clarification" : "running"
-          })
-        )
-        if (outcome.awaiting) return yield* session.get
-      }
-
-      const constraints = Clarify.constraints((yield* session.get).clarification)
-
-      if (!(yield* done("brief"))) {
-        yield* session.phase(
-          "brief",
-          (yield* affordable("brief"))
-            ? Brief.run(initial.query, (yield* session.get).clarification)
-            : Brief.fallback(initial.query),
-          (outcome, s) => Checkpoint.patch(s, { brief: outcome.brief, briefFallback: outcome.fallback })
-        )
-      }
-      const brief = (yield* session.get).brief
-
-      if (!(yield* done("supervision"))) {
-        yield* session.phase(
-          "supervision",
-          Effect.gen(function* () {
-            const outcome = yield* Supervisor.run({
-              query: initial.query,
-              brief,
-              constraints,
-              config,
-              session,
-              budget,
-              runUnit
-            })
-            // A supervisor that fails before anything was found leaves nothing to write about: the run fails (and
-            // can be resumed); with findings in hand, the report is written from them.
-            if (outcome.error !== undefined && Synthesis.completedResults(yield* session.get).length === 0) {
-              return yield* Effect.fail(outcome.error)
-            }
-            return outcome
-          }).pipe(
-            // Providers with an edition per language (Wikipedia) search the question's.
-            Effect.provideService(QuestionLanguage, Language.forReport(initial.query, brief?.language).code)
-          ),
-          (outcome, s) => Checkpoint.patch(s, { supervisionStopReason: outcome.reason })
-        )
-      }
-
-      if (!(yield* done("synthesis"))) {
-        const current = yield* session.get
-        // The report file first, then one checkpoint with the report, the completion mark and the status: a
-        // completed session always has its report file.
-        yield* session.phase(
-          "synthesis",
-          Effect.tap(Synthesis.run({ query: initial.query, brief, constraints, session: current }), (report) =>
-            store.saveReport(current.id, report.markdown)
-          ),
-          // A run that requires sources and found none is not completed: it fails below, its report kept.
-          (report, s) =>
-            Checkpoint.patch(s, { report, status: ungroundedReason(report) === undefined ? "completed" : s.status })
-        )
-      }
-      const written = (yield* session.get).report
-      const ungrounded = written === undefined ? undefined : ungroundedReason(written)
-      if (ungrounded !== undefined) return yield* Effect.fail(new Ungrounded({ reason: ungrounded }))
-
-      const finished = yield* session.get
-      const completed =
-        finished.status === "completed"
-          ? finished
-          : yield* session.update("completed", (s) => Checkpoint.patch(s, { status: "completed" }))
-      // A completed session is never run again: its journal is of no more use.
-      yield* journal.discard
-      const spent = UsageLedger.totals(completed.usage)
-      yield* ResearchEvents.publish({
-        _tag: "SessionCompleted",
-        durationMillis: completed.metrics.reduce((n, m) => n + m.durationMillis, 0),
-        tokens: spent.tokens,
-        costUsd: spent.costUsd
-      })
-      return completed
-    })
-
-    return yield* steps.pipe(
-      // Searches, extractions and summaries are shared by the session's researchers and its runs: none is made twice.
-      SessionRequests.shareJournaled(journal),
-      Effect.provideService(UsageLedger.UsageLedger, ledger),
-      // Every model call of the run is reserved against its budget (see `ModelRouter`).
-      Effect.provideService(Budget.Budget, budget),
-      Effect.tapError((error: ResearchError) =>
-        Effect.zipRight(
-          Effect.ignore(session.update("failed", (s) => Checkpoint.patch(s, { status: "failed", error }))),
-          ResearchEvents.publish({ _tag: "SessionFailed", error: error.message })
-        )
-      ),
-      // A defect (a bug, not an error of the union) still leaves the session marked failed, resumable.
-      Effect.tapDefect((defect) =>
-        Cause.isInterruptedOnly(defect)
-          ? Effect.void
-          : Effect.zipRight(
-              Effect.ignore(session.update("failed", (s) => Checkpoint.patch(s, { status: "failed" }))),
-              ResearchEvents.publish({ _tag: "SessionFailed", error: Cause.pretty(defect).slice(0, 2_000) })
-            )
-      ),
-      Effect.onInterrupt(() =>
-        Effect.zipRight(
-          Effect.ignore(session.update("cancelled", (s) => Checkpoint.patch(s, { status: "cancelled" }))),
-          ResearchEvents.publish({ _tag: "SessionCancelled" })
-        )
-      )
+    yield* store.save(session)
+    const events = yield* SessionRecord.recordingEvents(session.id)
+    const research = ResearchEvents.publish({ _tag: "SessionStarted", query: session.query }).pipe(
+      Effect.zipRight(Telemetry.publishTrace),
+      Effect.zipRight(drive(session, mode, runUnit))
+    )
+    return yield* interruptible(research).pipe(
+      // Stopped before the run's own checkpoints took over (its first event, its journal), the session is marked
+      // cancelled here, never left stored as running with no run.
+      Effect.onInterrupt(() => SessionRecord.cancelledIfRunning(session.id)),
+      Effect.provideService(ResearchEvents.ResearchEvents, events)
     )
   })
 
+/** Locks a new session's id, makes sure nothing is stored under it, and begins its research. */
+const beginNew = <R>(
+  runUnit: ResearchUnit.Runner<R>,
+  interruptible: Interruptible,
+  asked: { readonly id: string; readonly query: string; readonly config: ResearchConfig.ResearchConfig },
+  options: ResearchOptions | undefined,
+  mode: Clarify.Mode
+) =>
+  Effect.gen(function* () {
+    const store = yield* SessionStore
+    yield* store.lock(asked.id)
+    const existing = yield* Effect.either(store.load(asked.id))
+    if (existing._tag === "Right") {
+      return yield* Effect.fail(
+        new InvalidInput({ reason: `a session with id ${asked.id} already exists; resume it instead` })
+      )
+    }
+    if (existing.left._tag !== "SessionNotFound") return yield* Effect.fail(existing.left)
+    const session = yield* SessionRecord.newSession(asked.id, asked.query, asked.config, options?.createdAt, "running")
+    return yield* begin(runUnit, interruptible, session, mode)
+  })
+
+const researchWith = <R>(runUnit: ResearchUnit.Runner<R>, query: string, options?: ResearchOptions) =>
+  Effect.gen(function* () {
+    if (query.trim() === "") return yield* Effect.fail(new InvalidInput({ reason: "the question is empty" }))
+    const config = yield* decodeConfig(options?.config)
+    const id = yield* Session.validateId(options?.sessionId ?? (yield* newSessionId))
+    yield* Effect.annotateCurrentSpan(Telemetry.attributes.sessionId, id)
+    const mode = options?.clarification ?? (yield* Clarify.defaultMode)
+    // With a `SessionLimit` in context, the run waits for a slot before it locks or creates its session; stopped
+    // while it waits, it stores the session cancelled.
+    let began = false
+    return yield* SessionLimit.withSlot(
+      // From its lock to its first checkpoint a new session is made whole or not at all.
+      Effect.scoped(
+        Effect.uninterruptibleMask((interruptible) =>
+          Effect.suspend(() => {
+            began = true
+            return beginNew(runUnit, interruptible, { id, query, config }, options, mode)
+          })
+        )
+      )
+    ).pipe(
+      Effect.onInterrupt(() =>
+        began
+          ? Effect.void
+          : SessionRecord.storedCancelled(SessionRecord.newSession(id, query, config, options?.createdAt, "cancelled"))
+      ),
+      ResearchEvents.withSessionId(id)
+    )
+  }).pipe((run) => Telemetry.sessionRun("Pipeline.research", options?.sessionId, undefined, run))
+
+/** A stored session with the answer to its awaited question folded in (asked of the `UserInput` when none came). */
+const withAnswer = (stored: Session.Session, answer: string | undefined) =>
+  Effect.gen(function* () {
+    if (stored.status !== "awaiting_clarification" || stored.clarification === undefined) return stored
+    const question = stored.clarification.decision.question
+    return Checkpoint.patch(stored, {
+      clarification: Clarify.answered(stored.clarification, answer ?? (yield* Clarify.askNow(question)))
+    })
+  })
+
+/** Runs a stored session on once its run has locked it: a queued one begins, any other continues from its checkpoint. */
+const runStored = <R>(
+  runUnit: ResearchUnit.Runner<R>,
+  interruptible: Interruptible,
+  id: string,
+  options: ResumeOptions | undefined,
+  mode: Clarify.Mode
+) =>
+  Effect.gen(function* () {
+    const store = yield* SessionStore
+    yield* store.lock(id)
+    const stored = yield* store.load(id)
+    if (options?.answer !== undefined && stored.status !== "awaiting_clarification") {
+      return yield* new InvalidInput({
+        reason: `session ${id} is not waiting for an answer (its status is ${stored.status})`
+      })
+    }
+    if (stored.status === "completed") return stored
+    if (stored.status === "queued") {
+      const now = yield* Clock.currentTimeMillis
+      return yield* begin(runUnit, interruptible, Checkpoint.patch(stored, { status: "running", updatedAt: now }), mode)
+    }
+    return yield* interruptible(
+      Effect.gen(function* () {
+        const session = yield* withAnswer(stored, options?.answer)
+        const events = yield* SessionRecord.recordingEvents(id)
+        return yield* Effect.zipRight(Telemetry.publishTrace, drive(session, mode, runUnit)).pipe(
+          Effect.provideService(ResearchEvents.ResearchEvents, events)
+        )
+      })
+    )
+  })
+
+/** Runs a stored session on from its checkpoint; `queued` when it was stored queued, its research not begun. */
+const continueSession = <R>(
+  runUnit: ResearchUnit.Runner<R>,
+  id: string,
+  options: ResumeOptions | undefined,
+  queued: boolean
+) =>
+  Effect.gen(function* () {
+    const mode = options?.clarification ?? (yield* Clarify.defaultMode)
+    return yield* SessionLimit.withSlot(
+      Effect.scoped(Effect.uninterruptibleMask((interruptible) => runStored(runUnit, interruptible, id, options, mode)))
+    ).pipe(
+      // A queued session stopped before its research began (while it waited for a slot) is kept, cancelled.
+      Effect.onInterrupt(() => (queued ? SessionRecord.cancelledIfQueued(id) : Effect.void)),
+      ResearchEvents.withSessionId(id)
+    )
+  })
+
+const resumeWith = <R>(runUnit: ResearchUnit.Runner<R>, sessionId: string, options?: ResumeOptions) =>
+  Effect.gen(function* () {
+    const id = yield* Session.validateId(sessionId)
+    const store = yield* SessionStore
+    // An unknown id fails here, before the lock writes anything for it (the file store makes a folder to lock).
+    const stored = yield* store.load(id)
+    // A queued session's first run is its research, traced as a new session's is.
+    if (stored.status === "queued") {
+      return yield* Telemetry.sessionRun(
+        "Pipeline.research",
+        id,
+        undefined,
+        continueSession(runUnit, id, options, true)
+      )
+    }
+    const previous = Telemetry.lastTrace(yield* Effect.orElseSucceed(store.events(id), () => []))
+    return yield* Telemetry.sessionRun("Pipeline.resume", id, previous, continueSession(runUnit, id, options, false))
+  })
+
 /** `research` and `resume` over a given research unit runner. */
-export const make = <R>(runUnit: ResearchUnit.Runner<R>) => {
-  /**
-   * Begins the research of a session its run has locked, stored as it was asked for (new, or queued): stores it
-   * running, then researches. Called uninterruptibly, so that a cancel that comes meanwhile (a client's, right after
-   * it was told the run started) waits for the session to be stored; the run is stopped once its research may be.
-   */
-  const begin = (
-    interruptible: <A, E, R2>(effect: Effect.Effect<A, E, R2>) => Effect.Effect<A, E, R2>,
-    session: Session.Session,
-    mode: Clarify.Mode
-  ) =>
-    Effect.gen(function* () {
-      const store = yield* SessionStore
-      yield* store.save(session)
-      const events = yield* SessionRecord.recordingEvents(session.id)
-      const research = ResearchEvents.publish({ _tag: "SessionStarted", query: session.query }).pipe(
-        Effect.zipRight(Telemetry.publishTrace),
-        Effect.zipRight(drive(session, mode, runUnit))
-      )
-      return yield* interruptible(research).pipe(
-        // Stopped before the run's own checkpoints took over (its first event, its journal), the session is marked
-        // cancelled here, never left stored as running with no run.
-        Effect.onInterrupt(() => SessionRecord.cancelledIfRunning(session.id)),
-        Effect.provideService(ResearchEvents.ResearchEvents, events)
-      )
-    })
-
-  const research = (query: string, options?: ResearchOptions) =>
-    Effect.gen(function* () {
-      if (query.trim() === "") return yield* Effect.fail(new InvalidInput({ reason: "the question is empty" }))
-      const config = yield* decodeConfig(options?.config)
-      const id = yield* Session.validateId(options?.sessionId ?? (yield* newSessionId))
-      yield* Effect.annotateCurrentSpan(Telemetry.attributes.sessionId, id)
-      const store = yield* SessionStore
-      const mode = options?.clarification ?? (yield* Clarify.defaultMode)
-      // With a `SessionLimit` in context, the run waits for a slot before it locks or creates its session; stopped
-      // while it waits, it stores the session cancelled.
-      let began = false
-      return yield* SessionLimit.withSlot(
-        // From its lock to its first checkpoint a new session is made whole or not at all.
-        Effect.scoped(
-          Effect.uninterruptibleMask((interruptible) =>
-            Effect.gen(function* () {
-              began = true
-              yield* store.lock(id)
-              const existing = yield* Effect.either(store.load(id))
-              if (existing._tag === "Right") {
-                return yield* Effect.fail(
-                  new InvalidInput({ reason: `a session with id ${id} already exists; resume it instead` })
-                )
-              }
-              if (existing.left._tag !== "SessionNotFound") return yield* Effect.fail(existing.left)
-              const session = yield* SessionRecord.newSession(id, query, config, options?.createdAt, "running")
-              return yield* begin(interruptible, session, mode)
-            })
-          )
-        )
-      ).pipe(
-        Effect.onInterrupt(() =>
-          began
-            ? Effect.void
-            : SessionRecord.storedCancelled(
-                SessionRecord.newSession(id, query, config, options?.createdAt, "cancelled")
-              )
-        ),
-        ResearchEvents.withSessionId(id)
-      )
-    }).pipe((run) => Telemetry.sessionRun("Pipeline.research", options?.sessionId, undefined, run))
-
-  const resume = (sessionId: string, options?: ResumeOptions) =>
-    Effect.gen(function* () {
-      const id = yield* Session.validateId(sessionId)
-      const store = yield* SessionStore
-      // An unknown id fails here, before the lock writes anything for it (the file store makes a folder to lock).
-      const stored = yield* store.load(id)
-      // A queued session's first run is its research, traced as a new session's is.
-      if (stored.status === "queued") {
-        return yield* Telemetry.sessionRun("Pipeline.research", id, undefined, continueSession(id, options, true))
-      }
-      const previous = Telemetry.lastTrace(yield* Effect.orElseSucceed(store.events(id), () => []))
-      return yield* Telemetry.sessionRun("Pipeline.resume", id, previous, continueSession(id, options, false))
-    })
-
-  /** Runs a stored session on from its checkpoint; `queued` when it was stored queued, its research not begun. */
-  const continueSession = (id: string, options: ResumeOptions | undefined, queued: boolean) =>
-    Effect.gen(function* () {
-      const store = yield* SessionStore
-      const mode = options?.clarification ?? (yield* Clarify.defaultMode)
-      return yield* SessionLimit.withSlot(
-        Effect.scoped(
-          Effect.uninterruptibleMask((interruptible) =>
-            Effect.gen(function* () {
-              yield* store.lock(id)
-              const stored = yield* store.load(id)
-              if (options?.answer !== undefined && stored.status !== "awaiting_clarification") {
-                return yield* new InvalidInput({
-                  reason: `session ${id} is not waiting for an answer (its status is ${stored.status})`
-                })
-              }
-              if (stored.status === "completed") return stored
-              if (stored.status === "queued") {
-                const now = yield* Clock.currentTimeMillis
-                return yield* begin(
-                  interruptible,
-                  Checkpoint.patch(stored, { status: "running", updatedAt: now }),
-                  mode
-                )
-              }
-              return yield* interruptible(
-                Effect.gen(function* () {
-                  const session =
-                    stored.status === "awaiting_clarification" && stored.clarification !== undefined
-                      ? Checkpoint.patch(stored, {
-                          clarification: Clarify.answered(
-                            stored.clarification,
-                            options?.answer ?? (yield* Clarify.askNow(stored.clarification.decision.question))
-                          )
-                        })
-                      : stored
-                  const events = yield* SessionRecord.recordingEvents(id)
-                  return yield* Effect.zipRight(Telemetry.publishTrace, drive(session, mode, runUnit)).pipe(
-                    Effect.provideService(ResearchEvents.ResearchEvents, events)
-                  )
-                })
-              )
-            })
-          )
-        )
-      ).pipe(
-        // A queued session stopped before its research began (while it waited for a slot) is kept, cancelled.
-        Effect.onInterrupt(() => (queued ? SessionRecord.cancelledIfQueued(id) : Effect.void)),
-        ResearchEvents.withSessionId(id)
-      )
-    })
-
-  return { research, resume }
-}
+export const make = <R>(runUnit: ResearchUnit.Runner<R>) => ({
+  research: (query: string, options?: ResearchOptions) => researchWith(runUnit, query, options),
+  resume: (sessionId: string, options?: ResumeOptions) => resumeWith(runUnit, sessionId, options)
+})
 
 const pipeline = make(ResearchUnit.run)
 

@@ -24,7 +24,7 @@ const clarification = new ClarificationRecord({
 describe("Brief", () => {
   it.effect("decodes a structured brief from the model", () =>
     Effect.gen(function* () {
-      const outcome = yield* Brief.run("How are freelancers taxed?", undefined).pipe(
+      const outcome = yield* Brief.run({ query: "How are freelancers taxed?", clarification: undefined }).pipe(
         Effect.provide(ScriptedModel.layerRouter({ default: [ScriptedModel.json(brief)] }))
       )
       assert.isFalse(outcome.fallback)
@@ -35,7 +35,7 @@ describe("Brief", () => {
 
   it.effect("gives the brief model the clarifying question and the user's answer", () =>
     Effect.gen(function* () {
-      yield* Brief.run("How are freelancers taxed?", clarification)
+      yield* Brief.run({ query: "How are freelancers taxed?", clarification })
       const calls = yield* ScriptedModel.calls
       const call = calls.find((c) => c.role === "brief")
       const text = call?.request.messages.map((m) => m.content).join("\n") ?? ""
@@ -49,7 +49,7 @@ describe("Brief", () => {
     Effect.gen(function* () {
       const events = yield* ResearchEvents.make
       const queue = yield* events.subscribe
-      const outcome = yield* Brief.run("How are freelancers taxed?", undefined).pipe(
+      const outcome = yield* Brief.run({ query: "How are freelancers taxed?", clarification: undefined }).pipe(
         Effect.provide(ScriptedModel.layerRouter({ default: ["not json at all"] })),
         Effect.provideService(ResearchEvents.ResearchEvents, events)
       )

@@ -12,6 +12,7 @@ import * as ResearchConfig from "../src/ResearchConfig.js"
 import * as Session from "../src/Session.js"
 import { Source } from "../src/Source.js"
 import { MemorySessionStore, ScriptedModel } from "../src/testing/index.js"
+import * as Task from "../src/Task.js"
 import * as UsageLedger from "../src/UsageLedger.js"
 import * as ResearchEvents from "../src/ResearchEvents.js"
 import * as H from "./pipelineHarness.js"
@@ -156,11 +157,7 @@ const supervise = (options: {
       const handle = yield* Checkpoint.make(newSession(options.config, options.rounds), ledger)
       const outcome = yield* handle.phase(
         "supervision",
-        Supervisor.run({
-          query: "What should we know?",
-          brief: undefined,
-          constraints: undefined,
-          config: options.config,
+        Supervisor.run(Task.make({ query: "What should we know?", config: options.config }), {
           session: handle,
           budget,
           runUnit: unit(probe)

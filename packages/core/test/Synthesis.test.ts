@@ -8,6 +8,7 @@ import { Directive, IssuedDirective, SupervisionRound, TopicResult } from "../sr
 import * as ResearchConfig from "../src/ResearchConfig.js"
 import * as Session from "../src/Session.js"
 import { Source } from "../src/Source.js"
+import * as Task from "../src/Task.js"
 import { ScriptedModel } from "../src/testing/index.js"
 
 const source = (directiveId: string, n: number, url: string) =>
@@ -93,10 +94,11 @@ const reportCalls = Effect.map(ScriptedModel.calls, (calls) => calls.filter((c) 
 const promptText = (call: ScriptedModel.RecordedCall | undefined) =>
   (call?.request.system ?? "") + "\n" + (call?.request.messages.map((m) => m.content).join("\n") ?? "")
 
+/** Synthesis of a session's own task. */
+const write = (stored: Session.Session) => Synthesis.run(Task.fromSession(stored), stored)
+
 const run = (query: string, report: ScriptedModel.Script) =>
-  Synthesis.run({ query, brief: undefined, constraints: undefined, session: session(query) }).pipe(
-    Effect.provide(ScriptedModel.layerRouter({ default: [], roles: { report } }))
-  )
+  write(session(query)).pipe(Effect.provide(ScriptedModel.layerRouter({ default: [], roles: { report } })))
 
 describe("Synthesis", () => {
   it("numbers sources once per URL and rewrites each topic's citations to those numbers", () => {
@@ -113,7 +115,7 @@ describe("Synthesis", () => {
 
   it.effect("findings of failed units and error text never reach the report prompt", () =>
     Effect.gen(function* () {
-      yield* Synthesis.run({ query: "q", brief: undefined, constraints: undefined, session: session("q") })
+      yield* write(session("q"))
       const text = promptText((yield* reportCalls)[0])
       assert.notInclude(text, "SECRET-FAILURE-TEXT")
       assert.notInclude(text, "Topic three")
@@ -144,12 +146,7 @@ describe("Synthesis", () => {
 
   it.effect("a Chinese question gets the report-language instruction for Chinese", () =>
     Effect.gen(function* () {
-      const report = yield* Synthesis.run({
-        query: "量子计算目前的主要技术路线有哪些？",
-        brief: undefined,
-        constraints: undefined,
-        session: session("量子计算目前的主要技术路线有哪些？")
-      })
+      const report = yield* write(session("量子计算目前的主要技术路线有哪些？"))
       const call = (yield* reportCalls)[0]
       assert.include(call?.request.system ?? "", Language.reportInstruction(Language.detect("量子计算")))
       assert.include(call?.request.system ?? "", "中文")
@@ -160,12 +157,7 @@ describe("Synthesis", () => {
 
   it.effect("the report structure follows the kind of question", () =>
     Effect.gen(function* () {
-      yield* Synthesis.run({
-        query: "PostgreSQL vs MySQL for analytics",
-        brief: undefined,
-        constraints: undefined,
-        session: session("PostgreSQL vs MySQL for analytics")
-      })
+      yield* write(session("PostgreSQL vs MySQL for analytics"))
       const system = (yield* reportCalls)[0]?.request.system ?? ""
       assert.include(system, "This is a comparison.")
       assert.include(system, "Never write meta commentary")
@@ -208,7 +200,7 @@ describe("Synthesis", () => {
           (r) => new SupervisionRound({ ...r, results: r.results.filter((x) => x.status === "failed") })
         )
       })
-      const report = yield* Synthesis.run({ query: "q", brief: undefined, constraints: undefined, session: onlyFailed })
+      const report = yield* write(onlyFailed)
       const call = (yield* reportCalls)[0]
       assert.include(call?.request.system ?? "", "No sources could be retrieved")
       assert.notInclude(promptText(call), "SECRET-FAILURE-TEXT")
@@ -220,12 +212,7 @@ describe("Synthesis", () => {
 
   it.effect("recovers from a context overflow by shrinking the findings", () =>
     Effect.gen(function* () {
-      const report = yield* Synthesis.run({
-        query: "q",
-        brief: undefined,
-        constraints: undefined,
-        session: session("q")
-      })
+      const report = yield* write(session("q"))
       const calls = yield* reportCalls
       assert.strictEqual(calls.length, 2)
       assert.isBelow(promptText(calls[1]).length, promptText(calls[0]).length)

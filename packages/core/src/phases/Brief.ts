@@ -6,9 +6,10 @@ import * as Effect from "effect/Effect"
 import * as LanguageModel from "../LanguageModel.js"
 import * as ModelRouter from "../ModelRouter.js"
 import * as Prompt from "../prompts/brief.js"
-import { Brief, type ClarificationRecord } from "../Research.js"
+import { Brief } from "../Research.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import * as StructuredOutput from "../StructuredOutput.js"
+import type { Task } from "../Task.js"
 import { today } from "../internal/text/calendar.js"
 
 /** What the phase produced: a brief, or none when the question stands in. */
@@ -17,21 +18,14 @@ export interface Outcome {
   readonly fallback: boolean
 }
 
-/** Runs the brief phase. */
-export const run = Effect.fn("Brief.run")(function* (query: string, clarification: ClarificationRecord | undefined) {
+/** Runs the brief phase on the task as asked: its question and clarification. */
+export const run = Effect.fn("Brief.run")(function* (task: Pick<Task, "query" | "clarification">) {
   const model = yield* ModelRouter.forRole("brief")
   const date = yield* today
-  const input: Prompt.BriefInput = {
-    query,
-    today: date,
-    question: clarification?.decision.needClarification ? clarification.decision.question : undefined,
-    answer: clarification?.answer,
-    verification: clarification?.decision.verification
-  }
   const brief = yield* StructuredOutput.generateObject(
     model,
     Brief,
-    { system: Prompt.system(date), messages: [LanguageModel.user(Prompt.user(input))] },
+    { system: Prompt.system(date), messages: [LanguageModel.user(Prompt.user(task))] },
     { name: "research_brief" }
   ).pipe(
     Effect.map((generated) => (generated.value.brief.trim() === "" ? undefined : generated.value)),
@@ -41,7 +35,7 @@ export const run = Effect.fn("Brief.run")(function* (query: string, clarificatio
   )
   yield* ResearchEvents.publish({
     _tag: "BriefWritten",
-    brief: brief?.brief ?? query,
+    brief: brief?.brief ?? task.query,
     fallback: brief === undefined
   })
   return { brief, fallback: brief === undefined } satisfies Outcome

@@ -107,114 +107,129 @@ export const patch = (session: Session, fields: SessionFields): Session => {
   return new Session({ ...session, ...fields }, true)
 }
 
+// =============================================================================
+// The running session
+// =============================================================================
+
+/** What the handle's functions share: the session as it stands, and what each change needs. */
+interface Holder {
+  /** The session, changed one change at a time, in the order the changes come. */
+  current: Session
+  readonly changes: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly running: Ref.Ref<Running | undefined>
+  readonly store: SessionStore["Type"]
+  readonly ledger: UsageLedger.Service
+}
+
+// Every checkpoint stamps the account, from values of the types the classes hold: made without validating them
+// again, as a class of classes is costly to validate (BENCHMARKS.md, "Home-made parts").
+const metricsOf = (current: Running, now: number, usage: ReadonlyArray<Usage.RoleUsage>): Usage.PhaseMetrics =>
+  new Usage.PhaseMetrics(
+    {
+      phase: current.phase,
+      startedAt: current.base?.startedAt ?? current.startedAt,
+      durationMillis: (current.base?.durationMillis ?? 0) + Math.max(0, now - current.startedAt),
+      roles: addRoles(current.base?.roles ?? [], difference(usage, current.usageAtStart))
+    },
+    true
+  )
+
+const stamp = (holder: Holder, session: Session): Effect.Effect<Session> =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    const usage = yield* holder.ledger.snapshot
+    const current = yield* Ref.get(holder.running)
+    const metrics =
+      current === undefined
+        ? session.metrics
+        : [...session.metrics.filter((m) => m.phase !== current.phase), metricsOf(current, now, usage)].sort(
+            (a, b) => Usage.Phase.literals.indexOf(a.phase) - Usage.Phase.literals.indexOf(b.phase)
+          )
+    return new Session({ ...session, updatedAt: now, usage, metrics }, true)
+  })
+
+const update = (holder: Holder, label: string | ((saved: Session) => string), change: (session: Session) => Session) =>
+  Effect.tap(
+    // Whole or not at all: interrupted between the store's write and the state's update, the state would lag
+    // behind the stored checkpoint, and the next save (the "cancelled" one) would write the older state over it.
+    Effect.uninterruptible(
+      holder.changes(
+        Effect.flatMap(
+          Effect.suspend(() => stamp(holder, change(holder.current))),
+          (next) =>
+            Effect.map(holder.store.save(next), () => {
+              holder.current = next
+              return next
+            })
+        )
+      )
+    ),
+    (session) => {
+      const spent = totals(session.usage)
+      return Effect.zipRight(
+        ResearchEvents.publish({ _tag: "Checkpointed", label: typeof label === "string" ? label : label(session) }),
+        ResearchEvents.publish({ _tag: "UsageUpdated", tokens: spent.tokens, costUsd: spent.costUsd })
+      )
+    }
+  )
+
+const runPhase = <A, E, R>(
+  holder: Holder,
+  name: Usage.Phase,
+  body: Effect.Effect<A, E, R>,
+  record?: (result: A, session: Session) => Session
+) =>
+  Effect.gen(function* () {
+    const base = holder.current.metrics.find((m) => m.phase === name)
+    const startedAt = yield* Clock.currentTimeMillis
+    const usageAtStart = yield* holder.ledger.snapshot
+    yield* Ref.set(holder.running, { phase: name, startedAt, usageAtStart, base })
+    yield* ResearchEvents.publish({ _tag: "PhaseStarted", phase: name })
+    const result = yield* body
+    const done = yield* update(holder, `${name} completed`, (s) => {
+      const recorded = record === undefined ? s : record(result, s)
+      return patch(recorded, { phasesCompleted: [...recorded.phasesCompleted.filter((p) => p !== name), name] })
+    })
+    yield* Ref.set(holder.running, undefined)
+    const metrics = done.metrics.find((m) => m.phase === name)
+    yield* ResearchEvents.publish({
+      _tag: "PhaseCompleted",
+      phase: name,
+      durationMillis: metrics?.durationMillis ?? 0,
+      calls: metrics?.calls ?? 0,
+      tokens: metrics?.totalTokens ?? 0,
+      costUsd: metrics?.costUsd ?? 0
+    })
+    return result
+  }).pipe(Effect.withSpan(`phase ${name}`, { attributes: { [Telemetry.attributes.phase]: name } }))
+
+const elapsedIn = (holder: Holder, name: Usage.Phase) =>
+  Effect.gen(function* () {
+    const current = yield* Ref.get(holder.running)
+    const now = yield* Clock.currentTimeMillis
+    if (current !== undefined && current.phase === name) {
+      return (current.base?.durationMillis ?? 0) + Math.max(0, now - current.startedAt)
+    }
+    return holder.current.metrics.find((m) => m.phase === name)?.durationMillis ?? 0
+  })
+
 /** Holds `initial` as the running session; `ledger` is the run's account. */
 export const make = (initial: Session, ledger: UsageLedger.Service): Effect.Effect<Handle, never, SessionStore> =>
   Effect.gen(function* () {
-    const store = yield* SessionStore
-    // The session, changed one change at a time, in the order the changes come: a plain variable and one permit
-    // handed from change to change rather than a `SynchronizedRef`, whose semaphore costs about thirty runtime steps a
-    // change. The changes run uninterruptibly, so waiting for the permit is not interruptible either.
-    let state = initial
-    const changes = Permits.unsafeMake(1).withPermit
-    const running = yield* Ref.make<Running | undefined>(undefined)
-    const currentSession = Effect.sync(() => state)
-
-    // Every checkpoint stamps the account, from values of the types the classes hold: made without validating them
-    // again, as a class of classes is costly to validate (BENCHMARKS.md, "Home-made parts").
-    const metricsOf = (current: Running, now: number, usage: ReadonlyArray<Usage.RoleUsage>): Usage.PhaseMetrics =>
-      new Usage.PhaseMetrics(
-        {
-          phase: current.phase,
-          startedAt: current.base?.startedAt ?? current.startedAt,
-          durationMillis: (current.base?.durationMillis ?? 0) + Math.max(0, now - current.startedAt),
-          roles: addRoles(current.base?.roles ?? [], difference(usage, current.usageAtStart))
-        },
-        true
-      )
-
-    const stamp = (session: Session): Effect.Effect<Session> =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const usage = yield* ledger.snapshot
-        const current = yield* Ref.get(running)
-        const metrics =
-          current === undefined
-            ? session.metrics
-            : [...session.metrics.filter((m) => m.phase !== current.phase), metricsOf(current, now, usage)].sort(
-                (a, b) => Usage.Phase.literals.indexOf(a.phase) - Usage.Phase.literals.indexOf(b.phase)
-              )
-        return new Session({ ...session, updatedAt: now, usage, metrics }, true)
-      })
-
-    const update = (label: string | ((saved: Session) => string), change: (session: Session) => Session) =>
-      Effect.tap(
-        // Whole or not at all: interrupted between the store's write and the state's update, the state would lag
-        // behind the stored checkpoint, and the next save (the "cancelled" one) would write the older state over it.
-        Effect.uninterruptible(
-          changes(
-            Effect.flatMap(
-              Effect.suspend(() => stamp(change(state))),
-              (next) =>
-                Effect.map(store.save(next), () => {
-                  state = next
-                  return next
-                })
-            )
-          )
-        ),
-        (session) => {
-          const spent = totals(session.usage)
-          return Effect.zipRight(
-            ResearchEvents.publish({ _tag: "Checkpointed", label: typeof label === "string" ? label : label(session) }),
-            ResearchEvents.publish({ _tag: "UsageUpdated", tokens: spent.tokens, costUsd: spent.costUsd })
-          )
-        }
-      )
-
-    const phase = <A, E, R>(
-      name: Usage.Phase,
-      body: Effect.Effect<A, E, R>,
-      record?: (result: A, session: Session) => Session
-    ) =>
-      Effect.gen(function* () {
-        const session = yield* currentSession
-        const startedAt = yield* Clock.currentTimeMillis
-        const usageAtStart = yield* ledger.snapshot
-        yield* Ref.set(running, {
-          phase: name,
-          startedAt,
-          usageAtStart,
-          base: session.metrics.find((m) => m.phase === name)
-        })
-        yield* ResearchEvents.publish({ _tag: "PhaseStarted", phase: name })
-        const result = yield* body
-        const done = yield* update(`${name} completed`, (s) => {
-          const recorded = record === undefined ? s : record(result, s)
-          return patch(recorded, { phasesCompleted: [...recorded.phasesCompleted.filter((p) => p !== name), name] })
-        })
-        yield* Ref.set(running, undefined)
-        const metrics = done.metrics.find((m) => m.phase === name)
-        yield* ResearchEvents.publish({
-          _tag: "PhaseCompleted",
-          phase: name,
-          durationMillis: metrics?.durationMillis ?? 0,
-          calls: metrics?.calls ?? 0,
-          tokens: metrics?.totalTokens ?? 0,
-          costUsd: metrics?.costUsd ?? 0
-        })
-        return result
-      }).pipe(Effect.withSpan(`phase ${name}`, { attributes: { [Telemetry.attributes.phase]: name } }))
-
-    const elapsedIn = (name: Usage.Phase) =>
-      Effect.gen(function* () {
-        const current = yield* Ref.get(running)
-        const now = yield* Clock.currentTimeMillis
-        if (current !== undefined && current.phase === name) {
-          return (current.base?.durationMillis ?? 0) + Math.max(0, now - current.startedAt)
-        }
-        const session = yield* currentSession
-        return session.metrics.find((m) => m.phase === name)?.durationMillis ?? 0
-      })
-
-    return { get: currentSession, update, phase, elapsedIn }
+    const holder: Holder = {
+      current: initial,
+      // One permit handed from change to change rather than a `SynchronizedRef`, whose semaphore costs about thirty
+      // runtime steps a change. The changes run uninterruptibly, so waiting for the permit is not interruptible either.
+      changes: Permits.unsafeMake(1).withPermit,
+      running: yield* Ref.make<Running | undefined>(undefined),
+      store: yield* SessionStore,
+      ledger
+    }
+    const handle: Handle = {
+      get: Effect.sync(() => holder.current),
+      update: (label, change) => update(holder, label, change),
+      phase: (name, body, record) => runPhase(holder, name, body, record),
+      elapsedIn: (name) => elapsedIn(holder, name)
+    }
+    return handle
   })

@@ -12,6 +12,7 @@ import * as Prompt from "../prompts/clarify.js"
 import { Clarification, ClarificationRecord } from "../Research.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import * as StructuredOutput from "../StructuredOutput.js"
+import * as Task from "../Task.js"
 import { UserInput } from "../UserInput.js"
 
 /** What to do when a clarification is needed. */
@@ -95,10 +96,4 @@ export const answered = (record: ClarificationRecord, answer: string): Clarifica
   new ClarificationRecord({ decision: record.decision, ...(answer.trim() !== "" ? { answer: answer.trim() } : {}) })
 
 /** What the clarification contributes to later phases as constraints: the answer, else the understanding. */
-export const constraints = (record: ClarificationRecord | undefined): string | undefined => {
-  if (record === undefined) return undefined
-  if (record.answer !== undefined && record.answer !== "") {
-    return `Asked: ${record.decision.question}\nThe user answered: ${record.answer}`
-  }
-  return record.decision.verification === "" ? undefined : record.decision.verification
-}
+export const constraints: (record: ClarificationRecord | undefined) => string | undefined = Task.constraintsOf

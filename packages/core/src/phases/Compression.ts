@@ -14,18 +14,16 @@ import { ModelRouter } from "../ModelRouter.js"
 import * as Prompt from "../prompts/compression.js"
 import * as Untrusted from "../prompts/untrusted.js"
 import type { IssuedDirective } from "../Research.js"
-import type { ResearchConfig } from "../ResearchConfig.js"
 import type { SourceQuality } from "../Source.js"
 import * as StructuredOutput from "../StructuredOutput.js"
+import type { Task } from "../Task.js"
 import type { Section } from "../Truncation.js"
 import * as Usage from "../Usage.js"
 import type { SeenSource } from "../internal/research/sourceLedger.js"
 
-/** What compression works from. */
+/** What compression works from, beside the task: one researcher's material. */
 export interface Input {
   readonly directive: IssuedDirective
-  readonly query: string
-  readonly config: ResearchConfig
   /** The sources the researcher was shown, in number order. */
   readonly seen: ReadonlyArray<SeenSource>
   /** The researcher's own summary (`researchComplete`), or its closing text. */
@@ -148,8 +146,8 @@ export const plainSupervisorSummary = (options: {
 const sourceSectionPrefix = "source "
 
 /** Compresses a researcher's material. Never fails: when the rewrite fails or falls short, the raw notes stand. */
-export const run = Effect.fn("Compression.run")(function* (input: Input) {
-  const { config } = input
+export const run = Effect.fn("Compression.run")(function* (task: Pick<Task, "query" | "config">, input: Input) {
+  const { config } = task
   const raw = rawNotes(input)
   const maxChars = config.supervisorSummaryMaxChars
   const fallback = (reason: string, usage: Usage.Usage = Usage.empty): Output => ({
@@ -177,7 +175,7 @@ export const run = Effect.fn("Compression.run")(function* (input: Input) {
   )
   const summary = input.summary?.trim() ?? ""
   const sections: ReadonlyArray<Section> = [
-    { name: "question", kind: "question", content: `The user's question: ${input.query}` },
+    { name: "question", kind: "question", content: `The user's question: ${task.query}` },
     { name: "assignment", kind: "brief", content: Prompt.assignment(directive) },
     ...(summary === ""
       ? []

@@ -48,10 +48,8 @@ export const run = (
   const unit = Effect.gen(function* () {
     yield* ResearchEvents.publish({ _tag: "ResearcherStarted", directiveId, topic: input.directive.directive.topic })
     const research = yield* Researcher.run(input)
-    const compression = yield* Compression.run({
+    const compression = yield* Compression.run(input.task, {
       directive: input.directive,
-      query: input.query,
-      config: input.config,
       seen: research.seen,
       summary: research.summary ?? research.closingText,
       shouldStop: input.shouldStop

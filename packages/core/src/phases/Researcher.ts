@@ -237,7 +237,8 @@ const execute = Effect.fnUntraced(function* (
   calls: ReadonlyArray<LanguageModel.ToolCall>,
   used: number
 ) {
-  const { config, directive } = env.input
+  const { directive } = env.input
+  const { config } = env.input.task
   const planned = Turn.plan(calls, env.tools, { used, max: config.researcherMaxToolCalls })
   for (const notice of planned.notices) yield* publishNotice(directive.id, notice)
   const fetched = yield* Turn.fetchAll(planned.plans, { search: env.search, extractor: env.extractor }, config)
@@ -264,7 +265,8 @@ const execute = Effect.fnUntraced(function* (
 
 /** One turn: a model call, then its tool calls carried out; the state after it. */
 const step = Effect.fnUntraced(function* (env: Environment, state: State) {
-  const { config, directive } = env.input
+  const { directive } = env.input
+  const { config } = env.input.task
   const limit = limitReached(state, config)
   if (limit !== undefined) return { ...state, stopReason: limit }
   if (yield* env.input.shouldStop) return { ...state, stopReason: "run_budget" as const }
@@ -318,24 +320,16 @@ const step = Effect.fnUntraced(function* (env: Environment, state: State) {
 // =============================================================================
 
 const environment = Effect.fnUntraced(function* (input: Input, now: number) {
-  const { config, directive } = input
+  const { directive, task } = input
+  const { config } = task
   const tools = makeTools(config)
-  const context: Prompt.Context = {
-    directive: directive.directive,
-    query: input.query,
-    brief: input.brief,
-    date: dateOf(now),
-    maxToolCalls: config.researcherMaxToolCalls,
-    maxQueriesPerSearch: config.maxQueriesPerSearch,
-    maxUrlsPerExtract: config.maxUrlsPerExtract
-  }
   const env: Environment = {
     input,
     // A model without native tool calling gets the same tools through the JSON action protocol.
     model: ActionProtocol.wrap((yield* ModelRouter).forRole("researcher")),
     tools,
     definitions: [tools.webSearch, tools.extractContent, tools.think, tools.researchComplete].map((t) => t.definition),
-    system: Prompt.system(context),
+    system: Prompt.system(config, dateOf(now)),
     ledger: Ledger.make({
       directiveId: directive.id,
       knownSources: input.knownSources,
@@ -346,7 +340,7 @@ const environment = Effect.fnUntraced(function* (input: Input, now: number) {
     extractor: yield* ContentExtractor.ContentExtractor,
     summarizer: yield* Summarizer.Summarizer
   }
-  return { env, task: Prompt.task(context) }
+  return { env, task: Prompt.task(task, directive.directive) }
 })
 
 /** Runs a researcher on its directive. Never fails: a failure ends the loop with `stopReason` "failed". */

@@ -8,63 +8,57 @@
  *
  * The supervisor's conversation is rebuilt from the session's rounds before every call, so a resumed run continues
  * exactly where the checkpoint left it; a round interrupted midway re-runs only its unfinished directives.
+ *
+ * The loop below runs over an explicit `State` (the turns since the last round) with one named step per kind of turn;
+ * the tools and the reading of a turn's calls live in `internal/research/supervisorTurn.ts`, the rebuilt conversation
+ * in `internal/research/supervisorHistory.ts`.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import type * as Budget from "../Budget.js"
 import * as ContextRecovery from "../ContextRecovery.js"
-import { history, toolNames } from "../internal/research/supervisorHistory.js"
+import { history } from "../internal/research/supervisorHistory.js"
+import * as Turn from "../internal/research/supervisorTurn.js"
 import { MalformedOutput, type ProviderError } from "../Errors.js"
 import * as LanguageModel from "../LanguageModel.js"
 import * as ModelRouter from "../ModelRouter.js"
 import * as Prompt from "../prompts/supervisor.js"
-import { type Brief, Directive, IssuedDirective, SupervisionRound } from "../Research.js"
-import type { ResearchConfig } from "../ResearchConfig.js"
+import { type IssuedDirective, SupervisionRound } from "../Research.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import type { Session } from "../Session.js"
+import type { Task } from "../Task.js"
 import * as Telemetry from "../Telemetry.js"
-import * as Tool from "../Tool.js"
 import * as ActionProtocol from "./ActionProtocol.js"
 import { type Handle, patch } from "./Checkpoint.js"
 import type { Output as UnitOutput, Runner as UnitRunner } from "./ResearchUnit.js"
 import { today } from "../internal/text/calendar.js"
 
 // =============================================================================
-// Tools
+// Tools and a turn's calls
 // =============================================================================
 
 /** The supervisor's reflection tool. */
-export const think = Tool.make(toolNames.think, {
-  description:
-    "Think before delegating and after each round: what is known, what is missing, what the next directives " +
-    "should settle. Has no other effect.",
-  schema: Schema.Struct({ reflection: Schema.String })
-})
+export const think = Turn.think
 
 /** Delegates one research directive to one researcher. */
-export const conductResearch = Tool.make(toolNames.conductResearch, {
-  description:
-    "Delegate one research directive to a researcher. Directives of the same turn run in parallel. The topic is a " +
-    "standalone paragraph: the researcher sees nothing else of the team's work.",
-  schema: Directive
-})
+export const conductResearch = Turn.conductResearch
 
 /** Ends research: the evidence is enough. */
-export const researchComplete = Tool.make("researchComplete", {
-  description: "Call when the evidence gathered answers the request; research ends and the report is written.",
-  schema: Schema.Struct({})
-})
+export const researchComplete = Turn.researchComplete
 
-const tools = [think.definition, conductResearch.definition, researchComplete.definition]
+/** What the supervisor's calls of one turn come to. */
+export type Reading = Turn.Reading
 
-// What the action protocol reports when a tool-less model's answer could not be read as actions.
-const invalidActions = Tool.make(ActionProtocol.invalidActionsTool, {
-  description: "An answer that could not be read as actions",
-  schema: Schema.Struct({ error: Schema.String })
-})
+/** Decodes a turn's calls; what does not decode is answered with the reason, never run. */
+export const read = Turn.read
+
+/**
+ * A new round of the directives read: higher priority first (the sort is stable, so the model's order breaks ties),
+ * at most `maxDirectivesPerRound`; the rest waits for a later round.
+ */
+export const newRound = Turn.newRound
 
 // =============================================================================
 // Outcome
@@ -84,12 +78,8 @@ export interface Outcome {
 /** Turns in a row, before any research ran, whose every directive was rejected, after which supervision fails. */
 export const maxRejectedTurns = 2
 
-/** What supervision needs. */
+/** What supervision needs beside the task. */
 export interface Options<R> {
-  readonly query: string
-  readonly brief: Brief | undefined
-  readonly constraints: string | undefined
-  readonly config: ResearchConfig
   readonly session: Handle
   readonly budget: Budget.Service
   readonly runUnit: UnitRunner<R>
@@ -101,91 +91,16 @@ export const maxTurnsWithoutDelegation = 3
 /** How long running units may overrun the wall-clock limit before they are interrupted. */
 export const overrunGrace = Duration.minutes(1)
 
-// =============================================================================
-// A turn's calls
-// =============================================================================
-
-/** What the supervisor's calls of one turn come to. */
-export interface Reading {
-  /** An answer for every call but the directives that run (their results come from the round). */
-  readonly results: ReadonlyArray<LanguageModel.ToolResultMessage>
-  readonly directives: ReadonlyArray<Directive>
-  /** The decode errors of the directives that could not be read. */
-  readonly rejectedDirectives: ReadonlyArray<string>
-  /** Calls that could not be used, for the event stream. */
-  readonly rejected: ReadonlyArray<{ readonly tool: string; readonly error: string }>
-  readonly reflections: ReadonlyArray<string>
-  readonly completes: boolean
-}
-
-/** Decodes a turn's calls; what does not decode is answered with the reason, never run. */
-export const read = (calls: ReadonlyArray<LanguageModel.ToolCall>): Reading => {
-  const results: Array<LanguageModel.ToolResultMessage> = []
-  const directives: Array<Directive> = []
-  const rejectedDirectives: Array<string> = []
-  const rejected: Array<{ readonly tool: string; readonly error: string }> = []
-  const reflections: Array<string> = []
-  const reject = (call: LanguageModel.ToolCall, error: string) => {
-    results.push(LanguageModel.toolResult(call, error, true))
-    rejected.push({ tool: call.name, error })
-  }
-  for (const call of calls) {
-    if (call.name === think.name) {
-      const decoded = Tool.decodeArguments(think, call.arguments)
-      if (Either.isLeft(decoded)) reject(call, decoded.left)
-      else {
-        reflections.push(decoded.right.reflection)
-        results.push(LanguageModel.toolResult(call, Prompt.thought))
-      }
-    } else if (call.name === conductResearch.name) {
-      const decoded = Tool.decodeArguments(conductResearch, call.arguments)
-      if (Either.isRight(decoded)) directives.push(decoded.right)
-      else {
-        rejectedDirectives.push(decoded.left)
-        reject(call, Prompt.directiveInvalid(decoded.left))
-      }
-    } else if (call.name === ActionProtocol.invalidActionsTool) {
-      const error = Tool.decodeArguments(invalidActions, call.arguments)
-      reject(call, Either.isRight(error) ? error.right.error : "Unreadable actions.")
-    } else if (call.name === researchComplete.name) {
-      // Every call of a turn is answered; this one matters only when the turn goes back to the model.
-      results.push(LanguageModel.toolResult(call, Prompt.completeDeferred))
-    } else {
-      reject(call, `There is no tool named ${call.name}. Use think, conductResearch or researchComplete.`)
-    }
-  }
-  const completes = calls.some((c) => c.name === researchComplete.name)
-  return { results, directives, rejectedDirectives, rejected, reflections, completes }
-}
-
-const byPriority = (a: Directive, b: Directive) => a.priority - b.priority
-
-/**
- * A new round of the directives read: higher priority first (the sort is stable, so the model's order breaks ties),
- * at most `maxDirectivesPerRound`; the rest waits for a later round.
- */
-export const newRound = (
-  number: number,
-  directives: ReadonlyArray<Directive>,
-  reflections: ReadonlyArray<string>,
-  maxDirectivesPerRound: number
-): SupervisionRound => {
-  const ordered = [...directives].sort(byPriority)
-  const reflection = reflections.join("\n\n").trim()
-  // Not validated again: the directives were decoded from the model's calls and the round number is a count.
-  return new SupervisionRound(
-    {
-      round: number,
-      ...(reflection !== "" ? { reflection } : {}),
-      directives: ordered
-        .slice(0, maxDirectivesPerRound)
-        .map((directive, i) => new IssuedDirective({ id: `r${number}-d${i + 1}`, round: number, directive }, true)),
-      results: [],
-      deferred: ordered.slice(maxDirectivesPerRound),
-      completed: false
-    },
-    true
-  )
+/** What every step and round of a supervision uses. */
+interface Environment<R> {
+  readonly task: Task
+  readonly options: Options<R>
+  readonly model: LanguageModel.Service
+  readonly system: string
+  readonly remainingMillis: Effect.Effect<number>
+  readonly timeUp: Effect.Effect<boolean>
+  /** Checked by every researcher before each of its calls: research stops cleanly, keeping what it found. */
+  readonly shouldStop: Effect.Effect<boolean>
 }
 
 // =============================================================================
@@ -228,21 +143,14 @@ const completeRound = (session: Handle, round: number) =>
         )
   )
 
-/** What every round of a supervision uses. */
-interface Environment<R> {
-  readonly options: Options<R>
-  readonly remainingMillis: Effect.Effect<number>
-  /** Checked by every researcher before each of its calls: research stops cleanly, keeping what it found. */
-  readonly shouldStop: Effect.Effect<boolean>
-}
-
 /**
  * Runs a round's unfinished directives as parallel units. Researchers stop by themselves at the time limit (they
  * check `shouldStop`); units still running a grace period later are interrupted, and what the others found is kept.
  */
 const runRound = <R>(env: Environment<R>, round: SupervisionRound) =>
   Effect.gen(function* () {
-    const { config, session } = env.options
+    const { session } = env.options
+    const { config } = env.task
     const current = yield* session.get
     const finished = new Set(round.results.map((r) => r.directiveId))
     const pending = round.directives.filter((d) => !finished.has(d.id))
@@ -253,10 +161,8 @@ const runRound = <R>(env: Environment<R>, round: SupervisionRound) =>
     const unit = (directive: IssuedDirective) =>
       env.options
         .runUnit({
+          task: env.task,
           directive,
-          query: env.options.query,
-          brief: env.options.brief,
-          config,
           knownSources,
           shouldStop: env.shouldStop
         })
@@ -300,127 +206,175 @@ const delegate = <R>(env: Environment<R>, round: SupervisionRound) =>
   })
 
 // =============================================================================
+// State
+// =============================================================================
+
+/** Where supervision stands between turns: the turns since the last round, and whether it is over. */
+export interface State {
+  /** The turns since the last round, as they go back to the model after the conversation rebuilt from the rounds. */
+  readonly live: ReadonlyArray<LanguageModel.Message>
+  /** Reflections held over for the next round. */
+  readonly reflections: ReadonlyArray<string>
+  readonly turnsWithoutDelegation: number
+  /** Turns in a row, before any research ran, whose every directive was rejected. */
+  readonly rejectedTurns: number
+  /** Set when supervision is over. */
+  readonly outcome: Outcome | undefined
+}
+
+/** The state after a round, and before the first turn: nothing held over. */
+export const initial: State = {
+  live: [],
+  reflections: [],
+  turnsWithoutDelegation: 0,
+  rejectedTurns: 0,
+  outcome: undefined
+}
+
+const stopped = (state: State, reason: StopReason, error?: ProviderError | MalformedOutput): State => ({
+  ...state,
+  outcome: { reason, error }
+})
+
+/**
+ * After a turn in prose: a model that answers so before any research was delegated (weak tool callers do) is reminded
+ * once of its tools; after research has run, a turn without tools means it is done.
+ */
+export const afterProse = (state: State, rounds: number, text: string): State =>
+  rounds > 0 || state.turnsWithoutDelegation > 0
+    ? stopped(state, "no_tool_call")
+    : {
+        ...state,
+        turnsWithoutDelegation: state.turnsWithoutDelegation + 1,
+        live: [...state.live, LanguageModel.assistant(text, []), LanguageModel.user(Prompt.nudge)]
+      }
+
+/** After a turn that delegated nothing: its calls go back to the model, unless supervision is over. */
+export const afterNoDirectives = (
+  state: State,
+  rounds: number,
+  reading: Reading,
+  turn: { readonly text: string; readonly toolCalls: ReadonlyArray<LanguageModel.ToolCall> }
+): State => {
+  const back: State = {
+    ...state,
+    reflections: [...state.reflections, ...reading.reflections],
+    turnsWithoutDelegation: state.turnsWithoutDelegation + 1,
+    live: [...state.live, LanguageModel.assistant(turn.text, turn.toolCalls), ...reading.results]
+  }
+  // Directives the supervisor means but cannot write in a readable form, turn after turn, before anything was
+  // researched: a report on nothing would read as a success, so supervision fails and says why.
+  if (reading.rejectedDirectives.length > 0 && rounds === 0) {
+    const rejectedTurns = state.rejectedTurns + 1
+    if (rejectedTurns < maxRejectedTurns) return { ...back, rejectedTurns }
+    const reason =
+      `every conductResearch call of the supervisor's first ${rejectedTurns} turns was rejected; ` +
+      `the last: ${reading.rejectedDirectives.at(-1) ?? ""}`
+    const raw = JSON.stringify(turn.toolCalls).slice(0, 4_000)
+    return stopped(state, "supervisor_failed", new MalformedOutput({ reason, raw }))
+  }
+  if (reading.completes) return stopped(state, "research_complete")
+  if (back.turnsWithoutDelegation >= maxTurnsWithoutDelegation) return stopped(state, "no_directives")
+  return back
+}
+
+// =============================================================================
+// Steps
+// =============================================================================
+
+/** Why supervision must stop before another turn, if it must: the round limit, the time limit or the budget. */
+const limitReached = <R>(env: Environment<R>, current: Session) =>
+  Effect.gen(function* () {
+    if (current.rounds.length >= env.task.config.maxSupervisionRounds) return "max_rounds" as const
+    if (yield* env.timeUp) return "time_limit" as const
+    if (yield* env.options.budget.researchExhausted) return "budget" as const
+    return undefined
+  })
+
+/** A turn that delegated: its directives run as a new round, and what was held over is spent. */
+const delegateTurn = <R>(env: Environment<R>, state: State, rounds: number, reading: Reading) =>
+  Effect.gen(function* () {
+    const reflections = [...state.reflections, ...reading.reflections]
+    yield* delegate(env, newRound(rounds + 1, reading.directives, reflections, env.task.config.maxDirectivesPerRound))
+    // Directives given together with researchComplete are run first: the model asked for them.
+    return reading.completes ? stopped(initial, "research_complete") : initial
+  })
+
+/** One turn: a model call over the rebuilt conversation, then what its calls come to; the state after it. */
+const step = <R>(env: Environment<R>, state: State) =>
+  Effect.gen(function* () {
+    const current = yield* env.options.session.get
+    const limit = yield* limitReached(env, current)
+    if (limit !== undefined) return stopped(state, limit)
+    const request: LanguageModel.GenerateRequest = {
+      system: env.system,
+      messages: [...history(current, env.task, env.task.config.maxSupervisionRounds), ...state.live],
+      tools: Turn.tools,
+      toolChoice: "auto"
+    }
+    // The call is reserved against the budget before it is sent; one the budget cannot cover ends research.
+    const completion = yield* Effect.either(ContextRecovery.generateConversation(env.model, request))
+    if (Either.isLeft(completion) && completion.left._tag === "BudgetExhausted") return stopped(state, "budget")
+    if (Either.isLeft(completion)) {
+      yield* Effect.logWarning("the supervisor model failed; research stops with what it has", completion.left)
+      return stopped(state, "supervisor_failed", completion.left)
+    }
+    const { text, toolCalls } = completion.right
+    const rounds = current.rounds.length
+    if (toolCalls.length === 0) return afterProse(state, rounds, text)
+    const reading = read(toolCalls)
+    for (const { error, tool } of reading.rejected) {
+      yield* ResearchEvents.publish({
+        _tag: "ToolCallRejected",
+        unit: "supervisor",
+        tool,
+        error: error.slice(0, 2_000)
+      })
+    }
+    return reading.directives.length === 0
+      ? afterNoDirectives(state, rounds, reading, { text, toolCalls })
+      : yield* delegateTurn(env, state, rounds, reading)
+  })
+
+// =============================================================================
 // Supervision
 // =============================================================================
 
-/** The turns since the last round: what goes back to the model, and what was held over. */
-interface Between {
-  readonly live: ReadonlyArray<LanguageModel.Message>
-  readonly reflections: ReadonlyArray<string>
-  readonly turnsWithoutDelegation: number
-  readonly rejectedTurns: number
-}
-
-const fresh: Between = { live: [], reflections: [], turnsWithoutDelegation: 0, rejectedTurns: 0 }
-
-/** Runs supervision from wherever the session stands. */
-export const run = <R>(options: Options<R>) =>
+const environment = <R>(task: Task, options: Options<R>) =>
   Effect.gen(function* () {
-    const { budget, config, session } = options
-    const maxRounds = config.maxSupervisionRounds
+    const { config } = task
     const limitMillis = Duration.toMillis(config.maxResearchDuration)
-    const task: Prompt.Task = { query: options.query, brief: options.brief, constraints: options.constraints }
-    // A model without native tool calling gets the same tools through the JSON action protocol.
-    const model = ActionProtocol.wrap(yield* ModelRouter.forRole("supervisor"))
-    const system = Prompt.system(yield* today, {
-      maxRounds,
-      maxDirectivesPerRound: config.maxDirectivesPerRound,
-      maxConcurrentResearchUnits: config.maxConcurrentResearchUnits
-    })
-    const remainingMillis = Effect.map(session.elapsedIn("supervision"), (elapsed) => limitMillis - elapsed)
+    const remainingMillis = Effect.map(options.session.elapsedIn("supervision"), (elapsed) => limitMillis - elapsed)
     const timeUp = Effect.map(remainingMillis, (remaining) => remaining <= 0)
     const env: Environment<R> = {
+      task,
       options,
+      // A model without native tool calling gets the same tools through the JSON action protocol.
+      model: ActionProtocol.wrap(yield* ModelRouter.forRole("supervisor")),
+      system: Prompt.system(yield* today, {
+        maxRounds: config.maxSupervisionRounds,
+        maxDirectivesPerRound: config.maxDirectivesPerRound,
+        maxConcurrentResearchUnits: config.maxConcurrentResearchUnits
+      }),
       remainingMillis,
-      shouldStop: Effect.flatMap(budget.researchExhausted, (exhausted) => (exhausted ? Effect.succeed(true) : timeUp))
-    }
-    const stop = (reason: StopReason, error?: ProviderError | MalformedOutput) =>
-      Effect.gen(function* () {
-        const rounds = (yield* session.get).rounds.length
-        yield* ResearchEvents.publish({ _tag: "SupervisionStopped", reason, rounds })
-        return { reason, error } satisfies Outcome
-      })
-
-    // A round interrupted midway (a crash, a kill) finishes first, re-running only its unfinished directives.
-    const interrupted = (yield* session.get).rounds.find((r) => !r.completed)
-    if (interrupted !== undefined) yield* runRound(env, interrupted)
-
-    let between = fresh
-    while (true) {
-      const current = yield* session.get
-      if (current.rounds.length >= maxRounds) return yield* stop("max_rounds")
-      if (yield* timeUp) return yield* stop("time_limit")
-      const request: LanguageModel.GenerateRequest = {
-        system,
-        messages: [...history(current, task, maxRounds), ...between.live],
-        tools,
-        toolChoice: "auto"
-      }
-      if (yield* budget.researchExhausted) return yield* stop("budget")
-
-      // The call is reserved against the budget before it is sent; one the budget cannot cover ends research.
-      const completion = yield* Effect.either(ContextRecovery.generateConversation(model, request))
-      if (Either.isLeft(completion) && completion.left._tag === "BudgetExhausted") return yield* stop("budget")
-      if (Either.isLeft(completion)) {
-        yield* Effect.logWarning("the supervisor model failed; research stops with what it has", completion.left)
-        return yield* stop("supervisor_failed", completion.left)
-      }
-      const { text, toolCalls } = completion.right
-      if (toolCalls.length === 0) {
-        // A model that answers in prose before any research was delegated (weak tool callers do) is reminded once
-        // of its tools; after research has run, a turn without tools means it is done.
-        if (current.rounds.length > 0 || between.turnsWithoutDelegation > 0) return yield* stop("no_tool_call")
-        between = {
-          ...between,
-          turnsWithoutDelegation: between.turnsWithoutDelegation + 1,
-          live: [...between.live, LanguageModel.assistant(text, []), LanguageModel.user(Prompt.nudge)]
-        }
-        continue
-      }
-
-      const reading = read(toolCalls)
-      for (const { tool, error } of reading.rejected) {
-        yield* ResearchEvents.publish({
-          _tag: "ToolCallRejected",
-          unit: "supervisor",
-          tool,
-          error: error.slice(0, 2_000)
-        })
-      }
-      const back = {
-        ...between,
-        reflections: [...between.reflections, ...reading.reflections],
-        turnsWithoutDelegation: between.turnsWithoutDelegation + 1,
-        live: [...between.live, LanguageModel.assistant(text, toolCalls), ...reading.results]
-      }
-      if (reading.directives.length === 0) {
-        // Directives the supervisor means but cannot write in a readable form, turn after turn, before anything was
-        // researched: a report on nothing would read as a success, so supervision fails and says why.
-        if (reading.rejectedDirectives.length > 0 && current.rounds.length === 0) {
-          const rejectedTurns = between.rejectedTurns + 1
-          if (rejectedTurns >= maxRejectedTurns) {
-            const reason =
-              `every conductResearch call of the supervisor's first ${rejectedTurns} turns was rejected; ` +
-              `the last: ${reading.rejectedDirectives.at(-1) ?? ""}`
-            const raw = JSON.stringify(toolCalls).slice(0, 4_000)
-            return yield* stop("supervisor_failed", new MalformedOutput({ reason, raw }))
-          }
-          between = { ...back, rejectedTurns }
-          continue
-        }
-        if (reading.completes) return yield* stop("research_complete")
-        if (back.turnsWithoutDelegation >= maxTurnsWithoutDelegation) return yield* stop("no_directives")
-        between = back
-        continue
-      }
-
-      const reflections = [...between.reflections, ...reading.reflections]
-      yield* delegate(
-        env,
-        newRound(current.rounds.length + 1, reading.directives, reflections, config.maxDirectivesPerRound)
+      timeUp,
+      shouldStop: Effect.flatMap(options.budget.researchExhausted, (exhausted) =>
+        exhausted ? Effect.succeed(true) : timeUp
       )
-      between = fresh
-      // Directives given together with researchComplete are run first: the model asked for them.
-      if (reading.completes) return yield* stop("research_complete")
     }
+    return env
+  })
+
+/** Runs supervision from wherever the session stands. */
+export const run = <R>(task: Task, options: Options<R>) =>
+  Effect.gen(function* () {
+    const env = yield* environment(task, options)
+    // A round interrupted midway (a crash, a kill) finishes first, re-running only its unfinished directives.
+    const interrupted = (yield* options.session.get).rounds.find((r) => !r.completed)
+    if (interrupted !== undefined) yield* runRound(env, interrupted)
+    let state = initial
+    while (state.outcome === undefined) state = yield* step(env, state)
+    const rounds = (yield* options.session.get).rounds.length
+    yield* ResearchEvents.publish({ _tag: "SupervisionStopped", reason: state.outcome.reason, rounds })
+    return state.outcome
   }).pipe(Effect.withSpan("Supervisor.run"))

@@ -17,22 +17,15 @@ import * as LanguageModel from "../LanguageModel.js"
 import * as ModelRouter from "../ModelRouter.js"
 import * as Novelty from "../Novelty.js"
 import * as Prompt from "../prompts/synthesis.js"
-import { type Brief, Grounding, Report, type TopicResult, type UngroundedReason } from "../Research.js"
+import { Grounding, Report, type TopicResult, type UngroundedReason } from "../Research.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import type { Session } from "../Session.js"
 import type { Source } from "../Source.js"
 import * as StructuredOutput from "../StructuredOutput.js"
+import type { Task } from "../Task.js"
 import * as Tokens from "../Tokens.js"
 import { isProtected, type Section } from "../Truncation.js"
 import { today } from "../internal/text/calendar.js"
-
-/** What synthesis works from. */
-export interface Input {
-  readonly query: string
-  readonly brief: Brief | undefined
-  readonly constraints: string | undefined
-  readonly session: Session
-}
 
 /** One topic's findings with citations numbered against the report's source list. */
 export interface TopicFindings {
@@ -127,24 +120,27 @@ const titleOf = (markdown: string, fallback: string): string => {
 }
 
 /** The sections of the report prompt. */
-export const sections = (input: Input, language: Language.Language, found: Material): ReadonlyArray<Section> => [
-  { name: "question", kind: "question", content: `Question:\n${input.query}` },
-  ...(input.brief === undefined
+export const sections = (
+  task: Pick<Task, "query" | "brief" | "constraints" | "language">,
+  found: Material
+): ReadonlyArray<Section> => [
+  { name: "question", kind: "question", content: `Question:\n${task.query}` },
+  ...(task.brief === undefined
     ? []
     : [
         {
           name: "brief",
           kind: "brief" as const,
           content: [
-            `Research brief:\n${input.brief.brief}`,
-            ...(input.brief.scope.include.length > 0 ? [`Include: ${input.brief.scope.include.join("; ")}`] : []),
-            ...(input.brief.scope.exclude.length > 0 ? [`Exclude: ${input.brief.scope.exclude.join("; ")}`] : [])
+            `Research brief:\n${task.brief.brief}`,
+            ...(task.brief.scope.include.length > 0 ? [`Include: ${task.brief.scope.include.join("; ")}`] : []),
+            ...(task.brief.scope.exclude.length > 0 ? [`Exclude: ${task.brief.scope.exclude.join("; ")}`] : [])
           ].join("\n")
         }
       ]),
-  ...(input.constraints === undefined || input.constraints === ""
+  ...(task.constraints === undefined || task.constraints === ""
     ? []
-    : [{ name: "constraints", kind: "brief" as const, content: `Constraints:\n${input.constraints}` }]),
+    : [{ name: "constraints", kind: "brief" as const, content: `Constraints:\n${task.constraints}` }]),
   ...found.topics.map((t, i): Section => ({
     name: `findings ${i + 1}`,
     kind: "findings",
@@ -159,7 +155,7 @@ export const sections = (input: Input, language: Language.Language, found: Mater
         }
       ]
     : []),
-  { name: "request", kind: "instruction", content: Prompt.request(language) }
+  { name: "request", kind: "instruction", content: Prompt.request(task.language) }
 ]
 
 /** The report's output limit and input limit under a budget: undefined without one, "short" when it cannot pay. */
@@ -181,34 +177,35 @@ const budgetFor = (
 }
 
 /** The findings as they are, under a notice that the budget could not pay for a report: no model call. */
-const findingsAsTheyAre = (input: Input, language: Language.Language, found: Material) =>
+const findingsAsTheyAre = (task: Task, found: Material) =>
   Effect.gen(function* () {
     const status = yield* (yield* Budget.current).status
+    const budget = task.config.budget
     yield* ResearchEvents.publish({
       _tag: "BudgetWarning",
       level: "report_short",
-      budget: input.session.config.budget.maxTokens === undefined ? "usd" : "tokens",
-      spent: input.session.config.budget.maxTokens === undefined ? status.spent.costUsd : status.spent.tokens,
-      limit: input.session.config.budget.maxTokens ?? input.session.config.budget.maxUsd ?? 0
+      budget: budget.maxTokens === undefined ? "usd" : "tokens",
+      spent: budget.maxTokens === undefined ? status.spent.costUsd : status.spent.tokens,
+      limit: budget.maxTokens ?? budget.maxUsd ?? 0
     })
     yield* Effect.logWarning("what is left of the budget cannot pay for a report; the findings are given as they are")
     const body = [
-      `# ${input.query.replace(/\s+/g, " ").trim().slice(0, 120)}`,
-      Notices.budgetShortNotice(language.code),
+      `# ${task.query.replace(/\s+/g, " ").trim().slice(0, 120)}`,
+      Notices.budgetShortNotice(task.language.code),
       ...found.topics.map((t) => `## ${t.topic.replace(/\s+/g, " ").trim().slice(0, 160)}\n\n${t.findings.trim()}`)
     ].join("\n\n")
     return body
   })
 
-/** Writes the report. */
-export const run = Effect.fn("Synthesis.run")(function* (input: Input) {
-  const language = Language.forReport(input.query, input.brief?.language)
-  const found = material(input.session)
-  const kind = Prompt.classify(input.query, input.brief?.brief)
+/** Writes the report of the task from what the session found. */
+export const run = Effect.fn("Synthesis.run")(function* (task: Task, session: Session) {
+  const { language } = task
+  const found = material(session)
+  const kind = Prompt.classify(task.query, task.brief?.brief)
   const date = yield* today
   const system = Prompt.system({ today: date, language, kind, hasSources: found.sources.length > 0 })
   const model = yield* ModelRouter.forRole("report")
-  const parts = sections(input, language, found)
+  const parts = sections(task, found)
   const build = (shown: ReadonlyArray<Section>, outputTokens?: number): LanguageModel.GenerateRequest => ({
     system,
     messages: [LanguageModel.user(shown.map((part) => part.content).join("\n\n"))],
@@ -237,14 +234,12 @@ export const run = Effect.fn("Synthesis.run")(function* (input: Input) {
     )
   }
   const text =
-    written === undefined
-      ? yield* findingsAsTheyAre(input, language, found)
-      : StructuredOutput.stripThinking(written.text)
+    written === undefined ? yield* findingsAsTheyAre(task, found) : StructuredOutput.stripThinking(written.text)
   if (text === "") {
     return yield* Effect.fail(new MalformedOutput({ reason: "the report model returned no text", raw: "" }))
   }
   const finalized = Citations.finalize(text, found.sources, Language.sourcesHeading(language))
-  const grounding = groundingOf(input.session, found.sources.length)
+  const grounding = groundingOf(session, found.sources.length)
   // A report that rests on no source says so first, in its own language, whatever the model wrote.
   const markdown =
     grounding.reason === undefined
@@ -253,7 +248,7 @@ export const run = Effect.fn("Synthesis.run")(function* (input: Input) {
   // Strings, a count and citations made as such: not validated again.
   const report = new Report(
     {
-      title: titleOf(finalized.markdown, input.query),
+      title: titleOf(finalized.markdown, task.query),
       markdown,
       citations: finalized.citations,
       language: language.name,

@@ -2,18 +2,7 @@
  * The brief prompt: turn the request (and any clarification) into the research brief that drives supervision and
  * synthesis.
  */
-
-/** What the brief model knows besides the question. */
-export interface BriefInput {
-  readonly query: string
-  readonly today: string
-  /** The clarifying question that was asked, if any. */
-  readonly question?: string | undefined
-  /** The user's answer to it, if one came. */
-  readonly answer?: string | undefined
-  /** What the clarification model understood, kept as constraints when nobody answered. */
-  readonly verification?: string | undefined
-}
+import type { Task } from "../Task.js"
 
 /** The brief model's instructions. */
 export const system = (today: string): string =>
@@ -36,16 +25,22 @@ export const system = (today: string): string =>
     "Answer with brief (one focused paragraph), scope (include, exclude), sourcePreferences and language."
   ].join("\n")
 
-/** The user message. */
-export const user = (input: BriefInput): string =>
-  [
+/**
+ * The user message: the question and the clarification (the question asked, the user's answer, or what the
+ * clarification model understood, kept as constraints when nobody answered).
+ */
+export const user = (task: Pick<Task, "query" | "clarification">): string => {
+  const decision = task.clarification?.decision
+  const question = decision?.needClarification ? decision.question : ""
+  const answer = task.clarification?.answer ?? ""
+  const verification = decision?.verification ?? ""
+  return [
     "Research request:",
-    input.query,
-    ...(input.question !== undefined && input.question !== ""
-      ? ["", "A clarifying question was asked:", input.question]
-      : []),
-    ...(input.answer !== undefined && input.answer !== "" ? ["", "The user answered:", input.answer] : []),
-    ...(input.verification !== undefined && input.verification !== "" && (input.answer ?? "") === ""
-      ? ["", "Understood constraints (nobody was available to answer questions):", input.verification]
+    task.query,
+    ...(question !== "" ? ["", "A clarifying question was asked:", question] : []),
+    ...(answer !== "" ? ["", "The user answered:", answer] : []),
+    ...(verification !== "" && answer === ""
+      ? ["", "Understood constraints (nobody was available to answer questions):", verification]
       : [])
   ].join("\n")
+}

@@ -2,31 +2,25 @@
  * The researcher: a tool-calling agent that investigates one directive of the supervisor with web search, page
  * extraction and reflection, then reports what it found with numbered citations.
  */
-import type { Brief, Directive } from "../Research.js"
+import type { Directive } from "../Research.js"
+import type { ResearchConfig } from "../ResearchConfig.js"
+import type { Task } from "../Task.js"
 import * as Untrusted from "./untrusted.js"
 
-/** What the researcher's prompts are made from. */
-export interface Context {
-  readonly directive: Directive
-  readonly query: string
-  readonly brief: Brief | undefined
-  readonly date: string
-  readonly maxToolCalls: number
-  readonly maxQueriesPerSearch: number
-  readonly maxUrlsPerExtract: number
-}
+/** The sizes of the researcher's tools, as its instructions state them. */
+export type Limits = Pick<ResearchConfig, "researcherMaxToolCalls" | "maxQueriesPerSearch" | "maxUrlsPerExtract">
 
-/** The system prompt. */
-export const system = (context: Context): string =>
+/** The system prompt, for a researcher working on `date`. */
+export const system = (limits: Limits, date: string): string =>
   [
     "You are a research agent. A lead researcher has given you one assignment within a larger research project; " +
       "other agents cover the other parts and a separate writer turns everyone's findings into the final report. " +
       "Your job is to gather evidence for your assignment, not to write the report.",
-    `Today is ${context.date}.`,
+    `Today is ${date}.`,
     "## Tools",
-    `- webSearch(queries): runs 1 to ${context.maxQueriesPerSearch} web searches at once. Each result comes back ` +
+    `- webSearch(queries): runs 1 to ${limits.maxQueriesPerSearch} web searches at once. Each result comes back ` +
       "summarised, numbered [n] and tagged NEW, RELATED or DUPLICATE against the sources already found.",
-    `- extractContent(urls): reads 1 to ${context.maxUrlsPerExtract} pages in full and returns their summaries. ` +
+    `- extractContent(urls): reads 1 to ${limits.maxUrlsPerExtract} pages in full and returns their summaries. ` +
       "Use it when a result suggests the page holds the detail you need (figures, tables, specifications, " +
       "methodology) that its summary lacks. A page you already have comes back as FULL PAGE under its number.",
     "- think(reflection): a pause to reflect; it costs nothing and is always carried out before your other calls " +
@@ -39,7 +33,7 @@ export const system = (context: Context): string =>
       "is another search worth it? Name the specific gap a further search would fill.",
     "3. Prefer primary sources: official documents, original data, peer-reviewed work, the maker's own " +
       "documentation. Treat secondary summaries, forums and marketing with care, and note disagreements.",
-    `4. You have ${context.maxToolCalls} webSearch or extractContent calls in all; think and researchComplete are ` +
+    `4. You have ${limits.researcherMaxToolCalls} webSearch or extractContent calls in all; think and researchComplete are ` +
       "free. The calls you have left are shown every turn. A simple assignment needs two or three searches; use " +
       "more only for a complex one.",
     "5. Stop and call researchComplete when you can answer the assignment with at least three relevant sources " +
@@ -52,8 +46,8 @@ export const system = (context: Context): string =>
     Untrusted.notice
   ].join("\n\n")
 
-/** The first user message: the assignment and its context. */
-export const task = (context: Context): string => {
+/** The first user message: the assignment and its context, the question and its brief. */
+export const task = (context: Pick<Task, "query" | "brief">, directive: Directive): string => {
   const brief =
     context.brief === undefined
       ? []
@@ -68,9 +62,9 @@ export const task = (context: Context): string => {
   return [
     `The user's question (for context): ${context.query}`,
     ...brief,
-    `## Your assignment\n${context.directive.topic}`,
-    `Perspective to take: ${context.directive.perspective}`,
-    `Evidence needed: ${context.directive.evidenceNeeded}`
+    `## Your assignment\n${directive.topic}`,
+    `Perspective to take: ${directive.perspective}`,
+    `Evidence needed: ${directive.evidenceNeeded}`
   ].join("\n\n")
 }
 

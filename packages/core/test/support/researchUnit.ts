@@ -12,6 +12,7 @@ import * as ResearchEvents from "../../src/ResearchEvents.js"
 import * as SearchProvider from "../../src/SearchProvider.js"
 import type { Source } from "../../src/Source.js"
 import * as Summarizer from "../../src/Summarizer.js"
+import * as Task from "../../src/Task.js"
 import { ScriptedModel, StaticWeb } from "../../src/testing/index.js"
 
 export const directive = new IssuedDirective({
@@ -107,10 +108,8 @@ const webLayer = (options: RunOptions) => {
 
 export const input = (options: RunOptions): Effect.Effect<ResearchUnit.Input> =>
   Effect.map(ResearchConfig.decode(options.config ?? {}).pipe(Effect.orDie), (config) => ({
+    task: Task.make({ query: "What is the record efficiency of solar cells?", config, brief: options.brief }),
     directive,
-    query: "What is the record efficiency of solar cells?",
-    brief: options.brief,
-    config,
     knownSources: options.knownSources ?? [],
     shouldStop: options.shouldStop ?? Effect.succeed(false)
   }))

@@ -124,6 +124,167 @@ const renderDuplicate = (number: number, reason: Novelty.DuplicateReason): strin
     reason === "content" ? "text" : reason === "title" ? "title" : "page"
   } came back again.`
 
+// =============================================================================
+// The ledger's book
+// =============================================================================
+
+/** What the ledger's functions share: the entries in number order, looked up by id and URL, and the index. */
+interface Book {
+  readonly directiveId: string
+  readonly index: Novelty.Index
+  readonly knownById: Map<string, Source>
+  readonly entries: Array<Entry>
+  readonly entryById: Map<string, Entry>
+  readonly entryByUrl: Map<string, Entry>
+  newCount: number
+  fetchedAt: number
+}
+
+const addEntry = (book: Book, fields: Omit<Entry, "number" | "retrievedAt"> & { readonly retrievedAt?: number }) => {
+  const entry: Entry = { ...fields, number: book.entries.length + 1, retrievedAt: fields.retrievedAt ?? book.fetchedAt }
+  book.entries.push(entry)
+  book.entryById.set(entry.id, entry)
+  book.entryByUrl.set(Novelty.normalizeUrl(entry.url), entry)
+  return entry
+}
+
+const entryOfKnown = (book: Book, source: Source): Entry =>
+  book.entryById.get(source.id) ??
+  addEntry(book, {
+    id: source.id,
+    isNew: false,
+    known: source,
+    url: source.url,
+    title: source.title,
+    provider: source.provider,
+    publishedDate: source.publishedDate,
+    work: source.work,
+    content: source.content,
+    summary: source.summary,
+    rawLength: source.rawLength,
+    novelty: "duplicate",
+    relatedTo: undefined,
+    retrievedAt: source.retrievedAt
+  })
+
+// A fuller page of a source already held replaces what was read of it.
+const fullerPage = (entry: Entry, candidate: Candidate, pending: Array<Pending>): Line => {
+  pending.push({ entry, url: candidate.url, title: candidate.title || entry.title, raw: candidate.raw })
+  return { _tag: "Source", number: entry.number, origin: "page" }
+}
+
+/** A text the index took for a duplicate: of one of the unit's own sources, or of a known one shown again. */
+const placeDuplicate = (
+  book: Book,
+  candidate: Candidate,
+  kind: "search" | "extract",
+  verdict: { readonly of: string; readonly reason: Novelty.DuplicateReason },
+  pending: Array<Pending>
+): Line => {
+  // Own sources are found by URL before, so here they can only match by title or text.
+  const own = book.entryById.get(verdict.of)
+  if (own !== undefined) return { _tag: "Duplicate", number: own.number, reason: verdict.reason }
+  const known = book.knownById.get(verdict.of)
+  if (known === undefined) return { _tag: "Note", text: `A duplicate of a source already held: ${candidate.url}` }
+  const entry = entryOfKnown(book, known)
+  if (kind === "extract" && verdict.reason === "url" && candidate.raw.length > entry.rawLength) {
+    return fullerPage(entry, candidate, pending)
+  }
+  return { _tag: "Source", number: entry.number, origin: "known" }
+}
+
+const place = (book: Book, candidate: Candidate, kind: "search" | "extract", pending: Array<Pending>): Line => {
+  const seen = book.entryByUrl.get(Novelty.normalizeUrl(candidate.url))
+  if (seen !== undefined) {
+    if (kind === "extract" && candidate.raw.length > seen.rawLength) return fullerPage(seen, candidate, pending)
+    return { _tag: "Duplicate", number: seen.number, reason: "url" }
+  }
+  const id = `${book.directiveId}-s${book.newCount + 1}`
+  const verdict = book.index.insert({ id, url: candidate.url, title: candidate.title, text: candidate.raw })
+  if (verdict._tag === "Duplicate") return placeDuplicate(book, candidate, kind, verdict, pending)
+  book.newCount++
+  const nearest = verdict.nearest === undefined ? undefined : book.entryById.get(verdict.nearest)
+  const entry = addEntry(book, {
+    id,
+    isNew: true,
+    known: undefined,
+    url: candidate.url,
+    title: candidate.title,
+    provider: candidate.provider,
+    publishedDate: candidate.publishedDate,
+    work: candidate.work,
+    content: candidate.raw,
+    summary: undefined,
+    rawLength: candidate.raw.length,
+    novelty: verdict.novelty,
+    relatedTo: nearest?.number
+  })
+  pending.push({ entry, url: candidate.url, title: candidate.title, raw: candidate.raw })
+  return { _tag: "Source", number: entry.number, origin: "new" }
+}
+
+const settle: Ledger["settle"] = (pending, summaries) => {
+  pending.forEach((item, i) => {
+    const result = summaries[i]
+    if (result === undefined) return
+    item.entry.content = result.content
+    item.entry.summary = result.summary
+    item.entry.rawLength = item.raw.length
+    if (item.title !== "") item.entry.title = item.title
+  })
+  return pending
+    .filter((item, i) => item.entry.isNew && pending.findIndex((p) => p.entry === item.entry) === i)
+    .map((item) => item.entry)
+}
+
+const render = (book: Book, lines: ReadonlyArray<Line>): string =>
+  lines
+    .map((line) => {
+      switch (line._tag) {
+        case "Note":
+          return line.text
+        case "Duplicate":
+          return renderDuplicate(line.number, line.reason)
+        case "Source": {
+          const entry = book.entries[line.number - 1]
+          return entry === undefined ? "" : renderEntry(entry, line.origin)
+        }
+      }
+    })
+    .filter((text) => text !== "")
+    .join("\n\n")
+
+// Every field is typed and was checked where it came from (the summary is a decoded `SourceSummary`): a Source is
+// not validated again.
+const sourceOf = (book: Book, entry: Entry): Source =>
+  entry.known ??
+  new Source(
+    {
+      id: entry.id,
+      url: entry.url,
+      title: entry.title,
+      content: entry.content,
+      ...(entry.summary !== undefined ? { summary: entry.summary } : {}),
+      provider: entry.provider,
+      quality: qualityOfUrl(entry.url),
+      ...(entry.publishedDate !== undefined ? { publishedDate: entry.publishedDate } : {}),
+      retrievedAt: entry.retrievedAt,
+      directiveId: book.directiveId,
+      rawLength: entry.rawLength,
+      ...(entry.work !== undefined ? { work: entry.work } : {})
+    },
+    true
+  )
+
+const seen = (book: Book): ReadonlyArray<SeenSource> =>
+  book.entries.map((entry) => ({
+    number: entry.number,
+    isNew: entry.isNew,
+    novelty: entry.novelty,
+    content: entry.content,
+    source: sourceOf(book, entry)
+  }))
+
 /** A ledger for one directive, over the sources of earlier rounds. */
 export const make = (options: {
   readonly directiveId: string
@@ -132,159 +293,27 @@ export const make = (options: {
   /** When the unit started: the retrieval time until a turn's results come back. */
   readonly now: number
 }): Ledger => {
-  const index = Novelty.make(options.novelty)
-  const knownById = new Map<string, Source>()
+  const book: Book = {
+    directiveId: options.directiveId,
+    index: Novelty.make(options.novelty),
+    knownById: new Map(),
+    entries: [],
+    entryById: new Map(),
+    entryByUrl: new Map(),
+    newCount: 0,
+    fetchedAt: options.now
+  }
   for (const source of options.knownSources) {
-    knownById.set(source.id, source)
-    index.add({ id: source.id, url: source.url, title: source.title, text: source.content })
+    book.knownById.set(source.id, source)
+    book.index.add({ id: source.id, url: source.url, title: source.title, text: source.content })
   }
-  const entries: Array<Entry> = []
-  const entryById = new Map<string, Entry>()
-  const entryByUrl = new Map<string, Entry>()
-  let newCount = 0
-  let fetchedAt = options.now
-
-  const addEntry = (fields: Omit<Entry, "number" | "retrievedAt"> & { readonly retrievedAt?: number }): Entry => {
-    const entry: Entry = { ...fields, number: entries.length + 1, retrievedAt: fields.retrievedAt ?? fetchedAt }
-    entries.push(entry)
-    entryById.set(entry.id, entry)
-    entryByUrl.set(Novelty.normalizeUrl(entry.url), entry)
-    return entry
-  }
-
-  const entryOfKnown = (source: Source): Entry =>
-    entryById.get(source.id) ??
-    addEntry({
-      id: source.id,
-      isNew: false,
-      known: source,
-      url: source.url,
-      title: source.title,
-      provider: source.provider,
-      publishedDate: source.publishedDate,
-      work: source.work,
-      content: source.content,
-      summary: source.summary,
-      rawLength: source.rawLength,
-      novelty: "duplicate",
-      relatedTo: undefined,
-      retrievedAt: source.retrievedAt
-    })
-
-  // A fuller page of a source already held replaces what was read of it.
-  const fullerPage = (entry: Entry, candidate: Candidate, pending: Array<Pending>): Line => {
-    pending.push({ entry, url: candidate.url, title: candidate.title || entry.title, raw: candidate.raw })
-    return { _tag: "Source", number: entry.number, origin: "page" }
-  }
-
-  const place: Ledger["place"] = (candidate, kind, pending) => {
-    const seen = entryByUrl.get(Novelty.normalizeUrl(candidate.url))
-    if (seen !== undefined) {
-      if (kind === "extract" && candidate.raw.length > seen.rawLength) return fullerPage(seen, candidate, pending)
-      return { _tag: "Duplicate", number: seen.number, reason: "url" }
-    }
-    const id = `${options.directiveId}-s${newCount + 1}`
-    const verdict = index.insert({ id, url: candidate.url, title: candidate.title, text: candidate.raw })
-    if (verdict._tag === "Duplicate") {
-      // Own sources are found by URL above, so here they can only match by title or text.
-      const own = entryById.get(verdict.of)
-      if (own !== undefined) return { _tag: "Duplicate", number: own.number, reason: verdict.reason }
-      const known = knownById.get(verdict.of)
-      if (known === undefined) return { _tag: "Note", text: `A duplicate of a source already held: ${candidate.url}` }
-      const entry = entryOfKnown(known)
-      if (kind === "extract" && verdict.reason === "url" && candidate.raw.length > entry.rawLength) {
-        return fullerPage(entry, candidate, pending)
-      }
-      return { _tag: "Source", number: entry.number, origin: "known" }
-    }
-    newCount++
-    const nearest = verdict.nearest === undefined ? undefined : entryById.get(verdict.nearest)
-    const entry = addEntry({
-      id,
-      isNew: true,
-      known: undefined,
-      url: candidate.url,
-      title: candidate.title,
-      provider: candidate.provider,
-      publishedDate: candidate.publishedDate,
-      work: candidate.work,
-      content: candidate.raw,
-      summary: undefined,
-      rawLength: candidate.raw.length,
-      novelty: verdict.novelty,
-      relatedTo: nearest?.number
-    })
-    pending.push({ entry, url: candidate.url, title: candidate.title, raw: candidate.raw })
-    return { _tag: "Source", number: entry.number, origin: "new" }
-  }
-
-  const settle: Ledger["settle"] = (pending, summaries) => {
-    pending.forEach((item, i) => {
-      const result = summaries[i]
-      if (result === undefined) return
-      item.entry.content = result.content
-      item.entry.summary = result.summary
-      item.entry.rawLength = item.raw.length
-      if (item.title !== "") item.entry.title = item.title
-    })
-    return pending
-      .filter((item, i) => item.entry.isNew && pending.findIndex((p) => p.entry === item.entry) === i)
-      .map((item) => item.entry)
-  }
-
-  const render: Ledger["render"] = (lines) =>
-    lines
-      .map((line) => {
-        switch (line._tag) {
-          case "Note":
-            return line.text
-          case "Duplicate":
-            return renderDuplicate(line.number, line.reason)
-          case "Source": {
-            const entry = entries[line.number - 1]
-            return entry === undefined ? "" : renderEntry(entry, line.origin)
-          }
-        }
-      })
-      .filter((text) => text !== "")
-      .join("\n\n")
-
-  // Every field is typed and was checked where it came from (the summary is a decoded `SourceSummary`): a Source is
-  // not validated again.
-  const seen: Ledger["seen"] = () =>
-    entries.map((entry) => ({
-      number: entry.number,
-      isNew: entry.isNew,
-      novelty: entry.novelty,
-      content: entry.content,
-      source:
-        entry.known ??
-        new Source(
-          {
-            id: entry.id,
-            url: entry.url,
-            title: entry.title,
-            content: entry.content,
-            ...(entry.summary !== undefined ? { summary: entry.summary } : {}),
-            provider: entry.provider,
-            quality: qualityOfUrl(entry.url),
-            ...(entry.publishedDate !== undefined ? { publishedDate: entry.publishedDate } : {}),
-            retrievedAt: entry.retrievedAt,
-            directiveId: options.directiveId,
-            rawLength: entry.rawLength,
-            ...(entry.work !== undefined ? { work: entry.work } : {})
-          },
-          true
-        )
-    }))
-
   return {
-    place,
+    place: (candidate, kind, pending) => place(book, candidate, kind, pending),
     settle,
-    render,
+    render: (lines) => render(book, lines),
     fetchedAt: (millis) => {
-      fetchedAt = millis
+      book.fetchedAt = millis
     },
-    seen
+    seen: () => seen(book)
   }
 }

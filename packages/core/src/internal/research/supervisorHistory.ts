@@ -8,6 +8,7 @@ import * as Prompt from "../../prompts/supervisor.js"
 import { Directive, type IssuedDirective, type TopicResult } from "../../Research.js"
 import type { Session } from "../../Session.js"
 import type { Source } from "../../Source.js"
+import type { Task } from "../../Task.js"
 import { domainOf } from "./sourceQuality.js"
 
 /** The names of the supervisor's tools, as its rebuilt conversation calls them. */
@@ -63,7 +64,7 @@ const encodeDirective = Schema.encodeSync(Directive)
 /** The supervisor's conversation, rebuilt from the session's rounds (from typed parts: not validated again). */
 export const history = (
   session: Session,
-  task: Prompt.Task,
+  task: Pick<Task, "query" | "brief" | "constraints">,
   maxRounds: number
 ): ReadonlyArray<LanguageModel.Message> => {
   const messages: Array<LanguageModel.Message> = [LanguageModel.user(Prompt.task(task))]

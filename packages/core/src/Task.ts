@@ -1,0 +1,55 @@
+/**
+ * The research task: what the user asked (the question, the clarification, the settings) and what the brief made of
+ * it (the brief, the report's language), as one value. The pipeline builds it from the session once the brief is
+ * written and hands it down; every phase and prompt reads the task and takes only its own inputs beside it, so the
+ * question and the brief are declared once and not again at each stop. It is derived from the session, which stores
+ * its parts, so it is not stored itself; it lives below the phases and prompts that read it.
+ */
+import * as Language from "./internal/text/language.js"
+import type { Brief, ClarificationRecord } from "./Research.js"
+import type { ResearchConfig } from "./ResearchConfig.js"
+import type { Session } from "./Session.js"
+
+/** What a research run works on, from the brief to the report. */
+export interface Task {
+  /** The user's question, as asked. */
+  readonly query: string
+  /** The clarification's decision and the user's answer, when there was one. */
+  readonly clarification: ClarificationRecord | undefined
+  /** What the clarification contributes as constraints: the answer, else the understanding. */
+  readonly constraints: string | undefined
+  /** The brief; undefined before it is written, and when the question stands in for it. */
+  readonly brief: Brief | undefined
+  /** The language the report is written in (and searches are made in): the question's, or the brief's. */
+  readonly language: Language.Language
+  /** The run's settings. */
+  readonly config: ResearchConfig
+}
+
+/** What the clarification contributes to later phases as constraints: the answer, else the understanding. */
+export const constraintsOf = (record: ClarificationRecord | undefined): string | undefined => {
+  if (record === undefined) return undefined
+  if (record.answer !== undefined && record.answer !== "") {
+    return `Asked: ${record.decision.question}\nThe user answered: ${record.answer}`
+  }
+  return record.decision.verification === "" ? undefined : record.decision.verification
+}
+
+/** The task of a question with its settings, its clarification and its brief (each may be missing). */
+export const make = (options: {
+  readonly query: string
+  readonly config: ResearchConfig
+  readonly clarification?: ClarificationRecord | undefined
+  readonly brief?: Brief | undefined
+}): Task => ({
+  query: options.query,
+  clarification: options.clarification,
+  constraints: constraintsOf(options.clarification),
+  brief: options.brief,
+  language: Language.forReport(options.query, options.brief?.language),
+  config: options.config
+})
+
+/** The task as the session holds it: its question, settings, clarification and brief. */
+export const fromSession = (session: Session): Task =>
+  make({ query: session.query, config: session.config, clarification: session.clarification, brief: session.brief })

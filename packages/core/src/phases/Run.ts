@@ -1,0 +1,259 @@
+/**
+ * One run of a session: the phases in order (clarify -> brief -> supervision -> synthesis), each a small step over the
+ * `Run` record that the run shares (its running session, account, budget and request journal). Each step skips what
+ * the session has done already, so a resumed run picks up at its last checkpoint. The pipeline (`Pipeline.ts`) begins
+ * and continues sessions and hands each run here; a new step is one more function and one more line in `steps`.
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Budget from "../Budget.js"
+import { type ResearchError, Ungrounded } from "../Errors.js"
+import * as ModelRouter from "../ModelRouter.js"
+import * as Pricing from "../Pricing.js"
+import type { Report } from "../Research.js"
+import type * as ResearchConfig from "../ResearchConfig.js"
+import * as ResearchEvents from "../ResearchEvents.js"
+import { QuestionLanguage } from "../SearchProvider.js"
+import * as Session from "../Session.js"
+import * as SessionRequests from "../SessionRequests.js"
+import { SessionStore, type Service as SessionStoreService } from "../SessionStore.js"
+import * as Task from "../Task.js"
+import * as Tokens from "../Tokens.js"
+import type * as Usage from "../Usage.js"
+import * as UsageLedger from "../UsageLedger.js"
+import * as Brief from "./Brief.js"
+import * as Checkpoint from "./Checkpoint.js"
+import * as Clarify from "./Clarify.js"
+import type * as ResearchUnit from "./ResearchUnit.js"
+import * as Supervisor from "./Supervisor.js"
+import * as Synthesis from "./Synthesis.js"
+
+// =============================================================================
+// The run record
+// =============================================================================
+
+/**
+ * Whether a phase has finished. A phase's result is saved with its completion mark, in one checkpoint; a result
+ * without the mark (a session saved by an earlier version, which saved them one after the other) counts too.
+ */
+const isDone = (session: Session.Session, phase: Usage.Phase): boolean => {
+  if (session.phasesCompleted.includes(phase)) return true
+  switch (phase) {
+    case "clarification":
+      return session.clarification !== undefined
+    case "brief":
+      return session.brief !== undefined || session.briefFallback
+    case "supervision":
+      return false
+    case "synthesis":
+      return session.report !== undefined
+  }
+}
+
+/** What every step of a run shares: the running session and what the run holds for its life. */
+interface Run<R> {
+  readonly initial: Session.Session
+  readonly config: ResearchConfig.ResearchConfig
+  readonly mode: Clarify.Mode
+  readonly runUnit: ResearchUnit.Runner<R>
+  readonly store: SessionStoreService
+  readonly ledger: UsageLedger.UsageLedger
+  readonly budget: Budget.Service
+  readonly journal: SessionRequests.Journal
+  readonly session: Checkpoint.Handle
+}
+
+/** The running session, each of whose checkpoints also writes the request journal, so that the two keep pace. */
+const journalingCheckpoints = (handle: Checkpoint.Handle, journal: SessionRequests.Journal): Checkpoint.Handle => ({
+  ...handle,
+  update: (label, change) => Effect.tap(handle.update(label, change), () => journal.flush),
+  phase: (phase, body, record) => Effect.tap(handle.phase(phase, body, record), () => journal.flush)
+})
+
+/** Opens a run of `initial`: its account, its budget, its request journal and its running session. */
+const open = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: ResearchUnit.Runner<R>) =>
+  Effect.gen(function* () {
+    const config = initial.config
+    const ledger = yield* UsageLedger.make(initial.usage)
+    const table = Option.getOrElse(yield* Effect.serviceOption(Pricing.Pricing), () => Pricing.defaultTable)
+    const budget = yield* Budget.make(config.budget, UsageLedger.totals(initial.usage), {
+      table,
+      reportModel: (yield* ModelRouter.ModelRouter).resolve("report").model
+    })
+    // What earlier runs of the session were answered is not asked again; what this run is answered is journaled.
+    const journal = yield* SessionRequests.journal(initial.id)
+    const session = journalingCheckpoints(yield* Checkpoint.make(initial, ledger), journal)
+    const run: Run<R> = { initial, config, mode, runUnit, store: yield* SessionStore, ledger, budget, journal, session }
+    return run
+  })
+
+const done = <R>(run: Run<R>, phase: Usage.Phase) => Effect.map(run.session.get, (s) => isDone(s, phase))
+
+/** Why the report rests on no source, when it does and the run requires sources. */
+const ungroundedReason = (config: ResearchConfig.ResearchConfig, report: Report): string | undefined =>
+  config.requireSources && report.grounding?.sources === 0 ? (report.grounding.reason ?? "no source") : undefined
+
+/**
+ * Each phase's first call is checked against the budget like every research call: a budget too small for it skips the
+ * phase (no question asked, the original question as the brief) and keeps the reserve for the report.
+ */
+const affordable = <R>(run: Run<R>, role: Usage.Role) =>
+  Effect.flatMap(ModelRouter.forRole(role), (model) =>
+    run.budget.covers({ role, model: model.model, inputTokens: Tokens.estimateTokens(run.initial.query) + 1_000 })
+  )
+
+// =============================================================================
+// Steps
+// =============================================================================
+
+/**
+ * A resumed run starts afresh: the failure an earlier run stopped on is no longer the session's. (A new session was
+ * saved running, and needs no second save.)
+ */
+const markRunning = <R>(run: Run<R>) =>
+  run.initial.status !== "running" || run.initial.error !== undefined
+    ? run.session.update("running", (s) => {
+        const { error: _earlier, ...rest } = s
+        return new Session.Session({ ...rest, status: "running" })
+      })
+    : Effect.void
+
+/** Clarification, when it is allowed, not done and affordable; true when the run stops to wait for the answer. */
+const clarify = <R>(run: Run<R>) =>
+  Effect.gen(function* () {
+    if (!run.config.allowClarification || (yield* done(run, "clarification"))) return false
+    if (!(yield* affordable(run, "clarification"))) return false
+    const outcome = yield* run.session.phase("clarification", Clarify.run(run.initial.query, run.mode), (outcome, s) =>
+      Checkpoint.patch(s, {
+        clarification: outcome.record,
+        status: outcome.awaiting ? "awaiting_clarification" : "running"
+      })
+    )
+    return outcome.awaiting
+  })
+
+/** The brief, from the task as asked; the question stands in when the budget cannot pay for one. */
+const writeBrief = <R>(run: Run<R>) =>
+  Effect.gen(function* () {
+    if (yield* done(run, "brief")) return
+    const asked = Task.fromSession(yield* run.session.get)
+    yield* run.session.phase(
+      "brief",
+      (yield* affordable(run, "brief")) ? Brief.run(asked) : Brief.fallback(run.initial.query),
+      (outcome, s) => Checkpoint.patch(s, { brief: outcome.brief, briefFallback: outcome.fallback })
+    )
+  })
+
+/** Supervision: the rounds of research units. */
+const supervise = <R>(run: Run<R>, task: Task.Task) =>
+  Effect.gen(function* () {
+    if (yield* done(run, "supervision")) return
+    const { budget, runUnit, session } = run
+    const supervision = Effect.gen(function* () {
+      const outcome = yield* Supervisor.run(task, { session, budget, runUnit })
+      // A supervisor that fails before anything was found leaves nothing to write about: the run fails (and can be
+      // resumed); with findings in hand, the report is written from them.
+      if (outcome.error !== undefined && Synthesis.completedResults(yield* session.get).length === 0) {
+        return yield* Effect.fail(outcome.error)
+      }
+      return outcome
+    })
+    yield* session.phase(
+      "supervision",
+      // Providers with an edition per language (Wikipedia) search the question's.
+      Effect.provideService(supervision, QuestionLanguage, task.language.code),
+      (outcome, s) => Checkpoint.patch(s, { supervisionStopReason: outcome.reason })
+    )
+  })
+
+/**
+ * Synthesis: the report file first, then one checkpoint with the report, the completion mark and the status, so that
+ * a completed session always has its report file.
+ */
+const synthesize = <R>(run: Run<R>, task: Task.Task) =>
+  Effect.gen(function* () {
+    if (yield* done(run, "synthesis")) return
+    const current = yield* run.session.get
+    yield* run.session.phase(
+      "synthesis",
+      Effect.tap(Synthesis.run(task, current), (report) => run.store.saveReport(current.id, report.markdown)),
+      // A run that requires sources and found none is not completed: it fails in `complete`, its report kept.
+      (report, s) =>
+        Checkpoint.patch(s, {
+          report,
+          status: ungroundedReason(run.config, report) === undefined ? "completed" : s.status
+        })
+    )
+  })
+
+/** Ends the run: a report that rests on no source when sources are required fails it; otherwise it is completed. */
+const complete = <R>(run: Run<R>) =>
+  Effect.gen(function* () {
+    const written = (yield* run.session.get).report
+    const ungrounded = written === undefined ? undefined : ungroundedReason(run.config, written)
+    if (ungrounded !== undefined) return yield* Effect.fail(new Ungrounded({ reason: ungrounded }))
+    const finished = yield* run.session.get
+    const completed =
+      finished.status === "completed"
+        ? finished
+        : yield* run.session.update("completed", (s) => Checkpoint.patch(s, { status: "completed" }))
+    // A completed session is never run again: its journal is of no more use.
+    yield* run.journal.discard
+    const spent = UsageLedger.totals(completed.usage)
+    yield* ResearchEvents.publish({
+      _tag: "SessionCompleted",
+      durationMillis: completed.metrics.reduce((n, m) => n + m.durationMillis, 0),
+      tokens: spent.tokens,
+      costUsd: spent.costUsd
+    })
+    return completed
+  })
+
+/** The steps of a run, in order; each skips what the session has done already. */
+const steps = <R>(run: Run<R>) =>
+  Effect.gen(function* () {
+    yield* markRunning(run)
+    if (yield* clarify(run)) return yield* run.session.get
+    yield* writeBrief(run)
+    // The task, from here to the report: the question, its clarification and brief, and the settings.
+    const task = Task.fromSession(yield* run.session.get)
+    yield* supervise(run, task)
+    yield* synthesize(run, task)
+    return yield* complete(run)
+  })
+
+/** Runs the steps with what the run shares provided, and marks the session when the run ends otherwise. */
+const within = <R, A, R2>(run: Run<R>, body: Effect.Effect<A, ResearchError, R2>) =>
+  body.pipe(
+    // Searches, extractions and summaries are shared by the session's researchers and its runs: none is made twice.
+    SessionRequests.shareJournaled(run.journal),
+    Effect.provideService(UsageLedger.UsageLedger, run.ledger),
+    // Every model call of the run is reserved against its budget (see `ModelRouter`).
+    Effect.provideService(Budget.Budget, run.budget),
+    Effect.tapError((error: ResearchError) =>
+      Effect.zipRight(
+        Effect.ignore(run.session.update("failed", (s) => Checkpoint.patch(s, { status: "failed", error }))),
+        ResearchEvents.publish({ _tag: "SessionFailed", error: error.message })
+      )
+    ),
+    // A defect (a bug, not an error of the union) still leaves the session marked failed, resumable.
+    Effect.tapDefect((defect) =>
+      Cause.isInterruptedOnly(defect)
+        ? Effect.void
+        : Effect.zipRight(
+            Effect.ignore(run.session.update("failed", (s) => Checkpoint.patch(s, { status: "failed" }))),
+            ResearchEvents.publish({ _tag: "SessionFailed", error: Cause.pretty(defect).slice(0, 2_000) })
+          )
+    ),
+    Effect.onInterrupt(() =>
+      Effect.zipRight(
+        Effect.ignore(run.session.update("cancelled", (s) => Checkpoint.patch(s, { status: "cancelled" }))),
+        ResearchEvents.publish({ _tag: "SessionCancelled" })
+      )
+    )
+  )
+
+/** Runs a session from wherever it stands to its end: completed, awaiting clarification, failed or cancelled. */
+export const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: ResearchUnit.Runner<R>) =>
+  Effect.flatMap(open(initial, mode, runUnit), (run) => within(run, steps(run)))
