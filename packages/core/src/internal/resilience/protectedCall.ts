@@ -14,6 +14,7 @@ import * as CircuitBreaker from "../../CircuitBreaker.js"
 import { type CircuitOpen, Timeout } from "../../Errors.js"
 import * as Telemetry from "../../Telemetry.js"
 import * as AdaptiveLimiter from "./adaptiveLimiter.js"
+import * as Permits from "./permits.js"
 
 /** The policy of one provider, every setting resolved. */
 export interface Policy {
@@ -57,9 +58,9 @@ export const makeProviderState = (provider: string, policy: Policy): Effect.Effe
       maxRatePerSecond: policy.maxRequestsPerSecond,
       adaptive: policy.adaptiveRate
     })
-    const permits = policy.maxConcurrency === undefined ? undefined : yield* Effect.makeSemaphore(policy.maxConcurrency)
+    const permits = policy.maxConcurrency === undefined ? undefined : yield* Permits.make(policy.maxConcurrency)
     const withPermit = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-      permits === undefined ? effect : permits.withPermits(1)(effect)
+      permits === undefined ? effect : permits.withPermit(effect)
     return { policy, breaker, limiter, withPermit }
   })
 
