@@ -7,6 +7,10 @@
  * Usage: node bench/dist/sessions.js --sessions N [--model-latency MS] [--search-latency MS] [--backend http|inprocess] [--events on|off] [--store file|memory]
  *   [--scheduler sliced|default] [--slice-millis MS] [--ticks-before-timer N]
  *   [--max-sessions N] [--warm-up N] [--batches N] [--heap-growth cli|default] [--cpu-profile FILE] [--count-steps]
+ *   [--first-token MS --per-token MS]
+ *
+ * `--first-token MS --per-token MS` gives each model call a vendor's latency (`VendorLatency.ts`) in place of
+ * `--model-latency`: the first token after MS, then MS for each token of the answer (over HTTP only).
  *
  * `--warm-up N` runs N sessions, unmeasured, before the measured ones (1 by default), at the same concurrency.
  * `--batches K` runs the measured sessions as K batches one after the other and reports each batch's CPU a session,
@@ -36,6 +40,7 @@ import * as InProcess from "./InProcess.js"
 import * as Measure from "./Measure.js"
 import * as RemoteEmulator from "./RemoteEmulator.js"
 import * as Steps from "./Steps.js"
+import * as VendorLatency from "./VendorLatency.js"
 import * as World from "./World.js"
 
 const argument = (name: string, fallback: number): number => {
@@ -57,6 +62,9 @@ const maxSessions = argument("--max-sessions", 0)
 /** Latency of each model call and each search (`--model-latency`, `--search-latency`, in ms). */
 const modelLatencyMillis = argument("--model-latency", 300)
 const searchLatencyMillis = argument("--search-latency", 150)
+const firstTokenMillis = argument("--first-token", -1)
+const vendorLatency: VendorLatency.Latency | undefined =
+  firstTokenMillis < 0 ? undefined : { firstTokenMillis, perTokenMillis: argument("--per-token", 0) }
 /** Sessions run before the measurement, unmeasured, through the same limit. */
 const warmUp = argument("--warm-up", 1)
 /** Consecutive batches the measured sessions run in, each measured on its own. */
@@ -122,7 +130,10 @@ const program = Effect.scoped(
     const inProcess = backend === "inprocess" ? yield* inProcessBackend : undefined
     const emulator =
       inProcess === undefined
-        ? yield* RemoteEmulator.start({ modelLatencyMillis, searchLatencyMillis })
+        ? yield* RemoteEmulator.start({
+            modelLatencyMillis: vendorLatency === undefined ? modelLatencyMillis : 0,
+            searchLatencyMillis
+          })
         : { url: inProcess.url, stop: Effect.succeed(0) }
     const directory = yield* Effect.acquireRelease(
       Effect.promise(() => mkdtemp(path.join(os.tmpdir(), "deep-research-bench-sessions-"))),
@@ -135,7 +146,11 @@ const program = Effect.scoped(
         policy: "searchUnlimited",
         storeDirectory: storeKind === "file" ? directory : undefined,
         openaiFetch:
-          inProcess === undefined ? undefined : InProcess.openaiFetch(inProcess.simulator, modelLatencyMillis),
+          inProcess !== undefined
+            ? InProcess.openaiFetch(inProcess.simulator, modelLatencyMillis)
+            : vendorLatency === undefined
+              ? undefined
+              : VendorLatency.openaiFetch(vendorLatency),
         events,
         search: inProcess === undefined ? undefined : InProcess.search(inProcess.simulator, searchLatencyMillis)
       })
@@ -226,6 +241,7 @@ const program = Effect.scoped(
       benchmark: "sessions",
       machine: Measure.machine(),
       sessions,
+      modelLatency: vendorLatency ?? { millisPerCall: modelLatencyMillis },
       scheduler: scheduler === "sliced" ? { sliced: sliceMillis } : { default: ticksBeforeTimer },
       heapGrowth: heapGrowthWatched
         ? { percent: HeapGrowth.defaultPercent, aboveMiB: HeapGrowth.defaultAboveMiB }

@@ -7,11 +7,11 @@
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as Metric from "effect/Metric"
-import type * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Tracer from "effect/Tracer"
@@ -27,7 +27,6 @@ import {
   modelCallInstruments
 } from "./internal/telemetry/telemetryMetrics.js"
 import * as ResearchEvents from "./ResearchEvents.js"
-import * as Spans from "./Spans.js"
 import type * as Session from "./Session.js"
 import * as TelemetryContent from "./internal/telemetry/telemetryContent.js"
 import type { Role } from "./Usage.js"
@@ -116,27 +115,40 @@ const causeType = (cause: Cause.Cause<unknown>): string =>
     ? "interrupted"
     : Option.match(Cause.failureOption(cause), { onNone: () => "defect", onSome: errorType })
 
-const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock =>
-  Context.get(fiber.currentDefaultServices, Clock.Clock)
+/** Runs `effect`, then `record`s how it ended and the seconds it took (by the fiber's clock), however it ended. */
+const timed = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  record: (exit: Exit.Exit<A, E>, seconds: number) => Effect.Effect<void>
+): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
+    Effect.onExit(effect, (exit) =>
+      Effect.flatMap(Clock.currentTimeMillis, (endedAt) => record(exit, (endedAt - startedAt) / 1_000))
+    )
+  )
 
-/** Counts a request and its error, and times it, under `kind` and `provider`; returns the error's type. */
+/** Counts a request and its error, and times it, under `kind` and `provider`; gives the error's type. */
 const countRequest = (
-  span: Tracer.Span,
   kind: string,
   provider: string,
   exit: Exit.Exit<unknown, unknown>,
-  seconds: number,
-  labels: ReadonlyArray<MetricLabel.MetricLabel>
-): string | undefined => {
-  const tags = { [attributes.requestKind]: kind, [attributes.providerName]: provider }
-  withTags(requests, tags).unsafeUpdate(1, labels)
-  withTags(requestDuration, tags).unsafeUpdate(seconds, labels)
-  if (Exit.isSuccess(exit)) return undefined
-  const type = causeType(exit.cause)
-  withTags(requestErrors, { ...tags, [attributes.errorType]: type }).unsafeUpdate(1, labels)
-  span.attribute(attributes.errorType, type)
-  return type
-}
+  seconds: number
+): Effect.Effect<string | undefined> =>
+  Effect.gen(function* () {
+    const tags = { [attributes.requestKind]: kind, [attributes.providerName]: provider }
+    yield* Metric.increment(withTags(requests, tags))
+    yield* Metric.update(withTags(requestDuration, tags), seconds)
+    if (Exit.isSuccess(exit)) return undefined
+    const type = causeType(exit.cause)
+    yield* Metric.increment(withTags(requestErrors, { ...tags, [attributes.errorType]: type }))
+    yield* Effect.annotateCurrentSpan(attributes.errorType, type)
+    return type
+  })
+
+/** The current session's id, as span attributes under each of `names`. */
+const sessionAttributes = (...names: ReadonlyArray<string>): Effect.Effect<Record<string, string>> =>
+  Effect.map(FiberRef.get(ResearchEvents.currentSessionId), (sessionId) =>
+    Option.isNone(sessionId) ? {} : Object.fromEntries(names.map((name) => [name, sessionId.value]))
+  )
 
 /** What a model call is known by before it is made. */
 export interface ModelCall {
@@ -152,33 +164,54 @@ const conventionTags = (call: ModelCall) => ({
   [attributes.requestModel]: call.model
 })
 
-const annotateCompletion = (span: Tracer.Span, completion: LanguageModel.Completion, costUsd: number): void => {
-  span.attribute(attributes.responseModel, completion.model)
-  span.attribute(attributes.finishReasons, [completion.finishReason])
-  span.attribute(attributes.inputTokens, completion.usage.inputTokens)
-  span.attribute(attributes.outputTokens, completion.usage.outputTokens)
-  span.attribute(attributes.cacheReadInputTokens, completion.usage.cachedInputTokens)
-  span.attribute(attributes.reasoningOutputTokens, completion.usage.reasoningTokens)
-  span.attribute(attributes.costUsd, costUsd)
-}
+const completionAttributes = (completion: LanguageModel.Completion, costUsd: number): Record<string, unknown> => ({
+  [attributes.responseModel]: completion.model,
+  [attributes.finishReasons]: [completion.finishReason],
+  [attributes.inputTokens]: completion.usage.inputTokens,
+  [attributes.outputTokens]: completion.usage.outputTokens,
+  [attributes.cacheReadInputTokens]: completion.usage.cachedInputTokens,
+  [attributes.reasoningOutputTokens]: completion.usage.reasoningTokens,
+  [attributes.costUsd]: costUsd
+})
 
 const recordSuccess = (
   call: ModelCall,
   completion: LanguageModel.Completion,
   seconds: number,
-  costUsd: number,
-  labels: ReadonlyArray<MetricLabel.MetricLabel>
-): void => {
+  costUsd: number
+): Effect.Effect<void> => {
   const instruments = modelCallInstruments(call.role, call.provider, call.model, completion.model)
   const { inputTokens, outputTokens } = completion.usage
-  instruments.requests.unsafeUpdate(1, labels)
-  instruments.requestDuration.unsafeUpdate(seconds, labels)
-  instruments.operationDuration.unsafeUpdate(seconds, labels)
-  instruments.inputTokenUsage.unsafeUpdate(inputTokens, labels)
-  instruments.outputTokenUsage.unsafeUpdate(outputTokens, labels)
-  instruments.inputTokens.unsafeUpdate(inputTokens, labels)
-  instruments.outputTokens.unsafeUpdate(outputTokens, labels)
-  instruments.cost.unsafeUpdate(costUsd, labels)
+  return Effect.all(
+    [
+      Metric.increment(instruments.requests),
+      Metric.update(instruments.requestDuration, seconds),
+      Metric.update(instruments.operationDuration, seconds),
+      Metric.update(instruments.inputTokenUsage, inputTokens),
+      Metric.update(instruments.outputTokenUsage, outputTokens),
+      Metric.incrementBy(instruments.inputTokens, inputTokens),
+      Metric.incrementBy(instruments.outputTokens, outputTokens),
+      Metric.incrementBy(instruments.cost, costUsd)
+    ],
+    { discard: true }
+  )
+}
+
+/** What a model call's span says before the call: the request, and its messages when content is captured. */
+const modelCallAttributes = (call: ModelCall, capture: boolean): Record<string, unknown> => {
+  const system = capture ? TelemetryContent.systemInstructions(call.request) : undefined
+  return {
+    [attributes.operationName]: "chat",
+    [attributes.providerName]: call.provider,
+    [attributes.system]: call.provider,
+    [attributes.requestModel]: call.model,
+    [attributes.role]: call.role,
+    ...(call.request.maxOutputTokens === undefined
+      ? {}
+      : { [attributes.requestMaxTokens]: call.request.maxOutputTokens }),
+    ...(capture ? { [attributes.inputMessages]: TelemetryContent.inputMessages(call.request) } : {}),
+    ...(system === undefined ? {} : { [attributes.systemInstructions]: system })
+  }
 }
 
 /**
@@ -192,53 +225,38 @@ export const modelCall = <E, R>(
   costOf: (completion: LanguageModel.Completion) => number,
   onSuccess?: (completion: LanguageModel.Completion, costUsd: number, context: Context.Context<never>) => void
 ): Effect.Effect<LanguageModel.Completion, E, R> =>
-  Spans.timed(
-    `chat ${call.model}`,
-    {
-      kind: "client",
-      captureStackTrace: false,
-      attributes: {
-        [attributes.operationName]: "chat",
-        [attributes.providerName]: call.provider,
-        [attributes.system]: call.provider,
-        [attributes.requestModel]: call.model,
-        [attributes.role]: call.role,
-        ...(call.request.maxOutputTokens === undefined
-          ? {}
-          : { [attributes.requestMaxTokens]: call.request.maxOutputTokens })
-      }
-    },
-    effect,
-    (span, fiber) => {
-      const capture = Context.get(fiber.currentContext, CaptureContent)
-      if (capture) {
-        const system = TelemetryContent.systemInstructions(call.request)
-        span.attribute(attributes.inputMessages, TelemetryContent.inputMessages(call.request))
-        if (system !== undefined) span.attribute(attributes.systemInstructions, system)
-      }
-      const sessionId = fiber.getFiberRef(ResearchEvents.currentSessionId)
-      if (Option.isSome(sessionId)) {
-        span.attribute(attributes.sessionId, sessionId.value)
-        span.attribute(attributes.conversationId, sessionId.value)
-      }
-      return { capture, context: fiber.currentContext }
-    },
-    (span, exit, seconds, labels, started) => {
+  Effect.gen(function* () {
+    const capture = yield* CaptureContent
+    const context = yield* Effect.context<never>()
+    const session = yield* sessionAttributes(attributes.sessionId, attributes.conversationId)
+    const record = (exit: Exit.Exit<LanguageModel.Completion, E>, seconds: number): Effect.Effect<void> => {
       if (Exit.isFailure(exit)) {
-        const error = countRequest(span, "model", call.provider, exit, seconds, labels)
-        withTags(clientOperationDuration, {
-          ...conventionTags(call),
-          ...(error === undefined ? {} : { [attributes.errorType]: error })
-        }).unsafeUpdate(seconds, labels)
-        return
+        return Effect.flatMap(countRequest("model", call.provider, exit, seconds), (error) =>
+          Metric.update(
+            withTags(clientOperationDuration, {
+              ...conventionTags(call),
+              ...(error === undefined ? {} : { [attributes.errorType]: error })
+            }),
+            seconds
+          )
+        )
       }
       const costUsd = costOf(exit.value)
-      onSuccess?.(exit.value, costUsd, started.context)
-      annotateCompletion(span, exit.value, costUsd)
-      if (started.capture) span.attribute(attributes.outputMessages, TelemetryContent.outputMessages(exit.value))
-      recordSuccess(call, exit.value, seconds, costUsd, labels)
+      onSuccess?.(exit.value, costUsd, context)
+      return Effect.zipRight(
+        Effect.annotateCurrentSpan({
+          ...completionAttributes(exit.value, costUsd),
+          ...(capture ? { [attributes.outputMessages]: TelemetryContent.outputMessages(exit.value) } : {})
+        }),
+        recordSuccess(call, exit.value, seconds, costUsd)
+      )
     }
-  )
+    return yield* Effect.withSpan(timed(effect, record), `chat ${call.model}`, {
+      kind: "client",
+      captureStackTrace: false,
+      attributes: { ...modelCallAttributes(call, capture), ...session }
+    })
+  })
 
 /**
  * A search or extract request as a client span (`search {provider}`, `extract {provider}`), counted in the metrics.
@@ -250,29 +268,26 @@ export const providerCall = <A, E, R>(
   details: { readonly query?: string | undefined; readonly urls?: ReadonlyArray<string> | undefined },
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
-  Spans.timed(
-    `${kind} ${provider}`,
-    {
-      kind: "client",
-      captureStackTrace: false,
-      attributes: {
-        [attributes.requestKind]: kind,
-        [attributes.providerName]: provider,
-        ...(details.urls === undefined ? {} : { "deep_research.extract.urls": [...details.urls] })
+  Effect.gen(function* () {
+    const session = yield* sessionAttributes(attributes.sessionId)
+    const query =
+      details.query !== undefined && (yield* CaptureContent) ? { "deep_research.search.query": details.query } : {}
+    return yield* Effect.withSpan(
+      timed(effect, (exit, seconds) => Effect.asVoid(countRequest(kind, provider, exit, seconds))),
+      `${kind} ${provider}`,
+      {
+        kind: "client",
+        captureStackTrace: false,
+        attributes: {
+          [attributes.requestKind]: kind,
+          [attributes.providerName]: provider,
+          ...(details.urls === undefined ? {} : { "deep_research.extract.urls": [...details.urls] }),
+          ...session,
+          ...query
+        }
       }
-    },
-    effect,
-    (span, fiber) => {
-      const sessionId = fiber.getFiberRef(ResearchEvents.currentSessionId)
-      if (Option.isSome(sessionId)) span.attribute(attributes.sessionId, sessionId.value)
-      if (details.query !== undefined && Context.get(fiber.currentContext, CaptureContent)) {
-        span.attribute("deep_research.search.query", details.query)
-      }
-    },
-    (span, exit, seconds, labels) => {
-      countRequest(span, kind, provider, exit, seconds, labels)
-    }
-  )
+    )
+  })
 
 /** A tool call of a researcher as a span (`execute_tool {name}`, as the GenAI conventions name it). */
 export const toolCall =
@@ -288,11 +303,11 @@ export const toolCall =
 
 /** Adds an event to the current span, if there is one (retries, breaker rejections, rate-limit waits). */
 export const spanEvent = (name: string, eventAttributes: Record<string, unknown>): Effect.Effect<void> =>
-  Effect.withFiberRuntime((fiber) => {
-    const span = fiber.currentSpan
-    if (span?._tag === "Span") span.event(name, clockOf(fiber).unsafeCurrentTimeNanos(), eventAttributes)
-    return Effect.void
-  })
+  Effect.flatMap(Effect.option(Effect.currentSpan), (span) =>
+    Option.isNone(span)
+      ? Effect.void
+      : Effect.flatMap(Clock.currentTimeNanos, (now) => Effect.sync(() => span.value.event(name, now, eventAttributes)))
+  )
 
 /** Keeps a research unit counted as in flight while it runs. */
 export const inFlight = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
@@ -367,12 +382,9 @@ export const sessionRun = <E, R>(
 
 /** Runs a rate limiter's `acquire`, adding a `rate_limit.wait` event to the current span when it had to wait. */
 export const rateLimitWait = (provider: string, acquire: Effect.Effect<void>): Effect.Effect<void> =>
-  Effect.clockWith((clock) => {
-    const startedAt = clock.unsafeCurrentTimeMillis()
-    return Effect.flatMap(acquire, () => {
-      const waited = clock.unsafeCurrentTimeMillis() - startedAt
-      return waited > 0
-        ? spanEvent("rate_limit.wait", { "deep_research.provider": provider, "deep_research.wait_ms": waited })
-        : Effect.void
-    })
+  Effect.flatMap(Effect.timed(acquire), ([waited]) => {
+    const millis = Math.round(Duration.toMillis(waited))
+    return millis > 0
+      ? spanEvent("rate_limit.wait", { "deep_research.provider": provider, "deep_research.wait_ms": millis })
+      : Effect.void
   })

@@ -1,23 +1,17 @@
 /**
  * One call under a provider's policy (see `Resilience`): the provider's state (breaker, limiter, permits), one attempt
- * through them and the attempt's time limit, and the retries of failed attempts. Every model call and search goes
- * through here, so each step of the runtime it takes is taken at every request of every session. A provider's
- * `Policy` is declared here, below `Resilience`, which resolves it from the settings.
+ * through them and the attempt's time limit, and the retries of failed attempts. A provider's `Policy` is declared
+ * here, below `Resilience`, which resolves it from the settings.
  */
 import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
-import * as Function from "effect/Function"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as Schedule from "effect/Schedule"
 import * as CircuitBreaker from "../../CircuitBreaker.js"
-import { CircuitOpen, Timeout } from "../../Errors.js"
+import { type CircuitOpen, Timeout } from "../../Errors.js"
 import * as Telemetry from "../../Telemetry.js"
 import * as AdaptiveLimiter from "./adaptiveLimiter.js"
 import * as Permits from "./permits.js"
@@ -87,92 +81,28 @@ const traceRejection = (provider: string, error: unknown): Effect.Effect<void> =
  * Tells the provider's limiter how an attempt went, since the provider's answers set its pace: a 429 slows it (and
  * pauses it for a retry-after), successes speed it up again.
  */
-const tellLimiter = (state: ProviderState, exit: Exit.Exit<unknown, unknown>, now: number): void => {
-  if (Exit.isSuccess(exit)) {
-    state.limiter.unsafeSucceeded(now)
-    return
-  }
+const tellLimiter = (state: ProviderState, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> => {
+  if (Exit.isSuccess(exit)) return state.limiter.succeeded
   const error = Cause.failureOption(exit.cause)
-  if (Option.isSome(error) && Predicate.isTagged(error.value, "RateLimited")) {
-    const retryAfter = retryAfterOf(error.value)
-    state.limiter.unsafeRateLimited(
-      retryAfter === undefined ? undefined : Duration.min(retryAfter, state.policy.maxRetryDelay),
-      now
-    )
-  }
-}
-
-const clockOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Clock.Clock =>
-  Context.get(fiber.currentDefaultServices, Clock.Clock)
-
-// =============================================================================
-// Time limit
-// =============================================================================
-
-/**
- * Calls `elapsed` after `duration` on `clock`, unless the returned function is called first: the clock's own `sleep`
- * (a platform timer on the live clock, the test clock's on a `TestClock`) in a fiber of its own, outside the call's.
- */
-const startTimer = (clock: Clock.Clock, duration: Duration.Duration, elapsed: () => void): (() => void) => {
-  const sleeping = Effect.runFork(clock.sleep(duration))
-  sleeping.addObserver((exit) => {
-    if (Exit.isSuccess(exit)) elapsed()
-  })
-  return () => sleeping.unsafeInterruptAsFork(FiberId.none)
-}
-
-/**
- * `attempt` (interruptible as its caller wants it, in an uninterruptible region of `parent`'s) in a fiber of its own,
- * failing with `onTimeout()` when it runs past `duration` (interrupted then, the failure waiting until it has stopped);
- * `settle` sees its exit as it comes back, in the same step, and says what to go on with. Its fiber refs are inherited
- * when it succeeds, as `Effect.timeoutFail` inherits them.
- */
-const raceTimer = <A, E, R, E2>(
-  parent: Fiber.RuntimeFiber<unknown, unknown>,
-  attempt: Effect.Effect<A, E, R>,
-  duration: Duration.Duration,
-  onTimeout: () => E2,
-  settle: (exit: Exit.Exit<A, E | E2>) => Effect.Effect<A, E | E2>
-): Effect.Effect<A, E | E2, R> =>
-  Effect.flatMap(Effect.fork(attempt), (running) =>
-    Effect.async<A, E | E2>((resume) => {
-      let timedOut = false
-      const stop = startTimer(clockOf(parent), duration, () => {
-        timedOut = true
-        running.unsafeInterruptAsFork(parent.id())
-      })
-      // An interruption of the caller reaches the attempt as its child, and comes back here as its exit.
-      running.addObserver((exit) => {
-        stop()
-        if (timedOut) return resume(settle(Exit.fail(onTimeout())))
-        const settled = settle(exit)
-        resume(Exit.isSuccess(exit) ? Effect.zipRight(running.inheritAll, settled) : settled)
-      })
-    })
+  if (Option.isNone(error) || !Predicate.isTagged(error.value, "RateLimited")) return Effect.void
+  const retryAfter = retryAfterOf(error.value)
+  return state.limiter.rateLimited(
+    retryAfter === undefined ? undefined : Duration.min(retryAfter, state.policy.maxRetryDelay)
   )
+}
 
-/**
- * `effect` failing with `onTimeout()` when it runs past `duration` (and interrupted then, the failure waiting until it
- * has stopped), as `Effect.timeoutFail` does: `effect` runs in a fiber of its own, whose fiber refs are inherited when
- * it succeeds. What it saves at every request is the second fiber `Effect.timeoutFail` races it against (a sleep, its
- * interruption awaited when the call comes back in time): one timer instead, and about 40 runtime steps fewer.
- */
+/** `effect` failing with `onTimeout()` when it runs past `duration` (and interrupted then). */
 export const timeLimited = <A, E, R, E2>(
   effect: Effect.Effect<A, E, R>,
   duration: Duration.Duration,
   onTimeout: () => E2
-): Effect.Effect<A, E | E2, R> =>
-  Effect.uninterruptibleMask((restore) =>
-    Effect.withFiberRuntime((parent) => raceTimer(parent, restore(effect), duration, onTimeout, Function.identity))
-  )
+): Effect.Effect<A, E | E2, R> => Effect.timeoutFail(effect, { duration, onTimeout })
 
 /**
  * One attempt through the breaker, the limiter, the permits and the time limit of a provider, in that order: the
  * breaker admits it (or refuses it with `CircuitOpen`), the limiter gives it a token (waiting for it, with a
  * `rate_limit.wait` span event), a permit is taken, and the attempt runs under its time limit; its exit is told to the
- * limiter, then to the breaker (a change of state announced). The breaker and the limiter are read and told in plain
- * calls; an attempt that neither waits nor takes a permit nor changes the breaker (nearly all of them) runs in the same
- * step as its admission, and is told in the step it comes back in.
+ * limiter, then to the breaker.
  */
 const attemptWith = <A, E, R>(
   state: ProviderState,
@@ -180,74 +110,21 @@ const attemptWith = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
   timeout: Duration.Duration
 ): Effect.Effect<A, E | CircuitOpen | Timeout, R> =>
-  Effect.uninterruptibleMask((restore) =>
-    Effect.withFiberRuntime((fiber) => {
-      const clock = clockOf(fiber)
-      const admission = state.breaker.unsafeAdmit(clock.unsafeCurrentTimeMillis())
-      if (admission._tag === "Reject") return Effect.fail(new CircuitOpen({ provider, retryAt: admission.retryAt }))
-      const onTimeout = () => new Timeout({ provider, after: timeout })
-      const settle = <X>(exit: Exit.Exit<X, E | Timeout>): Effect.Effect<X, E | Timeout> => {
-        const now = clock.unsafeCurrentTimeMillis()
-        tellLimiter(state, exit, now)
-        const changed = state.breaker.unsafeRecord(admission, exit, now)
-        return changed === undefined ? exit : Effect.zipRight(state.breaker.announce(changed), exit)
-      }
-      if (!admission.changed && state.policy.maxConcurrency === undefined) {
-        const wait = state.limiter.unsafeReserve(clock.unsafeCurrentTimeMillis())
-        if (wait === 0) return raceTimer(fiber, restore(effect), timeout, onTimeout, settle)
-        return paced(state, provider, wait, effect, timeout, restore, settle)
-      }
-      const reserved = Effect.suspend(() =>
-        paced(
-          state,
-          provider,
-          state.limiter.unsafeReserve(clock.unsafeCurrentTimeMillis()),
-          effect,
-          timeout,
-          restore,
-          settle
-        )
-      )
-      return admission.changed ? Effect.zipRight(state.breaker.announce("half_open"), reserved) : reserved
-    })
+  Telemetry.rateLimitWait(provider, state.limiter.acquire).pipe(
+    Effect.zipRight(state.withPermit(timeLimited(effect, timeout, () => new Timeout({ provider, after: timeout })))),
+    Effect.onExit((exit) => tellLimiter(state, exit)),
+    state.breaker.protect
   )
 
-/** The rest of an attempt that waits for its token, or takes a permit: the wait and the permit interruptible. */
-const paced = <A, E, R>(
-  state: ProviderState,
-  provider: string,
-  wait: number,
-  effect: Effect.Effect<A, E, R>,
-  timeout: Duration.Duration,
-  restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>,
-  settle: (exit: Exit.Exit<A, E | Timeout>) => Effect.Effect<A, E | Timeout>
-): Effect.Effect<A, E | Timeout, R> => {
-  const limited = state.withPermit(timeLimited(effect, timeout, () => new Timeout({ provider, after: timeout })))
-  const run = wait > 0 ? Effect.zipRight(Telemetry.rateLimitWait(provider, Effect.sleep(wait)), limited) : limited
-  return Effect.flatMap(Effect.exit(restore(run)), settle)
-}
-
-/**
- * `effect` under a provider's state: each attempt through `attemptWith`, with `timeout`, retried on `schedule` when
- * it fails. The schedule is made only once an attempt has failed (most calls succeed at once, and its driver costs a
- * dozen runtime steps); the retries are then driven by it exactly as `Effect.retry` drives them, the first failure
- * included.
- */
+/** `effect` under a provider's state: each attempt through `attemptWith`, with `timeout`, retried on `schedule`. */
 export const protectWith = <A, E, R>(
   state: ProviderState,
   provider: string,
   effect: Effect.Effect<A, E, R>,
   timeout: Duration.Duration,
   schedule: () => Schedule.Schedule<unknown, E | CircuitOpen | Timeout>
-): Effect.Effect<A, E | CircuitOpen | Timeout, R> => {
-  const attempt = attemptWith(state, provider, effect, timeout)
-  return Effect.catchAll(attempt, (first) => {
-    let replayed = false
-    const again = Effect.suspend(() => {
-      if (replayed) return Effect.tapError(attempt, (error) => traceRejection(provider, error))
-      replayed = true
-      return Effect.fail(first)
-    })
-    return Effect.zipRight(traceRejection(provider, first), Effect.retry(again, schedule()))
-  })
-}
+): Effect.Effect<A, E | CircuitOpen | Timeout, R> =>
+  attemptWith(state, provider, effect, timeout).pipe(
+    Effect.tapError((error) => traceRejection(provider, error)),
+    Effect.retry(schedule())
+  )

@@ -68,31 +68,15 @@ export const researchUnitsActive = Metric.counter("deep_research.research_units.
   description: "Research units in flight"
 })
 
-// Tagged metrics already made, by metric and tags.
-const tagged = new WeakMap<object, Map<string, unknown>>()
-
 /** `metric` with the given tags (attributes, once exported). */
 export const withTags = <Type, In, Out>(
   metric: Metric.Metric<Type, In, Out>,
   tags: Readonly<Record<string, string>>
-): Metric.Metric<Type, In, Out> => {
-  // Made once for each set of tags (a handful: roles, models, providers, kinds): tagging builds and hashes a new key.
-  let byTags = tagged.get(metric)
-  if (byTags === undefined) {
-    byTags = new Map()
-    tagged.set(metric, byTags)
-  }
-  const key = JSON.stringify(tags)
-  let made = byTags.get(key)
-  if (made === undefined) {
-    made = Metric.taggedWithLabels(
-      metric,
-      Object.entries(tags).map(([name, value]) => MetricLabel.make(name, value))
-    )
-    byTags.set(key, made)
-  }
-  return made as Metric.Metric<Type, In, Out>
-}
+): Metric.Metric<Type, In, Out> =>
+  Metric.taggedWithLabels(
+    metric,
+    Object.entries(tags).map(([name, value]) => MetricLabel.make(name, value))
+  )
 
 /** The instruments a model call that succeeded updates, tagged for its role, provider, model and answering model. */
 export interface ModelCallInstruments {
@@ -106,22 +90,13 @@ export interface ModelCallInstruments {
   readonly cost: Metric.Metric.Counter<number>
 }
 
-const modelCalls = new Map<string, ModelCallInstruments>()
-
-/**
- * The instruments of a model call, looked up once per call rather than tagged metric by metric (eight sets of tags
- * to write out and key at every call). The tag names are those of `Telemetry.attributes`.
- */
+/** The instruments of a model call, tagged as `Telemetry.attributes` names them. */
 export const modelCallInstruments = (
   role: string,
   provider: string,
   model: string,
   responseModel: string
 ): ModelCallInstruments => {
-  // Names hold no NUL; a key written out is cheaper than one serialised, at every call.
-  const key = `${role}\u0000${provider}\u0000${model}\u0000${responseModel}`
-  const known = modelCalls.get(key)
-  if (known !== undefined) return known
   const request = { "deep_research.request.kind": "model", "gen_ai.provider.name": provider }
   const convention = {
     "gen_ai.operation.name": "chat",
@@ -130,7 +105,7 @@ export const modelCallInstruments = (
   }
   const usage = { ...convention, "gen_ai.response.model": responseModel }
   const byRole = { "deep_research.role": role, "gen_ai.request.model": model }
-  const made: ModelCallInstruments = {
+  return {
     requests: withTags(requests, request),
     requestDuration: withTags(requestDuration, request),
     operationDuration: withTags(clientOperationDuration, convention),
@@ -140,6 +115,4 @@ export const modelCallInstruments = (
     outputTokens: withTags(tokens, { ...byRole, "gen_ai.token.type": "output" }),
     cost: withTags(cost, byRole)
   }
-  modelCalls.set(key, made)
-  return made
 }
