@@ -22,6 +22,7 @@ import * as Checkpoint from "./phases/Checkpoint.js"
 import * as Clarify from "./phases/Clarify.js"
 import * as Supervisor from "./phases/Supervisor.js"
 import * as Synthesis from "./phases/Synthesis.js"
+import * as Verification from "./phases/Verification.js"
 import * as Pricing from "./Pricing.js"
 import type { Report } from "./Research.js"
 import * as ResearchConfig from "./ResearchConfig.js"
@@ -123,6 +124,8 @@ const isDone = (session: Session.Session, phase: Usage.Phase): boolean => {
       return false
     case "synthesis":
       return session.report !== undefined
+    case "verification":
+      return session.verification !== undefined
   }
 }
 
@@ -231,10 +234,18 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
           Effect.tap(Synthesis.run({ query: initial.query, brief, constraints, session: current }), (report) =>
             store.saveReport(current.id, report.markdown)
           ),
-          // A run that requires sources and found none is not completed: it fails below, its report kept.
+          // A run that requires sources and found none is not completed: it fails below, its report kept. A report still
+          // to be checked is completed once it is.
           (report, s) =>
-            Checkpoint.patch(s, { report, status: ungroundedReason(report) === undefined ? "completed" : s.status })
+            Checkpoint.patch(s, {
+              report,
+              status: ungroundedReason(report) === undefined && !config.verify ? "completed" : s.status
+            })
         )
+      }
+      // Every cited sentence checked against its sources (see phases/Verification.ts).
+      if (config.verify && !(yield* done("verification"))) {
+        yield* Verification.inSession(session, { query: initial.query, brief })
       }
       const written = (yield* session.get).report
       const ungrounded = written === undefined ? undefined : ungroundedReason(written)

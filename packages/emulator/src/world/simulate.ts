@@ -18,6 +18,7 @@ import {
 import { anthropicToolUseBlocks, fakeFromSchema, type FakeContext } from "./fake.js"
 import { resultsFor, searchReply } from "./fakeWeb.js"
 import { keylessSearchReply } from "./keylessWorld.js"
+import { claimVerdicts, isClaimCheck } from "./verifier.js"
 import { get, getObjects, getString, type JsonObject } from "../wire/json.js"
 import { type Refusals, refusal } from "./localServers.js"
 import type { RecordedRequest, Reply } from "../wire/types.js"
@@ -198,6 +199,9 @@ const decide = (conversation: Conversation, options: Settings): Decision => {
       const actions = turn.calls.map((call) => ({ tool: call.name, arguments: call.arguments }))
       return { kind: "text", text: JSON.stringify({ actions }) }
     }
+  }
+  if (isClaimCheck(conversation)) {
+    return { kind: "json", value: claimVerdicts(conversation), tool: conversation.forcedTool }
   }
   const fake: FakeContext = { subject: subjectOf(conversation), index: 0, pageText: pageTextOf(conversation) }
   if (conversation.responseSchema !== undefined) {
