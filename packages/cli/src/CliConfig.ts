@@ -44,6 +44,8 @@ export interface Flags {
   readonly noClarify?: boolean | undefined
   /** Fail a run whose report rests on no source. */
   readonly requireSources?: boolean | undefined
+  /** Leave the report's citations unchecked against their sources. */
+  readonly noVerify?: boolean | undefined
   readonly out?: string | undefined
   readonly store?: string | undefined
   /** A PostgreSQL URL: sessions live in that database and run on the cluster's runners. */
@@ -69,6 +71,8 @@ export class FileConfig extends Schema.Class<FileConfig>("@deep-research/cli/Fil
   clarify: Schema.optional(Schema.Boolean),
   /** Fail a run whose report rests on no source (`--require-sources`). */
   requireSources: Schema.optional(Schema.Boolean),
+  /** Check every cited sentence against its sources (default true; `--no-verify` or `verify: false` turns it off). */
+  verify: Schema.optional(Schema.Boolean),
   maxSessions: Schema.optional(RunSchema.setting.maxSessions),
   /** Any other knob of `ResearchConfig`, by its name. */
   research: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
@@ -321,6 +325,9 @@ export const resolve = (
     if (!askClarification && !("allowClarification" in encoded)) encoded["allowClarification"] = false
     if (flags.requireSources === true || file?.requireSources !== undefined) {
       encoded["requireSources"] = flags.requireSources === true || file?.requireSources === true
+    }
+    if (flags.noVerify === true || file?.verify !== undefined) {
+      encoded["verify"] = flags.noVerify !== true && file?.verify !== false
     }
     if (maxRounds !== undefined) encoded["maxSupervisionRounds"] = maxRounds
     if (concurrency !== undefined) encoded["maxConcurrentResearchUnits"] = concurrency

@@ -69,6 +69,7 @@ const toFlags = (flags: ResearchFlags): CliConfig.Flags => {
     budgetUsd: Option.getOrUndefined(flags.budgetUsd),
     noClarify: flags.noClarify,
     requireSources: flags.requireSources,
+    noVerify: flags.noVerify,
     out: Option.getOrUndefined(flags.out),
     store: Option.getOrUndefined(flags.store),
     database: Option.getOrUndefined(flags.database),
@@ -188,6 +189,7 @@ const evaluate = Command.make(
           budgetUsd: Option.none(),
           noClarify: false,
           requireSources: false,
+          noVerify: false,
           out: Option.none()
         }),
         "evaluation"
@@ -368,7 +370,8 @@ const bench = Command.make(
         database: Option.none(),
         noClarify: true,
         json: false,
-        requireSources: false
+        requireSources: false,
+        noVerify: false
       })
       const resolved = yield* resolveConfig(flags)
       yield* Bench.run(resolved, {

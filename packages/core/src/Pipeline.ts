@@ -245,7 +245,11 @@ const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Researc
       }
       // Every cited sentence checked against its sources (see phases/Verification.ts).
       if (config.verify && !(yield* done("verification"))) {
-        yield* Verification.inSession(session, { query: initial.query, brief })
+        yield* Verification.inSession(
+          session,
+          { query: initial.query, brief },
+          (r) => ungroundedReason(r) === undefined
+        )
       }
       const written = (yield* session.get).report
       const ungrounded = written === undefined ? undefined : ungroundedReason(written)

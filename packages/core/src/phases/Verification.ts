@@ -175,9 +175,14 @@ export const run = Effect.fn("Verification.run")(function* (input: Input) {
 
 /**
  * Runs the phase on the session's report, when it has one: the checked report is saved to the report file first,
- * then checkpointed with the verdicts and the completion mark.
+ * then checkpointed with the verdicts, the completion mark and, when `completes` says the report completes the run,
+ * the status `completed`.
  */
-export const inSession = (session: Checkpoint.Handle, input: Omit<Input, "report" | "sources">) =>
+export const inSession = (
+  session: Checkpoint.Handle,
+  input: Omit<Input, "report" | "sources">,
+  completes: (report: Report) => boolean
+) =>
   Effect.gen(function* () {
     const current = yield* session.get
     const report = current.report
@@ -188,6 +193,11 @@ export const inSession = (session: Checkpoint.Handle, input: Omit<Input, "report
       Effect.tap(run({ ...input, report, sources: current.sources }), (outcome) =>
         store.saveReport(current.id, outcome.report.markdown)
       ),
-      (outcome, s) => Checkpoint.patch(s, { report: outcome.report, verification: outcome.verification })
+      (outcome, s) =>
+        Checkpoint.patch(s, {
+          report: outcome.report,
+          verification: outcome.verification,
+          status: completes(outcome.report) ? "completed" : s.status
+        })
     )
   })
