@@ -20,6 +20,7 @@ import {
 } from "./internal/config/backends.js"
 import type { Credentials } from "./internal/config/credentials.js"
 import * as DecodeIssues from "./internal/serving/decodeIssues.js"
+import { envNumber, type NumberSetting, numberProblem } from "./internal/config/numbers.js"
 import * as OptionTable from "./internal/commandLine/optionTable.js"
 import * as RunSchema from "./RunSchema.js"
 
@@ -44,6 +45,8 @@ export interface Flags {
   readonly noClarify?: boolean | undefined
   /** Fail a run whose report rests on no source. */
   readonly requireSources?: boolean | undefined
+  /** Leave the report's citations unchecked against their sources. */
+  readonly noVerify?: boolean | undefined
   readonly out?: string | undefined
   readonly store?: string | undefined
   /** A PostgreSQL URL: sessions live in that database and run on the cluster's runners. */
@@ -69,6 +72,8 @@ export class FileConfig extends Schema.Class<FileConfig>("@deep-research/cli/Fil
   clarify: Schema.optional(Schema.Boolean),
   /** Fail a run whose report rests on no source (`--require-sources`). */
   requireSources: Schema.optional(Schema.Boolean),
+  /** Check every cited sentence against its sources (default true; `--no-verify` or `verify: false` turns it off). */
+  verify: Schema.optional(Schema.Boolean),
   maxSessions: Schema.optional(RunSchema.setting.maxSessions),
   /** Any other knob of `ResearchConfig`, by its name. */
   research: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
@@ -114,31 +119,6 @@ export interface Resolved {
 
 const nonEmpty = (value: string | undefined): string | undefined =>
   value === undefined || value.trim() === "" ? undefined : value.trim()
-
-/** The settings given as numbers, by their names in the flags and the config file. */
-type NumberSetting = keyof typeof RunSchema.settingBounds
-
-/** Why a number given for a setting (`name` says where) cannot be used, if it cannot. */
-const numberProblem = (name: string, setting: NumberSetting, value: number, given: string): string | undefined => {
-  const integer = setting !== "budgetUsd"
-  const bound = RunSchema.settingBounds[setting]
-  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-    return `${name} must be a positive ${integer ? "integer" : "number"}, got ${given}`
-  }
-  return value > bound ? `${name} must be at most ${bound} (got ${given})` : undefined
-}
-
-const envNumber = (
-  env: Environment,
-  name: string,
-  setting: NumberSetting
-): Either.Either<number | undefined, ConfigError> => {
-  const raw = nonEmpty(env[name])
-  if (raw === undefined) return Either.right(undefined)
-  const value = Number(raw)
-  const problem = numberProblem(name, setting, value, `"${raw}"`)
-  return problem === undefined ? Either.right(value) : Either.left(new ConfigError({ message: problem }))
-}
 
 const redactedEnv = (env: Environment, name: string): Redacted.Redacted<string> | undefined => {
   const value = nonEmpty(env[name])
@@ -312,6 +292,9 @@ const researchOf = (
   if (!askClarification && !("allowClarification" in encoded)) encoded["allowClarification"] = false
   if (flags.requireSources === true || file?.requireSources !== undefined) {
     encoded["requireSources"] = flags.requireSources === true || file?.requireSources === true
+  }
+  if (flags.noVerify === true || file?.verify !== undefined) {
+    encoded["verify"] = flags.noVerify !== true && file?.verify !== false
   }
   if (maxRounds !== undefined) encoded["maxSupervisionRounds"] = maxRounds
   if (concurrency !== undefined) encoded["maxConcurrentResearchUnits"] = concurrency

@@ -72,6 +72,11 @@ export const StartOptions = Schema.Struct({
     description:
       "Fail the run when its report rests on no source (default false: it completes and says so in the report and " +
       "its grounding)"
+  }),
+  verify: Schema.optional(Schema.Boolean).annotations({
+    description:
+      "Check every cited sentence of the report against the sources it cites, removing citations they do not back " +
+      "(default true)"
   })
 })
 export type StartOptions = typeof StartOptions.Type

@@ -5,11 +5,19 @@
  * *as it was sent* (json-schema-faker, seeded by fast-check) are returned the way each vendor returns them, streamed
  * and not, and must decode to the same values through the library.
  */
-import { LanguageModel, Research, ResearchConfig, StructuredOutput, Summarizer, Tool } from "@deep-research/core"
+import {
+  ClaimVerification,
+  LanguageModel,
+  Research,
+  ResearchConfig,
+  StructuredOutput,
+  Summarizer,
+  Tool
+} from "@deep-research/core"
 import * as ActionProtocol from "@deep-research/core/phases/ActionProtocol"
 import * as Researcher from "@deep-research/core/phases/Researcher"
 import * as Supervisor from "@deep-research/core/phases/Supervisor"
-import { ClaimVerification, Judge } from "@deep-research/evaluation"
+import { Judge } from "@deep-research/evaluation"
 import { ModelSpec } from "@deep-research/providers"
 import { Emulator } from "@deep-research/emulator"
 import { assert, describe, it } from "@effect/vitest"
@@ -58,7 +66,7 @@ const formats: Readonly<Record<string, Schema.Schema.AnyNoContext>> = {
   research_brief: Research.Brief,
   source_summary: Summarizer.Answer,
   evaluation: Judge.Answer,
-  claim_verdict: ClaimVerification.Answer
+  claim_verdicts: ClaimVerification.Answer
 }
 
 const toolsetOf = (sent: Sent): ReadonlyArray<Decoder> =>

@@ -40,6 +40,8 @@ export interface Call {
   readonly model: string
   readonly inputTokens: number
   readonly outputTokens?: number | undefined
+  /** The pool it draws on, where not its role's (the check of a written report draws on what the report left). */
+  readonly pool?: Pool | undefined
 }
 
 /** What a call holds while it runs; `outputTokens` is the output limit to send with it. */
@@ -210,7 +212,7 @@ const exhaustedError = ({ budget, whole }: Limited, committed: Spent) =>
 
 const decide = (limited: Limited, state: Account.Account, call: Call): Account.Decision => {
   const wanted = call.outputTokens ?? outputEstimate[call.role]
-  return Account.decide(state, limitOf(limited, poolOf(call.role)), {
+  return Account.decide(state, limitOf(limited, call.pool ?? poolOf(call.role)), {
     inputTokens: call.inputTokens,
     wanted,
     floor: Math.min(wanted, minimumOutput[call.role]),
@@ -245,7 +247,7 @@ const take = (limited: Limited, call: Call): STM.STM<Outcome> =>
     }
     if (decision._tag === "Wait") return STM.retry
     const refused: Outcome = { _tag: "Refused", committed: state.committed }
-    return poolOf(call.role) === "research"
+    return (call.pool ?? poolOf(call.role)) === "research"
       ? STM.as(TRef.set(limited.account, { ...state, researchRefused: true }), refused)
       : STM.succeed(refused)
   })
@@ -255,7 +257,7 @@ const reserve = (limited: Limited, call: Call): Effect.Effect<Reservation, Budge
     outcome._tag === "Granted"
       ? Effect.succeed(outcome.reservation)
       : Effect.zipRight(
-          poolOf(call.role) === "research"
+          (call.pool ?? poolOf(call.role)) === "research"
             ? limited.warnings.warnOnce("research_stopped", outcome.committed)
             : Effect.void,
           Effect.fail(exhaustedError(limited, outcome.committed))
@@ -327,6 +329,15 @@ export const spentBy = (usage: Usage, costUsd: number): Spent => ({
   tokens: usage.inputTokens + usage.outputTokens,
   costUsd
 })
+
+/** A budget whose calls all draw on `pool`, whatever their role. */
+export const drawingOn =
+  (pool: Pool) =>
+  (service: Service): Service => ({
+    ...service,
+    covers: (call) => service.covers({ ...call, pool }),
+    reserve: (call) => service.reserve({ ...call, pool })
+  })
 
 /** The budget in context, or none (a call made outside a run). */
 export const current: Effect.Effect<Service> = Effect.map(Effect.serviceOption(Budget), (budget) =>

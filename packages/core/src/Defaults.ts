@@ -27,7 +27,8 @@ export const research = {
   supervisorSummaryMaxChars: 1_500,
   maxResearchDurationMillis: 30 * 60_000,
   synthesisReserve: 0.15,
-  requireSources: false
+  requireSources: false,
+  verify: true
 } as const
 
 /**

@@ -142,3 +142,46 @@ export class Report extends Schema.Class<Report>("@deep-research/core/Report")({
   /** What the report stands on; absent from reports stored before it was recorded. */
   grounding: Schema.optional(Grounding)
 }) {}
+
+/** How far the sources a sentence cites back it. */
+export const SupportLabel = Schema.Literal("supported", "partially_supported", "unsupported", "contradicted")
+export type SupportLabel = typeof SupportLabel.Type
+
+/** What the check of one cited source of a sentence found. */
+export class CitedSupport extends Schema.Class<CitedSupport>("@deep-research/core/CitedSupport")({
+  /** The citation number the sentence had when it was checked. */
+  number: Schema.Int,
+  label: SupportLabel
+}) {}
+
+/** The check of one cited sentence of the report, and what it changed. */
+export class SentenceVerdict extends Schema.Class<SentenceVerdict>("@deep-research/core/SentenceVerdict")({
+  sentence: Schema.String,
+  /**
+   * `checked`: the model labelled it; `unverifiable`: no cited source has stored text; `failed`: the check failed;
+   * `unchecked`: the budget could not pay for its check.
+   */
+  status: Schema.Literal("checked", "unverifiable", "failed", "unchecked"),
+  label: Schema.optional(SupportLabel),
+  citations: Schema.Array(CitedSupport),
+  /** Citation numbers removed from the sentence because their source does not back it. */
+  removed: Schema.Array(Schema.Int),
+  /** True when no cited source backs the sentence, which the report marks as such. */
+  marked: Schema.Boolean,
+  explanation: Schema.String
+}) {}
+
+/** The check of every cited sentence of a report against the sources it cites (the `verification` phase). */
+export class Verification extends Schema.Class<Verification>("@deep-research/core/Verification")({
+  /** Cited sentences in the report as written. */
+  sentences: Schema.Int,
+  /** Sentences the model labelled. */
+  checked: Schema.Int,
+  /** Sentences whose citations changed or that were marked as unsupported. */
+  changed: Schema.Int,
+  removedCitations: Schema.Int,
+  marked: Schema.Int,
+  /** Why some sentences were not checked: the budget could not pay, or checks failed. */
+  incomplete: Schema.optional(Schema.Literal("budget", "failed")),
+  verdicts: Schema.Array(SentenceVerdict)
+}) {}

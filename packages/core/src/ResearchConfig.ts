@@ -62,7 +62,12 @@ export class ResearchConfig extends Schema.Class<ResearchConfig>("@deep-research
    * Fail a run whose report rests on no source (`Ungrounded`), where by default it completes and says so in its
    * report and its grounding.
    */
-  requireSources: Schema.optionalWith(Schema.Boolean, { default: () => d.requireSources })
+  requireSources: Schema.optionalWith(Schema.Boolean, { default: () => d.requireSources }),
+  /**
+   * Check every cited sentence of the report against the sources it cites, removing citations they do not back (the
+   * `verification` phase); on by default.
+   */
+  verify: Schema.optionalWith(Schema.Boolean, { default: () => d.verify })
 }) {}
 
 /** The knobs counted in whole numbers, each bounded by its namesake in `Defaults.upperBounds`. */

@@ -9,7 +9,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import { InvalidInput, ResearchError } from "./Errors.js"
-import { Brief, ClarificationRecord, Grounding, Report, SupervisionRound } from "./Research.js"
+import { Brief, ClarificationRecord, Grounding, Report, SupervisionRound, Verification } from "./Research.js"
 import { ResearchConfig } from "./ResearchConfig.js"
 import { Source } from "./Source.js"
 import { Phase, PhaseMetrics, RoleUsage } from "./Usage.js"
@@ -62,6 +62,8 @@ export class Session extends Schema.Class<Session>("@deep-research/core/Session"
   supervisionStopReason: Schema.optional(Schema.String),
   sources: Schema.Array(Source),
   report: Schema.optional(Report),
+  /** The check of the report's cited sentences against their sources; absent when it was off or not run. */
+  verification: Schema.optional(Verification),
   /** The phases that have finished; a resumed run never redoes them. */
   phasesCompleted: Schema.optionalWith(Schema.Array(Phase), { default: () => [] }),
   metrics: Schema.Array(PhaseMetrics),

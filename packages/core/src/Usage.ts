@@ -83,7 +83,7 @@ export const addToRole = (self: RoleUsage, usage: Usage, costUsd: number): RoleU
   )
 
 /** The phases of a run. */
-export const Phase = Schema.Literal("clarification", "brief", "supervision", "synthesis")
+export const Phase = Schema.Literal("clarification", "brief", "supervision", "synthesis", "verification")
 export type Phase = typeof Phase.Type
 
 /** What one phase took: wall time, and what each role spent during it. */

@@ -33,7 +33,7 @@ describe("Pipeline", () => {
       assert.strictEqual(report?.droppedCitations, 1)
       assert.deepStrictEqual(
         session.metrics.map((m) => m.phase),
-        ["clarification", "brief", "supervision", "synthesis"]
+        ["clarification", "brief", "supervision", "synthesis", "verification"]
       )
       const supervision = session.metrics.find((m) => m.phase === "supervision")
       assert.deepStrictEqual(
@@ -44,7 +44,13 @@ describe("Pipeline", () => {
       const store = yield* SessionStore
       const stored = yield* store.load("end-to-end")
       assert.strictEqual(stored.status, "completed")
-      assert.deepStrictEqual(stored.phasesCompleted, ["clarification", "brief", "supervision", "synthesis"])
+      assert.deepStrictEqual(stored.phasesCompleted, [
+        "clarification",
+        "brief",
+        "supervision",
+        "synthesis",
+        "verification"
+      ])
     }).pipe(Effect.provide(H.world({})))
   )
 
@@ -73,7 +79,7 @@ describe("Pipeline", () => {
       assert.strictEqual(tags[tags.length - 1], "SessionCompleted")
       assert.deepStrictEqual(
         events.flatMap((e) => (e._tag === "PhaseCompleted" ? [e.phase] : [])),
-        ["clarification", "brief", "supervision", "synthesis"]
+        ["clarification", "brief", "supervision", "synthesis", "verification"]
       )
       assert.strictEqual(tags.filter((t) => t === "DirectiveIssued").length, 4)
       assert.strictEqual(tags.filter((t) => t === "ResearcherCompleted").length, 4)
@@ -147,7 +153,8 @@ describe("Pipeline", () => {
           "brief completed",
           "round 1 delegated",
           "supervision completed",
-          "synthesis completed"
+          "synthesis completed",
+          "verification completed"
         ]
       )
       assert.deepStrictEqual(
@@ -164,7 +171,13 @@ describe("Pipeline", () => {
       assert.strictEqual(stored.status, "completed")
       assert.strictEqual(stored.supervisionStopReason, "research_complete")
       assert.isDefined(stored.report)
-      assert.deepStrictEqual(stored.phasesCompleted, ["clarification", "brief", "supervision", "synthesis"])
+      assert.deepStrictEqual(stored.phasesCompleted, [
+        "clarification",
+        "brief",
+        "supervision",
+        "synthesis",
+        "verification"
+      ])
     }).pipe(Effect.provide(H.world({})))
   )
 

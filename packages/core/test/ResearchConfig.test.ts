@@ -51,13 +51,13 @@ describe("ResearchConfig", () => {
     assert.isUndefined(d.budget.maxUsd)
   })
 
-  it("has no switch that turns a phase off except allowClarification", () => {
+  it("has no switch that turns a phase off except allowClarification and verify", () => {
     const encoded = Schema.encodeSync(ResearchConfig.ResearchConfig)(ResearchConfig.defaults)
     const switches = Object.entries(encoded).filter(([, value]) => typeof value === "boolean")
     // requireSources turns no phase off: it makes a run that found no source fail.
     assert.deepStrictEqual(
       switches.map(([name]) => name).filter((name) => name !== "requireSources"),
-      ["allowClarification"]
+      ["allowClarification", "verify"]
     )
   })
 

@@ -117,7 +117,12 @@ const journaledQueries = (id: string) =>
     })
   )
 
-const summarizations = Effect.map(ScriptedModel.calls, (calls) => calls.filter((c) => c.role === "summarization"))
+// Fetch-time summaries, not the report's citation check (which runs on the summarization role too).
+const summarizations = Effect.map(ScriptedModel.calls, (calls) =>
+  calls.filter(
+    (c) => c.role === "summarization" && !(c.request.system ?? "").includes("sentences of a research report")
+  )
+)
 
 const ofHeld = (texts: ReadonlyArray<string>) => texts.filter((text) => /charlie|delta/i.test(text))
 

@@ -4,8 +4,7 @@
  * carries the report line it comes from.
  */
 import * as Schema from "effect/Schema"
-import { Novelty, type Session, type Source } from "@deep-research/core"
-import * as ReportText from "./internal/reportText.js"
+import { Novelty, ReportText, type Session, type Source } from "@deep-research/core"
 import { urlKey } from "./internal/urls.js"
 
 // =============================================================================

@@ -1,6 +1,7 @@
 /**
- * Claim verification through the `evaluation` role: a deterministic sample of the report's cited sentences is
- * checked against the text of the sources they cite, each labelled supported, partially supported, unsupported or
+ * Claim verification for `evaluate`: a deterministic sample of the report's cited sentences is checked against the
+ * text of the sources they cite through the `evaluation` role, with core's claim check (`ClaimVerification` in core,
+ * the code the pipeline's verification phase runs), each labelled supported, partially supported, unsupported or
  * contradicted, and summed up as a fidelity score. Calls are bounded by the sample size and run with a concurrency
  * limit; a claim whose check fails is recorded as such and left out of the score.
  */
@@ -8,18 +9,15 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import {
-  LanguageModel,
+  ClaimVerification as Claims,
   ModelRouter,
-  StructuredOutput,
+  ReportText,
+  Research,
   Usage,
-  type Research,
   type Session,
   type Source
 } from "@deep-research/core"
-import { sourceText } from "./CitationCheck.js"
-import { cap, dataBlock, untrustedNotice } from "./prompts/untrusted.js"
 import { sample } from "./internal/random.js"
-import * as ReportText from "./internal/reportText.js"
 import { counting } from "./internal/spend.js"
 import { urlKey } from "./internal/urls.js"
 
@@ -28,14 +26,8 @@ import { urlKey } from "./internal/urls.js"
 // =============================================================================
 
 /** How far a source backs a claim. */
-export const Label = Schema.Literal("supported", "partially_supported", "unsupported", "contradicted")
+export const Label = Research.SupportLabel
 export type Label = typeof Label.Type
-
-/** What the model answers for one claim. */
-export const Answer = Schema.Struct({
-  label: Label,
-  explanation: Schema.optionalWith(Schema.String, { default: () => "", nullable: true })
-})
 
 /** The check of one claim: a label, or why it could not be checked. */
 export class Verdict extends Schema.Class<Verdict>("@deep-research/evaluation/ClaimVerification/Verdict")({
@@ -79,7 +71,7 @@ export interface Input {
 
 /** Bounds of a verification. */
 export interface Options {
-  /** Claims checked at most (one model call each, plus decode retries); 20 by default. */
+  /** Claims checked at most; 20 by default. */
   readonly maxClaims?: number | undefined
   /** Checks running at once; 4 by default. */
   readonly concurrency?: number | undefined
@@ -89,6 +81,8 @@ export interface Options {
   readonly maxSourceChars?: number | undefined
   /** Asks after an answer that does not decode; 1 by default. */
   readonly retries?: number | undefined
+  /** Claims per model call; 1 by default (each claim judged on its own, as the score was defined). */
+  readonly batchSize?: number | undefined
 }
 
 // =============================================================================
@@ -118,19 +112,10 @@ export const fidelity = (counts: LabelCounts): number | undefined => {
 // =============================================================================
 
 /** A cited sentence of the report. */
-export interface Claim {
-  readonly line: number
-  readonly text: string
-  readonly citations: ReadonlyArray<number>
-}
+export type Claim = Claims.Claim
 
 /** Every sentence of the report's body that cites a source. */
-export const claimsOf = (markdown: string): ReadonlyArray<Claim> =>
-  ReportText.citedSentences(ReportText.parse(markdown)).map((sentence) => ({
-    line: sentence.line,
-    text: sentence.sentence,
-    citations: sentence.numbers
-  }))
+export const claimsOf = Claims.claimsOf
 
 /** A deterministic sample of at most `maxClaims` claims, in report order. */
 export const sampleClaims = (claims: ReadonlyArray<Claim>, maxClaims: number, seed: number): ReadonlyArray<Claim> =>
@@ -151,53 +136,6 @@ const resolver = (input: Input): ((number: number) => Source.Source | undefined)
 }
 
 // =============================================================================
-// Prompt
-// =============================================================================
-
-const system = [
-  "You check whether a claim from a research report is backed by the sources it cites. Read only the given source",
-  "texts; do not use outside knowledge. Labels:",
-  "- supported: the sources state the claim, including its numbers, dates and qualifiers.",
-  "- partially_supported: the sources back part of the claim, or a weaker or less specific version of it.",
-  "- unsupported: the sources do not say this (silence is not support).",
-  "- contradicted: the sources say something incompatible with the claim.",
-  'Reply with a single JSON object: {"label": "...", "explanation": "one sentence"}.',
-  "",
-  untrustedNotice
-].join("\n")
-
-/** The request that checks one claim against its sources' texts. */
-export const request = (
-  claim: Claim,
-  sources: ReadonlyArray<{ readonly number: number; readonly source: Source.Source }>,
-  maxSourceChars: number
-): LanguageModel.GenerateRequest => {
-  const share = Math.floor(maxSourceChars / Math.max(1, sources.length))
-  const blocks = sources.map(({ number, source }) =>
-    dataBlock(
-      "source",
-      { number: String(number), title: source.title, url: source.url },
-      cap(sourceText(source), share)
-    )
-  )
-  return {
-    system,
-    messages: [
-      LanguageModel.user(
-        [
-          "## Claim",
-          dataBlock("claim", {}, claim.text),
-          "## Cited sources",
-          ...blocks,
-          "## Answer with the JSON object."
-        ].join("\n\n")
-      )
-    ],
-    maxOutputTokens: 500
-  }
-}
-
-// =============================================================================
 // Verification
 // =============================================================================
 
@@ -213,35 +151,23 @@ export const verify = Effect.fn("ClaimVerification.verify")(function* (input: In
   const spent = yield* Ref.make(Usage.empty)
   const counted = counting(model, spent)
 
-  const verdicts = yield* Effect.forEach(
-    drawn,
-    (claim) => {
-      const base = { line: claim.line, claim: claim.text, citations: claim.citations }
-      const sources = claim.citations.flatMap((number) => {
-        const source = resolve(number)
-        return source === undefined ? [] : [{ number, source }]
+  const checked = yield* Claims.check(counted, drawn, resolve, {
+    batchSize: options?.batchSize ?? 1,
+    concurrency: options?.concurrency ?? 4,
+    maxSourceChars,
+    retries: options?.retries ?? 1
+  })
+  const verdicts = checked.map(
+    ({ claim, explanation, label, status }) =>
+      new Verdict({
+        line: claim.line,
+        claim: claim.text,
+        citations: claim.citations,
+        // A check the budget refused is one that failed, here: `evaluate` runs outside a run's budget.
+        status: status === "unchecked" ? "failed" : status,
+        ...(label === undefined ? {} : { label }),
+        explanation
       })
-      if (sources.length === 0) {
-        return Effect.succeed(
-          new Verdict({ ...base, status: "unverifiable", explanation: "no cited source was retrieved in the session" })
-        )
-      }
-      return StructuredOutput.generateObject(counted, Answer, request(claim, sources, maxSourceChars), {
-        name: "claim_verdict",
-        retries: options?.retries ?? 1
-      }).pipe(
-        Effect.map(
-          ({ value }) => new Verdict({ ...base, status: "checked", label: value.label, explanation: value.explanation })
-        ),
-        Effect.catchAll((error) =>
-          Effect.as(
-            Effect.logWarning("claim verification failed", error.message),
-            new Verdict({ ...base, status: "failed", explanation: error.message })
-          )
-        )
-      )
-    },
-    { concurrency: Math.max(1, options?.concurrency ?? 4) }
   )
 
   const count = (label: Label) => verdicts.filter((v) => v.status === "checked" && v.label === label).length

@@ -24,7 +24,8 @@ const markdown = [
 
 const sourceList = "\n\n## Sources\n[1] Rates: https://example.com/rates\n[2] Banks: https://example.com/banks"
 
-const label = (value: ClaimVerification.Label) => JSON.stringify({ label: value, explanation: `it is ${value}` })
+const label = (value: ClaimVerification.Label) =>
+  JSON.stringify({ verdicts: [{ claim: 1, label: value, explanation: `it is ${value}`, citations: [] }] })
 
 /** A judge that labels a claim by what it says. */
 const judgeByClaim = (claim: string): string =>
@@ -37,7 +38,7 @@ const judgeByClaim = (claim: string): string =>
         : label("unsupported")
 
 const claimOf = (request: { readonly messages: ReadonlyArray<{ readonly content: string }> }): string =>
-  /<claim>\n([\s\S]*?)\n<\/claim>/.exec(request.messages[0]?.content ?? "")?.[1] ?? ""
+  /<sentence id="1" cites="[^"]*">([\s\S]*?)<\/sentence>/.exec(request.messages[0]?.content ?? "")?.[1] ?? ""
 
 const router = ScriptedModel.layerRouter({
   default: ["unused"],

@@ -22,7 +22,7 @@ const router = ScriptedModel.layerRouter({
     evaluation: (request) =>
       (request.system ?? "").includes("strict, critical evaluator")
         ? JSON.stringify({ scores })
-        : JSON.stringify({ label: "supported", explanation: "stated" })
+        : JSON.stringify({ verdicts: [{ claim: 1, label: "supported", explanation: "stated", citations: [] }] })
   }
 })
 

@@ -33,7 +33,8 @@ export const bench = Command.make(
         database: Option.none(),
         noClarify: true,
         json: false,
-        requireSources: false
+        requireSources: false,
+        noVerify: false
       })
       const resolved = yield* resolveConfig(flags)
       yield* Bench.run(resolved, {

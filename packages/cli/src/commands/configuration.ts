@@ -42,6 +42,7 @@ export const toFlags = (flags: ResearchFlags): CliConfig.Flags => {
     budgetUsd: Option.getOrUndefined(flags.budgetUsd),
     noClarify: flags.noClarify,
     requireSources: flags.requireSources,
+    noVerify: flags.noVerify,
     out: Option.getOrUndefined(flags.out),
     store: Option.getOrUndefined(flags.store),
     database: Option.getOrUndefined(flags.database),

@@ -39,6 +39,7 @@ export const evaluate = Command.make(
           budgetUsd: Option.none(),
           noClarify: false,
           requireSources: false,
+          noVerify: false,
           out: Option.none()
         }),
         "evaluation"

@@ -1,5 +1,5 @@
 /**
- * One run of a session: the phases in order (clarify -> brief -> supervision -> synthesis), each a small step over the
+ * One run of a session: the phases in order (clarify -> brief -> supervision -> synthesis -> verification), each a small step over the
  * `Run` record that the run shares (its running session, account, budget and request journal). Each step skips what
  * the session has done already, so a resumed run picks up at its last checkpoint. The pipeline (`Pipeline.ts`) begins
  * and continues sessions and hands each run here; a new step is one more function and one more line in `steps`.
@@ -28,6 +28,7 @@ import * as Clarify from "./Clarify.js"
 import type * as ResearchUnit from "./ResearchUnit.js"
 import * as Supervisor from "./Supervisor.js"
 import * as Synthesis from "./Synthesis.js"
+import * as Verification from "./Verification.js"
 
 // =============================================================================
 // The run record
@@ -48,6 +49,8 @@ const isDone = (session: Session.Session, phase: Usage.Phase): boolean => {
       return false
     case "synthesis":
       return session.report !== undefined
+    case "verification":
+      return session.verification !== undefined
   }
 }
 
@@ -178,13 +181,21 @@ const synthesize = <R>(run: Run<R>, task: Task.Task) =>
     yield* run.session.phase(
       "synthesis",
       Effect.tap(Synthesis.run(task, current), (report) => run.store.saveReport(current.id, report.markdown)),
-      // A run that requires sources and found none is not completed: it fails in `complete`, its report kept.
+      // A run that requires sources and found none is not completed: it fails in `complete`, its report kept. A report
+      // still to be checked is completed once it is.
       (report, s) =>
         Checkpoint.patch(s, {
           report,
-          status: ungroundedReason(run.config, report) === undefined ? "completed" : s.status
+          status: ungroundedReason(run.config, report) === undefined && !run.config.verify ? "completed" : s.status
         })
     )
+  })
+
+/** Verification: every cited sentence checked against its sources (see `Verification.ts`); on unless turned off. */
+const verify = <R>(run: Run<R>, task: Task.Task) =>
+  Effect.gen(function* () {
+    if (!run.config.verify || (yield* done(run, "verification"))) return
+    yield* Verification.inSession(run.session, task, (report) => ungroundedReason(run.config, report) === undefined)
   })
 
 /** Ends the run: a report that rests on no source when sources are required fails it; otherwise it is completed. */
@@ -220,6 +231,7 @@ const steps = <R>(run: Run<R>) =>
     const task = Task.fromSession(yield* run.session.get)
     yield* supervise(run, task)
     yield* synthesize(run, task)
+    yield* verify(run, task)
     return yield* complete(run)
   })
 

@@ -6,6 +6,7 @@
  */
 import { type Conversation, numbered, pageTextOf, promptedSchema, sentence, subjectOf } from "./conversation.js"
 import { fakeFromSchema, type FakeContext } from "./fake.js"
+import { claimVerdicts, isClaimCheck } from "./verifier.js"
 import { getObjects, getString } from "../wire/json.js"
 import type { Refusals } from "./localServers.js"
 
@@ -166,6 +167,9 @@ export const decide = (conversation: Conversation, options: Settings): Decision 
       const actions = turn.calls.map((call) => ({ tool: call.name, arguments: call.arguments }))
       return { kind: "text", text: JSON.stringify({ actions }) }
     }
+  }
+  if (isClaimCheck(conversation)) {
+    return { kind: "json", value: claimVerdicts(conversation), tool: conversation.forcedTool }
   }
   const fake: FakeContext = { subject: subjectOf(conversation), index: 0, pageText: pageTextOf(conversation) }
   if (conversation.responseSchema !== undefined) {

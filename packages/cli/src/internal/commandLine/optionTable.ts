@@ -79,6 +79,7 @@ export const research = {
   budgetUsd: float("budget-usd", `spend at most this much in USD, report included (up to ${bounds.maxUsd})`),
   noClarify: flag("no-clarify", "never ask a clarifying question"),
   requireSources: flag("require-sources", "fail (exit 1) when the report rests on no source; by default it says so"),
+  noVerify: flag("no-verify", "leave the report's citations unchecked against their sources (checked by default)"),
   out: text("out", "FILE", "where to write the report, a file or a folder (./deep-research-<id>.md)"),
   store: text("store", "DIR", `where sessions are kept (${Variables.defaultHome}, or ${Variables.home})`),
   database: text(

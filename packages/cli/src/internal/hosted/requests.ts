@@ -27,6 +27,7 @@ export const configFor = (resolved: CliConfig.Resolved, options: StartOptions) =
     ...(options.maxToolCalls !== undefined ? { researcherMaxToolCalls: options.maxToolCalls } : {}),
     ...(options.allowClarification !== undefined ? { allowClarification: options.allowClarification } : {}),
     ...(options.requireSources !== undefined ? { requireSources: options.requireSources } : {}),
+    ...(options.verify !== undefined ? { verify: options.verify } : {}),
     budget: {
       ...Schema.encodeSync(ResearchConfig.Budget)(resolved.research.budget),
       ...(options.budgetTokens !== undefined ? { maxTokens: options.budgetTokens } : {}),

@@ -1,6 +1,7 @@
 /**
  * Reading a markdown report: its inline citations (`[1]`, `[1, 3]`, `[2-4]`, `[1](url)`, `【1】`), its numbered
- * source list, and its sentences. Fenced code is skipped everywhere.
+ * source list, and its sentences. Fenced code is skipped everywhere. The claim check (`ClaimVerification`) finds a
+ * report's cited sentences with it, in the pipeline and in `evaluate`, whose citation checks read reports with it too.
  */
 
 /** A line of the report, numbered from 1. */
