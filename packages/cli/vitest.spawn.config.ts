@@ -1,6 +1,6 @@
 /**
  * The CLI's tests that start the built `deep-research` command (`test/**\/*.spawn.test.ts`): what only a process of
- * its own shows (signals, its exit, its stdin, a cluster runner killed). The packages are built once before they run
+ * its own shows (signals, its exit, its stdin, a cluster runner killed, the heap a process grows to). The packages are built once before they run
  * when their sources changed since the last build (`test/support/built.ts`).
  */
 import { defineProject } from "vitest/config"
