@@ -218,8 +218,9 @@ export const make = (initial: Session, ledger: UsageLedger.Service): Effect.Effe
   Effect.gen(function* () {
     const holder: Holder = {
       current: initial,
-      // One permit handed from change to change rather than a `SynchronizedRef`, whose semaphore costs about thirty
-      // runtime steps a change. The changes run uninterruptibly, so waiting for the permit is not interruptible either.
+      // One permit handed from change to change, first come first served: Effect's semaphore lets a newcomer take a
+      // permit freed before the waiters wake, and changes must apply in the order they come. The changes run
+      // uninterruptibly, so waiting for the permit is not interruptible either.
       changes: Permits.unsafeMake(1).withPermit,
       running: yield* Ref.make<Running | undefined>(undefined),
       store: yield* SessionStore,

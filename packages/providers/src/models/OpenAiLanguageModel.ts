@@ -137,8 +137,8 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service> =>
     }
     const contextWindow = options.contextWindow ?? (yield* Tokens.contextWindow(options.model))
 
-    // No span of its own: the call is already the `chat {model}` span, and one more would cost a call about 35
-    // runtime steps. Suspended, so that each attempt is built from the capabilities known when it is sent.
+    // No span of its own: the call is already the `chat {model}` span, and a second would say nothing more. Suspended,
+    // so that each attempt is built from the capabilities known when it is sent.
     const send = (request: LanguageModel.GenerateRequest) =>
       Effect.suspend(() => {
         const prepared = toChatRequest(options, capabilities, request)

@@ -117,7 +117,7 @@ export const make = (options: Options): Effect.Effect<Tavily> =>
       })
 
     // No spans of their own: each call is already the `search {provider}` or `extract {provider}` span around it, and
-    // one more would cost it about 35 runtime steps.
+    // a second span would say nothing the first does not.
     const search = (query: string, searchOptions: SearchProvider.SearchOptions) =>
       Effect.flatMap(
         call((client) => client.search(query, { ...toSearchOptions(searchOptions), ...searchTimeout })),

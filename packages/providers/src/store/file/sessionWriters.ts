@@ -3,9 +3,9 @@
  * finished even when its caller is interrupted. A session's writer is let go by its last user, so a long-lived
  * process keeps none for sessions it no longer writes. (The lock file keeps other processes out.)
  *
- * Not an `Effect.Semaphore`: every event a run publishes passes through here, and a semaphore's permit costs about
- * thirty runtime steps where a free writer taken here costs a few. Waiting is the same: interruptible, and each
- * waiter tries again when the writer is let go.
+ * Not an `Effect.Semaphore` a session: a writer is made on a session's first write and let go by its last user, which
+ * a registry of semaphores would have to do beside them. Waiting is as a semaphore's: interruptible, and each waiter
+ * tries again when the writer is let go.
  */
 import * as Effect from "effect/Effect"
 
