@@ -16,6 +16,6 @@ const load = async (relative) => {
 }
 
 // Help and version are answered before the rest of the CLI (and its providers) is loaded.
-const quick = (await load("../dist/internal/help.js")).quickAnswer(process.argv.slice(2))
+const quick = (await load("../dist/internal/commandLine/help.js")).quickAnswer(process.argv.slice(2))
 if (quick !== undefined) process.stdout.write(quick)
 else (await load("../dist/main.js")).main()
