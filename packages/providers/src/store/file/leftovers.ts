@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { isNotFound, orDieWith } from "./fileErrors.js"
 import type * as LockFile from "./lockFile.js"
+import * as SessionSummaries from "./sessionSummaries.js"
 import type * as SessionWriters from "./sessionWriters.js"
 
 /**
@@ -68,15 +69,7 @@ const modifiedAt = (store: Store, folder: string) =>
 
 /** A folder that holds files of its own but no `session.json`, as it is listed: corrupt, saying what it holds. */
 const withoutSessionFile = (id: string, folder: string, kept: ReadonlyArray<string>, modified: number) =>
-  new Session.SessionSummary({
-    id,
-    status: "corrupt",
-    query: "",
-    createdAt: modified,
-    updatedAt: modified,
-    costUsd: 0,
-    error: `${folder} has no session.json; it holds ${[...kept].sort().join(", ")}`
-  })
+  SessionSummaries.corrupt(id, `${folder} has no session.json; it holds ${[...kept].sort().join(", ")}`, modified)
 
 export const make = (store: Store): Leftovers => {
   const { fs, host } = store
