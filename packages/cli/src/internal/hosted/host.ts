@@ -8,6 +8,7 @@ import type { Session } from "@deep-research/core"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
@@ -45,7 +46,12 @@ export const makeHost = (resolved: CliConfig.Resolved) =>
       resolved.maxSessions === undefined ? Layer.empty : Layer.orDie(SessionLimit.layer(resolved.maxSessions))
     // The sessions of the host are traced through the exporters of the program.
     const telemetry = yield* OtlpExport.inherited
-    const runtime = ManagedRuntime.make(Layer.mergeAll(Wiring.layer(resolved), Logging.stderrLogger, limit, telemetry))
+    // And scheduled as the program is (under the CLI, the sliced scheduler: BENCHMARKS.md, "Home-made parts"), not on
+    // Effect's default scheduler, which a runtime of its own would otherwise have.
+    const scheduler = Layer.setScheduler(yield* FiberRef.get(FiberRef.currentScheduler))
+    const runtime = ManagedRuntime.make(
+      Layer.mergeAll(Wiring.layer(resolved), Logging.stderrLogger, limit, telemetry, scheduler)
+    )
     yield* Effect.addFinalizer(() => runtime.disposeEffect)
     const services = yield* runtime.runtimeEffect
     const host: Host = {
