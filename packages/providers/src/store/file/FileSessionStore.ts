@@ -25,7 +25,9 @@ import * as os from "node:os"
 import * as Environment from "../../Environment.js"
 import type * as EventLog from "./eventLog.js"
 import * as FileStore from "./fileStore.js"
+import * as Intake from "./intake.js"
 import * as LockFile from "./lockFile.js"
+import * as SessionLocks from "./sessionLocks.js"
 import * as NativeFiles from "./nativeFiles.js"
 import { makeScrubbed } from "../secretScrubber.js"
 
@@ -53,6 +55,14 @@ export interface Options {
    * platform's layer (see `nativeFiles.ts`); syncs still wait for the disk off the event loop.
    */
   readonly native?: NativeFiles.NativeFiles | undefined
+  /**
+   * Accept sessions asked for (`save` of a new session, status queued) into an intake journal in the sessions folder:
+   * a line appended and synced with those of the same moment, the session's folder made right after. A session is so
+   * durable before its folder exists, at a fraction of the folder's cost, and is read from the journal until then; a
+   * store that opens makes what the journals of stopped processes hold (`intake.ts`). Node's file system only: on
+   * with `layerNode`, unless set false.
+   */
+  readonly intake?: boolean | undefined
 }
 
 /** Node's file calls, for `Options.native` (what `layerNode` gives). */
@@ -76,7 +86,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const store = FileStore.make({
+    const made = FileStore.make({
       fs,
       path,
       host: options.host ?? nodeHost,
@@ -85,6 +95,22 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       scrubbed: makeScrubbed("FileSessionStore", (options.secrets ?? []).map(Redacted.value)),
       writeSync: options.writeSync
     })
+    const store: FileStore.Store =
+      options.intake === true
+        ? {
+            ...made,
+            intake: yield* Intake.make({
+              directory: made.directory,
+              host: made.host,
+              sessionFileName: FileStore.sessionFileName,
+              writes: {
+                session: (id, text) => FileStore.writeSessionText(made, id, text),
+                artefact: (id, name, text) => FileStore.writeArtefactText(made, id, name, text),
+                holds: (id, name) => FileStore.holds(made, id, name)
+              }
+            })
+          }
+        : made
     return SessionStore.SessionStore.of({
       save: FileStore.save(store),
       load: FileStore.load(store),
@@ -95,8 +121,8 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
       artefact: FileStore.readArtefact(store),
       deleteArtefact: FileStore.deleteArtefact(store),
       list: FileStore.list(store),
-      delete: FileStore.remove(store),
-      lock: FileStore.lock(store)
+      delete: SessionLocks.remove(store),
+      lock: SessionLocks.lock(store)
     })
   })
 

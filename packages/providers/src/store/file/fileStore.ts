@@ -1,13 +1,13 @@
 /**
  * The file store's operations (`FileSessionStore` is its public face): small functions over one `Store` record, which
  * holds what the store knows (its folder, the files and folders it made or holds open, each session's writer) and the
- * parts it writes through (atomic files, the event log, lock files, leftovers). Each operation is named for what it
- * does; `FileSessionStore.make` builds the record and hands the operations out as the `SessionStore`.
+ * parts it writes through (atomic files, the event log, lock files, leftovers, the intake journal when it keeps one).
+ * Each operation is named for what it does; a run's lock and a deletion are in `sessionLocks.ts`;
+ * `FileSessionStore.make` builds the record and hands the operations out as the `SessionStore`.
  */
 import { Errors, ResearchEvents, Session, SessionStore } from "@deep-research/core"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -17,6 +17,7 @@ import * as AtomicFiles from "./atomicFiles.js"
 import * as EventLog from "./eventLog.js"
 import { isNotFound, orDieWith } from "./fileErrors.js"
 import * as HeldHandles from "./heldHandles.js"
+import type * as Intake from "./intake.js"
 import * as Leftovers from "./leftovers.js"
 import * as LockFile from "./lockFile.js"
 import type * as NativeFiles from "./nativeFiles.js"
@@ -25,15 +26,15 @@ import * as SessionFile from "./sessionFile.js"
 import * as SessionSummaries from "./sessionSummaries.js"
 import * as SessionWriters from "./sessionWriters.js"
 
-const sessionFileName = "session.json"
+export const sessionFileName = "session.json"
 const eventsFileName = "events.jsonl"
 const reportFileName = "report.md"
-const lockFileName = "lock"
+export const lockFileName = "lock"
 
 const isSessionId = Schema.is(Session.SessionId)
 
 /** Refuses anything that could name another path before the disk is touched. */
-const validate = Session.validateId
+export const validate = Session.validateId
 
 /** What a file store is made of. */
 export interface Setup {
@@ -62,11 +63,13 @@ export interface Store extends Setup {
   readonly sessionFiles: ReturnType<typeof SessionFile.known>
   readonly leftovers: Leftovers.Leftovers
   readonly summaryOf: (id: string) => Effect.Effect<Option.Option<Session.SessionSummary>>
+  /** The journal sessions asked for are accepted into before their folders are made (`intake.ts`), if it keeps one. */
+  readonly intake?: Intake.Intake | undefined
 }
 
-const sessionDirectory = (store: Setup, id: string) => store.path.join(store.directory, id)
+export const sessionDirectory = (store: Setup, id: string) => store.path.join(store.directory, id)
 
-const fileOf = (store: Setup, id: string, name: string) => store.path.join(store.directory, id, name)
+export const fileOf = (store: Setup, id: string, name: string) => store.path.join(store.directory, id, name)
 
 /** The store's record over its setup. */
 export const make = (setup: Setup): Store => {
@@ -122,7 +125,7 @@ export const make = (setup: Setup): Store => {
 
 type Folders = Pick<Store, "knownDirectories" | "atomic"> & Setup
 
-const ensureDirectory = (store: Folders, id: string): Effect.Effect<void> =>
+export const ensureDirectory = (store: Folders, id: string): Effect.Effect<void> =>
   store.knownDirectories.has(id)
     ? Effect.void
     : orDieWith(`cannot create ${sessionDirectory(store, id)}`)(
@@ -155,7 +158,7 @@ const writeFile = (store: Store, id: string, file: string, text: string) =>
   )
 
 /** Forgets what the store knew of a session's files: the folder was removed, or another process may write next. */
-const forgetFiles = (store: Store, id: string) =>
+export const forgetFiles = (store: Store, id: string) =>
   Effect.sync(() => {
     store.sessionFiles.forget(id)
     store.knownDirectories.delete(id)
@@ -163,7 +166,7 @@ const forgetFiles = (store: Store, id: string) =>
   })
 
 /** Fails with `SessionNotFound` when the store holds nothing of the session. */
-const mustExist = (store: Store, id: string) =>
+export const mustExist = (store: Store, id: string) =>
   Effect.flatMap(store.atomic.statOption(sessionDirectory(store, id)), (folder) =>
     Option.isNone(folder) ? Effect.fail(new Errors.SessionNotFound({ sessionId: id })) : Effect.void
   )
@@ -186,23 +189,46 @@ export const save = (store: Store) =>
     const file = fileOf(store, id, sessionFileName)
     // Encoding refuses a Redacted where text is expected, and a Redacted serialises as "<redacted>" anyway.
     const text = yield* store.scrubbed(file, `${JSON.stringify(encoded, null, 2)}\n`)
-    const write = store.serially(
-      id,
-      Effect.gen(function* () {
-        yield* ensureDirectory(store, id)
-        // The log is durable up to every checkpoint.
-        yield* store.eventLog.sync(id)
-        yield* store.sessionFiles.protect(id, file)
-        yield* store.sessionFiles.written(id, yield* writeInSession(store, id, file, text))
-      })
-    )
+    // A new session asked for is accepted into the journal, its folder made after; one already pending is settled.
+    if (store.intake !== undefined && session.status === "queued" && (yield* isNew(store, id))) {
+      return yield* store.intake.accept(session, text)
+    }
+    yield* settled(store, id)
+    const write = writeSessionText(store, id, text)
     // A session stored queued is being accepted: a client waits for it, ahead of the checkpoints of running ones.
     yield* session.status === "queued" ? PoolGate.asCreating(write) : creatingSession(store, id, write)
   })
 
+/** Writes a session's stored text under its writer, the folder made first if it is new. */
+export const writeSessionText = (store: Store, id: string, text: string) => {
+  const file = fileOf(store, id, sessionFileName)
+  return store.serially(
+    id,
+    Effect.gen(function* () {
+      yield* ensureDirectory(store, id)
+      // The log is durable up to every checkpoint.
+      yield* store.eventLog.sync(id)
+      yield* store.sessionFiles.protect(id, file)
+      yield* store.sessionFiles.written(id, yield* writeInSession(store, id, file, text))
+    })
+  )
+}
+
+/** Whether the store holds nothing of the session yet: no folder, nothing journaled. */
+const isNew = (store: Store, id: string) =>
+  store.knownDirectories.has(id) || store.intake?.pending(id) !== undefined
+    ? Effect.succeed(false)
+    : Effect.map(store.atomic.statOption(sessionDirectory(store, id)), Option.isNone)
+
+/** Waits until a session the journal holds has its folder: what writes or reads the folder comes after. */
+export const settled = (store: Store, id: string): Effect.Effect<void> =>
+  store.intake === undefined ? Effect.void : store.intake.settled(id)
+
 export const load = (store: Store) =>
   Effect.fn("FileSessionStore.load")(function* (id: string) {
     const valid = yield* validate(id)
+    const journaled = store.intake?.pending(valid)
+    if (journaled !== undefined) return journaled
     return yield* store.sessionFiles.load(valid, fileOf(store, valid, sessionFileName))
   })
 
@@ -212,8 +238,14 @@ export const list = (store: Store) =>
       Effect.catchIf(isNotFound, () => Effect.succeed([])),
       orDieWith(`cannot list ${store.directory}`)
     )
-    const summaries = yield* Effect.forEach(names.filter(isSessionId), store.summaryOf, { concurrency: 8 })
-    return summaries.flatMap(Option.toArray).sort((a, b) => b.createdAt - a.createdAt)
+    // A session still in the journal is listed from it, whatever its folder holds while it is being made.
+    const journaled = store.intake?.sessions() ?? []
+    const pending = new Set(journaled.map((session) => session.id))
+    const onDisk = names.filter((name) => isSessionId(name) && !pending.has(name))
+    const summaries = yield* Effect.forEach(onDisk, store.summaryOf, { concurrency: 8 })
+    return [...summaries.flatMap(Option.toArray), ...journaled.map(Session.summarize)].sort(
+      (a, b) => b.createdAt - a.createdAt
+    )
   }).pipe(Effect.withSpan("FileSessionStore.list"))
 
 // =============================================================================
@@ -238,12 +270,16 @@ export const appendEvents =
           reason: `an event of session ${id} cannot be stored: ${error instanceof Error ? error.message : String(error)}`
         })
       }
-      return store.scrubbed.into(fileOf(store, id, eventsFileName), lines, (text) => store.eventLog.append(id, text))
+      const append = store.scrubbed.into(fileOf(store, id, eventsFileName), lines, (text) =>
+        store.eventLog.append(id, text)
+      )
+      return store.intake?.pending(id) === undefined ? append : Effect.zipRight(settled(store, id), append)
     })
 
 export const readEvents = (store: Store) =>
   Effect.fn("FileSessionStore.events")(function* (id: string) {
     const valid = yield* validate(id)
+    yield* settled(store, valid)
     yield* mustExist(store, valid)
     return yield* store.eventLog.read(valid)
   })
@@ -252,6 +288,7 @@ export const saveReport = (store: Store) =>
   Effect.fn("FileSessionStore.saveReport")(function* (id: string, markdown: string) {
     const valid = yield* validate(id)
     const file = fileOf(store, valid, reportFileName)
+    yield* settled(store, valid)
     yield* writeFile(store, valid, file, yield* store.scrubbed(file, markdown))
   })
 
@@ -259,13 +296,27 @@ export const saveArtefact = (store: Store) =>
   Effect.fn("FileSessionStore.saveArtefact")(function* (id: string, name: string, content: string) {
     const valid = yield* validate(id)
     const file = fileOf(store, valid, yield* SessionStore.validateArtefactName(name))
-    yield* writeFile(store, valid, file, yield* store.scrubbed(file, content))
+    const text = yield* store.scrubbed(file, content)
+    // An artefact of a session still in the journal is journaled with it, and made in its folder after it.
+    if (store.intake !== undefined && (yield* store.intake.artefact(valid, name, text))) return
+    yield* writeFile(store, valid, file, text)
   })
+
+/** Writes an artefact's (scrubbed) text in the session's folder: what the journal makes of one it holds. */
+export const writeArtefactText = (store: Store, id: string, name: string, text: string) =>
+  writeFile(store, id, fileOf(store, id, name), text)
+
+/** Whether the session's folder holds the file already. */
+export const holds = (store: Store, id: string, name: string) =>
+  Effect.map(store.atomic.statOption(fileOf(store, id, name)), Option.isSome)
 
 export const readArtefact = (store: Store) =>
   Effect.fn("FileSessionStore.artefact")(function* (id: string, name: string) {
     const valid = yield* validate(id)
     const file = fileOf(store, valid, yield* SessionStore.validateArtefactName(name))
+    const journaled = store.intake?.journaledArtefact(valid, name)
+    if (journaled !== undefined) return Option.some(journaled)
+    yield* settled(store, valid)
     yield* mustExist(store, valid)
     return yield* store.fs.readFileString(file).pipe(
       Effect.map(Option.some),
@@ -278,6 +329,7 @@ export const deleteArtefact = (store: Store) =>
   Effect.fn("FileSessionStore.deleteArtefact")(function* (id: string, name: string) {
     const valid = yield* validate(id)
     const file = fileOf(store, valid, yield* SessionStore.validateArtefactName(name))
+    yield* settled(store, valid)
     yield* store.serially(
       valid,
       store.fs.remove(file).pipe(
@@ -286,69 +338,3 @@ export const deleteArtefact = (store: Store) =>
       )
     )
   })
-
-// =============================================================================
-// Locking and deleting
-// =============================================================================
-
-/**
- * What a run letting the session go does: its whole event log left on the disk and closed, and what the store knew of
- * the session's files forgotten (another process may write them next).
- */
-const letGo = (store: Store, id: string) =>
-  store.serially(
-    id,
-    Effect.zipRight(
-      Effect.ensuring(Effect.ensuring(store.eventLog.sync(id), store.eventLog.release(id)), store.folders.release(id)),
-      forgetFiles(store, id)
-    )
-  )
-
-export const lock = (store: Store) =>
-  Effect.fn("FileSessionStore.lock")(function* (id: string) {
-    const valid = yield* validate(id)
-    yield* ensureDirectory(store, valid)
-    const file = fileOf(store, valid, lockFileName)
-    const holder: LockFile.LockHolder = {
-      pid: store.host.pid,
-      hostname: store.host.hostname,
-      startedAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
-      token: yield* store.atomic.uniqueSuffix
-    }
-    const busy = (description: string) => new Errors.SessionBusy({ sessionId: valid, holder: description })
-    const acquire = store.lockFiles.acquire(file, holder, busy)
-    // Registered before the lock exists, so that no fiber of this process ever sees it as an earlier process's.
-    const forget = LockFile.forget(holder.token)
-    yield* LockFile.register(holder.token)
-    yield* Effect.acquireRelease(
-      Effect.onError(acquire, () => forget),
-      () => Effect.ensuring(Effect.zipRight(letGo(store, valid), store.lockFiles.release(file, holder.token)), forget)
-    )
-    // What stopped processes left aside in the folder goes, now that no other run can be writing it.
-    yield* store.leftovers.sweep(valid)
-    // While the run holds the session, its event log stays open for appending, and its folder for syncing.
-    yield* store.eventLog.hold(valid)
-    yield* store.folders.hold(valid)
-  })
-
-export const remove = (store: Store) => {
-  const lockSession = lock(store)
-  return Effect.fn("FileSessionStore.delete")(function* (id: string) {
-    const valid = yield* validate(id)
-    const folder = sessionDirectory(store, valid)
-    yield* mustExist(store, valid)
-    // Taking the lock first keeps a live run's folder from vanishing under it.
-    yield* Effect.scoped(
-      Effect.zipRight(
-        lockSession(valid),
-        store.serially(
-          valid,
-          Effect.zipRight(
-            orDieWith(`cannot delete ${folder}`)(store.fs.remove(folder, { recursive: true })),
-            forgetFiles(store, valid)
-          )
-        )
-      )
-    )
-  })
-}
