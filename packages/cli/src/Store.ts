@@ -38,7 +38,8 @@ export const storeLayerOrFail = (
   const secrets = credentials === undefined ? [] : secretsOf(credentials)
   const database = credentials?.databaseUrl
   return database === undefined
-    ? FileSessionStore.layerNode({ directory, secrets })
+    ? // Sessions asked for are acknowledged once journaled, their folders made right after (`intake` of the store).
+      FileSessionStore.layerNode({ directory, secrets, intake: true })
     : // The PostgreSQL driver is loaded by the commands that use a database, not by every command.
       Layer.unwrapEffect(
         Effect.map(

@@ -107,11 +107,7 @@ const searchProvider = (
 const simulatedStore = (store: SessionStore.Service): SessionStore.Service => ({
   ...store,
   save: (session) =>
-    Effect.zipRight(
-      // A session stored queued (asked for, not begun) is marked before it is stored: simulated wherever it runs.
-      session.status === "queued"
-        ? Effect.ignore(store.saveArtefact(session.id, simulatedArtefact, simulatedMark))
-        : Effect.void,
+    Effect.zipLeft(
       store.save(
         session.report === undefined || isSimulatedReport(session.report.markdown)
           ? session
@@ -119,7 +115,12 @@ const simulatedStore = (store: SessionStore.Service): SessionStore.Service => ({
               ...session,
               report: new Research.Report({ ...session.report, markdown: markSimulated(session.report.markdown) })
             })
-      )
+      ),
+      // A session stored queued (asked for, not begun) is marked as soon as it is stored, before it is acknowledged:
+      // simulated wherever it runs. (After: a file store journals the mark with the session it accepted.)
+      session.status === "queued"
+        ? Effect.ignore(store.saveArtefact(session.id, simulatedArtefact, simulatedMark))
+        : Effect.void
     ),
   saveReport: (id, markdown) => store.saveReport(id, markSimulated(markdown)),
   // The session remembers it was simulated, so that resume and evaluate simulate it too without being told.
