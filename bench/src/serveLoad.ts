@@ -4,12 +4,12 @@
  * each 202's latency (every session is stored, synced, before its 202), `/api/health`'s latency polled one request
  * after the other from the burst to the last completion, and how many sessions completed. Then, in this process, the
  * price of the acknowledgement's durability alone: the same number of `Pipeline.enqueue` at once on a file store on
- * the same disk (each a synced session file, its synced folder and the synced folder above), against the in-memory
- * store.
+ * the same disk, as the CLI keeps it (each a synced line of its intake journal) and without the journal (each a synced
+ * session file, its synced folder and the synced folder above), against the in-memory store.
  * Usage: node bench/dist/serveLoad.js [--sessions N] [--max-sessions N] [--timeout-seconds S] [--bin FILE]
  *        [--cpu-prof FOLDER] (the server's CPU profile, written to FOLDER when it stops)
  */
-import { Pipeline, type SessionStore } from "@deep-research/core"
+import { Pipeline, SessionStore } from "@deep-research/core"
 import { MemorySessionStore } from "@deep-research/core/testing"
 import { FileSessionStore } from "@deep-research/providers"
 import * as Effect from "effect/Effect"
@@ -149,7 +149,10 @@ const awaitCompleted = async (url: string, ids: ReadonlyArray<string>) => {
   return [...wanted].filter((id) => statuses.get(id) === "completed").length
 }
 
-/** `Pipeline.enqueue` of `sessions` new sessions at once on a store: each one's time, and the whole burst's. */
+/**
+ * `Pipeline.enqueue` of `sessions` new sessions at once on a store: each one's time, and the whole burst's; then waits
+ * until every session can be locked (a journaled one has its folder), so that the next burst has the disk to itself.
+ */
 const enqueueBurst = (store: Layer.Layer<SessionStore.SessionStore>) =>
   Effect.gen(function* () {
     const start = performance.now()
@@ -158,11 +161,17 @@ const enqueueBurst = (store: Layer.Layer<SessionStore.SessionStore>) =>
       (i) =>
         Effect.suspend(() => {
           const begun = performance.now()
-          return Effect.map(Pipeline.enqueue(`How do tides work, take ${i}?`), () => performance.now() - begun)
+          return Effect.map(Pipeline.enqueue(`How do tides work, take ${i}?`), (session) => ({
+            millis: performance.now() - begun,
+            id: session.id
+          }))
         }),
       { concurrency: "unbounded" }
     )
-    return { ...summary(each), burstMillis: Measure.round(performance.now() - start, 1) }
+    const burstMillis = performance.now() - start
+    const sessionStore = yield* SessionStore.SessionStore
+    yield* Effect.forEach(each, ({ id }) => Effect.scoped(sessionStore.lock(id)), { discard: true })
+    return { ...summary(each.map(({ millis }) => millis)), burstMillis: Measure.round(burstMillis, 1) }
   }).pipe(Effect.provide(store), Effect.orDie, Effect.runPromise)
 
 const main = async () => {
@@ -186,7 +195,10 @@ const main = async () => {
     child.kill("SIGTERM")
     await exited
     const folder = mkdtempSync(path.join(os.tmpdir(), "deep-research-bench-enqueue-"))
-    const durable = await enqueueBurst(FileSessionStore.layerNode({ directory: folder }))
+    const journaled = await enqueueBurst(
+      FileSessionStore.layerNode({ directory: path.join(folder, "a"), intake: true })
+    )
+    const durable = await enqueueBurst(FileSessionStore.layerNode({ directory: path.join(folder, "b") }))
     rmSync(folder, { recursive: true, force: true })
     const inMemory = await enqueueBurst(MemorySessionStore.layer)
     const result = {
@@ -206,7 +218,7 @@ const main = async () => {
       health: { ...summary(health.latencies), timeouts: health.timeouts(), failures: health.failures() },
       completed,
       allCompletedSeconds: Measure.round(allMillis / 1_000, 1),
-      enqueueAtOnce: { fileStore: durable, memoryStore: inMemory }
+      enqueueAtOnce: { fileStoreJournaled: journaled, fileStoreFolders: durable, memoryStore: inMemory }
     }
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
   } finally {
