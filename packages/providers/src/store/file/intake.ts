@@ -8,12 +8,13 @@
  * A journal is `<sessions>/.intake/<host>-<pid>-<token>.jsonl`, one record a line: a session's stored text, an
  * artefact's, or a session deleted. A store that opens finds the journals of processes of its host that no longer
  * run, claims each by renaming it, makes what each holds that is not on the disk yet (artefacts first, the session's
- * file last: the file is what makes a session listed), and removes the journal. A journal is emptied once everything
- * journaled in it has its folder.
+ * file last: the file is what makes a session listed), and removes the journal. A journal is removed once everything
+ * journaled in it has its folder, and made again with the next session.
  */
 import { Session } from "@deep-research/core"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
 import * as Schema from "effect/Schema"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
@@ -197,23 +198,50 @@ const recover = (options: Options, folder: string, token: string) =>
     return replayed
   })
 
-/** This process's journal file: opened with its first record, appended and synced, emptied. */
-const journalFile = (directory: string, folder: string, file: string) => {
-  let fd: number | undefined
+/** Makes the folders of `target` that are missing; gives the folders whose entries changed (to sync). */
+const makeFolders = (target: string): ReadonlyArray<string> => {
+  const missing: Array<string> = []
+  for (let at = target; !nodeFs.existsSync(at); at = nodePath.dirname(at)) {
+    missing.unshift(at)
+    if (nodePath.dirname(at) === at) break
+  }
+  for (const folder of missing) {
+    try {
+      nodeFs.mkdirSync(folder, { mode: 0o700 })
+    } catch (error) {
+      if (!(error instanceof Error && "code" in error && error.code === "EEXIST")) throw error
+    }
+  }
+  return missing.map((folder) => nodePath.dirname(folder))
+}
+
+/**
+ * This process's journal file: made with its first record (its folder and the folders made for it synced, so that
+ * the file survives a crash), appended and synced, and removed once everything it held has folders.
+ */
+const journalFile = (folder: string, file: string) => {
+  let current: { readonly fd: number; readonly ready: Deferred.Deferred<void> } | undefined
   const syncs = FolderSyncs.make((path: string) =>
-    pooled((done) => nodeFs.fdatasync(fd ?? -1, done)).pipe(Effect.orDieWith(failed(path)))
+    pooled((done) => nodeFs.fdatasync(current?.fd ?? -1, done)).pipe(Effect.orDieWith(failed(path)))
   )
 
-  /** The file, made with its folder (both synced) the first time. */
+  /** The open file; made at the first call, which the calls of the same moment wait for. */
   const opened = Effect.suspend((): Effect.Effect<number> => {
-    if (fd !== undefined) return Effect.succeed(fd)
-    return Effect.try(() => {
-      nodeFs.mkdirSync(folder, { recursive: true, mode: 0o700 })
-      return nodeFs.openSync(file, "a", 0o600)
-    }).pipe(
-      Effect.tap(() => Effect.zipRight(syncFolder(folder), syncFolder(directory))),
-      Effect.orDieWith(failed(file)),
-      Effect.tap((opened) => Effect.sync(() => void (fd = opened)))
+    if (current !== undefined) return Effect.as(Deferred.await(current.ready), current.fd)
+    let fd: number
+    let changed: ReadonlyArray<string>
+    try {
+      changed = makeFolders(folder)
+      fd = nodeFs.openSync(file, "a", 0o600)
+    } catch (error) {
+      return Effect.die(failed(file)(error))
+    }
+    const ready = Deferred.unsafeMake<void>(FiberId.none)
+    current = { fd, ready }
+    const synced = Effect.forEach(new Set([folder, ...changed]), syncFolder, { discard: true })
+    return Deferred.complete(ready, Effect.orDieWith(synced, failed(folder))).pipe(
+      Effect.zipRight(Deferred.await(ready)),
+      Effect.as(fd)
     )
   })
 
@@ -228,18 +256,24 @@ const journalFile = (directory: string, folder: string, file: string) => {
       yield* syncs(file)
     })
 
-  /** Empties the file (not synced: a replay makes nothing that is on the disk already); false when it cannot. */
-  const empty = (): boolean => {
-    if (fd === undefined) return false
+  /**
+   * Removes the file, all it held being in folders (not synced: a replay makes nothing that is on the disk already);
+   * false when it cannot.
+   */
+  const remove = (): boolean => {
+    if (current === undefined) return false
     try {
-      nodeFs.ftruncateSync(fd, 0)
+      nodeFs.closeSync(current.fd)
+      nodeFs.unlinkSync(file)
       return true
     } catch {
       return false
+    } finally {
+      current = undefined
     }
   }
 
-  return { append, empty }
+  return { append, remove }
 }
 
 /** What the journal of a process keeps track of. */
@@ -255,7 +289,7 @@ interface State {
 
 const emptyIfDone = (state: State) =>
   Effect.sync(() => {
-    if (state.pending.size === 0 && state.inFlight === 0 && state.file.empty()) state.journaled.clear()
+    if (state.pending.size === 0 && state.inFlight === 0 && state.file.remove()) state.journaled.clear()
   })
 
 /** Counts a record in flight while `effect` runs. */
@@ -336,7 +370,7 @@ export const make = (options: Options): Effect.Effect<Intake> =>
     const replayed = yield* recover(options, folder, token)
     if (replayed > 0) yield* Effect.logInfo(`made ${replayed} session(s) a stopped process had journaled in ${folder}`)
     const state: State = {
-      file: journalFile(options.directory, folder, nodePath.join(folder, journalName(options.host, token))),
+      file: journalFile(folder, nodePath.join(folder, journalName(options.host, token))),
       writes: options.writes,
       pending: new Map(),
       journaled: new Set(),
