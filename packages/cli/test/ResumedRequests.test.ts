@@ -55,6 +55,10 @@ describe("requests of a resumed session", () => {
         const config = { maxSupervisionRounds: 1, maxDirectivesPerRound: 4, maxConcurrentResearchUnits: 4 }
 
         const session = yield* Effect.gen(function* () {
+          // The model answers after 150 ms, so that the run is still researching when the loop below sees the first
+          // summaries come back: without it, the loop's timer, late in a busy test worker, could see them only once
+          // every unit had searched and summarised all it would, leaving the resumed run nothing to send.
+          yield* emulator.setLatency("openai.chat", "150 millis")
           const fiber = yield* Effect.fork(Pipeline.research(question, { sessionId: "resumed-wire", config }))
           // Once researchers have searched and summaries have come back, the model stops answering: no unit can
           // finish, and nothing new is asked.
