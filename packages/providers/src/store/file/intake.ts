@@ -6,36 +6,35 @@
  * (`load`, `list`), an artefact saved for it is journaled with it, and any other use of it waits for its folder.
  *
  * A journal is `<sessions>/.intake/<host>-<pid>-<token>.jsonl`, one record a line: a session's stored text, an
- * artefact's, or a session deleted. A store that opens finds the journals of processes of its host that no longer
- * run, claims each by renaming it, makes what each holds that is not on the disk yet (artefacts first, the session's
- * file last: the file is what makes a session listed), and removes the journal. A journal is removed once everything
- * journaled in it has its folder, and made again with the next session.
+ * artefact's, or a session deleted; it is removed once everything journaled in it has its folder, and made again with
+ * the next session. A store that opens makes what the journals of stopped processes hold (`intakeJournals.ts`).
  */
 import { Session } from "@deep-research/core"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
-import * as Schema from "effect/Schema"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
 import * as FolderSyncs from "./folderSyncs.js"
-import type * as LockFile from "./lockFile.js"
-import * as PoolGate from "./poolGate.js"
+import {
+  bury,
+  failed,
+  heldElsewhere,
+  folderName,
+  type JournalRecord,
+  journalName,
+  journalsHere,
+  pooled,
+  recover,
+  type ReplayOptions,
+  syncFolder
+} from "./intakeJournals.js"
 
-/** What the journal makes once the session's folder is due: the store's own durable writes. */
-export interface Writes {
-  readonly session: (id: string, text: string) => Effect.Effect<void>
-  readonly artefact: (id: string, name: string, text: string) => Effect.Effect<void>
-  /** Whether the session's folder holds this file already. */
-  readonly holds: (id: string, name: string) => Effect.Effect<boolean>
-}
+export type { Writes } from "./intakeJournals.js"
 
-export interface Options {
+export interface Options extends ReplayOptions {
   /** The sessions folder; journals are kept in its `.intake` folder. */
   readonly directory: string
-  readonly host: LockFile.Host
-  readonly writes: Writes
-  readonly sessionFileName: string
 }
 
 /** A session journaled and not yet in its folder. */
@@ -59,144 +58,12 @@ export interface Intake {
   readonly settled: (id: string) => Effect.Effect<void>
   /** The sessions pending, for a listing. */
   readonly sessions: () => ReadonlyArray<Session.Session>
-  /** Records that a session journaled here is deleted, so that no replay of the journal makes it again. */
+  /**
+   * Records that a session is being deleted, so that no replay makes it again: in this process's journal if it holds
+   * the session, and as a tombstone if another process's journal does. Called before the folder is removed.
+   */
   readonly forget: (id: string) => Effect.Effect<void>
 }
-
-/** A journal that cannot be written or synced is a failure of the store, as a session file that cannot be. */
-const failed = (file: string) => (cause: unknown) =>
-  new Error(`FileSessionStore: cannot write ${file}: ${cause instanceof Error ? cause.message : String(cause)}`, {
-    cause
-  })
-
-type JournalRecord =
-  | { readonly session: string; readonly text: string }
-  | { readonly artefact: string; readonly of: string; readonly text: string }
-  | { readonly gone: string }
-
-const folderName = ".intake"
-
-const isSessionId = Schema.is(Session.SessionId)
-
-const journalName = (host: LockFile.Host, token: string) => `${host.hostname}-${host.pid}-${token}.jsonl`
-
-/**
- * The journals this process writes or replays, by token, over all its stores: a journal naming this process's pid
- * with none of these tokens was left by an earlier process that had the same pid (a restarted container), and is
- * replayed; one of these is never touched by another store of the process.
- */
-const journalsHere = new Set<string>()
-
-/** Who a journal's name says writes it (or replays it): host, pid and token; undefined for a name no journal has. */
-const ownerOf = (
-  name: string
-): { readonly hostname: string; readonly pid: number; readonly token: string } | undefined => {
-  const match = /^(.+)-(\d+)-([a-z0-9]+)\.jsonl(?:\.replaying-(\d+)-([a-z0-9]+))?$/.exec(name)
-  if (match === null) return undefined
-  return match[4] === undefined
-    ? { hostname: match[1] ?? "", pid: Number(match[2]), token: match[3] ?? "" }
-    : { hostname: match[1] ?? "", pid: Number(match[4]), token: match[5] ?? "" }
-}
-
-/** Whether a journal is still being written or replayed: by this process, or by another that runs. */
-const inUse = (host: LockFile.Host, owner: { readonly pid: number; readonly token: string }) =>
-  owner.pid === host.pid ? journalsHere.has(owner.token) : host.isAlive(owner.pid)
-
-/** A callback into the thread pool through the store's gate, ahead of running sessions' calls. */
-const pooled = (call: (done: (error: NodeJS.ErrnoException | null) => void) => void): Effect.Effect<void, unknown> =>
-  Effect.async<void, unknown>((resume) => {
-    const withdraw = PoolGate.node.enter(true, (done) =>
-      call((error) => {
-        done()
-        resume(error === null ? Effect.void : Effect.fail(error))
-      })
-    )
-    return Effect.sync(withdraw)
-  })
-
-const syncFolder = (folder: string) =>
-  Effect.suspend(() => {
-    const fd = nodeFs.openSync(folder, "r")
-    return Effect.ensuring(
-      pooled((done) => nodeFs.fsync(fd, done)),
-      Effect.sync(() => nodeFs.closeSync(fd))
-    )
-  })
-
-/** The records of a journal's text; a last line cut short by a crash is no record. */
-const recordsOf = (text: string): ReadonlyArray<JournalRecord> =>
-  text.split("\n").flatMap((line) => {
-    if (line.trim() === "") return []
-    try {
-      return [JSON.parse(line) as JournalRecord]
-    } catch {
-      return []
-    }
-  })
-
-/** Makes what a journal holds that is not on the disk yet; sessions deleted since are left deleted. */
-const replay = (options: Options, records: ReadonlyArray<JournalRecord>) =>
-  Effect.gen(function* () {
-    const gone = new Set(records.flatMap((record) => ("gone" in record ? [record.gone] : [])))
-    const sessions = new Map<string, string>()
-    const artefacts = new Map<string, Array<readonly [string, string]>>()
-    for (const record of records) {
-      if ("session" in record) sessions.set(record.session, record.text)
-      else if ("artefact" in record) {
-        const list = artefacts.get(record.of) ?? []
-        list.push([record.artefact, record.text])
-        artefacts.set(record.of, list)
-      }
-    }
-    for (const [id, text] of sessions) {
-      if (gone.has(id) || !isSessionId(id)) continue
-      for (const [name, artefactText] of artefacts.get(id) ?? []) {
-        if (!(yield* options.writes.holds(id, name))) yield* options.writes.artefact(id, name, artefactText)
-      }
-      if (!(yield* options.writes.holds(id, options.sessionFileName))) yield* options.writes.session(id, text)
-    }
-    return sessions.size
-  })
-
-/**
- * Replays and removes the journals left by processes of this host that no longer run (and replays a replay they left
- * unfinished), each claimed first by a rename, so that two stores opening at once never replay the same one.
- */
-const recover = (options: Options, folder: string, token: string) =>
-  Effect.gen(function* () {
-    const names = yield* Effect.sync(() => {
-      try {
-        return nodeFs.readdirSync(folder)
-      } catch {
-        return []
-      }
-    })
-    let replayed = 0
-    for (const name of names) {
-      const owner = ownerOf(name)
-      if (owner === undefined || owner.hostname !== options.host.hostname) continue
-      if (inUse(options.host, owner)) continue
-      const claimed = nodePath.join(
-        folder,
-        `${name.replace(/\.replaying-.*$/, "")}.replaying-${options.host.pid}-${token}`
-      )
-      const taken = yield* Effect.sync(() => {
-        try {
-          nodeFs.renameSync(nodePath.join(folder, name), claimed)
-          return true
-        } catch {
-          // Another store claimed it first.
-          return false
-        }
-      })
-      if (!taken) continue
-      const text = yield* Effect.sync(() => nodeFs.readFileSync(claimed, "utf8"))
-      replayed += yield* replay(options, recordsOf(text))
-      yield* Effect.sync(() => nodeFs.unlinkSync(claimed))
-    }
-    if (replayed > 0) yield* Effect.orDie(syncFolder(folder))
-    return replayed
-  })
 
 /** Makes the folders of `target` that are missing; gives the folders whose entries changed (to sync). */
 const makeFolders = (target: string): ReadonlyArray<string> => {
@@ -279,7 +146,7 @@ const journalFile = (folder: string, file: string) => {
 /** What the journal of a process keeps track of. */
 interface State {
   readonly file: ReturnType<typeof journalFile>
-  readonly writes: Writes
+  readonly writes: ReplayOptions["writes"]
   readonly pending: Map<string, Pending>
   /** The sessions whose records the file holds (until it is emptied): a deletion of one is journaled too. */
   readonly journaled: Set<string>
@@ -367,10 +234,11 @@ export const make = (options: Options): Effect.Effect<Intake> =>
     const folder = nodePath.join(options.directory, folderName)
     const token = Math.random().toString(36).slice(2, 10)
     journalsHere.add(token)
+    const file = nodePath.join(folder, journalName(options.host, token))
     const replayed = yield* recover(options, folder, token)
     if (replayed > 0) yield* Effect.logInfo(`made ${replayed} session(s) a stopped process had journaled in ${folder}`)
     const state: State = {
-      file: journalFile(folder, nodePath.join(folder, journalName(options.host, token))),
+      file: journalFile(folder, file),
       writes: options.writes,
       pending: new Map(),
       journaled: new Set(),
@@ -386,6 +254,10 @@ export const make = (options: Options): Effect.Effect<Intake> =>
         return entry === undefined ? Effect.void : Deferred.await(entry.written)
       },
       sessions: () => [...state.pending.values()].map((entry) => entry.session),
-      forget: (id) => (state.journaled.has(id) ? counted(state, state.file.append({ gone: id })) : Effect.void)
+      forget: (id) =>
+        Effect.zipRight(
+          state.journaled.has(id) ? counted(state, state.file.append({ gone: id })) : Effect.void,
+          Effect.suspend(() => (heldElsewhere(folder, file, id) ? bury(folder, id) : Effect.void))
+        )
     }
   })

@@ -73,9 +73,13 @@ export const remove = (store: Store) => {
         lockSession(valid),
         store.serially(
           valid,
+          // The deletion is recorded for the intake journals first: a replay of one must not make the session again.
           Effect.zipRight(
-            orDieWith(`cannot delete ${folder}`)(store.fs.remove(folder, { recursive: true })),
-            Effect.zipRight(forgetFiles(store, valid), store.intake?.forget(valid) ?? Effect.void)
+            store.intake?.forget(valid) ?? Effect.void,
+            Effect.zipRight(
+              orDieWith(`cannot delete ${folder}`)(store.fs.remove(folder, { recursive: true })),
+              forgetFiles(store, valid)
+            )
           )
         )
       )

@@ -176,4 +176,26 @@ describe("the file store's intake journal", () => {
       assert.deepStrictEqual(yield* reopened.list, [])
     })
   )
+
+  it.scoped(
+    "a session deleted while a running process's journal holds it is not made when that journal is replayed",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* folder
+        const id = "dr-20261128-120009-abcdef"
+        // Accepted by another process, which made its folder and still holds its record.
+        fs.mkdirSync(nodePath.join(directory, id), { recursive: true })
+        fs.writeFileSync(sessionFile(directory, id), yield* storedText(queued(id)))
+        const running = leaveJournal(directory, 77, [{ session: id, text: yield* storedText(queued(id)) }])
+        const store = yield* storeIn(directory, [77])
+        yield* store.delete(id)
+        const tombstone = nodePath.join(directory, ".intake", `${id}.gone`)
+        assert.isTrue(fs.existsSync(tombstone))
+        // That process stops; the next store to open replays its journal.
+        const reopened = yield* storeIn(directory, [])
+        assert.isTrue(Option.isNone(yield* Effect.option(reopened.load(id))))
+        assert.isFalse(fs.existsSync(running))
+        assert.isFalse(fs.existsSync(tombstone), "the tombstone goes once no journal holds the session")
+      })
+  )
 })
