@@ -102,6 +102,7 @@ export const make = (options: Options): Effect.Effect<SessionStore.Service, neve
             intake: yield* Intake.make({
               directory: made.directory,
               host: made.host,
+              folders: { make: made.atomic.makeDirectories, sync: made.atomic.syncFolder },
               sessionFileName: FileStore.sessionFileName,
               writes: {
                 session: (id, text) => FileStore.writeSessionText(made, id, text),

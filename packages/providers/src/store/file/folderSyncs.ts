@@ -10,19 +10,17 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 
 /** A folder's syncs: the one running, and the one its newer callers wait for. */
-interface Folder<E> {
+interface Folder {
   running: boolean
-  next: Deferred.Deferred<void, E> | undefined
+  next: Deferred.Deferred<void> | undefined
 }
 
 /** Syncs folders with `sync`, a sync shared by the callers of a folder that ask at once. */
-export const make = <E = never>(
-  sync: (folder: string) => Effect.Effect<void, E>
-): ((folder: string) => Effect.Effect<void, E>) => {
-  const folders = new Map<string, Folder<E>>()
+export const make = (sync: (folder: string) => Effect.Effect<void>): ((folder: string) => Effect.Effect<void>) => {
+  const folders = new Map<string, Folder>()
 
   /** Runs the folder's waiting sync, then the one asked for meanwhile, if any; forgets the folder once idle. */
-  const runNext = (path: string, folder: Folder<E>): Effect.Effect<void> =>
+  const runNext = (path: string, folder: Folder): Effect.Effect<void> =>
     Effect.suspend(() => {
       const waiting = folder.next
       if (waiting === undefined) {
@@ -46,7 +44,7 @@ export const make = <E = never>(
         folder = { running: false, next: undefined }
         folders.set(path, folder)
       }
-      const waiting = folder.next ?? (yield* Deferred.make<void, E>())
+      const waiting = folder.next ?? (yield* Deferred.make<void>())
       folder.next = waiting
       // The first caller of an idle folder starts its syncs, in a fiber of its own (a caller that gives up waiting
       // leaves the others theirs), after a yield that lets the callers of the same moment join.

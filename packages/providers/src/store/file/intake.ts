@@ -15,20 +15,21 @@ import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
+import { orDieWith } from "./fileErrors.js"
 import * as FolderSyncs from "./folderSyncs.js"
 import {
   bury,
-  failed,
+  type Folders,
   heldElsewhere,
   folderName,
   type JournalRecord,
   journalName,
   journalsHere,
-  pooled,
   recover,
-  type ReplayOptions,
-  syncFolder
+  type ReplayOptions
 } from "./intakeJournals.js"
+import * as NativeFiles from "./nativeFiles.js"
+import * as PoolGate from "./poolGate.js"
 
 export type { Writes } from "./intakeJournals.js"
 
@@ -65,60 +66,47 @@ export interface Intake {
   readonly forget: (id: string) => Effect.Effect<void>
 }
 
-/** Makes the folders of `target` that are missing; gives the folders whose entries changed (to sync). */
-const makeFolders = (target: string): ReadonlyArray<string> => {
-  const missing: Array<string> = []
-  for (let at = target; !nodeFs.existsSync(at); at = nodePath.dirname(at)) {
-    missing.unshift(at)
-    if (nodePath.dirname(at) === at) break
-  }
-  for (const folder of missing) {
-    try {
-      nodeFs.mkdirSync(folder, { mode: 0o700 })
-    } catch (error) {
-      if (!(error instanceof Error && "code" in error && error.code === "EEXIST")) throw error
-    }
-  }
-  return missing.map((folder) => nodePath.dirname(folder))
-}
-
 /**
  * This process's journal file: made with its first record (its folder and the folders made for it synced, so that
  * the file survives a crash), appended and synced, and removed once everything it held has folders.
  */
-const journalFile = (folder: string, file: string) => {
-  let current: { readonly fd: number; readonly ready: Deferred.Deferred<void> } | undefined
-  const syncs = FolderSyncs.make((path: string) =>
-    pooled((done) => nodeFs.fdatasync(current?.fd ?? -1, done)).pipe(Effect.orDieWith(failed(path)))
+const journalFile = (folders: Folders, folder: string, file: string) => {
+  // The descriptor once the file is made; `opening` while it is being made (or is), shared by the callers meanwhile.
+  let fd: number | undefined
+  let opening: Deferred.Deferred<number> | undefined
+  // A sync of the journal goes into the thread pool first in line, as a session being created does.
+  const syncs = FolderSyncs.make(() =>
+    PoolGate.asCreating(
+      NativeFiles.pooled<void>("sync", file, (done) => nodeFs.fdatasync(fd ?? -1, (error) => done(error, undefined)))
+    ).pipe(orDieWith(`cannot sync ${file}`))
   )
 
-  /** The open file; made at the first call, which the calls of the same moment wait for. */
+  /** The open file: its folder made (each new folder's parent synced), the file opened, the folder synced. */
   const opened = Effect.suspend((): Effect.Effect<number> => {
-    if (current !== undefined) return Effect.as(Deferred.await(current.ready), current.fd)
-    let fd: number
-    let changed: ReadonlyArray<string>
-    try {
-      changed = makeFolders(folder)
-      fd = nodeFs.openSync(file, "a", 0o600)
-    } catch (error) {
-      return Effect.die(failed(file)(error))
-    }
-    const ready = Deferred.unsafeMake<void>(FiberId.none)
-    current = { fd, ready }
-    const synced = Effect.forEach(new Set([folder, ...changed]), syncFolder, { discard: true })
-    return Deferred.complete(ready, Effect.orDieWith(synced, failed(folder))).pipe(
-      Effect.zipRight(Deferred.await(ready)),
-      Effect.as(fd)
+    if (opening !== undefined) return Deferred.await(opening)
+    const made = Deferred.unsafeMake<number>(FiberId.none)
+    opening = made
+    const open = folders.make(folder).pipe(
+      Effect.zipRight(NativeFiles.attempt("open", file, () => nodeFs.openSync(file, "a", 0o600))),
+      orDieWith(`cannot write ${file}`),
+      Effect.tap((opened) =>
+        Effect.zipRight(
+          Effect.sync(() => void (fd = opened)),
+          folders.sync(folder)
+        )
+      ),
+      // A failure is every waiting caller's; the next caller tries again.
+      Effect.tapErrorCause(() => Effect.sync(() => void (opening = undefined)))
     )
+    return Effect.zipRight(Deferred.complete(made, open), Deferred.await(made))
   })
 
   /** Appends a record and returns once a sync begun after it has ended. */
   const append = (record: JournalRecord) =>
     Effect.gen(function* () {
       const into = yield* opened
-      yield* Effect.orDieWith(
-        Effect.try(() => void nodeFs.writeSync(into, `${JSON.stringify(record)}\n`)),
-        failed(file)
+      yield* NativeFiles.attempt("write", file, () => void nodeFs.writeSync(into, `${JSON.stringify(record)}\n`)).pipe(
+        orDieWith(`cannot write ${file}`)
       )
       yield* syncs(file)
     })
@@ -128,15 +116,16 @@ const journalFile = (folder: string, file: string) => {
    * false when it cannot.
    */
   const remove = (): boolean => {
-    if (current === undefined) return false
+    if (fd === undefined) return false
     try {
-      nodeFs.closeSync(current.fd)
+      nodeFs.closeSync(fd)
       nodeFs.unlinkSync(file)
       return true
     } catch {
       return false
     } finally {
-      current = undefined
+      fd = undefined
+      opening = undefined
     }
   }
 
@@ -148,9 +137,9 @@ interface State {
   readonly file: ReturnType<typeof journalFile>
   readonly writes: ReplayOptions["writes"]
   readonly pending: Map<string, Pending>
-  /** The sessions whose records the file holds (until it is emptied): a deletion of one is journaled too. */
+  /** The sessions whose records the file holds (until it is removed): a deletion of one is journaled too. */
   readonly journaled: Set<string>
-  /** Records written and not yet answered for: the file is emptied only when none is and nothing is pending. */
+  /** Records written and not yet answered for: the file is removed only when none is and nothing is pending. */
   inFlight: number
 }
 
@@ -238,7 +227,7 @@ export const make = (options: Options): Effect.Effect<Intake> =>
     const replayed = yield* recover(options, folder, token)
     if (replayed > 0) yield* Effect.logInfo(`made ${replayed} session(s) a stopped process had journaled in ${folder}`)
     const state: State = {
-      file: journalFile(folder, file),
+      file: journalFile(options.folders, folder, file),
       writes: options.writes,
       pending: new Map(),
       journaled: new Set(),
@@ -257,7 +246,7 @@ export const make = (options: Options): Effect.Effect<Intake> =>
       forget: (id) =>
         Effect.zipRight(
           state.journaled.has(id) ? counted(state, state.file.append({ gone: id })) : Effect.void,
-          Effect.suspend(() => (heldElsewhere(folder, file, id) ? bury(folder, id) : Effect.void))
+          Effect.suspend(() => (heldElsewhere(folder, file, id) ? bury(options.folders, folder, id) : Effect.void))
         )
     }
   })

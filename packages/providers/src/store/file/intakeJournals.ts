@@ -5,12 +5,14 @@
  * that no replay makes it again; a tombstone goes once no journal names the session.
  */
 import { Session } from "@deep-research/core"
+import type { PlatformError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as nodeFs from "node:fs"
 import * as nodePath from "node:path"
+import { orDieWith } from "./fileErrors.js"
 import type * as LockFile from "./lockFile.js"
-import * as PoolGate from "./poolGate.js"
+import { attempt } from "./nativeFiles.js"
 
 /** What the journal makes once the session's folder is due: the store's own durable writes. */
 export interface Writes {
@@ -20,18 +22,19 @@ export interface Writes {
   readonly holds: (id: string, name: string) => Effect.Effect<boolean>
 }
 
-/** What a replay needs: who replays, the store's writes, the name of a session's file. */
+/** The store's own folder calls: folders made with their parents synced, and a folder's (group-committed) sync. */
+export interface Folders {
+  readonly make: (folder: string) => Effect.Effect<void, PlatformError>
+  readonly sync: (folder: string) => Effect.Effect<void>
+}
+
+/** What a replay needs: who replays, the store's writes and folder calls, the name of a session's file. */
 export interface ReplayOptions {
   readonly host: LockFile.Host
   readonly writes: Writes
+  readonly folders: Folders
   readonly sessionFileName: string
 }
-
-/** A journal that cannot be written or synced is a failure of the store, as a session file that cannot be. */
-export const failed = (file: string) => (cause: unknown) =>
-  new Error(`FileSessionStore: cannot write ${file}: ${cause instanceof Error ? cause.message : String(cause)}`, {
-    cause
-  })
 
 export type JournalRecord =
   | { readonly session: string; readonly text: string }
@@ -65,29 +68,6 @@ const ownerOf = (
 /** Whether a journal is still being written or replayed: by this process, or by another that runs. */
 const inUse = (host: LockFile.Host, owner: { readonly pid: number; readonly token: string }) =>
   owner.pid === host.pid ? journalsHere.has(owner.token) : host.isAlive(owner.pid)
-
-/** A callback into the thread pool through the store's gate, ahead of running sessions' calls. */
-export const pooled = (
-  call: (done: (error: NodeJS.ErrnoException | null) => void) => void
-): Effect.Effect<void, unknown> =>
-  Effect.async<void, unknown>((resume) => {
-    const withdraw = PoolGate.node.enter(true, (done) =>
-      call((error) => {
-        done()
-        resume(error === null ? Effect.void : Effect.fail(error))
-      })
-    )
-    return Effect.sync(withdraw)
-  })
-
-export const syncFolder = (folder: string) =>
-  Effect.suspend(() => {
-    const fd = nodeFs.openSync(folder, "r")
-    return Effect.ensuring(
-      pooled((done) => nodeFs.fsync(fd, done)),
-      Effect.sync(() => nodeFs.closeSync(fd))
-    )
-  })
 
 /** The records of a journal's text; a last line cut short by a crash is no record. */
 const recordsOf = (text: string): ReadonlyArray<JournalRecord> =>
@@ -124,11 +104,10 @@ export const heldElsewhere = (folder: string, ownFile: string, id: string): bool
 }
 
 /** Leaves a tombstone for a session being deleted, synced: no replay of another process's journal makes it again. */
-export const bury = (folder: string, id: string): Effect.Effect<void> =>
-  Effect.suspend(() => {
+export const bury = (folders: Folders, folder: string, id: string): Effect.Effect<void> =>
+  attempt("writeFile", tombstoneOf(folder, id), () =>
     nodeFs.writeFileSync(tombstoneOf(folder, id), "", { mode: 0o600 })
-    return syncFolder(folder)
-  }).pipe(Effect.orDieWith(failed(tombstoneOf(folder, id))))
+  ).pipe(orDieWith(`cannot write ${tombstoneOf(folder, id)}`), Effect.zipRight(folders.sync(folder)))
 
 /** Removes the tombstones no journal needs any more (none holds their session). */
 const clearTombstones = (folder: string, names: ReadonlyArray<string>) =>
@@ -205,7 +184,7 @@ export const recover = (options: ReplayOptions, folder: string, token: string) =
       replayed += yield* replay(options, folder, recordsOf(text))
       yield* Effect.sync(() => nodeFs.unlinkSync(claimed))
     }
-    if (replayed > 0) yield* Effect.orDie(syncFolder(folder))
+    if (replayed > 0) yield* options.folders.sync(folder)
     yield* clearTombstones(folder, names)
     return replayed
   })

@@ -75,7 +75,8 @@ const systemError = (method: string, pathOrDescriptor: string | number, error: u
     cause: error
   })
 
-const attempt = <A>(method: string, path: string | number, run: () => A): Effect.Effect<A, PlatformError> =>
+/** A synchronous system call, its failure as the platform's error. */
+export const attempt = <A>(method: string, path: string | number, run: () => A): Effect.Effect<A, PlatformError> =>
   Effect.try({ try: run, catch: (error) => systemError(method, path, error) })
 
 /** The same information `NodeFileSystem` gives. */
@@ -124,8 +125,8 @@ const gated = <A>(
     })
   )
 
-/** A call through the thread pool, by Node's callback. */
-const pooled = <A>(
+/** A call through the thread pool (and the process's gate into it), by Node's callback. */
+export const pooled = <A>(
   method: string,
   path: string | number,
   call: (callback: (error: NodeJS.ErrnoException | null, result: A) => void) => void
