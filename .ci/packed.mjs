@@ -2,7 +2,7 @@
 // package exports imports, and the README's library wiring researches a question against the emulator of
 // `@deep-research/emulator`. Exits non-zero on any failure.
 import { Pipeline, ResearchEvents, Resilience, Summarizer } from "@deep-research/core"
-import { FileSessionStore, ModelSpec, Tavily } from "@deep-research/providers"
+import { ModelSpec, SqlSessionStore, Tavily } from "@deep-research/providers"
 import { Emulator } from "@deep-research/emulator"
 import { Effect, Layer, Redacted } from "effect"
 import { readFileSync } from "node:fs"
@@ -26,7 +26,7 @@ const research = Effect.gen(function* () {
   const live = Layer.mergeAll(
     Summarizer.layer,
     Tavily.layer({ apiKey: Redacted.make("tvly-ci"), baseUrl: emulator.baseUrl("tavily") }),
-    FileSessionStore.layerNode({ directory: "./sessions" }),
+    SqlSessionStore.layerSqlite("./deep-research.db"),
     ResearchEvents.layer
   ).pipe(
     Layer.provideMerge(

@@ -9,7 +9,7 @@
  * follows the session's events and report from the store.
  */
 import { Pipeline, ResearchConfig, type Session, SessionStore } from "@deep-research/core"
-import * as PgSessionStore from "@deep-research/providers/PgSessionStore"
+import * as SqlSessionStore from "@deep-research/providers/SqlSessionStore"
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
 import * as EntityAddress from "@effect/cluster/EntityAddress"
@@ -89,7 +89,7 @@ export const advisoryLocksFromEnv = (env: Record<string, string | undefined>): b
   env["DEEP_RESEARCH_SHARD_LOCKS"] !== "table"
 
 /** The database client of a cluster member; `DatabaseUnavailable` when it cannot be reached. */
-export const sqlLayer = (url: Redacted.Redacted<string>) => PgSessionStore.clientLayer(url, { maxConnections: 10 })
+export const sqlLayer = (url: Redacted.Redacted<string>) => SqlSessionStore.pgClientLayer(url, { maxConnections: 10 })
 
 /**
  * A member of the cluster that sends to sessions but runs none, over the database client in context; its message

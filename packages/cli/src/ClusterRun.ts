@@ -35,7 +35,7 @@ const connect = (resolved: CliConfig.Resolved) =>
     if (url === undefined) return yield* Effect.fail<Refusal>({ code: 2, message: "no database was given" })
     yield* Effect.mapError(Store.checkDatabase(resolved.credentials), (error) => ({ code: 2, message: error.message }))
     return Layer.merge(
-      Store.storeLayer(Store.sessionsDirectory(resolved), resolved.credentials),
+      Store.storeLayer(resolved.storeDir, resolved.credentials),
       Cluster.clientLayer(url, Cluster.advisoryLocksFromEnv(process.env))
     ).pipe(Layer.mapError((error): Refusal => ({ code: 2, message: `cannot join the cluster: ${error.message}` })))
   })

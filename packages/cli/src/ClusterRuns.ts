@@ -363,7 +363,7 @@ const evaluate = (client: Client, sessionId: string) =>
     const { resolved } = client
     const evaluation = StoredEvaluation.evaluateStored(
       sessionId,
-      Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
+      Store.artefactPlace(resolved.storeDir, resolved.credentials)
     ).pipe(Effect.provide(client.context))
     // As `deep-research evaluate` does: a session a simulated run made is judged by the emulator, whatever this
     // server was given; any other by this server's model.

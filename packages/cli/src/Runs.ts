@@ -71,8 +71,8 @@ export interface Runs {
 /** How a process hosts its runs. */
 export interface Options {
   /**
-   * Resume, on start, the sessions a stopped process accepted and did not finish (stored queued, or interrupted):
-   * what `serve` does, so that nothing it acknowledged is lost to a crash.
+   * Take over the sessions a stopped process accepted and did not finish (stored queued, or interrupted), on start and
+   * while serving: what `serve` does, so that nothing acknowledged is lost to a crash, its own or a peer's.
    */
   readonly resumeStopped?: boolean | undefined
 }
@@ -86,7 +86,7 @@ export const make = (
   options: Options = {}
 ): Effect.Effect<Runs, Errors.InvalidInput, Scope.Scope> =>
   Effect.tap(makeHost(resolved), (host) =>
-    options.resumeStopped === true ? Requests.resumeStopped(host) : Effect.void
+    options.resumeStopped === true ? Requests.takeOverStopped(host) : Effect.void
   ).pipe(
     Effect.map((host): Runs => ({
       start: (question, options, clarification = "await") => Requests.start(host, question, options, clarification),

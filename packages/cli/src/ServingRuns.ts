@@ -2,8 +2,7 @@
  * The runs of a serving process (`serve`, `mcp`): hosted here (`Runs`), or, with a database, sent to the cluster's
  * runners (`ClusterRuns`), which this process joins as a client (there, a runner resumes what a stopped one left). It
  * stands above both, which share `Runs`' contract; the cluster's modules are loaded only when a database is named.
- * Either takes its clients' texts without secrets. A session the file store fails to keep (a full disk, a permission
- * taken away) is refused as `NotStored`, in a sentence that names the cause, rather than as an unexplained failure.
+ * Either takes its clients' texts without secrets. A session the store fails to keep (a full disk, a database made read-only) is refused as `NotStored`, in a sentence that names the cause, rather than as an unexplained failure.
  */
 import type { Errors } from "@deep-research/core"
 import * as Data from "effect/Data"
@@ -25,9 +24,9 @@ export const notStoredMessage = (cause: unknown): string => {
   return `The session was not accepted: the session store could not keep it (${said.replace(/\.$/, "")}).`
 }
 
-/** A failure of the file store, which says so first (`FileSessionStore: cannot write …`). */
+/** A failure of the session store, which says so first (`SqlSessionStore: cannot save session …: database or disk is full`). */
 const isStoreFailure = (defect: unknown): boolean =>
-  defect instanceof Error && defect.message.startsWith("FileSessionStore:")
+  defect instanceof Error && defect.message.startsWith("SqlSessionStore:")
 
 /** Runs whose `start` dies with `NotStored` when storing the new session fails. */
 const sayingNotStored = (runs: Runs.Runs): Runs.Runs => ({

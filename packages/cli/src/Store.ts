@@ -1,23 +1,35 @@
 /**
- * The session store as the CLI opens it: the sessions folder under the store folder (or, with `--database` or
- * `DEEP_RESEARCH_DATABASE_URL`, the PostgreSQL store of a cluster), keeping the environment's keys and token out of
- * what is written, the banner of simulated reports and the mark a simulated run leaves beside its session. Apart from
- * `Wiring` so that the commands that only read or delete sessions load no provider's SDK.
+ * The session store as the CLI opens it: the SQLite database `deep-research.db` under the store folder (or, with
+ * `--database` or `DEEP_RESEARCH_DATABASE_URL`, the PostgreSQL store of a cluster), keeping the environment's keys and
+ * token out of what is written, the banner of simulated reports and the mark a simulated run leaves beside its
+ * session. Sessions of the earlier file store (`<store>/sessions/`) are imported when the database is first opened.
+ * Apart from `Wiring` so that the commands that only read or delete sessions load no provider's SDK.
  */
 import { type SessionStore } from "@deep-research/core"
 import * as Environment from "@deep-research/providers/Environment"
-import * as FileSessionStore from "@deep-research/providers/FileSessionStore"
-import type * as PgSessionStore from "@deep-research/providers/PgSessionStore"
+import * as SqlSessionStore from "@deep-research/providers/SqlSessionStore"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as nodePath from "node:path"
 import type * as CliConfig from "./CliConfig.js"
 
-/** The sessions folder under a store folder. */
+/** The folder of the earlier file store under a store folder, imported once into the database. */
 export const sessionsDirectory = (resolved: Pick<CliConfig.Resolved, "storeDir">): string =>
   Environment.sessionsFolder(resolved.storeDir)
+
+/** The database file of a store folder. */
+export const databaseFile = (storeDir: string): string => SqlSessionStore.databaseFile(storeDir)
+
+/**
+ * How long a killed process's sessions stay held before a live one takes them over: `DEEP_RESEARCH_LEASE_SECONDS`
+ * (15 by default; at least 1).
+ */
+const leaseDuration = (env: NodeJS.ProcessEnv = process.env) => {
+  const seconds = Number(env["DEEP_RESEARCH_LEASE_SECONDS"])
+  return Number.isFinite(seconds) && seconds >= 1 ? Duration.seconds(seconds) : undefined
+}
 
 /**
  * The secrets of the credentials (the keys, the database's URL, the API token): whatever is `Redacted` there is kept
@@ -27,49 +39,56 @@ export const secretsOf = (credentials: CliConfig.Credentials): ReadonlyArray<Red
   Object.values(credentials).filter((value): value is Redacted.Redacted<string> => Redacted.isRedacted(value))
 
 /**
- * The session store: PostgreSQL when the credentials name a database, else the file store in a folder; either keeps
- * the environment's keys (and the database's URL) out of what it writes. `DatabaseUnavailable` when the database
- * cannot be reached or prepared.
+ * The session store of a store folder: PostgreSQL when the credentials name a database, else the SQLite database of
+ * the folder; either keeps the environment's keys (and the database's URL) out of what it writes, and gives the
+ * sessions that no live process holds (`Unheld`). `DatabaseUnavailable` when the database cannot be opened, reached or
+ * prepared.
  */
 export const storeLayerOrFail = (
-  directory: string,
+  storeDir: string,
   credentials?: CliConfig.Credentials
-): Layer.Layer<SessionStore.SessionStore, PgSessionStore.DatabaseUnavailable> => {
+): Layer.Layer<SessionStore.SessionStore | SqlSessionStore.Unheld, SqlSessionStore.DatabaseUnavailable> => {
   const secrets = credentials === undefined ? [] : secretsOf(credentials)
   const database = credentials?.databaseUrl
+  const leases = { leaseDuration: leaseDuration() }
   return database === undefined
-    ? // Sessions asked for are acknowledged once journaled, their folders made right after (`intake` of the store).
-      FileSessionStore.layerNode({ directory, secrets, intake: true })
-    : // The PostgreSQL driver is loaded by the commands that use a database, not by every command.
-      Layer.unwrapEffect(
-        Effect.map(
-          Effect.promise(() => import("@deep-research/providers/PgSessionStore")),
-          (PgSessionStore) => PgSessionStore.layerUrl(database, { secrets })
-        )
-      )
+    ? // A session this process accepts stays its own until it runs it; a killed process's are taken over.
+      SqlSessionStore.layerSqlite(databaseFile(storeDir), {
+        secrets,
+        holdAccepted: true,
+        importFrom: Environment.sessionsFolder(storeDir),
+        ...leases
+      })
+    : // A cluster's sessions are its runners' to take: a client hands them over and holds none.
+      SqlSessionStore.layerPostgres(database, { secrets, ...leases })
 }
 
 /** `storeLayerOrFail` for callers that checked the database first (`checkDatabase`): losing it later is a defect. */
 export const storeLayer = (
-  directory: string,
+  storeDir: string,
   credentials?: CliConfig.Credentials
-): Layer.Layer<SessionStore.SessionStore> => Layer.orDie(storeLayerOrFail(directory, credentials))
+): Layer.Layer<SessionStore.SessionStore | SqlSessionStore.Unheld> =>
+  Layer.orDie(storeLayerOrFail(storeDir, credentials))
 
 /** Fails with a plain message when the credentials name a database that cannot be reached or prepared. */
 export const checkDatabase = (
   credentials: CliConfig.Credentials
-): Effect.Effect<void, PgSessionStore.DatabaseUnavailable> =>
+): Effect.Effect<void, SqlSessionStore.DatabaseUnavailable> =>
   credentials.databaseUrl === undefined
     ? Effect.void
     : Effect.scoped(Layer.build(storeLayerOrFail("", credentials))).pipe(Effect.asVoid)
 
-/** Where the store keeps a session's artefact, for messages: a file, or a row of the database. */
+/** Where the store is, for messages: the database file, or the database's address without its password. */
+export const storePlace = (storeDir: string, credentials?: CliConfig.Credentials): string =>
+  credentials?.databaseUrl === undefined
+    ? databaseFile(storeDir)
+    : Environment.describeDatabaseUrl(Redacted.value(credentials.databaseUrl))
+
+/** Where the store keeps a session's artefact, for messages: a row of the database. */
 export const artefactPlace =
-  (directory: string, credentials?: CliConfig.Credentials) =>
+  (storeDir: string, credentials?: CliConfig.Credentials) =>
   (sessionId: string, name: string): string =>
-    credentials?.databaseUrl === undefined
-      ? nodePath.join(directory, sessionId, name)
-      : `${Environment.describeDatabaseUrl(Redacted.value(credentials.databaseUrl))} (deep_research_artefacts: ${sessionId}, ${name})`
+    `${storePlace(storeDir, credentials)} (deep_research_artefacts: ${sessionId}, ${name})`
 
 /** The artefact that marks a session a simulated run made, so that resume and evaluate simulate it too. */
 export const simulatedArtefact = "simulated.json"

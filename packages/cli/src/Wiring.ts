@@ -39,7 +39,7 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as CliConfig from "./CliConfig.js"
 import { simulatedModel } from "./internal/config/backends.js"
-import { isSimulatedReport, markSimulated, sessionsDirectory, simulatedArtefact, storeLayer } from "./Store.js"
+import { isSimulatedReport, markSimulated, simulatedArtefact, storeLayer } from "./Store.js"
 
 /** What a run needs in context. */
 export type Services =
@@ -131,7 +131,7 @@ const simulatedStore = (store: SessionStore.Service): SessionStore.Service => ({
 const simulatedMark = '{"simulated": true}\n'
 
 const sessionStoreLayer = (resolved: CliConfig.Resolved): Layer.Layer<SessionStore.SessionStore> => {
-  const files = storeLayer(sessionsDirectory(resolved), resolved.credentials)
+  const files = storeLayer(resolved.storeDir, resolved.credentials)
   return resolved.simulate
     ? Layer.effect(SessionStore.SessionStore, Effect.map(SessionStore.SessionStore, simulatedStore)).pipe(
         Layer.provide(files)

@@ -5,7 +5,7 @@
  * (`support/inProcess.ts`), but for `mcp`, whose input is the built CLI's stdin.
  */
 import { Session, SessionStore } from "@deep-research/core"
-import { FileSessionStore, PgSessionStore } from "@deep-research/providers"
+import { SqlSessionStore } from "@deep-research/providers"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -41,7 +41,7 @@ const url = () => {
 const withPg = <A, E>(f: (store: SessionStore.Service) => Effect.Effect<A, E>) =>
   Effect.runPromise(
     Effect.scoped(
-      Effect.flatMap(Layer.build(PgSessionStore.layerUrl(Redacted.make(url()))), (context) =>
+      Effect.flatMap(Layer.build(SqlSessionStore.layerPostgres(Redacted.make(url()))), (context) =>
         f(Context.get(context, SessionStore.SessionStore))
       )
     )
@@ -53,7 +53,7 @@ describe("deep-research with --database", () => {
     const box = sandbox()
     const made = await run(box, ["--simulate", "--no-clarify", "--json", "How do heat pumps work?"])
     assert.strictEqual(made.code, 0, describeRun(made))
-    const files = FileSessionStore.layerNode({ directory: nodePath.join(box.dir, "store", "sessions") })
+    const files = SqlSessionStore.layerSqlite(nodePath.join(box.dir, "store", "deep-research.db"))
     const [session] = await Effect.runPromise(
       Effect.flatMap(SessionStore.SessionStore, (store) =>
         Effect.flatMap(store.list, (list) => Effect.forEach(list, (summary) => store.load(summary.id)))

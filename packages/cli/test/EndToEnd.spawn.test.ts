@@ -20,6 +20,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
 import { fileURLToPath } from "node:url"
+import { storedFiles, storedIds } from "./support/storedSession.js"
 
 // =============================================================================
 // The built CLI
@@ -93,9 +94,7 @@ const eventsOf = (stdout: string) =>
     .map(decodeEvent)
 
 const loadSession = (box: Sandbox, id: string): Session.Session =>
-  Schema.decodeUnknownSync(Schema.parseJson(Session.Session))(
-    fs.readFileSync(nodePath.join(box.store, "sessions", id, "session.json"), "utf8")
-  )
+  Schema.decodeUnknownSync(Schema.parseJson(Session.Session))(storedFiles(box.store, id)["session.json"] ?? "")
 
 const describeRun = (result: Finished) =>
   `exit ${result.code} (signal ${result.signal})\n--- stdout\n${result.stdout.slice(-3000)}\n--- stderr\n${result.stderr.slice(-3000)}`
@@ -206,7 +205,7 @@ describe("deep-research (built CLI)", () => {
     beforeAll(async () => {
       box = sandbox()
       result = await cli(box, ["--simulate", "--out", "report.md", "What limits battery recycling?"])
-      sessionId = fs.readdirSync(nodePath.join(box.store, "sessions"))[0] ?? ""
+      sessionId = storedIds(box.store)[0] ?? ""
     }, 120_000)
 
     it("runs offline and marks the report, the stored report and the summary as simulated", () => {
@@ -214,7 +213,7 @@ describe("deep-research (built CLI)", () => {
       assert.match(result.stdout, /^\[simulated\] Report: /)
       assert.match(result.stderr, /\[simulated\]/)
       assert.match(fs.readFileSync(nodePath.join(box.dir, "report.md"), "utf8"), /^> \*\*Simulated run\.\*\*/)
-      const stored = fs.readFileSync(nodePath.join(box.store, "sessions", sessionId, "report.md"), "utf8")
+      const stored = storedFiles(box.store, sessionId)["report.md"] ?? ""
       assert.match(stored, /^> \*\*Simulated run\.\*\*/)
     })
 
@@ -230,7 +229,7 @@ describe("deep-research (built CLI)", () => {
       assert.match(evaluated.stdout, /judged by \S+ in 1 call\n/)
       assert.match(evaluated.stdout, /Citations: \d+ inline/)
       const stored = Schema.decodeUnknownSync(Schema.parseJson(Evaluation.Evaluation))(
-        fs.readFileSync(nodePath.join(box.store, "sessions", sessionId, "evaluation.json"), "utf8")
+        storedFiles(box.store, sessionId)["evaluation.json"] ?? ""
       )
       assert.strictEqual(stored.sessionId, sessionId)
       assert.strictEqual(stored.judgement.scores.length, 8)
@@ -281,9 +280,9 @@ describe("deep-research (built CLI)", () => {
     const box = sandbox({ OPENAI_BASE_URL: failing.baseUrl("openai"), TAVILY_BASE_URL: failing.baseUrl("tavily") })
     const result = await cli(box, [...researchArgs, "Why is the sky blue?"])
     assert.strictEqual(result.code, 1, describeRun(result))
-    const [sessionId = ""] = fs.readdirSync(nodePath.join(box.store, "sessions"))
+    const [sessionId = ""] = storedIds(box.store)
     assert.match(result.stderr, /Research failed: .*openai/i)
-    assert.include(result.stderr, nodePath.join(box.store, "sessions", sessionId))
+    assert.include(result.stderr, nodePath.join(box.store, "deep-research.db"))
     assert.include(result.stderr, `resume it with: deep-research resume ${sessionId} --model openai:emulated-model`)
     assert.notMatch(result.stderr, /^\s+at /m)
     assert.strictEqual(loadSession(box, sessionId).status, "failed")

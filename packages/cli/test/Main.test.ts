@@ -119,7 +119,7 @@ describe("quickAnswer", () => {
 })
 
 describe("the CLI's modules", () => {
-  it("load no OpenTelemetry SDK until the environment asks for an export, no PostgreSQL driver until a database is named", () => {
+  it("load no OpenTelemetry SDK until the environment asks for an export, no PostgreSQL driver until a database is named (SQLite is the store)", () => {
     const { foreign, seen } = staticGraph("cli/src/main.ts")
     assert.isAbove(seen.size, 20)
     // The exporters' module is there to be loaded, and is not among those loaded from the start.
@@ -127,7 +127,7 @@ describe("the CLI's modules", () => {
     assert.isFalse(seen.has(path.join(packages, "cli/src/internal/telemetry/otlpExporters.ts")))
     assert.deepStrictEqual(
       [...foreign].filter((specifier) =>
-        /^(@opentelemetry\/|@effect\/opentelemetry|pg$|pg\/|@effect\/sql)/.test(specifier)
+        /^(@opentelemetry\/|@effect\/opentelemetry|pg$|pg\/|postgres$|@effect\/sql-pg)/.test(specifier)
       ),
       []
     )

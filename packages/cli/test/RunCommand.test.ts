@@ -4,7 +4,7 @@
  * simulated run on a cluster client's summary.
  */
 import { SessionStore } from "@deep-research/core"
-import { FileSessionStore, PgSessionStore } from "@deep-research/providers"
+import { SqlSessionStore } from "@deep-research/providers"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
@@ -12,6 +12,7 @@ import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
 import { cli, describeRan, tempDir } from "./support/inProcess.js"
+import { storedFiles } from "./support/storedSession.js"
 
 const simulated = (dir: string) => [
   "--simulate",
@@ -45,14 +46,14 @@ describe("deep-research run --out", () => {
     const ran = await cli(["run", "What is X?", ...simulated(dir), "--out", nodePath.join(dir, "a-file", "report.md")])
     assert.strictEqual(ran.code, 0, describeRan(ran))
     const id = /Session: (dr-\S+)/.exec(ran.stdout)?.[1] ?? ""
-    const kept = nodePath.join(dir, "store", "sessions", id, "report.md")
+    const kept = `${nodePath.join(dir, "store", "deep-research.db")} (deep-research show ${id})`
     assert.include(
       ran.stderr,
       `warning: the report could not be written to ${nodePath.join(dir, "a-file", "report.md")}`
     )
-    assert.include(ran.stderr, `its report is kept in the session's store, ${kept} (deep-research show ${id})`)
+    assert.include(ran.stderr, `its report is kept in the session's store, ${kept}`)
     assert.include(ran.stdout, `Report: ${kept}`)
-    assert.isTrue(fs.existsSync(kept))
+    assert.include(storedFiles(nodePath.join(dir, "store"), id)["report.md"], "Simulated run")
   })
 })
 
@@ -68,10 +69,10 @@ describe("a cluster client", () => {
         assert.strictEqual(made.code, 0, describeRan(made))
         const id = /Session: (dr-\S+)/.exec(made.stdout)?.[1] ?? ""
         const session = yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.load(id)).pipe(
-          Effect.provide(FileSessionStore.layerNode({ directory: nodePath.join(dir, "store", "sessions") }))
+          Effect.provide(SqlSessionStore.layerSqlite(nodePath.join(dir, "store", "deep-research.db")))
         )
         yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.save(session)).pipe(
-          Effect.provide(PgSessionStore.layerUrl(Redacted.make(database.url)))
+          Effect.provide(SqlSessionStore.layerPostgres(Redacted.make(database.url)))
         )
         // Followed (here: its report written again) by a client that was not told it was simulated.
         const out = nodePath.join(dir, "again.md")

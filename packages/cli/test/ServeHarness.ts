@@ -154,7 +154,7 @@ export const seedAwaiting = (s: Served, sessionId: string, question: string) =>
         usage: []
       })
     )
-  }).pipe(Effect.provide(Store.storeLayer(Store.sessionsDirectory(s.resolved))), Effect.orDie)
+  }).pipe(Effect.provide(Store.storeLayer(s.resolved.storeDir)), Effect.orDie)
 
 /** The events of an SSE body: id (when given), event name (when given) and data. */
 export const sseEvents = (text: string) =>

@@ -214,7 +214,7 @@ describe("deep-research serve and mcp over the cluster", () => {
         // A session a simulated run made is judged by the emulator, as `deep-research evaluate` judges it.
         yield* Effect.flatMap(SessionStore.SessionStore, (sessions) =>
           sessions.saveArtefact(id, Store.simulatedArtefact, '{"simulated": true}\n')
-        ).pipe(Effect.provide(Store.storeLayer(Store.sessionsDirectory(front.resolved), front.resolved.credentials)))
+        ).pipe(Effect.provide(Store.storeLayer(front.resolved.storeDir, front.resolved.credentials)))
         assert.strictEqual((yield* keyless.sessions.evaluate({ path: { id } })).sessionId, id)
         // The worker ran it, not the server.
         assert.include(worker.output().stderr, `cluster: session ${id} running`)

@@ -1,15 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import * as fs from "node:fs"
 import * as http from "node:http"
-import * as nodePath from "node:path"
 import OpenAI from "openai"
 import { tokenMatches } from "../src/http/Handlers.js"
 import { program } from "../src/main.js"
 import * as Serve from "../src/Serve.js"
-import * as Store from "../src/Store.js"
 import { post, request, type Served, served, settled } from "./ServeHarness.js"
+import { storedFiles } from "./support/storedSession.js"
 
 const token = "dr-test-token-5b1c0e7a9f3d4e21c86a07b2"
 const bearer = { authorization: `Bearer ${token}` }
@@ -367,12 +365,8 @@ describe("deep-research serve: bodies", () => {
 })
 
 /** The text of each file a session left in the store. */
-const storedFiles = (s: Served, sessionId: string): Record<string, string> => {
-  const folder = nodePath.join(Store.sessionsDirectory(s.resolved), sessionId)
-  return Object.fromEntries(
-    fs.readdirSync(folder).map((name) => [name, fs.readFileSync(nodePath.join(folder, name), "utf8")])
-  )
-}
+const storedFilesOf = (s: Served, sessionId: string): Record<string, string> =>
+  storedFiles(s.resolved.storeDir, sessionId)
 
 describe("deep-research serve: secrets", () => {
   it.scopedLive("a question holding the token or a key of the environment is kept and answered redacted", () =>
@@ -386,7 +380,7 @@ describe("deep-research serve: secrets", () => {
       assert.strictEqual(started.status, 202, started.text)
       const id: string = JSON.parse(started.text).sessionId
       yield* settled(s.url, id, bearer)
-      const files = storedFiles(s, id)
+      const files = storedFilesOf(s, id)
       assert.include(files["session.json"], "Why would [redacted] or [redacted] be a secret?")
       assert.include(files["events.jsonl"], "[redacted]")
       const answers = {

@@ -1,23 +1,28 @@
 /**
  * A session the store cannot keep is not accepted, and the client is told why: `deep-research serve` answers a 503
  * naming the store's failure in one sentence, on `/api/sessions`, on `/v1/chat/completions` (in OpenAI's shape) and to
- * MCP's `start_research`, rather than a bare 500. The store here fails as a disk does when the sessions folder cannot
- * take a new folder (its path is a file).
+ * MCP's `start_research`, rather than a bare 500. The store here is refused every new session by the database itself
+ * (a trigger that fails as a full disk does); `StoreDurability.spawn.test.ts` fills a real disk.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as fs from "node:fs"
+import Database from "libsql"
 import * as Store from "../src/Store.js"
 import { connectedOver } from "./McpHttpHarness.js"
 import { post, request, served } from "./ServeHarness.js"
 
-/** A server whose store cannot make a session's folder. */
+/** What the database says when it refuses a session. */
+const refusal = "database or disk is full"
+
+/** A server whose database refuses every new session. */
 const servedOverBrokenStore = Effect.gen(function* () {
   const s = yield* served({ noClarify: true })
-  const sessions = Store.sessionsDirectory(s.resolved)
-  fs.rmSync(sessions, { recursive: true, force: true })
-  fs.writeFileSync(sessions, "not a folder")
-  return { ...s, sessions }
+  const db = new Database(Store.databaseFile(s.resolved.storeDir))
+  db.exec(
+    `CREATE TRIGGER refuse_sessions BEFORE INSERT ON deep_research_sessions BEGIN SELECT RAISE(FAIL, '${refusal}'); END`
+  )
+  db.close()
+  return s
 })
 
 describe("deep-research serve, a store that cannot keep a new session", () => {
@@ -30,8 +35,7 @@ describe("deep-research serve, a store that cannot keep a new session", () => {
       assert.deepInclude(body, { _tag: "ServiceUnavailable" })
       const message = String(Reflect.get(Object(body), "message"))
       assert.match(message, /^The session was not accepted: the session store could not keep it \(.+\)\.$/)
-      assert.include(message, s.sessions)
-      assert.include(message.toLowerCase(), "not a directory")
+      assert.include(message, refusal)
       assert.strictEqual((yield* request(`${s.url}/api/health`)).status, 200)
     })
   )

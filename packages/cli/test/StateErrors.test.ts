@@ -38,7 +38,7 @@ const seedCancelled = (s: Served) =>
         usage: []
       })
     )
-  }).pipe(Effect.provide(Store.storeLayer(Store.sessionsDirectory(s.resolved))), Effect.orDie)
+  }).pipe(Effect.provide(Store.storeLayer(s.resolved.storeDir)), Effect.orDie)
 
 const resumeIt = "it is cancelled; resume it to go on from its last checkpoint."
 const said = {

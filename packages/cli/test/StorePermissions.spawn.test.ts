@@ -1,9 +1,8 @@
 /**
- * A store the system will not let the user read or write, through the built CLI run as a user without privileges
- * (root reads and writes through any permission, so as root the CLI is run as `nobody` through util-linux's
- * `setpriv`): an unreadable session is listed as unreadable among the rest, and a read-only session folder or store
- * is one line naming the path and the reason, exit 2, nothing on stdout, no stack trace. A write the system refuses
- * once a run holds its session stops the run with exit 1, naming the path and the reason, the session kept resumable.
+ * A session database the system will not let the user read or write, through the built CLI run as a user without
+ * privileges (root reads and writes through any permission, so as root the CLI is run as `nobody` through
+ * util-linux's `setpriv`): every command is one line naming the database file and the reason, exit 2, nothing on
+ * stdout, no stack trace; and the sessions are all there once the permission is given back.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Schema from "effect/Schema"
@@ -20,7 +19,7 @@ const asRoot = process.getuid?.() === 0
 
 let sandbox: string
 const store = () => nodePath.join(sandbox, "store")
-const sessionsDir = () => nodePath.join(store(), "sessions")
+const databaseFile = () => nodePath.join(store(), "deep-research.db")
 
 const Listed = Schema.Struct({ id: Schema.String, status: Schema.String })
 
@@ -61,7 +60,14 @@ const refusedClearly = (ran: Ran, path: string) => {
   assert.notMatch(ran.stderr, /\n\s+at /)
 }
 
-const sessionIds = () => fs.readdirSync(sessionsDir()).sort()
+const listedIds = async () => {
+  const listed = await cli(["list", "--json"])
+  assert.strictEqual(listed.code, 0, listed.stderr)
+  return listed.stdout
+    .trim()
+    .split("\n")
+    .map((line) => Schema.decodeUnknownSync(Listed)(JSON.parse(line)).id)
+}
 
 beforeAll(async () => {
   if (asRoot && spawnSync("setpriv", ["--version"]).error !== undefined) {
@@ -83,110 +89,32 @@ afterAll(() => {
   fs.rmSync(sandbox, { recursive: true, force: true })
 })
 
-describe("a store the system refuses", () => {
-  it("lists an unreadable session as unreadable, and the others as they are", async () => {
-    const [hidden = "", other = ""] = sessionIds()
-    fs.chmodSync(nodePath.join(sessionsDir(), hidden), 0o000)
+describe("a session database the system refuses", () => {
+  it("one it cannot read: list, show and a run are one line naming the file and why, exit 2", async () => {
+    const ids = await listedIds()
+    assert.lengthOf(ids, 2)
+    fs.chmodSync(databaseFile(), 0o000)
     try {
-      const ran = await cli(["list"])
-      assert.strictEqual(ran.code, 0, ran.stderr)
-      assert.match(ran.stdout, new RegExp(`${hidden}\\s+unreadable`))
-      assert.match(ran.stdout, new RegExp(`${other}\\s+completed`))
-      const json = await cli(["list", "--json"])
-      assert.strictEqual(json.code, 0, json.stderr)
-      // A JSON object a line.
-      const listed = json.stdout
-        .trim()
-        .split("\n")
-        .map((line) => Schema.decodeUnknownSync(Listed)(JSON.parse(line)))
-      const statuses = Object.fromEntries(listed.map((entry) => [entry.id, entry.status]))
-      assert.deepStrictEqual(statuses, { [hidden]: "unreadable", [other]: "completed" })
+      refusedClearly(await cli(["list"]), databaseFile())
+      refusedClearly(await cli(["show", ids[0] ?? ""]), databaseFile())
+      refusedClearly(await cli(["--no-clarify", "--simulate", "How do magnets work?"]), databaseFile())
     } finally {
-      fs.chmodSync(nodePath.join(sessionsDir(), hidden), 0o700)
+      fs.chmodSync(databaseFile(), 0o600)
     }
+    assert.deepStrictEqual((await listedIds()).sort(), [...ids].sort(), "nothing was lost")
   })
 
-  it("a session file the system will not let it read is unreadable, not corrupt, and is left as it is", async () => {
-    const [id = ""] = sessionIds()
-    const file = nodePath.join(sessionsDir(), id, "session.json")
-    fs.chmodSync(file, 0o000)
+  it("a store folder it cannot write: a run is one line naming the file and why, exit 2, and nothing is lost", async () => {
+    const ids = await listedIds()
+    fs.chmodSync(databaseFile(), 0o400)
+    fs.chmodSync(store(), 0o500)
     try {
-      assert.match((await cli(["list"])).stdout, new RegExp(`${id}\\s+unreadable`))
-      const shown = await cli(["show", id])
-      assert.strictEqual(shown.code, 2, shown.stderr)
-      assert.notInclude(shown.stderr, "corrupt")
-      assert.include(shown.stderr, `cannot read ${file}: permission denied`)
-      assert.deepStrictEqual(
-        fs.readdirSync(nodePath.dirname(file)).filter((name) => name.includes("corrupt")),
-        [],
-        "nothing was moved aside"
-      )
+      refusedClearly(await cli(["--no-clarify", "--simulate", "How do magnets work?"]), databaseFile())
+      refusedClearly(await cli(["delete", ids[0] ?? ""]), databaseFile())
     } finally {
-      fs.chmodSync(file, 0o600)
+      fs.chmodSync(store(), 0o700)
+      fs.chmodSync(databaseFile(), 0o600)
     }
-  })
-
-  it("refuses to delete or resume in a read-only session folder with one line and exit 2", async () => {
-    const [id = ""] = sessionIds()
-    const folder = nodePath.join(sessionsDir(), id)
-    fs.chmodSync(folder, 0o500)
-    try {
-      refusedClearly(await cli(["delete", id]), folder)
-      refusedClearly(await cli(["resume", id]), folder)
-      assert.isTrue(fs.existsSync(nodePath.join(folder, "session.json")), "the session is still there")
-    } finally {
-      fs.chmodSync(folder, 0o700)
-    }
-  })
-
-  it("refuses a run in a read-only store with one line and exit 2", async () => {
-    fs.chmodSync(sessionsDir(), 0o500)
-    try {
-      const ran = await cli(["--no-clarify", "--simulate", "--json", "How do magnets work?"])
-      refusedClearly(ran, sessionsDir())
-      assert.lengthOf(sessionIds(), 2)
-    } finally {
-      fs.chmodSync(sessionsDir(), 0o700)
-    }
-  })
-
-  it("stops a run whose session's log the system will not let it write with exit 1, the session resumable", async () => {
-    const [source = ""] = sessionIds()
-    const id = "dr-20260101-000000-stoppd"
-    const folder = nodePath.join(sessionsDir(), id)
-    // A session stopped before its research, as a cancel leaves one: its question and settings, nothing found yet.
-    const stopped = JSON.parse(fs.readFileSync(nodePath.join(sessionsDir(), source, "session.json"), "utf8"))
-    for (const field of ["report", "brief", "clarification", "supervisionStopReason", "error"]) delete stopped[field]
-    Object.assign(stopped, { id, status: "cancelled", rounds: [], sources: [], metrics: [], usage: [] })
-    stopped.phasesCompleted = []
-    fs.mkdirSync(folder, { mode: 0o700 })
-    fs.writeFileSync(nodePath.join(folder, "session.json"), JSON.stringify(stopped))
-    fs.writeFileSync(nodePath.join(folder, "simulated.json"), '{"simulated": true}\n')
-    const log = nodePath.join(folder, "events.jsonl")
-    fs.writeFileSync(log, "", { mode: 0o644 })
-    if (asRoot) spawnSync("chown", ["-R", `${nobody}:${nobody}`, folder])
-    // The log is the system's to refuse: owned by root (as root) or read-only (as anyone else).
-    if (asRoot) spawnSync("chown", ["0:0", log])
-    else fs.chmodSync(log, 0o444)
-    const ran = await cli(["resume", id, "--simulate", "--no-clarify", "--out", nodePath.join(sandbox, "stopped.md")])
-    assert.strictEqual(ran.code, 1, ran.stderr)
-    assert.include(ran.stderr, `Research stopped: FileSessionStore: cannot append to ${log}: permission denied`)
-    assert.include(ran.stderr, `deep-research resume ${id}`)
-    assert.notMatch(ran.stderr, /\n\s+at /)
-    const kept = JSON.parse(fs.readFileSync(nodePath.join(folder, "session.json"), "utf8"))
-    assert.oneOf(kept.status, ["cancelled", "failed", "running"], "kept as of its last checkpoint, resumable")
-
-    if (asRoot) spawnSync("chown", [`${nobody}:${nobody}`, log])
-    else fs.chmodSync(log, 0o644)
-    const resumed = await cli([
-      "resume",
-      id,
-      "--simulate",
-      "--no-clarify",
-      "--out",
-      nodePath.join(sandbox, "stopped.md")
-    ])
-    assert.strictEqual(resumed.code, 0, resumed.stderr)
-    assert.strictEqual(JSON.parse(fs.readFileSync(nodePath.join(folder, "session.json"), "utf8")).status, "completed")
+    assert.deepStrictEqual((await listedIds()).sort(), [...ids].sort(), "nothing was lost")
   })
 })

@@ -9,6 +9,7 @@ import * as nodePath from "node:path"
 import * as CliConfig from "../src/CliConfig.js"
 import * as Store from "../src/Store.js"
 import * as Wiring from "../src/Wiring.js"
+import { storedFiles } from "./support/storedSession.js"
 
 const simulated = (flags: CliConfig.Flags, store: string): CliConfig.Resolved => {
   const result = CliConfig.resolve({ ...flags, simulate: true, store, noClarify: true }, {}, undefined)
@@ -57,8 +58,7 @@ describe("Wiring", () => {
           return yield* Effect.flatMap(SessionStore.SessionStore, (sessions) => sessions.load(session.id))
         }).pipe(Effect.provide(Wiring.layer(resolved)))
         assert.isTrue(Store.isSimulatedReport(stored.report?.markdown ?? ""))
-        const file = nodePath.join(Store.sessionsDirectory(resolved), stored.id, "report.md")
-        assert.isTrue(Store.isSimulatedReport(fs.readFileSync(file, "utf8")))
+        assert.isTrue(Store.isSimulatedReport(storedFiles(resolved.storeDir, stored.id)["report.md"] ?? ""))
       }).pipe(Effect.scoped),
     60_000
   )

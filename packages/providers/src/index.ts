@@ -2,9 +2,9 @@
  * deep-research providers, one folder per kind: the model vendors (`models/`: OpenAI and every OpenAI-compatible
  * server, Anthropic, and `ModelSpec`, which picks one per role from `provider:model` specs, and OpenAI's tokenizer), the search vendors
  * (`search/`: Tavily, Exa, Perplexity, Semantic Scholar, the vendors' native web search, and the fan-out over several),
- * the page extractor (`extract/`), a local document corpus (`corpus/`), and the session stores (`store/file/`,
- * `store/pg/`), with `AtomicFile` for files written as the file store writes its own and the environment variables
- * they all read. Each module is also its own subpath (`@deep-research/providers/Tavily`).
+ * the page extractor (`extract/`), a local document corpus (`corpus/`), the session store on SQLite or PostgreSQL
+ * (`store/sql/`), `AtomicFile` for the files kept beside it (a corpus's index), and the environment variables they all
+ * read. Each module is also its own subpath (`@deep-research/providers/Tavily`).
  */
 export * as OpenAiLanguageModel from "./models/OpenAiLanguageModel.js"
 export * as AnthropicLanguageModel from "./models/AnthropicLanguageModel.js"
@@ -19,9 +19,8 @@ export * as AnthropicWebSearch from "./search/AnthropicWebSearch.js"
 export * as SearchFanout from "./search/SearchFanout.js"
 export * as HttpExtractor from "./extract/HttpExtractor.js"
 export * as LocalCorpus from "./corpus/LocalCorpus.js"
-export * as FileSessionStore from "./store/file/FileSessionStore.js"
-export * as PgSessionStore from "./store/pg/PgSessionStore.js"
-export * as AtomicFile from "./store/file/AtomicFile.js"
+export * as SqlSessionStore from "./store/sql/SqlSessionStore.js"
+export * as AtomicFile from "./files/AtomicFile.js"
 export * as Environment from "./Environment.js"
 export * as Wikipedia from "./search/Wikipedia.js"
 export * as Arxiv from "./search/Arxiv.js"

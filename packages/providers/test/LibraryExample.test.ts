@@ -1,6 +1,6 @@
 // The README's library example, run here against the emulator: the same layers, with the emulator's URLs and keys.
-import { Pipeline, ResearchEvents, Resilience, Summarizer } from "@deep-research/core"
-import { FileSessionStore, ModelSpec, Tavily } from "@deep-research/providers"
+import { Pipeline, ResearchEvents, Resilience, SessionStore, Summarizer } from "@deep-research/core"
+import { ModelSpec, SqlSessionStore, Tavily } from "@deep-research/providers"
 import { Emulator } from "@deep-research/emulator"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
@@ -19,7 +19,7 @@ const researchLayer = (endpoints: Endpoints) =>
   Layer.mergeAll(
     Summarizer.layer,
     Tavily.layer(endpoints.tavily),
-    FileSessionStore.layerNode({ directory: endpoints.sessions }),
+    SqlSessionStore.layerSqlite(`${endpoints.sessions}/deep-research.db`),
     ResearchEvents.layer
   ).pipe(
     Layer.provideMerge(
@@ -54,8 +54,11 @@ describe("the README's library example", () => {
       )
       assert.strictEqual(session.status, "completed")
       assert.isAbove(session.report?.citations.length ?? 0, 0)
-      const saved = yield* Effect.promise(() => fs.readFile(path.join(sessions, session.id, "session.json"), "utf8"))
-      assert.include(saved, session.id)
+      // Kept in the database file the example names, as another program would open it.
+      const saved = yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.load(session.id)).pipe(
+        Effect.provide(SqlSessionStore.layerSqlite(`${sessions}/deep-research.db`))
+      )
+      assert.strictEqual(saved.status, "completed")
     }).pipe(Effect.scoped)
   )
 })

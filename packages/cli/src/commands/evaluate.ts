@@ -50,7 +50,7 @@ export const evaluate = Command.make(
         Store.checkDatabase(resolved.credentials),
         (error) => new Exited({ code: 2, message: error.message })
       )
-      const place = Store.artefactPlace(Store.sessionsDirectory(resolved), resolved.credentials)
+      const place = Store.artefactPlace(resolved.storeDir, resolved.credentials)
       const result = yield* StoredEvaluation.evaluateStored(id, place).pipe(
         Effect.provide(Wiring.evaluationLayer(resolved)),
         Effect.mapError(

@@ -71,9 +71,7 @@ const withStore = <A, E>(
 ) =>
   Effect.gen(function* () {
     const file = yield* loadConfigFile
-    const directory = Store.sessionsDirectory({
-      storeDir: CliConfig.storeDirOf(Option.getOrUndefined(options.store), process.env, file)
-    })
+    const directory = CliConfig.storeDirOf(Option.getOrUndefined(options.store), process.env, file)
     const fromEnv = CliConfig.credentialsFrom(process.env)
     const credentials = Option.match(options.database, {
       onNone: () => fromEnv,

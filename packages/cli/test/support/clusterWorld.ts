@@ -5,7 +5,7 @@
  * process needs to reach them.
  */
 import { SessionStore } from "@deep-research/core"
-import { PgSessionStore } from "@deep-research/providers"
+import { SqlSessionStore } from "@deep-research/providers"
 import { Emulator } from "@deep-research/emulator"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -17,7 +17,7 @@ export const make = Effect.gen(function* () {
   const database = yield* PgDatabase.make
   const emulator = yield* Emulator.start()
   yield* Emulator.simulate(emulator)
-  const context = yield* Layer.build(PgSessionStore.layerUrl(Redacted.make(database.url)))
+  const context = yield* Layer.build(SqlSessionStore.layerPostgres(Redacted.make(database.url)))
   const env: Record<string, string> = {
     OPENAI_BASE_URL: emulator.baseUrl("openai"),
     TAVILY_BASE_URL: emulator.baseUrl("tavily"),

@@ -3,8 +3,6 @@
  * with the chunk settings they were built with. A cache that cannot be read, or was built with other settings, counts
  * as empty; one that cannot be written is logged and the corpus works without it.
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as Cause from "effect/Cause"
@@ -12,8 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs/promises"
-import * as path from "node:path"
-import * as AtomicFiles from "../store/file/atomicFiles.js"
+import * as AtomicFile from "../files/AtomicFile.js"
 
 /** Where the cache is kept (`undefined` for none), and the settings its chunks must have been built with. */
 export interface CacheSettings {
@@ -80,11 +77,7 @@ export const saveCache = (settings: CacheSettings, files: ReadonlyMap<string, Ca
     pdf: settings.pdf,
     files: Object.fromEntries(files)
   })
-  return Effect.gen(function* () {
-    const atomic = AtomicFiles.make(yield* FileSystem.FileSystem, yield* Path.Path, process.pid)
-    yield* atomic.makeDirectories(path.dirname(cacheFile))
-    yield* atomic.writeAtomically(cacheFile, json)
-  }).pipe(
+  return AtomicFile.writeString(cacheFile, json).pipe(
     Effect.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)),
     // The index still works without its cache (a read-only store, say); the next start just reads everything.
     Effect.catchAllCause((cause) =>

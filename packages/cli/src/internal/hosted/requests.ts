@@ -9,7 +9,9 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as SqlSessionStore from "@deep-research/providers/SqlSessionStore"
 import type * as CliConfig from "../../CliConfig.js"
 import { conflict, RunConflict, type StartOptions } from "../../RunSchema.js"
 import * as Store from "../../Store.js"
@@ -100,21 +102,34 @@ export const resume = (host: Host, sessionId: string, clarification?: "await" | 
     return yield* background(host, sessionId, Pipeline.resume(sessionId, { clarification }))
   })
 
+/** The sessions already said to be left for a run of the other kind (simulated or not), by host: said once each. */
+const saidLeft = new WeakMap<Host, Set<string>>()
+
 /**
- * Resumes the sessions a stopped process accepted and did not finish: stored queued, or running with no live run
- * (listed interrupted). Oldest first, each through the session limit as any run. A session simulated where this
- * process is not, or the reverse, is left as it is for a run of its own kind, and the log says so.
+ * Takes over the sessions a stopped process accepted and did not finish: stored queued or running with nothing holding
+ * them (the store's `Unheld`: their process's lease lapsed), or, on a store without leases, listed queued or
+ * interrupted. Oldest first, each through the session limit as any run; one another live process takes first is left
+ * to it. A session simulated where this process is not, or the reverse, is left as it is for a run of its own kind,
+ * and the log says so once. Run when the process starts and again while it serves, so that a peer that dies is taken
+ * over without a restart.
  */
 export const resumeStopped = (host: Host) =>
   Effect.gen(function* () {
     const store = yield* storeOf(host)
-    const stopped = (yield* store.list)
-      .filter((summary) => summary.status === "queued" || summary.status === "interrupted")
-      .sort((a, b) => a.createdAt - b.createdAt)
+    const unheld = yield* host.onRuntime(Effect.serviceOption(SqlSessionStore.Unheld))
+    const stopped = Option.isSome(unheld)
+      ? yield* unheld.value
+      : (yield* store.list)
+          .filter((summary) => summary.status === "queued" || summary.status === "interrupted")
+          .sort((a, b) => a.createdAt - b.createdAt)
+    const said = saidLeft.get(host) ?? new Set<string>()
+    saidLeft.set(host, said)
     const resumed: Array<string> = []
     for (const { id, status } of stopped) {
+      if (host.runs.has(id) || said.has(id)) continue
       const marker = yield* Effect.orElseSucceed(store.artefact(id, Store.simulatedArtefact), () => Option.none())
       if (Option.isSome(marker) !== host.resolved.simulate) {
+        said.add(id)
         yield* Effect.logWarning(
           `session ${id} is left ${status}: it is ${host.resolved.simulate ? "not " : ""}simulated and this server ` +
             `is${host.resolved.simulate ? "" : " not"}; resume it with deep-research resume ${id}`
@@ -129,10 +144,25 @@ export const resumeStopped = (host: Host) =>
     }
     if (resumed.length > 0) {
       yield* Effect.logInfo(
-        `resumed ${resumed.length} session(s) a stopped process had accepted: ${resumed.join(", ")}`
+        `took over ${resumed.length} session(s) a stopped process had accepted: ${resumed.join(", ")}`
       )
     }
   })
+
+/** How often a serving process looks for sessions a stopped process left. */
+const takeOverEvery = "5 seconds"
+
+/** `resumeStopped` now, then again and again for as long as the scope lasts. */
+export const takeOverStopped = (host: Host) =>
+  Effect.zipRight(
+    resumeStopped(host),
+    resumeStopped(host).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("could not look for sessions a stopped process left", cause)),
+      Effect.repeat(Schedule.spaced(takeOverEvery)),
+      Effect.delay(takeOverEvery),
+      Effect.forkScoped
+    )
+  )
 
 export const cancel = (host: Host, sessionId: string) =>
   Effect.gen(function* () {
@@ -173,7 +203,7 @@ export const evaluate = (host: Host, sessionId: string) =>
     Effect.gen(function* () {
       const evaluation = StoredEvaluation.evaluateStored(
         sessionId,
-        Store.artefactPlace(Store.sessionsDirectory(host.resolved), host.resolved.credentials)
+        Store.artefactPlace(host.resolved.storeDir, host.resolved.credentials)
       )
       const simulated = yield* Effect.flatMap(SessionStore.SessionStore, (store) =>
         Store.wasSimulated(store, sessionId)

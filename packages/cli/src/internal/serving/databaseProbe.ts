@@ -5,7 +5,7 @@
  * 500 or a stack trace. Each check is a fresh connection (the pool of the store would answer from its own state);
  * requests asking at the same moment share one, and an outage found is kept a moment.
  */
-import type * as PgSessionStore from "@deep-research/providers/PgSessionStore"
+import type * as SqlSessionStore from "@deep-research/providers/SqlSessionStore"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -14,7 +14,7 @@ import type * as Redacted from "effect/Redacted"
 /** The database of a serving process, asked whether it answers. */
 export interface Probe {
   /** Why the database cannot be used now, or undefined when it answers. */
-  readonly check: Effect.Effect<PgSessionStore.DatabaseUnavailable | undefined>
+  readonly check: Effect.Effect<SqlSessionStore.DatabaseUnavailable | undefined>
 }
 
 /** How long a check waits for the database to answer before it says it does not. */
@@ -26,8 +26,8 @@ const outageKeptFor = "1 second"
 /** A probe of the database at `url`. */
 export const make = (url: Redacted.Redacted<string>): Effect.Effect<Probe> =>
   Effect.gen(function* () {
-    const PgStore = yield* Effect.promise(() => import("@deep-research/providers/PgSessionStore"))
-    const connect = PgStore.clientLayer(url, { connectTimeout: checkTimeout, maxConnections: 1 })
+    const Store = yield* Effect.promise(() => import("@deep-research/providers/SqlSessionStore"))
+    const connect = Store.pgClientLayer(url, { connectTimeout: checkTimeout, maxConnections: 1 })
     const check = Effect.scoped(Layer.build(connect)).pipe(
       Effect.as(undefined),
       Effect.catchAll((unavailable) => Effect.succeed(unavailable))
@@ -48,15 +48,15 @@ export const forDatabase = (url: Redacted.Redacted<string> | undefined): Effect.
  */
 export const sayingOutage =
   (probe: Probe | undefined) =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | PgSessionStore.DatabaseUnavailable, R> =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlSessionStore.DatabaseUnavailable, R> =>
     probe === undefined
       ? effect
-      : Effect.catchAllCause(effect, (cause): Effect.Effect<never, E | PgSessionStore.DatabaseUnavailable> =>
+      : Effect.catchAllCause(effect, (cause): Effect.Effect<never, E | SqlSessionStore.DatabaseUnavailable> =>
           Cause.isInterruptedOnly(cause)
             ? Effect.failCause(cause)
             : Effect.flatMap(
                 probe.check,
-                (unavailable): Effect.Effect<never, E | PgSessionStore.DatabaseUnavailable> =>
+                (unavailable): Effect.Effect<never, E | SqlSessionStore.DatabaseUnavailable> =>
                   unavailable === undefined ? Effect.failCause(cause) : Effect.fail(unavailable)
               )
         )

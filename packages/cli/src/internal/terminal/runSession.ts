@@ -97,7 +97,7 @@ const render = (run: TerminalRun, event: ResearchEvents.ResearchEvent) => {
 
 const interrupted = (run: TerminalRun) =>
   run.stored.saved
-    ? `Interrupted. The session is saved at ${run.sessionDir}\nResume it with: ${run.resume}`
+    ? `Interrupted. The session is saved in ${run.sessionDir}\nResume it with: ${run.resume}`
     : "Interrupted before the session started; nothing was saved."
 
 /** Researches the question, or resumes the session, rendering every event the run publishes. */
@@ -223,9 +223,12 @@ const finished = (run: TerminalRun, session: Session.Session, path: Path.Path) =
     const markdown = resolved.simulate ? Store.markSimulated(report.markdown) : report.markdown
     const unwritten = yield* writeReport(file, markdown)
     // The research succeeded: a report its file cannot take is still in the store, said as a warning, not a failure.
-    const out = Option.match(unwritten, { onNone: () => file, onSome: () => path.join(sessionDir, "report.md") })
+    const out = Option.match(unwritten, {
+      onNone: () => file,
+      onSome: () => `${sessionDir} (deep-research show ${sessionId})`
+    })
     if (Option.isSome(unwritten)) {
-      const kept = `in the session's store, ${out} (deep-research show ${sessionId})`
+      const kept = `in the session's store, ${out}`
       yield* Effect.sync(() => process.stderr.write(`${printable(unwrittenReport(file, unwritten.value, kept))}\n`))
     }
     yield* say(resolved, reportSummary(session, { out, kept: sessionDir, simulate: resolved.simulate }))
@@ -241,7 +244,7 @@ export const runSession = (resolved: CliConfig.Resolved, flags: CliConfig.Flags,
       resolved,
       start,
       sessionId,
-      sessionDir: path.join(Store.sessionsDirectory(resolved), sessionId),
+      sessionDir: Store.storePlace(resolved.storeDir, resolved.credentials),
       resume: resumeCommand(sessionId, flags),
       renderer: Progress.makeRenderer(progressMode(resolved), sink),
       interactive:

@@ -1,0 +1,157 @@
+/**
+ * Sessions of the earlier file store, brought into the database once: each `<sessions>/<id>/` folder (its
+ * `session.json`, `events.jsonl`, `report.md` and named artefacts), and the sessions a stopped process had only
+ * journaled (`<sessions>/.intake/*.jsonl`). The old folders are left where they are, for their owner to remove; the
+ * database records that the folder was imported, so that it is read once. A session already in the database is left
+ * as it is, and a session that cannot be read is named, with why, in the line that reports the import.
+ */
+import { ResearchEvents, Session, SessionStore } from "@deep-research/core"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import type { Dirent } from "node:fs"
+import * as fs from "node:fs/promises"
+import * as nodePath from "node:path"
+import { decodeStored } from "../sessionMigrations.js"
+import { orDie, patiently } from "./sqlDatabase.js"
+import * as SqlStore from "./sqlStore.js"
+
+/** What an import found. */
+export interface Imported {
+  readonly imported: number
+  readonly unreadable: ReadonlyArray<{ readonly id: string; readonly reason: string }>
+}
+
+type Journaled = { readonly session?: string; readonly artefact?: string; readonly of?: string; readonly text: string }
+
+const reservedFiles = new Set(["session.json", "events.jsonl", "report.md"])
+const isSessionId = Schema.is(Session.SessionId)
+
+const readText = (path: string) =>
+  Effect.promise(() =>
+    fs.readFile(path, "utf8").then(
+      (text) => Either.right(text),
+      (error: unknown) => Either.left(error)
+    )
+  )
+
+const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+/** The records of the journals a stopped file store left: sessions it had acknowledged before making their folders. */
+const journaled = (directory: string) =>
+  Effect.gen(function* () {
+    const folder = nodePath.join(directory, ".intake")
+    const names = yield* Effect.promise(() => fs.readdir(folder).catch(() => [] as Array<string>))
+    const sessions = new Map<string, { text: string; artefacts: Map<string, string> }>()
+    const gone = new Set(names.filter((name) => name.endsWith(".gone")).map((name) => name.slice(0, -5)))
+    for (const name of names.filter((name) => name.includes(".jsonl")).sort()) {
+      const text = yield* readText(nodePath.join(folder, name))
+      if (Either.isLeft(text)) continue
+      for (const line of text.right.split("\n")) {
+        let record: Journaled | { readonly gone: string }
+        try {
+          record = JSON.parse(line) as Journaled | { readonly gone: string }
+        } catch {
+          continue // a line cut short by a crash was never acknowledged
+        }
+        if ("gone" in record) {
+          gone.add(record.gone)
+        } else if (record.session !== undefined) {
+          const entry = sessions.get(record.session)
+          sessions.set(record.session, { text: record.text, artefacts: entry?.artefacts ?? new Map() })
+        } else if (record.artefact !== undefined && record.of !== undefined) {
+          sessions.get(record.of)?.artefacts.set(record.artefact, record.text)
+        }
+      }
+    }
+    for (const id of gone) sessions.delete(id)
+    for (const id of sessions.keys()) if (!isSessionId(id)) sessions.delete(id)
+    return sessions
+  })
+
+/** One session's folder (or journal record) into the store; false when the database holds it already. */
+const importOne = (
+  store: SqlStore.Store,
+  directory: string,
+  id: string,
+  fromJournal: { text: string; artefacts: Map<string, string> } | undefined
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      // Held while it is imported: two processes opening the store at once import it once.
+      const held = yield* Effect.either(store.leases.lock(id))
+      if (Either.isLeft(held)) return false
+      const existing = yield* Effect.either(SqlStore.load(store)(id))
+      if (Either.isRight(existing) || existing.left._tag === "SessionCorrupt") return false
+      const folder = nodePath.join(directory, id)
+      const file = yield* readText(nodePath.join(folder, "session.json"))
+      const text = Either.isRight(file) ? file.right : fromJournal?.text
+      if (text === undefined) return yield* Effect.fail(reasonOf(Either.isLeft(file) ? file.left : "no session.json"))
+      const data = yield* Effect.try({ try: (): unknown => JSON.parse(text), catch: () => "session.json is not JSON" })
+      const session = yield* Effect.mapError(decodeStored(data), (error) => error.reason)
+      if (session.id !== id) return yield* Effect.fail(`its session.json holds session ${session.id}`)
+      yield* Effect.mapError(SqlStore.save(store)(session), (error) => error.message)
+      const events = yield* readText(nodePath.join(folder, "events.jsonl"))
+      if (Either.isRight(events)) {
+        const lines = events.right.split("\n").filter((line) => line.trim() !== "")
+        // An unreadable line (a torn last one) is left out, as the file store left it out when reading.
+        const decoded = yield* Effect.forEach(lines, (line) => Effect.option(ResearchEvents.decodeJson(line)))
+        const readable = decoded.flatMap((event) => (event._tag === "Some" ? [event.value] : []))
+        yield* Effect.mapError(SqlStore.appendEvents(store)(id, readable), (error) => error.message)
+      }
+      const report = yield* readText(nodePath.join(folder, "report.md"))
+      if (Either.isRight(report)) yield* Effect.mapError(SqlStore.saveReport(store)(id, report.right), (e) => e.message)
+      const names = yield* Effect.promise(() => fs.readdir(folder).catch(() => [] as Array<string>))
+      const artefacts = new Map(fromJournal?.artefacts ?? [])
+      for (const name of names.filter((name) => !reservedFiles.has(name))) {
+        if (Either.isLeft(yield* Effect.either(SessionStore.validateArtefactName(name)))) continue
+        const content = yield* readText(nodePath.join(folder, name))
+        if (Either.isRight(content)) artefacts.set(name, content.right)
+      }
+      for (const [name, content] of artefacts) {
+        yield* Effect.ignore(SqlStore.saveArtefact(store)(id, name, content))
+      }
+      return true
+    })
+  )
+
+/**
+ * Imports the sessions of a file store's folder, once for the database: a second call (this process's or another's)
+ * finds the import recorded and reads nothing. Logs one line of what it did.
+ */
+export const importOnce = (store: SqlStore.Store, directory: string) =>
+  Effect.gen(function* () {
+    const source = nodePath.resolve(directory)
+    const { sql } = store
+    const done = yield* sql`SELECT source FROM deep_research_imports WHERE source = ${source}`.pipe(
+      patiently,
+      orDie("cannot read which file stores were imported")
+    )
+    if (done.length > 0) return undefined
+    const entries = yield* Effect.promise(() =>
+      fs.readdir(source, { withFileTypes: true }).catch(() => [] as Array<Dirent>)
+    )
+    const folders = entries.filter((entry) => entry.isDirectory() && isSessionId(entry.name)).map((e) => e.name)
+    const journal = yield* journaled(source)
+    const ids = [...new Set([...folders, ...journal.keys()])].sort()
+    let imported = 0
+    const unreadable: Array<{ id: string; reason: string }> = []
+    for (const id of ids) {
+      const result = yield* Effect.either(importOne(store, source, id, journal.get(id)))
+      if (Either.isLeft(result)) unreadable.push({ id, reason: result.left })
+      else if (result.right) imported++
+    }
+    yield* sql`INSERT INTO deep_research_imports (source, imported, unreadable, finished_at)
+      VALUES (${source}, ${imported}, ${unreadable.length}, ${Date.now()})
+      ON CONFLICT (source) DO NOTHING`.pipe(patiently, orDie("cannot record the import of the file store"))
+    if (ids.length > 0) {
+      yield* Effect.logWarning(
+        `SqlSessionStore: imported ${imported} session(s) of the earlier file store at ${source}` +
+          (unreadable.length === 0
+            ? ""
+            : `; ${unreadable.length} could not be read: ${unreadable.map((u) => `${u.id} (${u.reason})`).join("; ")}`) +
+          ". The old folders are left in place: remove them once you no longer need them."
+      )
+    }
+    return { imported, unreadable } satisfies Imported
+  })

@@ -1,0 +1,151 @@
+/**
+ * The session store's schema, one list of migrations for SQLite and PostgreSQL run by `@effect/sql`'s Migrator. The
+ * two dialects differ only in column types (`jsonb` and `timestamptz` against `TEXT`) and how the first migration's
+ * table of migrations is made. A migration, once released, is never edited: a change is a new migration with the next
+ * number. The first is the PostgreSQL store's schema as it was released, so that a cluster's database is upgraded in
+ * place.
+ *
+ * Several processes may start at once on an empty database: on PostgreSQL the migrations run under a
+ * transaction-scoped advisory lock, on SQLite in one write transaction (`BEGIN IMMEDIATE`): one process makes the
+ * tables, the others wait and find them made.
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Effect from "effect/Effect"
+
+/** The table in which the Migrator records the migrations it ran. */
+export const migrationsTable = "deep_research_migrations"
+
+/** An arbitrary constant naming the advisory lock held while migrating ("deep-res" in ASCII). */
+const migrationLockKey = "7234028773431587699"
+
+const createTables = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const json = sql.onDialectOrElse({ pg: () => sql.literal("jsonb"), orElse: () => sql.literal("TEXT") })
+  const time = sql.onDialectOrElse({
+    pg: () => sql.literal("timestamptz NOT NULL DEFAULT now()"),
+    orElse: () => sql.literal("TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP")
+  })
+  yield* sql`CREATE TABLE deep_research_sessions (
+    id text PRIMARY KEY,
+    version integer NOT NULL,
+    data ${json} NOT NULL,
+    created_at ${time},
+    updated_at ${time}
+  )`
+  // A log's order is its sequence: one sequence for every log, a session's events read by it.
+  yield* sql.onDialectOrElse({
+    pg: () => sql`CREATE TABLE deep_research_events (
+      session_id text NOT NULL,
+      seq bigserial NOT NULL,
+      data jsonb NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    )`,
+    orElse: () =>
+      Effect.zipRight(
+        sql`CREATE TABLE deep_research_events (
+          seq INTEGER PRIMARY KEY AUTOINCREMENT,
+          session_id text NOT NULL,
+          data TEXT NOT NULL
+        )`,
+        sql`CREATE INDEX deep_research_events_session ON deep_research_events (session_id, seq)`
+      )
+  })
+  yield* sql`CREATE TABLE deep_research_reports (
+    session_id text PRIMARY KEY,
+    markdown text NOT NULL,
+    updated_at ${time}
+  )`
+  yield* sql`CREATE TABLE deep_research_artefacts (
+    session_id text NOT NULL,
+    name text NOT NULL,
+    content text NOT NULL,
+    updated_at ${time},
+    PRIMARY KEY (session_id, name)
+  )`
+  yield* sql`CREATE TABLE deep_research_locks (
+    session_id text PRIMARY KEY,
+    token text NOT NULL,
+    holder text NOT NULL,
+    since ${time}
+  )`
+  yield* sql`CREATE TABLE deep_research_corrupt_sessions (
+    session_id text NOT NULL,
+    moved_at ${time},
+    reason text NOT NULL,
+    data ${json}
+  )`
+})
+
+/**
+ * Holds as leases, a session's summary for listing, and a revision per checkpoint: a run's hold on a session is a row
+ * with an owner and an expiry that its process renews (the advisory locks of the first schema went with one
+ * connection, which a database outage broke for good); `list` reads the summaries rather than every session's data.
+ */
+const leasesAndSummaries = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`DROP TABLE deep_research_locks`
+  yield* sql`CREATE TABLE deep_research_leases (
+    session_id text PRIMARY KEY,
+    owner text NOT NULL,
+    token text NOT NULL,
+    holder text NOT NULL,
+    expires_at bigint NOT NULL
+  )`
+  yield* sql`CREATE INDEX deep_research_leases_owner ON deep_research_leases (owner)`
+  yield* sql`ALTER TABLE deep_research_sessions ADD COLUMN status text`
+  yield* sql`ALTER TABLE deep_research_sessions ADD COLUMN summary text`
+  yield* sql.onDialectOrElse({
+    pg: () => sql`UPDATE deep_research_sessions SET status = data->>'status'`,
+    orElse: () => sql`UPDATE deep_research_sessions SET status = json_extract(data, '$.status')`
+  })
+  yield* sql`CREATE INDEX deep_research_sessions_status ON deep_research_sessions (status)`
+  yield* sql`ALTER TABLE deep_research_sessions ADD COLUMN revision bigint NOT NULL DEFAULT 0`
+  yield* sql`CREATE TABLE deep_research_imports (
+    source text PRIMARY KEY,
+    imported integer NOT NULL,
+    unreadable integer NOT NULL,
+    finished_at bigint NOT NULL
+  )`
+})
+
+/** Every migration, by number. */
+export const migrations = Migrator.fromRecord({
+  "1_create_tables": createTables,
+  "2_leases_and_summaries": leasesAndSummaries
+})
+
+const migrator = Migrator.make({})
+
+/** Brings the schema up to date; returns the migrations that ran. */
+export const migrate: Effect.Effect<
+  ReadonlyArray<readonly [id: number, name: string]>,
+  Migrator.MigrationError | SqlError,
+  SqlClient.SqlClient
+> = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  // The Migrator would probe for its table with a query that fails when it is missing, which aborts an enclosing
+  // PostgreSQL transaction: the table is made first, with the Migrator's own columns.
+  return yield* sql.withTransaction(
+    Effect.gen(function* () {
+      yield* sql.onDialectOrElse({
+        pg: () => sql`SELECT pg_advisory_xact_lock(${migrationLockKey}::bigint)`,
+        orElse: () => Effect.void
+      })
+      yield* sql.onDialectOrElse({
+        pg: () => sql`CREATE TABLE IF NOT EXISTS ${sql(migrationsTable)} (
+          migration_id integer primary key,
+          created_at timestamp with time zone not null default now(),
+          name text not null
+        )`,
+        orElse: () => sql`CREATE TABLE IF NOT EXISTS ${sql(migrationsTable)} (
+          migration_id integer PRIMARY KEY NOT NULL,
+          created_at datetime NOT NULL DEFAULT current_timestamp,
+          name VARCHAR(255) NOT NULL
+        )`
+      })
+      return yield* migrator({ loader: migrations, table: migrationsTable })
+    })
+  )
+})
