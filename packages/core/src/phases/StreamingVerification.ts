@@ -85,99 +85,98 @@ interface Waiting {
 }
 
 /**
- * Runs `writing` (the synthesis of a report whose `[n]` number `sources`) with its streamed text checked block by
- * block, in the scope's lifetime: the checks still running when it ends go on, and `find` waits for them.
+ * Runs `writing` (the synthesis of a report whose `[n]` number `sources`) with its streamed text checked line by line,
+ * in the scope's lifetime: the checks still running when it ends go on, and `find` waits for them.
  */
-export const whileWriting = <A, E, R>(
+export const whileWriting = Effect.fn("StreamingVerification.whileWriting")(function* <A, E, R>(
   sources: ReadonlyArray<Source>,
   limits: Limits,
   writing: Effect.Effect<A, E, R>
-) =>
-  Effect.gen(function* () {
-    if ((yield* Budget.current).limited) return { value: yield* writing, early: none }
-    const scope = yield* Effect.scope
-    // The checks run in the phase's context as it is here, without the text progress their own answers would feed.
-    const context = yield* Effect.context<ModelRouter.ModelRouter>()
-    const model = yield* ModelRouter.forRole("summarization")
-    const semaphore = yield* Effect.makeSemaphore(limits.concurrency)
-    const resolve = (number: number) => sources[number - 1]
-    const earlyIdOf = (number: number) => resolve(number)?.id
-    const results = new Map<string, Deferred.Deferred<ClaimVerification.Checked | undefined>>()
-    let waiting: Array<Waiting> = []
-    let inFlight = 0
+) {
+  if ((yield* Budget.current).limited) return { value: yield* writing, early: none }
+  const scope = yield* Effect.scope
+  // The checks run in the phase's context as it is here, without the text progress their own answers would feed.
+  const context = yield* Effect.context<ModelRouter.ModelRouter>()
+  const model = yield* ModelRouter.forRole("summarization")
+  const semaphore = yield* Effect.makeSemaphore(limits.concurrency)
+  const resolve = (number: number) => sources[number - 1]
+  const earlyIdOf = (number: number) => resolve(number)?.id
+  const results = new Map<string, Deferred.Deferred<ClaimVerification.Checked | undefined>>()
+  let waiting: Array<Waiting> = []
+  let inFlight = 0
 
-    const send = (batch: ReadonlyArray<Waiting>): Effect.Effect<void> =>
-      ClaimVerification.check(
-        model,
-        batch.map((w) => w.claim),
-        resolve,
-        { batchSize: limits.batchSize, concurrency: 1 }
-      ).pipe(
-        semaphore.withPermits(1),
-        Effect.mapInputContext((_: Context.Context<never>) => context),
-        Effect.onExit((exit) =>
-          Effect.forEach(batch, (w, i) => Deferred.succeed(w.result, Exit.isSuccess(exit) ? exit.value[i] : undefined))
-        ),
-        Effect.ensuring(
-          Effect.suspend(() => {
-            inFlight--
-            return flush(false)
-          })
-        ),
-        Effect.forkIn(scope),
-        Effect.asVoid
-      )
-
-    // What waits is sent at once when nothing is being checked, when a whole batch waits, or when `all` (the report
-    // is written); otherwise when the check in flight ends: few calls, and little left when the report ends.
-    const flush = (all: boolean): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        if (waiting.length === 0 || (!all && inFlight > 0 && waiting.length < limits.batchSize)) return Effect.void
-        const batches = ClaimVerification.batches(waiting, limits.batchSize)
-        waiting = []
-        inFlight += batches.length
-        return Effect.forEach(batches, send, { discard: true })
-      })
-
-    const add = (claims: ReadonlyArray<ClaimVerification.Claim>) =>
-      Effect.suspend(() => {
-        for (const claim of claims) {
-          const key = keyOf(claim, earlyIdOf)
-          if (key === undefined || results.has(key)) continue
-          const result = Deferred.unsafeMake<ClaimVerification.Checked | undefined>(FiberId.none)
-          results.set(key, result)
-          waiting.push({ claim, result })
-        }
-        return flush(false)
-      })
-
-    // Each request the report model sends has its own text; a retry starts again, and what it repeats is known. A
-    // line is complete once the next one begins.
-    const start = Effect.sync(() => {
-      let readUpTo = 0
-      return (text: string) =>
+  const send = (batch: ReadonlyArray<Waiting>): Effect.Effect<void> =>
+    ClaimVerification.check(
+      model,
+      batch.map((w) => w.claim),
+      resolve,
+      { batchSize: limits.batchSize, concurrency: 1 }
+    ).pipe(
+      semaphore.withPermits(1),
+      Effect.mapInputContext((_: Context.Context<never>) => context),
+      Effect.onExit((exit) =>
+        Effect.forEach(batch, (w, i) => Deferred.succeed(w.result, Exit.isSuccess(exit) ? exit.value[i] : undefined))
+      ),
+      Effect.ensuring(
         Effect.suspend(() => {
-          const end = text.lastIndexOf("\n")
-          if (end <= readUpTo) return Effect.void
-          readUpTo = end
-          return add(ClaimVerification.claimsOf(text.slice(0, end)))
+          inFlight--
+          return flush(false)
         })
+      ),
+      Effect.forkIn(scope),
+      Effect.asVoid
+    )
+
+  // What waits is sent at once when nothing is being checked, when a whole batch waits, or when `all` (the report
+  // is written); otherwise when the check in flight ends: few calls, and little left when the report ends.
+  const flush = (all: boolean): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      if (waiting.length === 0 || (!all && inFlight > 0 && waiting.length < limits.batchSize)) return Effect.void
+      const batches = ClaimVerification.batches(waiting, limits.batchSize)
+      waiting = []
+      inFlight += batches.length
+      return Effect.forEach(batches, send, { discard: true })
     })
-    const value = yield* LanguageModel.withTextProgress({ start })(writing)
-    yield* flush(true)
-    const early: Early = {
-      find: (claim, sourceIdOf) => {
-        const key = keyOf(claim, sourceIdOf)
-        const pending = key === undefined ? undefined : results.get(key)
-        return pending === undefined
-          ? undefined
-          : Effect.map(Deferred.await(pending), (checked) =>
-              checked === undefined ? undefined : carriedOver(checked, earlyIdOf, claim, sourceIdOf)
-            )
+
+  const add = (claims: ReadonlyArray<ClaimVerification.Claim>) =>
+    Effect.suspend(() => {
+      for (const claim of claims) {
+        const key = keyOf(claim, earlyIdOf)
+        if (key === undefined || results.has(key)) continue
+        const result = Deferred.unsafeMake<ClaimVerification.Checked | undefined>(FiberId.none)
+        results.set(key, result)
+        waiting.push({ claim, result })
       }
-    }
-    return { value, early }
+      return flush(false)
+    })
+
+  // Each request the report model sends has its own text; a retry starts again, and what it repeats is known. A
+  // line is complete once the next one begins.
+  const start = Effect.sync(() => {
+    let readUpTo = 0
+    return (text: string) =>
+      Effect.suspend(() => {
+        const end = text.lastIndexOf("\n")
+        if (end <= readUpTo) return Effect.void
+        readUpTo = end
+        return add(ClaimVerification.claimsOf(text.slice(0, end)))
+      })
   })
+  const value = yield* LanguageModel.withTextProgress({ start })(writing)
+  yield* flush(true)
+  const early: Early = {
+    find: (claim, sourceIdOf) => {
+      const key = keyOf(claim, sourceIdOf)
+      const pending = key === undefined ? undefined : results.get(key)
+      return pending === undefined
+        ? undefined
+        : Effect.map(Deferred.await(pending), (checked) =>
+            checked === undefined ? undefined : carriedOver(checked, earlyIdOf, claim, sourceIdOf)
+          )
+    }
+  }
+  return { value, early }
+})
 
 /**
  * The checks of `claims` (the finished report's, in its order): those begun early as they end, the rest by `check` at

@@ -16,9 +16,9 @@ export type Limits = Pick<ResearchConfig, "researcherMaxToolCalls" | "maxQueries
  */
 export const sameTurnEnding =
   "When a webSearch or extractContent call will be your last (you would stop after it whatever it returns), call " +
-  "researchComplete in the same turn. What that call returns still reaches your findings, which are written from " +
-  "every source you were shown and not only from your summary; a turn spent only to say you are done is time the " +
-  "user waits for."
+  "researchComplete in the same turn. What that call returns still reaches your findings: they are written out of " +
+  "every source you were shown, not only out of your summary, and a turn spent only to say you are done is time " +
+  "the user waits for."
 
 /** The system prompt, for a researcher working on `date`. */
 export const system = (limits: Limits, date: string): string =>
