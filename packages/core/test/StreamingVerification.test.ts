@@ -2,13 +2,14 @@
  * The citation check while the report is written: a line's sentences are checked as soon as the line is complete,
  * while the report is still being written; the verification phase takes those checks (their citations renumbered as
  * the finished report's) and checks only the rest, so that the checked report is the one a check after the report
- * gives; under a budget nothing is checked early.
+ * gives; a run checks its report this way; under a budget nothing is checked early.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Option } from "effect"
 import * as Budget from "../src/Budget.js"
 import * as Citations from "../src/Citations.js"
 import * as LanguageModel from "../src/LanguageModel.js"
+import * as Pipeline from "../src/Pipeline.js"
 import * as StreamingVerification from "../src/phases/StreamingVerification.js"
 import * as Verification from "../src/phases/Verification.js"
 import { Report } from "../src/Research.js"
@@ -16,6 +17,7 @@ import * as ResearchConfig from "../src/ResearchConfig.js"
 import { Source } from "../src/Source.js"
 import * as Task from "../src/Task.js"
 import { ScriptedModel } from "../src/testing/index.js"
+import * as H from "./pipelineHarness.js"
 
 const task = Task.make({ query: "gold", config: ResearchConfig.defaults })
 
@@ -163,6 +165,37 @@ describe("StreamingVerification", () => {
         assert.strictEqual(after.sentences.length, 1)
       })
   )
+
+  it.effect("in a run, checks the report's first line while the report model is still writing", () => {
+    const first = "# Measurements\n\nThe first topic measured 42 units [1].\n"
+    const scripts = (checkBegun: Deferred.Deferred<void>) =>
+      H.scripts({
+        // The report model writes its first line, then waits for its check to begin before it ends the report.
+        report: () =>
+          Effect.gen(function* () {
+            const progress = yield* Effect.serviceOption(LanguageModel.TextProgress)
+            if (Option.isNone(progress)) return "# Measurements\n\nNot streamed."
+            const sink = yield* progress.value.start
+            yield* sink(first)
+            yield* Deferred.await(checkBegun)
+            return `${first}The second topic measured 17 units [2].`
+          }),
+        summarization: (request) =>
+          isClaimCheck(request)
+            ? Effect.as(Deferred.succeed(checkBegun, undefined), checker(request))
+            : ScriptedModel.json({ summary: "summary", excerpts: [] })
+      })
+    return Effect.gen(function* () {
+      const checkBegun = yield* Deferred.make<void>()
+      const session = yield* Pipeline.research("What are the latest measurements?", { sessionId: "streamed" }).pipe(
+        Effect.provide(H.world({ scripts: scripts(checkBegun) }))
+      )
+      assert.strictEqual(session.status, "completed")
+      assert.strictEqual(session.verification?.sentences, 2)
+      assert.strictEqual(session.verification?.checked, 2)
+      assert.include(session.report?.markdown ?? "", "*Citation check: 2 of 2 cited sentences were checked")
+    })
+  })
 
   it.scoped("checks nothing early under a budget: the check draws on what the report leaves", () =>
     Effect.gen(function* () {
