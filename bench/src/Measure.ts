@@ -126,6 +126,42 @@ export const criticalPath = (intervals: ReadonlyArray<Interval>): number => {
   return longest
 }
 
+/**
+ * The requests along the critical path, in order: the chain whose latencies sum to `criticalPath`. Each one started
+ * after the one before it had ended, so each waited for the one before it (or could have).
+ */
+export const criticalChain = (intervals: ReadonlyArray<Interval>): ReadonlyArray<Interval> => {
+  const byEnd = [...intervals].filter((i) => i.end > i.start).sort((a, b) => a.end - b.end)
+  const best: Array<number> = []
+  const previous: Array<number> = []
+  // bestBefore[k]: the index over byEnd[0..k] whose chain is longest.
+  const bestBefore: Array<number> = []
+  for (const [k, interval] of byEnd.entries()) {
+    let low = 0
+    let high = k - 1
+    let before = -1
+    while (low <= high) {
+      const mid = (low + high) >> 1
+      const candidate = byEnd[mid]
+      if (candidate !== undefined && candidate.end <= interval.start) {
+        before = mid
+        low = mid + 1
+      } else high = mid - 1
+    }
+    const link = before >= 0 ? (bestBefore[before] ?? -1) : -1
+    best.push(interval.end - interval.start + (link >= 0 ? (best[link] ?? 0) : 0))
+    previous.push(link)
+    const prior = k > 0 ? (bestBefore[k - 1] ?? -1) : -1
+    bestBefore.push(prior >= 0 && (best[prior] ?? 0) >= (best[k] ?? 0) ? prior : k)
+  }
+  const chain: Array<Interval> = []
+  for (let k = bestBefore[byEnd.length - 1] ?? -1; k >= 0; k = previous[k] ?? -1) {
+    const interval = byEnd[k]
+    if (interval !== undefined) chain.push(interval)
+  }
+  return chain.reverse()
+}
+
 /** The gaps (no interval open) inside [from, to], longest first. */
 export const gaps = (
   intervals: ReadonlyArray<Interval>,

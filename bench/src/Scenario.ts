@@ -26,6 +26,8 @@ export interface Options {
   readonly policy: World.Policy
   readonly modelLatencyMillis: number
   readonly searchLatencyMillis: number
+  /** A `fetch` for the OpenAI SDK (to time model calls from the client's side, or hold answers back). */
+  readonly openaiFetch?: typeof fetch | undefined
   /** The in-memory session store instead of the file store. */
   readonly memoryStore?: boolean | undefined
   /**
@@ -136,6 +138,7 @@ const measured = (options: Options, backend: Backend): Effect.Effect<Omit<Outcom
             tavilyBaseUrl: backend.tavilyBaseUrl,
             policy: options.policy,
             storeDirectory: options.memoryStore === true ? undefined : directory,
+            openaiFetch: options.openaiFetch,
             events: false
           })
         )

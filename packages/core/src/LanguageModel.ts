@@ -3,7 +3,7 @@
  * reaches models through the `ModelRouter`, one per role.
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { ProviderError } from "./Errors.js"
 import type { ObjectJsonSchema, ToolDefinition } from "./Tool.js"
@@ -119,6 +119,23 @@ export interface Service {
 
 /** The language model in context. The pipeline uses `ModelRouter` instead, which holds one per role. */
 export class LanguageModel extends Context.Tag("@deep-research/core/LanguageModel")<LanguageModel, Service>() {}
+
+/**
+ * Where the text of an answer goes while it is written, for a caller that can use it before the answer ends (the
+ * citation check of a report being written). A provider that streams calls `start` once for each request it sends (a
+ * retry starts again) and gives the sink the whole text so far each time it grows; a provider that does not stream
+ * never calls it, and the caller has the text when the call returns. Put in context with `withTextProgress`.
+ */
+export class TextProgress extends Context.Tag("@deep-research/core/LanguageModel/TextProgress")<
+  TextProgress,
+  { readonly start: Effect.Effect<(textSoFar: string) => Effect.Effect<void>> }
+>() {}
+
+/** Runs `effect` with its model calls' text given to `progress` as it is written (see `TextProgress`). */
+export const withTextProgress =
+  (progress: TextProgress["Type"]) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, TextProgress>> =>
+    Effect.provideService(effect, TextProgress, progress)
 
 /** Builds a service, filling in the capabilities not given (all off) and the context window (128k). */
 export const make = (options: {

@@ -54,6 +54,28 @@ describe("Researcher", () => {
     })
   )
 
+  it.effect("ends in the same turn as its last search, whose results still reach compression", () =>
+    Effect.gen(function* () {
+      const { calls, output } = yield* runUnit({
+        researcher: [
+          ScriptedModel.toolCalls(search(`a -> ${nrel}`)),
+          ScriptedModel.toolCalls(search(`b -> ${fraunhofer}`), complete("Record 47.6% [1].")),
+          "never reached"
+        ],
+        web: { route }
+      })
+      const researcher = callsOf(calls, "researcher")
+      assert.strictEqual(researcher.length, 2)
+      assert.include(researcher[0]?.request.system, "call researchComplete in the same turn")
+      assert.strictEqual(output.result.stopReason, "complete")
+      assert.strictEqual(output.result.toolCalls, 2)
+      // The page the last search found is one of the unit's sources, and compression reads it.
+      assert.strictEqual(output.sources.length, 2)
+      const compression = callsOf(calls, "compression")[0]?.request
+      assert.include(JSON.stringify(compression?.messages ?? []), fraunhofer)
+    })
+  )
+
   it.effect("gives the researcher its assignment with the question, the brief and the system rules", () =>
     Effect.gen(function* () {
       const { calls } = yield* runUnit({

@@ -98,7 +98,9 @@ const buildTools = (config: Pick<ResearchConfig, "maxQueriesPerSearch" | "maxUrl
     schema: Schema.Struct({ reflection: Schema.String.annotations({ description: "Your reflection" }) })
   }),
   researchComplete: Tool.make("researchComplete", {
-    description: "Ends your research. Free. The summary states your findings with [n] citations.",
+    description:
+      "Ends your research. Free. The summary states your findings with [n] citations. May go in the same turn as " +
+      "your last webSearch or extractContent: what they return still goes into your findings.",
     schema: Schema.Struct({
       summary: Schema.String.annotations({ description: "Your findings, citing sources as [n]" })
     })

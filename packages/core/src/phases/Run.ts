@@ -28,6 +28,7 @@ import * as Clarify from "./Clarify.js"
 import type * as ResearchUnit from "./ResearchUnit.js"
 import * as Supervisor from "./Supervisor.js"
 import * as Synthesis from "./Synthesis.js"
+import * as StreamingVerification from "./StreamingVerification.js"
 import * as Verification from "./Verification.js"
 
 // =============================================================================
@@ -172,30 +173,42 @@ const supervise = <R>(run: Run<R>, task: Task.Task) =>
 
 /**
  * Synthesis: the report file first, then one checkpoint with the report, the completion mark and the status, so that
- * a completed session always has its report file.
+ * a completed session always has its report file. With the check on, the report's sentences are checked as it is
+ * written (`StreamingVerification`); what was checked is handed to verification.
  */
 const synthesize = <R>(run: Run<R>, task: Task.Task) =>
   Effect.gen(function* () {
-    if (yield* done(run, "synthesis")) return
+    if (yield* done(run, "synthesis")) return StreamingVerification.none
     const current = yield* run.session.get
-    yield* run.session.phase(
+    const writing = Effect.tap(Synthesis.run(task, current), (report) =>
+      run.store.saveReport(current.id, report.markdown)
+    )
+    const written = yield* run.session.phase(
       "synthesis",
-      Effect.tap(Synthesis.run(task, current), (report) => run.store.saveReport(current.id, report.markdown)),
+      run.config.verify
+        ? StreamingVerification.whileWriting(Synthesis.material(current).sources, Verification, writing)
+        : Effect.map(writing, (value) => ({ value, early: StreamingVerification.none })),
       // A run that requires sources and found none is not completed: it fails in `complete`, its report kept. A report
       // still to be checked is completed once it is.
-      (report, s) =>
+      ({ value: report }, s) =>
         Checkpoint.patch(s, {
           report,
           status: ungroundedReason(run.config, report) === undefined && !run.config.verify ? "completed" : s.status
         })
     )
+    return written.early
   })
 
 /** Verification: every cited sentence checked against its sources (see `Verification.ts`); on unless turned off. */
-const verify = <R>(run: Run<R>, task: Task.Task) =>
+const verify = <R>(run: Run<R>, task: Task.Task, early: StreamingVerification.Early) =>
   Effect.gen(function* () {
     if (!run.config.verify || (yield* done(run, "verification"))) return
-    yield* Verification.inSession(run.session, task, (report) => ungroundedReason(run.config, report) === undefined)
+    yield* Verification.inSession(
+      run.session,
+      task,
+      (report) => ungroundedReason(run.config, report) === undefined,
+      early
+    )
   })
 
 /** Ends the run: a report that rests on no source when sources are required fails it; otherwise it is completed. */
@@ -230,8 +243,8 @@ const steps = <R>(run: Run<R>) =>
     // The task, from here to the report: the question, its clarification and brief, and the settings.
     const task = Task.fromSession(yield* run.session.get)
     yield* supervise(run, task)
-    yield* synthesize(run, task)
-    yield* verify(run, task)
+    // The checks begun while the report is written live until verification has taken them.
+    yield* Effect.scoped(Effect.flatMap(synthesize(run, task), (early) => verify(run, task, early)))
     return yield* complete(run)
   })
 

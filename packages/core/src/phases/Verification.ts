@@ -19,11 +19,14 @@ import type { Source } from "../Source.js"
 import type * as Task from "../Task.js"
 import { SessionStore } from "../SessionStore.js"
 import * as Checkpoint from "./Checkpoint.js"
+import * as StreamingVerification from "./StreamingVerification.js"
 
 /** What verification works from. */
 export interface Input {
   readonly report: Report
   readonly sources: ReadonlyArray<Source>
+  /** Checks made while the report was written (`StreamingVerification`); the others are made here. */
+  readonly early?: StreamingVerification.Early | undefined
 }
 
 /** The checked report and the verdicts. */
@@ -141,9 +144,12 @@ export const run = Effect.fn("Verification.run")(function* (task: Task.Task, inp
   const model = yield* ModelRouter.forRole("summarization")
   const budget = yield* Budget.current
   // The check is part of the report: it draws on what the report left of the whole budget, not on research's share.
-  const checked = yield* ClaimVerification.check(model, claims, resolve, { batchSize, concurrency }).pipe(
-    Effect.provideService(Budget.Budget, Budget.drawingOn("report")(budget))
-  )
+  const checked = yield* StreamingVerification.checkRest(
+    input.early ?? StreamingVerification.none,
+    claims,
+    (number) => input.report.citations[number - 1]?.sourceId,
+    (rest) => ClaimVerification.check(model, rest, resolve, { batchSize, concurrency })
+  ).pipe(Effect.provideService(Budget.Budget, Budget.drawingOn("report")(budget)))
   const edits = checked.map(editOf)
   const verification = recordOf(edits)
   if (verification.incomplete === "budget") {
@@ -169,7 +175,12 @@ export const run = Effect.fn("Verification.run")(function* (task: Task.Task, inp
  * then checkpointed with the verdicts, the completion mark and, when `completes` says the report completes the run,
  * the status `completed`.
  */
-export const inSession = (session: Checkpoint.Handle, task: Task.Task, completes: (report: Report) => boolean) =>
+export const inSession = (
+  session: Checkpoint.Handle,
+  task: Task.Task,
+  completes: (report: Report) => boolean,
+  early?: StreamingVerification.Early
+) =>
   Effect.gen(function* () {
     const current = yield* session.get
     const report = current.report
@@ -177,7 +188,7 @@ export const inSession = (session: Checkpoint.Handle, task: Task.Task, completes
     const store = yield* SessionStore
     yield* session.phase(
       "verification",
-      Effect.tap(run(task, { report, sources: current.sources }), (outcome) =>
+      Effect.tap(run(task, { report, sources: current.sources, early }), (outcome) =>
         store.saveReport(current.id, outcome.report.markdown)
       ),
       (outcome, s) =>

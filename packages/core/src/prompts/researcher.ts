@@ -10,6 +10,16 @@ import * as Untrusted from "./untrusted.js"
 /** The sizes of the researcher's tools, as its instructions state them. */
 export type Limits = Pick<ResearchConfig, "researcherMaxToolCalls" | "maxQueriesPerSearch" | "maxUrlsPerExtract">
 
+/**
+ * Ending in the same turn as the last search or extraction: its results still reach the findings (compression writes
+ * them from every source the researcher was shown), and the turn that would only say "done" is one the user waits for.
+ */
+export const sameTurnEnding =
+  "When a webSearch or extractContent call will be your last (you would stop after it whatever it returns), call " +
+  "researchComplete in the same turn. What that call returns still reaches your findings: they are written out of " +
+  "every source you were shown, not only out of your summary, and a turn spent only to say you are done is time " +
+  "the user waits for."
+
 /** The system prompt, for a researcher working on `date`. */
 export const system = (limits: Limits, date: string): string =>
   [
@@ -39,6 +49,7 @@ export const system = (limits: Limits, date: string): string =>
     "5. Stop and call researchComplete when you can answer the assignment with at least three relevant sources " +
       "from different sites, when your last two searches brought mostly RELATED or DUPLICATE results, or when " +
       "your calls run out. Do not search for the sake of searching.",
+    `6. ${sameTurnEnding}`,
     "## Your summary",
     "In researchComplete, report the findings themselves, not the process: facts, figures, dates, names and " +
       "claims, each followed by the number of the source it comes from, like [3]. Keep the numbers exactly as " +

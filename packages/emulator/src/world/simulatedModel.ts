@@ -77,8 +77,17 @@ const researcherTurn = (conversation: Conversation, options: Settings): Decision
     const base = subject
     const queries =
       round === 0 ? [base.slice(0, 120), `${base.slice(0, 100)} statistics`] : [`${base.slice(0, 100)} criticism`]
-    return { kind: "tools", calls: [callOf(conversation, "webSearch", fake, { queries })] }
+    const search = callOf(conversation, "webSearch", fake, { queries })
+    // Told that the results of a last search still reach its findings, it ends in the same turn as that search.
+    const last =
+      round === options.searchRounds - 1 && /call researchComplete in the same turn/i.test(conversation.system)
+    return { kind: "tools", calls: last ? [search, completion(conversation, subject, fake)] : [search] }
   }
+  return { kind: "tools", calls: [completion(conversation, subject, fake)] }
+}
+
+/** `researchComplete`, its summary citing what the results so far have shown. */
+const completion = (conversation: Conversation, subject: string, fake: FakeContext) => {
   // Results arrive as tool messages, or as user messages under the JSON action protocol.
   const sources = numbered(
     conversation.turns
@@ -94,7 +103,7 @@ const researcherTurn = (conversation: Conversation, options: Settings): Decision
           .slice(0, 5)
           .map((source) => `${sentence(source.line, `A source addresses ${subject}`)} [${source.n}]`)
           .join(" ")
-  return { kind: "tools", calls: [callOf(conversation, "researchComplete", fake, { summary })] }
+  return callOf(conversation, "researchComplete", fake, { summary })
 }
 
 const reportText = (conversation: Conversation): string => {

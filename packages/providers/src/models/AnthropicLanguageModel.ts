@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
+import * as Runtime from "effect/Runtime"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { makeClient, send } from "./anthropicClient.js"
@@ -67,7 +68,12 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service> =>
     const maxTokens = options.maxTokens ?? defaultMaxTokens(options.model)
     const generate = Effect.fn("AnthropicLanguageModel.generate")(function* (request: LanguageModel.GenerateRequest) {
       const prepared = toMessagesRequest(options.model, maxTokens, request)
-      const raw = yield* send(client, prepared.body, { provider, stream })
+      // A caller that reads the text as it is written (`TextProgress`) gets the answer streamed.
+      const progress = yield* Effect.serviceOption(LanguageModel.TextProgress)
+      const sink = Option.isSome(progress) ? yield* progress.value.start : undefined
+      const runtime = yield* Effect.runtime<never>()
+      const onText = sink === undefined ? undefined : (text: string) => Runtime.runFork(runtime)(sink(text))
+      const raw = yield* send(client, prepared.body, { provider, stream, onText })
       const message = yield* decodeMessage(raw, provider)
       return toCompletion(message, prepared.format)
     })

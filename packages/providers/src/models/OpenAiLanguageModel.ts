@@ -16,6 +16,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Runtime from "effect/Runtime"
 import OpenAI from "openai"
 import type {
   ChatCompletionCreateParamsBase,
@@ -139,15 +140,20 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service> =>
 
     // No span of its own: the call is already the `chat {model}` span, and a second would say nothing more. Suspended,
     // so that each attempt is built from the capabilities known when it is sent.
+    // A caller that reads the text as it is written (`TextProgress`) gets the answer streamed.
     const send = (request: LanguageModel.GenerateRequest) =>
-      Effect.suspend(() => {
+      Effect.gen(function* () {
         const prepared = toChatRequest(options, capabilities, request)
-        return Effect.tryPromise({
+        const progress = yield* Effect.serviceOption(LanguageModel.TextProgress)
+        const sink = Option.isSome(progress) ? yield* progress.value.start : undefined
+        const runtime = yield* Effect.runtime<never>()
+        const onContent = sink === undefined ? undefined : (text: string) => Runtime.runFork(runtime)(sink(text))
+        return yield* Effect.tryPromise({
           try: (signal) =>
-            options.stream === true
+            options.stream === true || onContent !== undefined
               ? client.chat.completions
                   .create({ ...prepared.body, stream: true, stream_options: { include_usage: true } }, { signal })
-                  .then(accumulate)
+                  .then((stream) => accumulate(stream, onContent))
               : client.chat.completions.create({ ...prepared.body, stream: false }, { signal }),
           catch: (error): Errors.ProviderError | CapabilityRefused => {
             const refused = refusedCapability(error)

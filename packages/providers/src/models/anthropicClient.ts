@@ -44,17 +44,34 @@ export const makeClient = (options: ClientOptions): Client => {
   return { sdk, timeout }
 }
 
-/** One Messages API call, streamed (then accumulated) or not. The answer is the raw message, to be decoded. */
+/**
+ * One Messages API call, streamed (then accumulated) or not. The answer is the raw message, to be decoded. A streamed
+ * call gives `onText` the text as it grows.
+ */
 export const send = (
   client: Client,
   body: Anthropic.MessageCreateParamsNonStreaming,
-  options: { readonly provider: string; readonly stream: boolean }
+  options: {
+    readonly provider: string
+    readonly stream: boolean
+    readonly onText?: ((textSoFar: string) => void) | undefined
+  }
 ): Effect.Effect<unknown, Errors.ProviderError> =>
   Effect.tryPromise({
-    try: (signal): Promise<unknown> =>
-      options.stream
-        ? client.sdk.messages.stream(body, { signal }).finalMessage()
-        : client.sdk.messages.create(body, { signal }),
+    try: (signal): Promise<unknown> => {
+      const onText = options.onText
+      if (!options.stream && onText === undefined) return client.sdk.messages.create(body, { signal })
+      const stream = client.sdk.messages.stream(body, { signal })
+      // Text blocks only (a tool call's JSON is not text), joined as the answer's text is: one after the other.
+      if (onText !== undefined) {
+        let text = ""
+        stream.on("text", (delta) => {
+          text += delta
+          onText(text)
+        })
+      }
+      return stream.finalMessage()
+    },
     catch: (error) => error
   }).pipe(
     Effect.catchAll((error) =>

@@ -71,8 +71,11 @@ export const completionOf = (
     onRight: (wire) => Effect.succeed(toCompletion(wire, model, prepared))
   })
 
-/** Folds a stream of chunks into the shape of a non-streamed completion. */
-export const accumulate = async (stream: AsyncIterable<ChatCompletionChunk>): Promise<unknown> => {
+/** Folds a stream of chunks into the shape of a non-streamed completion, giving `onContent` the text as it grows. */
+export const accumulate = async (
+  stream: AsyncIterable<ChatCompletionChunk>,
+  onContent?: (contentSoFar: string) => void
+): Promise<unknown> => {
   let model: string | undefined
   let content = ""
   let refusal = ""
@@ -84,7 +87,9 @@ export const accumulate = async (stream: AsyncIterable<ChatCompletionChunk>): Pr
     if (chunk.usage) usage = chunk.usage
     for (const choice of chunk.choices ?? []) {
       if (choice.index !== 0) continue
-      content += choice.delta?.content ?? ""
+      const piece = choice.delta?.content ?? ""
+      content += piece
+      if (piece !== "" && onContent !== undefined) onContent(content)
       refusal += choice.delta?.refusal ?? ""
       if (choice.finish_reason) finishReason = choice.finish_reason
       for (const delta of choice.delta?.tool_calls ?? []) {

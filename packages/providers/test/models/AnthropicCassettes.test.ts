@@ -5,7 +5,7 @@
  */
 import { LanguageModel } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
+import { Deferred, Effect, Redacted } from "effect"
 import { readdirSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import * as AnthropicLanguageModel from "../../src/models/AnthropicLanguageModel.js"
@@ -111,6 +111,26 @@ describe("Anthropic cassettes", () => {
       assert.strictEqual(completion.finishReason, "stop")
       // message_delta's output_tokens is cumulative: 9, not 1 + 9.
       assert.deepStrictEqual([completion.usage.inputTokens, completion.usage.outputTokens], [15, 9])
+    })
+  )
+
+  it.scopedLive("a caller reading the text as it is written gets the answer streamed, growing to its whole text", () =>
+    Effect.gen(function* () {
+      const seen: Array<string> = []
+      const ended = yield* Deferred.make<void>()
+      const progress = {
+        start: Effect.succeed((text: string) =>
+          Effect.suspend(() => {
+            seen.push(text)
+            return text === "1\n2\n3" ? Deferred.succeed(ended, undefined) : Effect.void
+          })
+        )
+      }
+      const completion = yield* generateFrom(replayed.streamText).pipe(LanguageModel.withTextProgress(progress))
+      yield* Deferred.await(ended)
+      // The recording sends its text in one delta: the reader was given it (a call not streamed gives it nothing).
+      assert.strictEqual(completion.text, "1\n2\n3")
+      assert.isTrue(seen.every((text) => "1\n2\n3".startsWith(text)))
     })
   )
 

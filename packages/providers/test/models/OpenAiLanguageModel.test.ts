@@ -1,6 +1,6 @@
 import { Errors, LanguageModel, Research, StructuredOutput, Tool } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Either, Fiber, Layer, Option, Predicate, Schema } from "effect"
+import { ConfigProvider, Deferred, Duration, Effect, Either, Fiber, Layer, Option, Predicate, Schema } from "effect"
 import { OpenAiLanguageModel } from "../../src/index.js"
 import { retryAfterOf } from "../../src/models/openaiErrors.js"
 import { Emulator } from "@deep-research/emulator"
@@ -324,6 +324,32 @@ describe("OpenAiLanguageModel", () => {
         [{ queries: ["a long query to split into fragments"] }, { reflection: "and another one" }]
       )
       assert.deepStrictEqual([completion.usage.inputTokens, completion.usage.cachedInputTokens], [50, 10])
+      const body = yield* lastBody(emulator)
+      assert.deepStrictEqual([body["stream"], body["stream_options"]], [true, { include_usage: true }])
+    })
+  )
+
+  it.scoped("streams to a caller that reads the text as it is written, which sees it grow to the whole answer", () =>
+    Effect.gen(function* () {
+      const whole = "The first paragraph cites [1].\n\nThe second one cites [2], and ends the answer."
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond("openai.chat", Emulator.openaiText(whole))
+      const model = yield* modelFor(emulator)
+      const seen: Array<string> = []
+      const ended = yield* Deferred.make<void>()
+      const progress = {
+        start: Effect.succeed((text: string) =>
+          Effect.suspend(() => {
+            seen.push(text)
+            return text === whole ? Deferred.succeed(ended, undefined) : Effect.void
+          })
+        )
+      }
+      const completion = yield* model.generate(ask("go")).pipe(LanguageModel.withTextProgress(progress))
+      yield* Deferred.await(ended)
+      assert.strictEqual(completion.text, whole)
+      assert.isAbove(new Set(seen).size, 1)
+      assert.isTrue(seen.every((text) => whole.startsWith(text)))
       const body = yield* lastBody(emulator)
       assert.deepStrictEqual([body["stream"], body["stream_options"]], [true, { include_usage: true }])
     })
