@@ -185,7 +185,7 @@ describe("deep-research with --database", () => {
     const box = sandbox()
     const listed = await run(box, ["list", "--database", "postgres://someone:hunter22@127.0.0.1:1/nowhere"])
     assert.strictEqual(listed.code, 2, describeRun(listed))
-    assert.include(listed.stderr, "cannot use the PostgreSQL database at postgres://someone@127.0.0.1:1/nowhere")
+    assert.include(listed.stderr, "cannot use the session database at postgres://someone@127.0.0.1:1/nowhere")
     assert.notInclude(listed.stderr + listed.stdout, "hunter22")
   })
 })

@@ -90,7 +90,7 @@ describe("the database goes away while serve --database runs", () => {
       const said: string = JSON.parse(health.text).message
       const address = new URL(db.url)
       address.password = ""
-      assert.match(said, new RegExp(`^cannot use the PostgreSQL database at ${address.toString()}: .+`))
+      assert.match(said, new RegExp(`^cannot use the session database at ${address.toString()}: .+`))
       assert.notInclude(said, "hunter2")
       const answers = [
         yield* request(`${s.url}/api/sessions`),

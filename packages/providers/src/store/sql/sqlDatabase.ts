@@ -27,29 +27,17 @@ const codesOf = (error: unknown, depth = 0): ReadonlyArray<string> => {
 }
 
 /**
- * A failure that passes by itself: SQLite's file held by another writer (`SQLITE_BUSY`, `SQLITE_LOCKED`), a
- * PostgreSQL server that cannot be reached, is shutting down or restarting, or cut the connection (SQLSTATE classes 08
- * and 57P, the driver's own connection codes, and the system's).
+ * A failure that passes by itself: SQLite's file held by another writer (`SQLITE_BUSY`, `SQLITE_LOCKED`). A PostgreSQL
+ * server that cannot be reached is not waited out here: a client is told at once (a 503 naming the database), and the
+ * pool's next connection finds the server when it is back.
  */
 export const isPassing = (error: SqlError): boolean =>
-  codesOf(error).some(
-    (code) =>
-      code.startsWith("SQLITE_BUSY") ||
-      code.startsWith("SQLITE_LOCKED") ||
-      code.startsWith("08") ||
-      code.startsWith("57P") ||
-      code.startsWith("CONNECTION_") ||
-      code === "CONNECT_TIMEOUT" ||
-      code === "ECONNREFUSED" ||
-      code === "ECONNRESET" ||
-      code === "EPIPE" ||
-      code === "ETIMEDOUT" ||
-      code === "EHOSTUNREACH"
-  ) || /Client has encountered a connection error|Connection terminated|write CONNECTION_CLOSED/.test(error.message)
+  codesOf(error).some((code) => code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"))
 
 /**
- * How long a statement waits out a passing failure: SQLite's busy timeout, and a PostgreSQL restart. SQLite's own busy
- * handler is not used: it would wait inside the native call, holding Node's event loop; these waits are timers.
+ * How long a statement waits out a passing failure: the busy timeout of the SQLite store. SQLite's own busy handler
+ * waits only briefly (`sqliteConnection.ts`): it waits inside the native call, holding Node's event loop; these waits
+ * are timers.
  */
 export const patience = Duration.seconds(60)
 

@@ -128,10 +128,11 @@ export const save = (store: Store) =>
         })
       )
       .pipe(
+        // Each attempt commits whole or not at all; the waits between attempts may be interrupted.
+        Effect.uninterruptible,
         patiently,
         store.writes,
         Effect.catchTag("LeaseLost", (error) => Effect.die(new Error(`SqlSessionStore: ${error.message}`))),
-        Effect.uninterruptible,
         orDie(`cannot save session ${id}`)
       )
     const revision = rows[0]?.revision
@@ -187,9 +188,9 @@ export const appendEvents = (store: Store) =>
         sql`INSERT INTO deep_research_events ${sql.insert(texts.map((data) => ({ session_id: valid, data })))}`
     })
     yield* insert.pipe(
+      Effect.uninterruptible,
       patiently,
       store.writes,
-      Effect.uninterruptible,
       orDie(`cannot append events of session ${valid}`)
     )
   })
