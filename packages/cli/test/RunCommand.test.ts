@@ -64,7 +64,7 @@ describe("a cluster client", () => {
         const database = yield* PgDatabase.make
         // A session as a simulated worker stores it: its report opens with the simulated banner.
         const dir = tempDir()
-        const made = yield* Effect.promise(() => cli(["run", "How do tides work?", ...simulated(dir)]))
+        const made = yield* Effect.promise(() => cli(["run", "How do tides work?", ...simulated(dir), "--out", dir]))
         assert.strictEqual(made.code, 0, describeRan(made))
         const id = /Session: (dr-\S+)/.exec(made.stdout)?.[1] ?? ""
         const session = yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.load(id)).pipe(
