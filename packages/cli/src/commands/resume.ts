@@ -9,7 +9,7 @@ import * as ParserOptions from "../internal/commandLine/parserOptions.js"
 import { runSession } from "../internal/terminal/runSession.js"
 import * as StoreCommands from "./store.js"
 import { loadCluster, refused } from "./cluster.js"
-import { purposeOf, resolveConfig, toFlags } from "./configuration.js"
+import { checkModelServers, purposeOf, resolveConfig, toFlags } from "./configuration.js"
 
 export const resume = Command.make(
   "resume",
@@ -25,6 +25,7 @@ export const resume = Command.make(
         const [ClusterRun] = yield* loadCluster
         return yield* Effect.mapError(ClusterRun.resume(resolved, id, Option.getOrUndefined(answer)), refused)
       }
+      yield* checkModelServers(resolved, "The session was left as it was.")
       yield* runSession(resolved, flags, { resumeId: id, answer: Option.getOrUndefined(answer) })
     })
 ).pipe(
