@@ -26,7 +26,12 @@ export const resume = Command.make(
         return yield* Effect.mapError(ClusterRun.resume(resolved, id, Option.getOrUndefined(answer)), refused)
       }
       yield* checkModelServers(resolved, "The session was left as it was.")
-      yield* runSession(resolved, flags, { resumeId: id, answer: Option.getOrUndefined(answer) })
+      // A budget given again replaces the stored one; the other settings are the session's.
+      yield* runSession(resolved, flags, {
+        resumeId: id,
+        answer: Option.getOrUndefined(answer),
+        budget: { maxTokens: flags.budgetTokens, maxUsd: flags.budgetUsd }
+      })
     })
 ).pipe(
   Command.withDescription(
