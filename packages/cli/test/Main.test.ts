@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url"
 import { optionNames, resumeCommand, root, subcommands } from "../src/Commands.js"
 import { commandHelp, quickAnswer, rootHelp } from "../src/internal/commandLine/help.js"
 import { hasQuestionShape, questionOf, unknownCommand } from "../src/internal/commandLine/commandWords.js"
+import { parsePlain } from "../src/internal/commandLine/storeCommandLine.js"
 import { builtInOptions, normalizeArgs, unknownOption } from "../src/main.js"
 
 const packages = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
@@ -142,6 +143,54 @@ describe("quickAnswer", () => {
       [],
       `modules of the help's: ${[...seen].map((file) => path.relative(packages, file)).join(", ")}`
     )
+  })
+})
+
+describe("list, show and delete", () => {
+  it("load the session store and what prints, not the parser, the servers, the cluster or a provider", () => {
+    const { foreign, seen } = staticGraph("cli/src/internal/commandLine/storeCommandLine.ts")
+    const loaded = [...seen].map((file) => path.relative(packages, file))
+    assert.include(loaded, "cli/src/commands/storeActions.ts")
+    for (const heavy of [
+      "cli/src/main.ts",
+      "cli/src/Commands.ts",
+      "cli/src/Wiring.ts",
+      "cli/src/Serve.ts",
+      "cli/src/Cluster.ts",
+      "cli/src/CliConfig.ts"
+    ])
+      assert.notInclude(loaded, heavy)
+    assert.deepStrictEqual(
+      [...foreign].filter((specifier) =>
+        /^(@effect\/cli|@effect\/platform-node\/(NodeContext|NodeHttp)|@opentelemetry|openai|@anthropic-ai|@tavily|pg$)/.test(
+          specifier
+        )
+      ),
+      []
+    )
+  })
+
+  it("take their plain forms, and leave the rest to the whole command line", () => {
+    assert.deepStrictEqual(parsePlain(["list", "--json", "--store", "/s"]), {
+      command: "list",
+      id: undefined,
+      store: "/s",
+      json: true
+    })
+    assert.deepStrictEqual(parsePlain(["show", "dr-1", "--store=/s"]), {
+      command: "show",
+      id: "dr-1",
+      store: "/s",
+      json: false
+    })
+    for (const args of [
+      ["list", "--bogus"],
+      ["show"],
+      ["delete", "a", "b"],
+      ["list", "--database", "postgres://x"],
+      ["run", "x y"]
+    ])
+      assert.isUndefined(parsePlain(args), args.join(" "))
   })
 })
 
