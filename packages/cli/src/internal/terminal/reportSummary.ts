@@ -10,13 +10,18 @@ import * as fs from "node:fs"
 import * as nodePath from "node:path"
 
 /**
- * The report's file: `--out` as given, or inside it when it names a folder (that exists, or ends with a separator),
- * else `./deep-research-<id>.md`; absolute.
+ * The report's file: `--out` as given, or inside it when it names a folder (one that exists, one that ends with a
+ * separator, or a new path whose last part has no extension: `--out reports/2026` is a folder, `--out notes.md` a
+ * file), else `./deep-research-<id>.md`; absolute.
  */
 export const reportFile = (out: string | undefined, sessionId: string): string => {
   const name = `deep-research-${sessionId}.md`
   if (out === undefined) return nodePath.resolve(name)
-  const folder = out.endsWith("/") || out.endsWith(nodePath.sep) || isFolder(out)
+  const folder =
+    out.endsWith("/") ||
+    out.endsWith(nodePath.sep) ||
+    isFolder(out) ||
+    (!fs.existsSync(out) && nodePath.extname(out) === "")
   return nodePath.resolve(folder ? nodePath.join(out, name) : out)
 }
 
