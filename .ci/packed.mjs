@@ -1,5 +1,5 @@
 // Run by .ci/run inside a fresh project that installed the packed packages (not the workspace): every subpath each
-// package exports imports, and the README's library wiring researches a question against the emulator of
+// package exports imports, and docs/library.md's library wiring researches a question against the emulator of
 // `@deep-research/emulator`. Exits non-zero on any failure.
 import { Pipeline, ResearchEvents, Resilience, Summarizer } from "@deep-research/core"
 import { ModelSpec, SqlSessionStore, Tavily } from "@deep-research/providers"

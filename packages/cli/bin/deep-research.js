@@ -15,7 +15,12 @@ const load = async (relative) => {
   }
 }
 
-// Help and version are answered before the rest of the CLI (and its providers) is loaded.
-const quick = (await load("../dist/internal/commandLine/help.js")).quickAnswer(process.argv.slice(2))
+// Help and version are answered before the rest of the CLI (and its providers) is loaded, and list, show and delete
+// load the session store and nothing else (the parser, servers and providers stay unloaded).
+const args = process.argv.slice(2)
+const quick = (await load("../dist/internal/commandLine/help.js")).quickAnswer(args)
+const storeCommand = quick === undefined && ["list", "show", "delete"].includes(args[0])
+const code = storeCommand ? await (await load("../dist/internal/commandLine/storeCommandLine.js")).run(args) : undefined
 if (quick !== undefined) process.stdout.write(quick)
+else if (code !== undefined) process.exitCode = code
 else (await load("../dist/main.js")).main()

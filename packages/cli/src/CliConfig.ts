@@ -18,7 +18,14 @@ import {
   resolve as resolveBackends,
   SearchBackend
 } from "./internal/config/backends.js"
-import type { Credentials } from "./internal/config/credentials.js"
+import {
+  configFileCandidates,
+  type Credentials,
+  credentialsFrom,
+  homeOf,
+  nonEmpty,
+  redactedEnv
+} from "./internal/config/credentials.js"
 import * as DecodeIssues from "./internal/serving/decodeIssues.js"
 import { envNumber, type NumberSetting, numberProblem } from "./internal/config/numbers.js"
 import * as OptionTable from "./internal/commandLine/optionTable.js"
@@ -30,6 +37,7 @@ import * as RunSchema from "./RunSchema.js"
 
 export { ConfigError, SearchBackend }
 export type { Credentials, Models, Purpose }
+export { configFileCandidates, credentialsFrom }
 
 /** What the flags said; absent fields were not given. */
 export interface Flags {
@@ -117,34 +125,6 @@ export interface Resolved {
 // Resolution
 // =============================================================================
 
-const nonEmpty = (value: string | undefined): string | undefined =>
-  value === undefined || value.trim() === "" ? undefined : value.trim()
-
-const redactedEnv = (env: Environment, name: string): Redacted.Redacted<string> | undefined => {
-  const value = nonEmpty(env[name])
-  return value === undefined ? undefined : Redacted.make(value)
-}
-
-/** Reads credentials and base URLs from the environment. */
-export const credentialsFrom = (env: Environment): Credentials => ({
-  openaiApiKey: redactedEnv(env, Variables.openaiApiKey),
-  openaiBaseUrl: nonEmpty(env[Variables.openaiBaseUrl]),
-  anthropicApiKey: redactedEnv(env, Variables.anthropicApiKey),
-  anthropicBaseUrl: nonEmpty(env[Variables.anthropicBaseUrl]),
-  tavilyApiKey: redactedEnv(env, Variables.tavilyApiKey),
-  tavilyBaseUrl: nonEmpty(env[Variables.tavilyBaseUrl]),
-  exaApiKey: redactedEnv(env, Variables.exaApiKey),
-  exaBaseUrl: nonEmpty(env[Variables.exaBaseUrl]),
-  perplexityApiKey: redactedEnv(env, Variables.perplexityApiKey),
-  perplexityBaseUrl: nonEmpty(env[Variables.perplexityBaseUrl]),
-  semanticScholarApiKey: redactedEnv(env, Variables.semanticScholarApiKey),
-  semanticScholarBaseUrl: nonEmpty(env[Variables.semanticScholarBaseUrl]),
-  ollamaBaseUrl: nonEmpty(env[Variables.ollamaBaseUrl]),
-  keyless: Keyless.settingsFrom(env),
-  databaseUrl: redactedEnv(env, Variables.databaseUrl),
-  apiToken: redactedEnv(env, Variables.apiToken)
-})
-
 /** The token `deep-research serve` asks of every API client (`DEEP_RESEARCH_API_TOKEN`), if one is set. */
 export const apiTokenFrom = (env: Environment): Redacted.Redacted<string> | undefined =>
   redactedEnv(env, Variables.apiToken)
@@ -152,7 +132,6 @@ export const apiTokenFrom = (env: Environment): Redacted.Redacted<string> | unde
 const first = <A>(...values: ReadonlyArray<A | undefined>): A | undefined => values.find((v) => v !== undefined)
 
 /** The user's home folder from the environment, for `~` and the default store. */
-const homeOf = (env: Environment): string => nonEmpty(env["HOME"]) ?? nonEmpty(env["USERPROFILE"]) ?? "."
 
 /** Expands a leading `~`. */
 export const expandHome = (path: string, env: Environment): string => Variables.expandHome(path, homeOf(env))
@@ -364,12 +343,6 @@ export const resolve = (
       credentials
     }
   })
-
-/** Where config files are looked for, in order: the current folder, then the user's config folder. */
-export const configFileCandidates = (cwd: string, env: Environment): ReadonlyArray<string> => {
-  const configHome = nonEmpty(env["XDG_CONFIG_HOME"]) ?? `${homeOf(env)}/.config`
-  return [`${cwd}/deep-research.config.json`, `${configHome}/deep-research/deep-research.config.json`]
-}
 
 /** Lifts a resolution failure into an Effect. */
 export const resolveEffect = (

@@ -3,7 +3,7 @@
  * doing, sources, tokens and cost), plain lines when not a terminal, and nothing but JSON lines with `--json`.
  */
 import { printableLine } from "./internal/terminal/printable.js"
-import { ResearchEvents } from "@deep-research/core"
+import { Novelty, ResearchEvents } from "@deep-research/core"
 
 type Event = ResearchEvents.ResearchEvent
 
@@ -21,7 +21,9 @@ export interface State {
   readonly phase: string
   readonly round: number
   readonly researchers: ReadonlyMap<string, ResearcherView>
+  /** Distinct sources: a page found by several researchers counts once, as the session keeps it once. */
   readonly sources: number
+  readonly sourceUrls: ReadonlySet<string>
   readonly tokens: number
   readonly costUsd: number
   readonly notes: ReadonlyArray<string>
@@ -34,6 +36,7 @@ export const initial: State = {
   round: 0,
   researchers: new Map(),
   sources: 0,
+  sourceUrls: new Set(),
   tokens: 0,
   costUsd: 0,
   notes: []
@@ -81,13 +84,18 @@ export const reduce = (state: State, event: Event): State => {
         sources: view?.sources ?? 0,
         status: "running"
       }))
-    case "SourceFound":
-      return withResearcher({ ...base, sources: base.sources + 1 }, event.directiveId, (view) => ({
+    case "SourceFound": {
+      const url = Novelty.normalizeUrl(event.url)
+      const counted = base.sourceUrls.has(url)
+        ? base
+        : { ...base, sources: base.sources + 1, sourceUrls: new Set([...base.sourceUrls, url]) }
+      return withResearcher(counted, event.directiveId, (view) => ({
         topic: view?.topic ?? event.directiveId,
         action: view?.action ?? "",
         sources: (view?.sources ?? 0) + 1,
         status: view?.status ?? "running"
       }))
+    }
     case "ResearcherCompleted":
       return withResearcher(base, event.directiveId, (view) => ({
         topic: view?.topic ?? event.directiveId,

@@ -16,6 +16,7 @@ import { stderrLogger } from "./internal/telemetry/logging.js"
 import * as OtlpExport from "./OtlpExport.js"
 import { describeFailure, failureCode } from "./internal/commandLine/failures.js"
 import { closest, quickAnswer } from "./internal/commandLine/help.js"
+import { unknownCommand } from "./internal/commandLine/commandWords.js"
 
 const builtIns = new Set(["-h", "--help", "--version", "--wizard", "--completions", "--log-level"])
 
@@ -58,6 +59,9 @@ const write = (stream: NodeJS.WriteStream, text: string) => Effect.sync(() => vo
 export const program = (args: ReadonlyArray<string>) => {
   const quick = quickAnswer(args)
   if (quick !== undefined) return Effect.as(write(process.stdout, quick), 0)
+  // A single word where a command goes is a mistyped command, not a question (`commandWords`).
+  const mistyped = unknownCommand(args, subcommands, builtIns)
+  if (mistyped !== undefined) return Effect.as(write(process.stderr, `${mistyped}\n`), 2)
   const normalized = normalizeArgs(args)
   const unknown = unknownOption(normalized)
   if (unknown !== undefined) return Effect.as(write(process.stderr, `${unknown}\n`), 2)

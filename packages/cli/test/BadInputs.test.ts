@@ -51,19 +51,19 @@ const cases: ReadonlyArray<Case> = [
     name: "list --store <a regular file>",
     args: () => ["list", "--store", nodePath.join(sandbox, "a-file")],
     code: 2,
-    message: /^error: FileSessionStore: cannot list .*a-file\/sessions: not a folder$/m
+    message: /^error: cannot use the session database at .*a-file\/deep-research\.db: .*a-file is not a folder$/m
   },
   {
     name: "list --json --store <a regular file> (stdout stays empty)",
     args: () => ["list", "--json", "--store", nodePath.join(sandbox, "a-file")],
     code: 2,
-    message: /not a folder/
+    message: /is not a folder/
   },
   {
     name: "a run whose store cannot be created (and used to hang)",
     args: () => ["--simulate", "--no-clarify", "--store", "/proc/forbidden", "What is X?"],
     code: 2,
-    message: /^error: FileSessionStore: cannot create \/proc\/forbidden\/sessions\/\S+: /m
+    message: /^error: cannot use the session database at \/proc\/forbidden\/deep-research\.db: /m
   },
   {
     name: "resume ../../x says the id is bad before anything else",

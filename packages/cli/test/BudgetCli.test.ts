@@ -57,3 +57,24 @@ describe("budget and grounding through the CLI", async () => {
     assert.notInclude(ran.stdout, "Warning: no source")
   })
 })
+
+describe("resume with a budget", () => {
+  it("a run the budget stopped says so in numbers, a resume that gives no more than was spent is refused, and one that gives more finishes it", async () => {
+    const store = nodePath.join(sandbox, "resumed-budget")
+    const failed = await research(store, "--require-sources", "--budget-tokens", "5000")
+    assert.strictEqual(failed.code, 1, failed.stderr)
+    assert.include(failed.stderr, "The budget of 5000 tokens gave research 4250 and kept 750 for the report")
+    assert.match(
+      failed.stderr,
+      /resume it with a larger one, as in: deep-research resume (dr-\S+) .*--budget-tokens 20000/
+    )
+    const id = /deep-research resume (dr-\S+)/.exec(failed.stderr)?.[1] ?? ""
+    const where = ["--simulate", "--store", store, "--out", nodePath.join(store, "resumed.md")]
+    const refused = await cli(["resume", id, ...where, "--budget-tokens", "1000"])
+    assert.strictEqual(refused.code, 2, refused.stderr)
+    assert.match(refused.stderr, /has spent \d+ tokens already: a budget of 1000 tokens leaves nothing/)
+    const resumed = await cli(["resume", id, ...where, "--budget-tokens", "100000"])
+    assert.strictEqual(resumed.code, 0, resumed.stderr)
+    assert.match(resumed.stdout, /Sources: [1-9]/)
+  })
+})

@@ -347,17 +347,17 @@ describe("CliConfig", () => {
     }
   })
 
-  it("the README's table of research knobs names every knob the config file's research takes, with its default", () => {
-    const readme = fs.readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
+  it("docs/configuration.md's table of research knobs names every knob the config file's research takes, with its default", () => {
+    const readme = fs.readFileSync(new URL("../../../docs/configuration.md", import.meta.url), "utf8")
     const rows = new Map(
       [...readme.matchAll(/^\| `([A-Za-z]+)` +\| `([^`]+)` +\|/gm)].map((row) => [row[1] ?? "", row[2] ?? ""])
     )
     for (const [knob, value] of Object.entries(ResearchConfig.defaults)) {
       const written = rows.get(knob)
-      assert.isDefined(written, `the README's table lacks ${knob}`)
+      assert.isDefined(written, `docs/configuration.md's table lacks ${knob}`)
       if (knob === "budget") continue
       const expected = Duration.isDuration(value) ? String(Duration.toMillis(value)) : String(value)
-      assert.strictEqual(written, expected, `the README's default of ${knob}`)
+      assert.strictEqual(written, expected, `docs/configuration.md's default of ${knob}`)
     }
   })
 })

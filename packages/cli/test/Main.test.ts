@@ -8,6 +8,8 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { optionNames, resumeCommand, root, subcommands } from "../src/Commands.js"
 import { commandHelp, quickAnswer, rootHelp } from "../src/internal/commandLine/help.js"
+import { hasQuestionShape, questionOf, unknownCommand } from "../src/internal/commandLine/commandWords.js"
+import { parsePlain } from "../src/internal/commandLine/storeCommandLine.js"
 import { builtInOptions, normalizeArgs, unknownOption } from "../src/main.js"
 
 const packages = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
@@ -50,6 +52,32 @@ describe("main", () => {
   it("a question in first position runs it", () => {
     assert.deepStrictEqual(normalizeArgs(["What is X?", "--json"]), ["run", "What is X?", "--json"])
     assert.deepStrictEqual(normalizeArgs(["--simulate", "What is X?"]), ["run", "--simulate", "What is X?"])
+  })
+
+  it("a single word where a command goes is refused as a mistyped command, naming the one it resembles", () => {
+    const builtIns = new Set(["--help", "--version"])
+    const typo = unknownCommand(["lsit", "--simulate"], subcommands, builtIns)
+    assert.include(typo, 'Unknown command "lsit". Did you mean: deep-research list?')
+    assert.include(typo, 'To research "lsit" anyway: deep-research run "lsit" --simulate')
+    assert.include(
+      unknownCommand(["--simulate", "--max-rounds", "2", "shwo"], subcommands, builtIns),
+      "deep-research show?"
+    )
+    const unlike = unknownCommand(["frobnicate"], subcommands, builtIns)
+    assert.include(unlike, 'Unknown command "frobnicate".')
+    assert.notInclude(unlike, "Did you mean")
+    // Questions, and any word given to `run` itself, are researched.
+    for (const args of [
+      ["What is X?"],
+      ["photosynthesis?"],
+      ["heat pumps", "--json"],
+      ["run", "lsit"],
+      ["--model", "openai:o3", "Why is the sky blue"]
+    ])
+      assert.isUndefined(unknownCommand(args, subcommands, builtIns), args.join(" "))
+    assert.strictEqual(questionOf(["--model-report", "openai:o3", "--simulate", "--out=x", "word"]), "word")
+    assert.isFalse(hasQuestionShape(" word "))
+    assert.include(rootHelp, "a single word is taken for a mistyped command")
   })
 
   it("subcommands and built-in options are left as they are", () => {
@@ -115,6 +143,54 @@ describe("quickAnswer", () => {
       [],
       `modules of the help's: ${[...seen].map((file) => path.relative(packages, file)).join(", ")}`
     )
+  })
+})
+
+describe("list, show and delete", () => {
+  it("load the session store and what prints, not the parser, the servers, the cluster or a provider", () => {
+    const { foreign, seen } = staticGraph("cli/src/internal/commandLine/storeCommandLine.ts")
+    const loaded = [...seen].map((file) => path.relative(packages, file))
+    assert.include(loaded, "cli/src/commands/storeActions.ts")
+    for (const heavy of [
+      "cli/src/main.ts",
+      "cli/src/Commands.ts",
+      "cli/src/Wiring.ts",
+      "cli/src/Serve.ts",
+      "cli/src/Cluster.ts",
+      "cli/src/CliConfig.ts"
+    ])
+      assert.notInclude(loaded, heavy)
+    assert.deepStrictEqual(
+      [...foreign].filter((specifier) =>
+        /^(@effect\/cli|@effect\/platform-node\/(NodeContext|NodeHttp)|@opentelemetry|openai|@anthropic-ai|@tavily|pg$)/.test(
+          specifier
+        )
+      ),
+      []
+    )
+  })
+
+  it("take their plain forms, and leave the rest to the whole command line", () => {
+    assert.deepStrictEqual(parsePlain(["list", "--json", "--store", "/s"]), {
+      command: "list",
+      id: undefined,
+      store: "/s",
+      json: true
+    })
+    assert.deepStrictEqual(parsePlain(["show", "dr-1", "--store=/s"]), {
+      command: "show",
+      id: "dr-1",
+      store: "/s",
+      json: false
+    })
+    for (const args of [
+      ["list", "--bogus"],
+      ["show"],
+      ["delete", "a", "b"],
+      ["list", "--database", "postgres://x"],
+      ["run", "x y"]
+    ])
+      assert.isUndefined(parsePlain(args), args.join(" "))
   })
 })
 

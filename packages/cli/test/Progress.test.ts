@@ -24,6 +24,26 @@ const events: ReadonlyArray<ResearchEvents.ResearchEvent> = [
 ]
 
 describe("Progress", () => {
+  it("counts a page found by two researchers once in the total, and once for each researcher", () => {
+    const found = (directiveId: string, url: string): ResearchEvents.ResearchEvent => ({
+      _tag: "SourceFound",
+      directiveId,
+      sourceId: `${directiveId}-s1`,
+      url,
+      title: "A",
+      novelty: "new",
+      ...at
+    })
+    const state = [
+      found("r1-d1", "https://a.org/x"),
+      found("r1-d2", "https://a.org/x/"),
+      found("r1-d2", "https://b.org")
+    ].reduce(Progress.reduce, Progress.initial)
+    assert.strictEqual(state.sources, 2)
+    assert.strictEqual(state.researchers.get("r1-d1")?.sources, 1)
+    assert.strictEqual(state.researchers.get("r1-d2")?.sources, 2)
+  })
+
   it("a rejected tool call is a warning naming the unit, the tool and the decode error, live and in plain lines", () => {
     const rejected: ResearchEvents.ResearchEvent = {
       _tag: "ToolCallRejected",

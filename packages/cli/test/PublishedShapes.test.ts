@@ -23,8 +23,8 @@ describe("what the servers publish is what they take", () => {
       const { client } = yield* connected({})
       const { tools } = yield* Effect.promise(() => client.listTools())
       assert.isAtLeast(tools.length, 9)
-      const readme = fs.readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
-      for (const tool of tools) assert.include(readme, `\`${tool.name}\``, "the README names every MCP tool")
+      const readme = fs.readFileSync(new URL("../../../docs/mcp.md", import.meta.url), "utf8")
+      for (const tool of tools) assert.include(readme, `\`${tool.name}\``, "docs/mcp.md names every MCP tool")
       const refused: Array<string> = []
       for (const tool of tools) {
         // `research` called plainly answers with a whole (simulated) report: three seeds of it, not twenty runs.

@@ -11,6 +11,7 @@ import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
+import { reportFile } from "../src/internal/terminal/reportSummary.js"
 import { cli, describeRan, tempDir } from "./support/inProcess.js"
 import { storedFiles } from "./support/storedSession.js"
 
@@ -24,6 +25,18 @@ const simulated = (dir: string) => [
 ]
 
 describe("deep-research run --out", () => {
+  it("takes a new path without an extension for a folder, and one with an extension for the report's file", () => {
+    const dir = tempDir()
+    const id = "dr-20260101-000000-abcdef"
+    assert.strictEqual(
+      reportFile(nodePath.join(dir, "new", "sub"), id),
+      nodePath.join(dir, "new", "sub", `deep-research-${id}.md`)
+    )
+    assert.strictEqual(reportFile(nodePath.join(dir, "new", "notes.md"), id), nodePath.join(dir, "new", "notes.md"))
+    fs.writeFileSync(nodePath.join(dir, "NOTES"), "")
+    assert.strictEqual(reportFile(nodePath.join(dir, "NOTES"), id), nodePath.join(dir, "NOTES"))
+  })
+
   it("makes the folders --out names, and writes the report there", async () => {
     const dir = tempDir()
     const ran = await cli([
@@ -65,7 +78,7 @@ describe("a cluster client", () => {
         const database = yield* PgDatabase.make
         // A session as a simulated worker stores it: its report opens with the simulated banner.
         const dir = tempDir()
-        const made = yield* Effect.promise(() => cli(["run", "How do tides work?", ...simulated(dir)]))
+        const made = yield* Effect.promise(() => cli(["run", "How do tides work?", ...simulated(dir), "--out", dir]))
         assert.strictEqual(made.code, 0, describeRan(made))
         const id = /Session: (dr-\S+)/.exec(made.stdout)?.[1] ?? ""
         const session = yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.load(id)).pipe(

@@ -65,6 +65,28 @@ describe("deep-research serve: reports as HTML", () => {
     assert.include(html, `<a href="https://example.org/?a=1&amp;b=2" rel="noopener noreferrer">ok</a>`)
   })
 
+  it("the citation check's closing line follows the rebuilt source list, and its marks show as marks", () => {
+    const checked = ReportHtml.fragment(
+      report(
+        "A claim [1]. A weak one [1] *(not supported by the cited sources)*.\n\n## Sources\n\n" +
+          "1. [A](https://example.org/a)\n\n*Citation check: 2 of 2 cited sentences were checked against their sources; 1 was changed.*\n"
+      )
+    )
+    assert.include(checked, `<mark class="unsupported">(not supported by the cited sources)</mark>`)
+    assert.match(checked, /<\/section>\n<p class="check"><em>Citation check: 2 of 2 cited sentences were checked/)
+    const unchecked = ReportHtml.page(
+      report(
+        "A claim [1].\n\n## Sources\n\n1. [A](https://example.org/a)\n\n" +
+          "*Citation check: off for this report; the citations were not checked against their sources.*\n"
+      )
+    )
+    assert.include(
+      unchecked,
+      `<p class="check"><em>Citation check: off for this report; the citations were not checked`
+    )
+    assert.isUndefined(ReportHtml.closingLine("A claim [1].\n\n## Sources\n\n1. [A](https://example.org/a)\n"))
+  })
+
   it("tables, lists, quotes and code come out as their elements", () => {
     const html = ReportHtml.fragment(
       report("| A | B |\n|---|---|\n| 1 | **2** |\n\n- one\n- two\n\n3. three\n\n> quoted\n\n```\n<code>\n```")

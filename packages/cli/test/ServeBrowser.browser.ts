@@ -2,7 +2,7 @@
  * The web page as a person uses it, in headless Chromium: ask a question with the keyboard, watch the run, read the
  * report, follow a citation to its source, download the report, and read it all on a phone-sized window. Needs
  * Debian's chromium at /usr/bin/chromium (CHROMIUM_PATH elsewhere). With SCREENSHOT=<file> it also saves the
- * screenshot (the README's).
+ * screenshot (docs/serve.md's).
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"

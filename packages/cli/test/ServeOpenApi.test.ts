@@ -41,11 +41,11 @@ describe("deep-research serve: the OpenAPI document", () => {
         "/v1/models",
         "/v1/chat/completions"
       ])
-      // The README's table of the API names every route the document describes.
-      const readme = fs.readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
+      // docs/serve.md's table of the API names every route the document describes.
+      const readme = fs.readFileSync(new URL("../../../docs/serve.md", import.meta.url), "utf8")
       for (const [path, item] of Object.entries<Record<string, unknown>>(document.paths)) {
         for (const method of Object.keys(item)) {
-          assert.include(readme, `\`${method.toUpperCase()} ${path}\``, "the README's table of the API")
+          assert.include(readme, `\`${method.toUpperCase()} ${path}\``, "docs/serve.md's table of the API")
         }
       }
       // The evaluation's classes are there under their allowed names, and referred to by them.

@@ -7,6 +7,9 @@ import { Either } from "effect"
 import * as CliConfig from "../src/CliConfig.js"
 import * as McpResearch from "../src/McpResearch.js"
 import * as Runs from "../src/Runs.js"
+import * as fs from "node:fs"
+import * as nodePath from "node:path"
+import { cli, describeRan, tempDir } from "./support/inProcess.js"
 
 const env = { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "t" }
 
@@ -38,5 +41,19 @@ describe("the verify setting", () => {
     const on = Runs.configFor(resolved({ noVerify: true }), { verify: true })
     assert.isTrue(Either.isRight(on) && on.right.verify === true)
     assert.property(McpResearch.Args.fields, "verify")
+  })
+})
+
+describe("a report whose check was off", () => {
+  it("ends by saying its citations were not checked against their sources", async () => {
+    const dir = tempDir()
+    const args = ["--simulate", "--no-clarify", "--max-rounds", "1", "--store", nodePath.join(dir, "store")]
+    const ran = await cli(["run", "How do tides work?", ...args, "--no-verify", "--out", nodePath.join(dir, "off.md")])
+    assert.strictEqual(ran.code, 0, describeRan(ran))
+    const report = fs.readFileSync(nodePath.join(dir, "off.md"), "utf8").trimEnd()
+    assert.match(
+      report,
+      /\*Citation check: off for this report; the citations were not checked against their sources\.\*$/
+    )
   })
 })

@@ -26,6 +26,7 @@ import * as Session from "./Session.js"
 import * as SessionLimit from "./SessionLimit.js"
 import { SessionStore } from "./SessionStore.js"
 import type { Summarizer } from "./Summarizer.js"
+import * as ResumeSettings from "./internal/session/resumeSettings.js"
 import * as SessionRecord from "./internal/session/sessionRecord.js"
 import * as Telemetry from "./Telemetry.js"
 
@@ -60,6 +61,11 @@ export interface ResumeOptions {
   readonly answer?: string | undefined
   /** What to do when clarification is needed, as `ResearchOptions.clarification`: a queued session's first run asks. */
   readonly clarification?: Clarify.Mode | undefined
+  /**
+   * A new budget (either field left out keeps the stored one). It replaces the stored budget; when the budget is what
+   * stopped research, research goes on. One that does not exceed what the session has spent is `InvalidInput`.
+   */
+  readonly budget?: ResumeSettings.BudgetChange | undefined
 }
 
 /**
@@ -205,7 +211,7 @@ const runStored = <R>(
   Effect.gen(function* () {
     const store = yield* SessionStore
     yield* store.lock(id)
-    const stored = yield* store.load(id)
+    const stored = yield* Effect.flatMap(store.load(id), (loaded) => ResumeSettings.withBudget(loaded, options?.budget))
     if (options?.answer !== undefined && stored.status !== "awaiting_clarification") {
       return yield* new InvalidInput({
         reason: `session ${id} is not waiting for an answer (its status is ${stored.status})`

@@ -4,6 +4,11 @@
  * report's cited sentences with it, in the pipeline and in `evaluate`, whose citation checks read reports with it too.
  */
 
+import { unsupportedMarks as marks } from "./internal/text/verificationNotices.js"
+
+/** The marks the citation check puts after a sentence its sources do not back, in every language it writes. */
+export const unsupportedMarks: ReadonlyArray<string> = marks
+
 /** A line of the report, numbered from 1. */
 export interface Line {
   readonly line: number

@@ -1,4 +1,4 @@
-// The README's example of a user testing their own program with the testing layers, kept runnable here.
+// docs/library.md's example of a user testing their own program with the testing layers, kept runnable here.
 import { LanguageModel, ModelRouter, StructuredOutput } from "@deep-research/core"
 import { ScriptedModel } from "@deep-research/core/testing"
 import { assert, it } from "@effect/vitest"

@@ -154,7 +154,10 @@ export const parseTasks = (
     if (line === "") continue
     const decoded = decodeTaskLine(line)
     if (Either.isLeft(decoded)) {
-      const reason = ParseResult.TreeFormatter.formatErrorSync(decoded.left)
+      // One plain line per problem, naming its field ("language: is missing"), not the schema's tree.
+      const reason = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
+        .map((issue) => `${issue.path.length === 0 ? "" : `${issue.path.join(".")}: `}${issue.message}`)
+        .join("; ")
       return Either.left(new Errors.InvalidInput({ reason: `${file}, line ${i + 1}: ${reason}` }))
     }
     if (seen.has(decoded.right.id)) {

@@ -76,7 +76,8 @@ export const format = (evaluation: Evaluation, options?: { readonly maxLines?: n
   out.push(
     "",
     `Citations: ${c.inlineCitations} inline, ${c.citedSources} sources cited of ${c.listedSources} listed, ` +
-      `${c.retrievedSources} retrieved, ${c.quotesChecked} quotes checked`,
+      `${c.retrievedSources} retrieved, ${c.quotesChecked} quoted passages ("...") checked word for word in their sources ` +
+      "(the report's own citation check reads every cited sentence; this one only reads quotations)",
     `  dangling ${c.counts.danglingCitations}, uncited ${c.counts.uncitedSources}, duplicate ${c.counts.duplicateSources}, ` +
       `never retrieved ${c.counts.unretrievedSources}, unsupported quotes ${c.counts.unsupportedQuotes}`
   )

@@ -62,6 +62,9 @@ describe("BenchmarkRunner tasks", () => {
     assert.isTrue(
       Either.isLeft(bad) && bad.left instanceof Errors.InvalidInput && bad.left.reason.startsWith("q.jsonl, line 3")
     )
+    // A missing field is named in one plain line, not the schema's tree.
+    const missing = BenchmarkRunner.parseTasks(`{"id": 7, "topic": "t", "prompt": "p"}`, "q.jsonl")
+    assert.isTrue(Either.isLeft(missing) && missing.left.reason === "q.jsonl, line 1: language: is missing")
     const repeated = BenchmarkRunner.parseTasks(`${JSON.stringify(tasks[0])}\n${JSON.stringify(tasks[0])}`)
     assert.isTrue(Either.isLeft(repeated) && repeated.left.reason.includes("id 1 repeats"))
   })

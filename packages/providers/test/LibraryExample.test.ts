@@ -1,4 +1,4 @@
-// The README's library example, run here against the emulator: the same layers, with the emulator's URLs and keys.
+// docs/library.md's library example, run here against the emulator: the same layers, with the emulator's URLs and keys.
 import { Pipeline, ResearchEvents, Resilience, SessionStore, Summarizer } from "@deep-research/core"
 import { ModelSpec, SqlSessionStore, Tavily } from "@deep-research/providers"
 import { Emulator } from "@deep-research/emulator"
@@ -14,7 +14,7 @@ interface Endpoints {
   readonly sessions: string
 }
 
-// As in the README, with the endpoints given instead of read from the environment.
+// As in docs/library.md, with the endpoints given instead of read from the environment.
 const researchLayer = (endpoints: Endpoints) =>
   Layer.mergeAll(
     Summarizer.layer,
@@ -32,7 +32,7 @@ const researchLayer = (endpoints: Endpoints) =>
     Layer.provide(Resilience.layerDefault)
   )
 
-describe("the README's library example", () => {
+describe("docs/library.md's library example", () => {
   it.live("researches a question through the real providers and keeps the session", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()

@@ -12,6 +12,7 @@ import { loadConfigFile } from "../internal/config/configFile.js"
 import { usageError } from "../internal/commandLine/exited.js"
 import * as OptionTable from "../internal/commandLine/optionTable.js"
 import * as ParserOptions from "../internal/commandLine/parserOptions.js"
+import * as ModelProbe from "../internal/config/modelProbe.js"
 import * as ServerModels from "../internal/config/serverModels.js"
 
 /** The options the research commands share: what `toFlags` reads. */
@@ -87,3 +88,14 @@ export const purposeOf = (flags: CliConfig.Flags): CliConfig.Purpose =>
   flags.database !== undefined || CliConfig.credentialsFrom(process.env).databaseUrl !== undefined
     ? "submission"
     : "research"
+
+/**
+ * Before a run here makes or takes a session: one quick request to each model server it will use, so that one that
+ * does not answer is a configuration error (exit 2) naming its address and the usual cause, with nothing stored.
+ */
+export const checkModelServers = (resolved: CliConfig.Resolved, outcome: string) =>
+  resolved.simulate
+    ? Effect.void
+    : Effect.flatMap(ModelProbe.unreachable(resolved), (message) =>
+        message === undefined ? Effect.void : usageError(`${message}\n${outcome}`)
+      )

@@ -9,7 +9,7 @@ import * as ParserOptions from "../internal/commandLine/parserOptions.js"
 import { runSession } from "../internal/terminal/runSession.js"
 import * as StoreCommands from "./store.js"
 import { loadCluster, refused } from "./cluster.js"
-import { purposeOf, resolveConfig, toFlags } from "./configuration.js"
+import { checkModelServers, purposeOf, resolveConfig, toFlags } from "./configuration.js"
 
 export const resume = Command.make(
   "resume",
@@ -25,7 +25,13 @@ export const resume = Command.make(
         const [ClusterRun] = yield* loadCluster
         return yield* Effect.mapError(ClusterRun.resume(resolved, id, Option.getOrUndefined(answer)), refused)
       }
-      yield* runSession(resolved, flags, { resumeId: id, answer: Option.getOrUndefined(answer) })
+      yield* checkModelServers(resolved, "The session was left as it was.")
+      // A budget given again replaces the stored one; the other settings are the session's.
+      yield* runSession(resolved, flags, {
+        resumeId: id,
+        answer: Option.getOrUndefined(answer),
+        budget: { maxTokens: flags.budgetTokens, maxUsd: flags.budgetUsd }
+      })
     })
 ).pipe(
   Command.withDescription(

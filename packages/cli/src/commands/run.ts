@@ -6,7 +6,7 @@ import * as OptionTable from "../internal/commandLine/optionTable.js"
 import * as ParserOptions from "../internal/commandLine/parserOptions.js"
 import { runSession } from "../internal/terminal/runSession.js"
 import { loadCluster, refused } from "./cluster.js"
-import { purposeOf, resolveConfig, toFlags } from "./configuration.js"
+import { checkModelServers, purposeOf, resolveConfig, toFlags } from "./configuration.js"
 
 const question = Args.text({ name: "question" }).pipe(Args.withDescription("What to research, in any language"))
 
@@ -22,6 +22,7 @@ export const runCommand = Command.make(
         const [ClusterRun] = yield* loadCluster
         return yield* Effect.mapError(ClusterRun.submit(resolved, question, { detach }), refused)
       }
+      yield* checkModelServers(resolved, "No session was made.")
       yield* runSession(resolved, flags, { question })
     })
 ).pipe(Command.withDescription("Research a question and write a cited report (the default command)"))

@@ -44,6 +44,17 @@ export const serve = Command.make("serve", serveOptions, ({ cors, host: givenHos
     }
     const flags = { ...toFlags(options), json: false, maxSessions: Option.getOrUndefined(options.maxSessions) }
     const resolved = yield* resolveConfig(flags, purposeOf(flags))
+    const c = resolved.credentials
+    const noModel = c.openaiApiKey === undefined && c.anthropicApiKey === undefined && c.openaiBaseUrl === undefined
+    if (c.databaseUrl !== undefined && !resolved.simulate && noModel) {
+      // Research runs on the workers, who bring their keys; judging a report runs here and needs a model.
+      yield* Effect.sync(() =>
+        process.stderr.write(
+          "serve: research runs on the cluster's workers; no model key is set here (OPENAI_API_KEY, " +
+            "ANTHROPIC_API_KEY or OPENAI_BASE_URL), so POST /api/sessions/{id}/evaluate answers 503.\n"
+        )
+      )
+    }
     yield* Serve.serve(resolved, {
       ...Serve.defaults,
       host,

@@ -28,7 +28,9 @@ export const worker = Command.make(
           return yield* usageError(`${name} must be between 0 and 65535, got ${value.value}`)
         }
       }
-      const resolved = yield* resolveConfig(toFlags(options))
+      const resolved = yield* resolveConfig(
+        toFlags({ ...options, out: Option.none(), json: false, store: Option.none() })
+      )
       const [, Worker] = yield* loadCluster
       const host = Option.getOrElse(givenHost, () => OptionTable.defaults.workerHost)
       yield* Effect.mapError(

@@ -4,7 +4,7 @@
  * Everything from the report is escaped; only http(s) links become links. Report text is model output over web
  * content, so it is never trusted as HTML.
  */
-import { Citations, type Research, Source } from "@deep-research/core"
+import { Citations, ReportText, type Research, Source } from "@deep-research/core"
 
 const escapeHtml = (text: string): string =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
@@ -25,6 +25,15 @@ const citationLinks = (escaped: string, known: ReadonlySet<number>): string =>
     return `[${numbers.map((n) => `<a class="cite" href="#source-${n}">${n}</a>`).join(", ")}]`
   })
 
+// The citation check's mark after a sentence its sources do not back, as the emphasis renders it: shown as a mark.
+const unsupported = ReportText.unsupportedMarks.map((mark) => `<em>${escapeHtml(mark)}</em>`)
+
+const markedUnsupported = (html: string): string =>
+  unsupported.reduce(
+    (out, em) => out.split(em).join(`<mark class="unsupported">${em.slice("<em>".length, -"</em>".length)}</mark>`),
+    html
+  )
+
 /** Inline Markdown: code spans first (their content is literal), then links, emphasis and citations. */
 export const inline = (text: string, known: ReadonlySet<number>): string =>
   text
@@ -40,7 +49,7 @@ export const inline = (text: string, known: ReadonlySet<number>): string =>
       out = out
         .replace(/(^|[^*\w])\*([^*\s][^*]*)\*/g, "$1<em>$2</em>")
         .replace(/(^|\W)_([^_\s][^_]*)_(?=\W|$)/g, "$1<em>$2</em>")
-      return citationLinks(out, known)
+      return citationLinks(markedUnsupported(out), known)
     })
     .join("")
 
@@ -159,16 +168,30 @@ export const sourceList = (citations: ReadonlyArray<Research.Citation>): string 
         })
         .join("")}</ol></section>`
 
-/** The report's body as an HTML fragment: the text, then the source list. */
+/**
+ * The report's closing line when it follows the source list: the citation check's (how many cited sentences were
+ * checked and changed, or that they were not checked). The source list is rebuilt, so the line is taken from after it.
+ */
+export const closingLine = (markdown: string): string | undefined => {
+  const body = Citations.stripSourceList(markdown)
+  if (body === markdown) return undefined
+  const last = markdown.trimEnd().split("\n").at(-1)?.trim() ?? ""
+  return /^\*[^*\s].*\*$/.test(last) && !/^\d+[.)]\s/.test(last) ? last : undefined
+}
+
+/** The report's body as an HTML fragment: the text, the source list, then the citation check's closing line. */
 export const fragment = (report: Research.Report): string => {
   const known = new Set(report.citations.map((c) => c.number))
-  return `<article class="report">${blocks(Citations.stripSourceList(report.markdown), known)}\n${sourceList(report.citations)}</article>`
+  const closing = closingLine(report.markdown)
+  const check = closing === undefined ? "" : `\n<p class="check">${inline(closing, known)}</p>`
+  return `<article class="report">${blocks(Citations.stripSourceList(report.markdown), known)}\n${sourceList(report.citations)}${check}</article>`
 }
 
 const style = `body{font:16px/1.6 system-ui,sans-serif;max-width:46rem;margin:0 auto;padding:1rem;color:#1d2430}
 a{color:#1b5fc1}.cite{text-decoration:none;font-size:.85em}table{border-collapse:collapse}.table{overflow-x:auto}
 td,th{border:1px solid #ccd;padding:.3rem .5rem}blockquote{margin:0;padding:.2rem 1rem;border-left:4px solid #ccd;color:#445}
-pre{overflow-x:auto;background:#f3f4f7;padding:.6rem}.host{color:#667;font-size:.85em}:target{background:#fff3bf}`
+pre{overflow-x:auto;background:#f3f4f7;padding:.6rem}.host{color:#667;font-size:.85em}:target{background:#fff3bf}
+mark.unsupported{background:#ffe0e0;color:#8a1010;padding:0 .2em;border-radius:3px}.check{border-top:1px solid #ccd;padding-top:.6rem}`
 
 /** The report as a standalone page. */
 export const page = (report: Research.Report): string =>

@@ -294,6 +294,8 @@ askForm.addEventListener("submit", async (event) => {
     if (value !== undefined) body[name] = value
   }
   body["allowClarification"] = form.get("allowClarification") === "on"
+  body["verify"] = form.get("verify") === "on"
+  body["requireSources"] = form.get("requireSources") === "on"
   try {
     const started = await Api.call("POST", "/api/sessions", body)
     // The next question starts blank; the options stay as they were set, for a series of questions alike.

@@ -11,7 +11,9 @@ export interface Researcher {
 export interface Live {
   phase: string
   round: number
+  /** Distinct pages: one found by several researchers counts once, as the session keeps it once. */
   sources: number
+  sourceUrls: Set<string>
   tokens: number
   costUsd: number
   researchers: Map<string, Researcher>
@@ -19,10 +21,22 @@ export interface Live {
   clarification: string | undefined
 }
 
+/** A URL as two finds of the same page write it alike: no fragment, no trailing slash, the host in lower case. */
+const sameUrl = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    parsed.hash = ""
+    return parsed.href.replace(/\/+$/, "").toLowerCase()
+  } catch {
+    return url
+  }
+}
+
 export const initial = (): Live => ({
   phase: "starting",
   round: 0,
   sources: 0,
+  sourceUrls: new Set(),
   tokens: 0,
   costUsd: 0,
   researchers: new Map(),
@@ -92,10 +106,15 @@ export const apply = (live: Live, event: Json): void => {
     case "ToolCalled":
       researcher(live, id).action = `${str(event, "tool") ?? ""}: ${str(event, "detail") ?? ""}`
       break
-    case "SourceFound":
-      live.sources++
+    case "SourceFound": {
+      const url = sameUrl(str(event, "url") ?? "")
+      if (!live.sourceUrls.has(url)) {
+        live.sourceUrls.add(url)
+        live.sources++
+      }
       researcher(live, id).sources++
       break
+    }
     case "ResearcherCompleted": {
       const r = researcher(live, id)
       r.status = "done"

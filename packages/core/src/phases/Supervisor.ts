@@ -19,6 +19,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as Budget from "../Budget.js"
 import * as ContextRecovery from "../ContextRecovery.js"
+import { mergeUnitSources } from "../internal/research/sessionSources.js"
 import { history } from "../internal/research/supervisorHistory.js"
 import * as Turn from "../internal/research/supervisorTurn.js"
 import { MalformedOutput, type ProviderError } from "../Errors.js"
@@ -116,16 +117,17 @@ const recordResult = (session: Handle, round: number, output: UnitOutput) => {
   return session.update(
     (saved) => (roundCompleted(saved, round) ? `${label}, round ${round} completed` : label),
     (s) => {
-      const known = new Set(s.sources.map((source) => source.id))
+      // A page another unit of the session found already is kept once, and this result points at it.
+      const merged = mergeUnitSources(s.sources, output.sources, output.result)
       return patch(s, {
         rounds: s.rounds.map((r) => {
           if (r.round !== round) return r
-          const results = [...r.results.filter((x) => x.directiveId !== output.result.directiveId), output.result]
+          const results = [...r.results.filter((x) => x.directiveId !== output.result.directiveId), merged.result]
           const completed = r.directives.every((d) => results.some((x) => x.directiveId === d.id))
           // A saved round's parts and a unit's result: not validated again.
           return new SupervisionRound({ ...r, results, completed }, true)
         }),
-        sources: [...s.sources, ...output.sources.filter((source) => !known.has(source.id))]
+        sources: merged.sources
       })
     }
   )

@@ -13,6 +13,7 @@ import * as ContextRecovery from "../ContextRecovery.js"
 import { MalformedOutput } from "../Errors.js"
 import * as Language from "../internal/text/language.js"
 import * as Notices from "../internal/text/reportNotices.js"
+import * as VerificationNotices from "../internal/text/verificationNotices.js"
 import * as LanguageModel from "../LanguageModel.js"
 import * as ModelRouter from "../ModelRouter.js"
 import * as Novelty from "../Novelty.js"
@@ -241,10 +242,14 @@ export const run = Effect.fn("Synthesis.run")(function* (task: Task, session: Se
   const finalized = Citations.finalize(text, found.sources, Language.sourcesHeading(language))
   const grounding = groundingOf(session, found.sources.length)
   // A report that rests on no source says so first, in its own language, whatever the model wrote.
-  const markdown =
+  const noticed =
     grounding.reason === undefined
       ? finalized.markdown
       : withNotice(finalized.markdown, Notices.noSourceNotice(language.code, grounding.reason))
+  // With the check off, the report ends by saying its citations were not checked, where a checked one says how many.
+  const markdown = task.config.verify
+    ? noticed
+    : `${noticed.trimEnd()}\n\n${VerificationNotices.notCheckedLine(language.code)}\n`
   // Strings, a count and citations made as such: not validated again.
   const report = new Report(
     {

@@ -163,6 +163,20 @@ const actionProtocol = (conversation: Conversation): Conversation | undefined =>
   return { ...conversation, tools, turns }
 }
 
+/**
+ * Whether a request is too bare to research as asked, as a real model would judge one: a topic of one or two words
+ * ("heat pumps", "laptops?") says neither which aspect nor for whom. Such a request gets a clarifying question (where
+ * the step asks for `needClarification`), so that a simulated run can try that path; a longer one never does.
+ */
+export const needsClarification = (subject: string): boolean => {
+  const words = subject
+    .replace(/[?？!.]+$/, "")
+    .trim()
+    .split(/\s+/)
+    .filter((word) => word !== "")
+  return words.length > 0 && words.length <= 2
+}
+
 /** The model's answer to a conversation. */
 export const decide = (conversation: Conversation, options: Settings): Decision => {
   const protocol = actionProtocol(conversation)
@@ -180,7 +194,13 @@ export const decide = (conversation: Conversation, options: Settings): Decision 
   if (isClaimCheck(conversation)) {
     return { kind: "json", value: claimVerdicts(conversation), tool: conversation.forcedTool }
   }
-  const fake: FakeContext = { subject: subjectOf(conversation), index: 0, pageText: pageTextOf(conversation) }
+  const subject = subjectOf(conversation)
+  const fake: FakeContext = {
+    subject,
+    index: 0,
+    pageText: pageTextOf(conversation),
+    ...(needsClarification(subject) ? { hints: { needClarification: true } } : {})
+  }
   if (conversation.responseSchema !== undefined) {
     return { kind: "json", value: fakeFromSchema(conversation.responseSchema, fake), tool: undefined }
   }

@@ -25,7 +25,7 @@ const messageOf = (cause: Cause.Cause<unknown>): string => {
 
 /**
  * One line for a failure nothing else caught: the store's own words up to the system call, and the system's reason
- * in plain words ("FileSessionStore: cannot list /x/sessions: not a folder").
+ * in plain words ("SqlSessionStore: cannot save session …: database or disk is full").
  */
 export const describeFailure = (cause: Cause.Cause<unknown>): string => {
   const message = messageOf(cause).split("\n")[0] ?? ""

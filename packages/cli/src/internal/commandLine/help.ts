@@ -66,6 +66,11 @@ const keys = wrapped(
     "can also come from DEEP_RESEARCH_* variables and deep-research.config.json."
 )
 
+/** How a question is told from a mistyped command (`commandWords`), as the help says it. */
+export const questionRule =
+  'A question needs more than one word or a final "?": a single word is taken for a mistyped command\n' +
+  '(deep-research run "<word>" researches it).'
+
 /** The overview `deep-research --help` prints. */
 export const rootHelp = `deep-research ${version}: turns a question into a cited research report.
 
@@ -88,6 +93,8 @@ ${searchSection}
 
 ${keys}
 
+${questionRule}
+
 Exit codes: 0 done, 1 research failed, 2 usage or configuration error, 130 interrupted (resumable).
 
 Try it without any key:  deep-research --simulate "How do heat pumps compare with gas boilers?"
@@ -105,6 +112,8 @@ report goes to --out and to the session folder; progress is a live view on a ter
 ${options("run")}
 
 ${keys}
+
+${questionRule}
 
 Exit codes: 0 done, 1 research failed, 2 usage or configuration error, 130 interrupted: the exact resume command is
 printed, and a resumed run does not redo the researchers that had finished.

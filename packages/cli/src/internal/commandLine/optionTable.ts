@@ -104,6 +104,9 @@ const maxSessions = integer(
     `(also DEEP_RESEARCH_MAX_SESSIONS; default no limit; up to ${bounds.maxSessions})`
 )
 
+// A worker writes no report file and prints no progress, and its sessions live in the cluster's database.
+const { out: _out, json: _json, store: _store, ...workerResearch } = research
+
 /** Each command's options, by the name its handler gives the value. Commands with `model` also take role models. */
 export const commands = {
   run: {
@@ -162,7 +165,7 @@ export const commands = {
     simulate: research.simulate
   },
   worker: {
-    ...research,
+    ...workerResearch,
     host: text("host", "ADDRESS", `the address the others reach this runner at (default ${defaults.workerHost})`),
     port: integer("port", `the runner's port (default ${defaults.workerPort})`),
     listen: text("listen", "ADDRESS", "the interface to listen on (default: --host; 0.0.0.0 for all)"),

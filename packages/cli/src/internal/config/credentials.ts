@@ -1,9 +1,11 @@
 /**
  * The vendors' keys and endpoints, the database and the API token a configuration has, read from the environment only (`CliConfig.credentialsFrom`):
- * what the backends of a configuration are checked against, and what the wiring hands the vendors' layers.
+ * what the backends of a configuration are checked against, and what the wiring hands the vendors' layers. With the
+ * places the environment names (home, config files), apart from `CliConfig` so that the store's commands load little.
  */
-import type * as Keyless from "@deep-research/providers/Keyless"
-import type * as Redacted from "effect/Redacted"
+import * as Variables from "@deep-research/providers/Environment"
+import * as Keyless from "@deep-research/providers/Keyless"
+import * as Redacted from "effect/Redacted"
 
 /** Vendor credentials and endpoints, from the environment only. */
 export interface Credentials {
@@ -26,4 +28,45 @@ export interface Credentials {
   readonly databaseUrl: Redacted.Redacted<string> | undefined
   /** The token `deep-research serve` asks of its clients (`DEEP_RESEARCH_API_TOKEN`): a secret like the keys. */
   readonly apiToken: Redacted.Redacted<string> | undefined
+}
+
+type Environment = Readonly<Record<string, string | undefined>>
+
+/** A variable's value, trimmed; undefined when unset or blank. */
+export const nonEmpty = (value: string | undefined): string | undefined =>
+  value === undefined || value.trim() === "" ? undefined : value.trim()
+
+/** A variable's value as a secret. */
+export const redactedEnv = (env: Environment, name: string): Redacted.Redacted<string> | undefined => {
+  const value = nonEmpty(env[name])
+  return value === undefined ? undefined : Redacted.make(value)
+}
+
+/** Reads credentials and base URLs from the environment. */
+export const credentialsFrom = (env: Environment): Credentials => ({
+  openaiApiKey: redactedEnv(env, Variables.openaiApiKey),
+  openaiBaseUrl: nonEmpty(env[Variables.openaiBaseUrl]),
+  anthropicApiKey: redactedEnv(env, Variables.anthropicApiKey),
+  anthropicBaseUrl: nonEmpty(env[Variables.anthropicBaseUrl]),
+  tavilyApiKey: redactedEnv(env, Variables.tavilyApiKey),
+  tavilyBaseUrl: nonEmpty(env[Variables.tavilyBaseUrl]),
+  exaApiKey: redactedEnv(env, Variables.exaApiKey),
+  exaBaseUrl: nonEmpty(env[Variables.exaBaseUrl]),
+  perplexityApiKey: redactedEnv(env, Variables.perplexityApiKey),
+  perplexityBaseUrl: nonEmpty(env[Variables.perplexityBaseUrl]),
+  semanticScholarApiKey: redactedEnv(env, Variables.semanticScholarApiKey),
+  semanticScholarBaseUrl: nonEmpty(env[Variables.semanticScholarBaseUrl]),
+  ollamaBaseUrl: nonEmpty(env[Variables.ollamaBaseUrl]),
+  keyless: Keyless.settingsFrom(env),
+  databaseUrl: redactedEnv(env, Variables.databaseUrl),
+  apiToken: redactedEnv(env, Variables.apiToken)
+})
+
+/** The user's home folder. */
+export const homeOf = (env: Environment): string => nonEmpty(env["HOME"]) ?? nonEmpty(env["USERPROFILE"]) ?? "."
+
+/** Where config files are looked for, in order: the current folder, then the user's config folder. */
+export const configFileCandidates = (cwd: string, env: Environment): ReadonlyArray<string> => {
+  const configHome = nonEmpty(env["XDG_CONFIG_HOME"]) ?? `${homeOf(env)}/.config`
+  return [`${cwd}/deep-research.config.json`, `${configHome}/deep-research/deep-research.config.json`]
 }

@@ -10,13 +10,18 @@ import * as fs from "node:fs"
 import * as nodePath from "node:path"
 
 /**
- * The report's file: `--out` as given, or inside it when it names a folder (that exists, or ends with a separator),
- * else `./deep-research-<id>.md`; absolute.
+ * The report's file: `--out` as given, or inside it when it names a folder (one that exists, one that ends with a
+ * separator, or a new path whose last part has no extension: `--out reports/2026` is a folder, `--out notes.md` a
+ * file), else `./deep-research-<id>.md`; absolute.
  */
 export const reportFile = (out: string | undefined, sessionId: string): string => {
   const name = `deep-research-${sessionId}.md`
   if (out === undefined) return nodePath.resolve(name)
-  const folder = out.endsWith("/") || out.endsWith(nodePath.sep) || isFolder(out)
+  const folder =
+    out.endsWith("/") ||
+    out.endsWith(nodePath.sep) ||
+    isFolder(out) ||
+    (!fs.existsSync(out) && nodePath.extname(out) === "")
   return nodePath.resolve(folder ? nodePath.join(out, name) : out)
 }
 
@@ -56,6 +61,28 @@ export const ungroundedWarning = (reason: string | undefined): string =>
   `Warning: no source was found or read${reason === undefined ? "" : ` (${reason.replaceAll("_", " ")})`}; the ` +
   "report rests on the model's own knowledge, not on research (--require-sources makes this a failure)"
 
+/**
+ * What the budget did to a run it stopped, in numbers: the budget, what was spent before research could go on, what
+ * is kept for the report, and what to give instead. Undefined when the budget stopped nothing.
+ */
+export const budgetStory = (session: Session.Session): string | undefined => {
+  const budget = session.config.budget
+  const stopped =
+    session.supervisionStopReason === "budget" ||
+    session.report?.grounding?.reason === "budget" ||
+    session.rounds.some((round) => round.results.some((result) => result.stopReason === "run_budget"))
+  if (!stopped || budget.maxTokens === undefined) return undefined
+  const spent = session.usage.reduce((n, r) => n + r.inputTokens + r.outputTokens, 0)
+  const reserve = Math.round(budget.maxTokens * budget.synthesisReserve)
+  const research = budget.maxTokens - reserve
+  return (
+    `The budget of ${budget.maxTokens} tokens stopped research: ${research} were for research and ${reserve} ` +
+    `(${Math.round(budget.synthesisReserve * 100)}%) kept for the report; ${spent} were spent in all. Each model call ` +
+    "reserves its whole input and output limit before it is sent (a researcher's turn, a few thousand tokens), so a " +
+    `budget under about 20000 tokens leaves little research: give --budget-tokens ${Math.max(20_000, 2 * budget.maxTokens)} or more.`
+  )
+}
+
 /** Where the report went, which session it is and where that is kept, what the run found and cost, and a warning when it rests on no source. */
 export const reportSummary = (
   session: Session.Session,
@@ -69,6 +96,7 @@ export const reportSummary = (
     `Session: ${session.id} (${options.kept})`,
     `Sources: ${session.sources.length}, citations: ${session.report?.citations.length ?? 0}, tokens: ${tokens}, ` +
       `cost: $${cost.toFixed(4)}${options.simulate ? " (simulated: no real model or web was used)" : ""}`,
-    ...(grounding !== undefined && grounding.sources === 0 ? [ungroundedWarning(grounding.reason)] : [])
+    ...(grounding !== undefined && grounding.sources === 0 ? [ungroundedWarning(grounding.reason)] : []),
+    ...[budgetStory(session)].filter((line) => line !== undefined)
   ].join("\n")
 }

@@ -3,7 +3,7 @@
  * of a clarification asked on the terminal, the report written to its file, and what to type to resume it when it is
  * interrupted or fails.
  */
-import { Pipeline, ResearchEvents, type Session, SessionStore, Usage, UserInput } from "@deep-research/core"
+import { Errors, Pipeline, ResearchEvents, type Session, SessionStore, Usage, UserInput } from "@deep-research/core"
 import * as Keyless from "@deep-research/providers/Keyless"
 import * as Path from "@effect/platform/Path"
 import * as Cause from "effect/Cause"
@@ -70,7 +70,14 @@ export const resumeCommand = (sessionId: string, flags: CliConfig.Flags): string
 }
 
 /** What a run in the terminal starts from: a new question, or a stored session (with the answer to its question). */
-type Start = { readonly question: string } | { readonly resumeId: string; readonly answer?: string | undefined }
+type Start =
+  | { readonly question: string }
+  | {
+      readonly resumeId: string
+      readonly answer?: string | undefined
+      /** A new budget from the command line: it replaces the stored one (`Pipeline.ResumeOptions.budget`). */
+      readonly budget?: Pipeline.ResumeOptions["budget"]
+    }
 
 /** A run in the terminal: what its steps share. */
 interface TerminalRun {
@@ -136,7 +143,7 @@ const research = (run: TerminalRun) =>
                 (stored) => conflict(stored.id, stored.status, "cannot take an answer")
               )
             ),
-            Pipeline.resume(start.resumeId, { answer: start.answer })
+            Pipeline.resume(start.resumeId, { answer: start.answer, budget: start.budget })
           )
     ).pipe(Effect.onExit(() => drain))
   }).pipe(Effect.scoped)
@@ -202,9 +209,35 @@ const failed = <E extends { readonly _tag: string; readonly message: string }>(
       code: 1,
       message:
         `Research failed: ${error.message}\nThe session is saved at ${sessionDir}\n` +
-        `Once the cause is fixed, resume it with: ${resume}`
+        (byBudget(error)
+          ? `${budgetNumbers(run.resolved)}The budget stopped it: resume it with a larger one, as in: ${resume} ${largerBudget(run.resolved)}`
+          : `Once the cause is fixed, resume it with: ${resume}`)
     })
   })
+
+/** Whether a run failed for want of budget: a report that rests on no source because none could be paid for. */
+const byBudget = (error: { readonly _tag: string }): boolean =>
+  error._tag === "BudgetExhausted" || (error instanceof Errors.Ungrounded && error.reason === "budget")
+
+/** The budget flag a failed run's advice gives: twice the run's budget (tokens, or else USD). */
+const largerBudget = (resolved: CliConfig.Resolved): string => {
+  const { maxTokens, maxUsd } = resolved.research.budget
+  if (maxTokens === undefined && maxUsd !== undefined)
+    return `${OptionTable.flagOf(OptionTable.research.budgetUsd)} ${maxUsd * 2}`
+  return `${OptionTable.flagOf(OptionTable.research.budgetTokens)} ${Math.max(2 * (maxTokens ?? 0), 20_000)}`
+}
+
+/** The budget of a failed run in numbers: what research had, and what was kept for the report. */
+const budgetNumbers = (resolved: CliConfig.Resolved): string => {
+  const { maxTokens, synthesisReserve } = resolved.research.budget
+  if (maxTokens === undefined) return ""
+  const reserve = Math.round(maxTokens * synthesisReserve)
+  return (
+    `The budget of ${maxTokens} tokens gave research ${maxTokens - reserve} and kept ${reserve} for the report; each ` +
+    "model call reserves its whole input and output limit before it is sent (a researcher's turn, a few thousand " +
+    "tokens).\n"
+  )
+}
 
 /** How a run that ended with its session ends: the question it asks, or its report written and where it is. */
 const finished = (run: TerminalRun, session: Session.Session, path: Path.Path) =>

@@ -158,8 +158,7 @@ export const sqliteClientLayer = (
       const client = yield* Effect.acquireRelease(
         Effect.try({
           try: () => {
-            // The folder is the owner's only: the sessions hold the user's research.
-            fs.mkdirSync(nodePath.dirname(file), { recursive: true, mode: 0o700 })
+            makeFolder(nodePath.dirname(file))
             refuseWhatCannotBeWritten(file)
             return SqliteConnection.make(pathToFileURL(file).toString())
           },
@@ -171,6 +170,17 @@ export const sqliteClientLayer = (
       return LibsqlClient.layer({ liveClient: client })
     })
   )
+
+/** The store's folder, made if need be, the owner's only (the sessions hold the user's research). */
+const makeFolder = (folder: string) => {
+  try {
+    fs.mkdirSync(folder, { recursive: true, mode: 0o700 })
+  } catch (error) {
+    const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : ""
+    if (code === "EEXIST" || code === "ENOTDIR") throw new Error(`${folder} is not a folder`)
+    throw error
+  }
+}
 
 /**
  * SQLite says only "unable to open database file" of a file or folder the system refuses it: the system's own reason

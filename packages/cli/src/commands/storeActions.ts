@@ -1,0 +1,148 @@
+/**
+ * What `list`, `show` and `delete` do with the session store, apart from their command-line definitions (`store`), so
+ * that the quick entry of these commands (`internal/commandLine/storeCommandLine`) runs them without loading the
+ * parser or anything a research run needs.
+ */
+import * as Session from "@deep-research/core/Session"
+import * as SessionStore from "@deep-research/core/SessionStore"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Store from "../Store.js"
+import { Exited } from "../internal/commandLine/exited.js"
+import type { Credentials } from "../internal/config/credentials.js"
+import { printable, printableLine } from "../internal/terminal/printable.js"
+
+/** Runs `f` over the session store of a sessions folder (or of the database the credentials name). */
+export const withStoreAt = <A, E>(
+  directory: string,
+  credentials: Credentials,
+  f: (sessions: SessionStore.Service, credentials: Credentials) => Effect.Effect<A, E>
+) => {
+  const layer = Store.storeLayerOrFail(directory, credentials).pipe(
+    Layer.mapError((error) => new Exited({ code: 2, message: error.message }))
+  )
+  return Effect.flatMap(SessionStore.SessionStore, (sessions) => f(sessions, credentials)).pipe(Effect.provide(layer))
+}
+
+/**
+ * With a database, the sessions sent to its cluster that no runner has started yet (`ClusterQueue`); the store has
+ * none of them. Read before the store is, so that one a runner starts in between is found there.
+ */
+const waitingOf = (credentials: Credentials, id?: string) =>
+  credentials.databaseUrl === undefined
+    ? Effect.succeed([])
+    : Effect.gen(function* () {
+        const [Cluster, ClusterQueue] = yield* Effect.promise(() =>
+          Promise.all([import("../Cluster.js"), import("../ClusterQueue.js")])
+        )
+        const waiting = yield* ClusterQueue.waiting(id).pipe(Effect.provide(Cluster.sqlLayer(credentials.databaseUrl!)))
+        return waiting.map(ClusterQueue.listed)
+      }).pipe(
+        // The database was reached for the store already; a client of it that cannot be made leaves these out.
+        Effect.catchAllCause((cause) =>
+          Effect.as(Effect.logWarning("the sessions waiting for a runner could not be read", cause), [])
+        )
+      )
+
+const storeError = (error: { readonly _tag: string; readonly message: string }) =>
+  new Exited({ code: error._tag === "SessionCorrupt" || error._tag === "SessionBusy" ? 1 : 2, message: error.message })
+
+const formatDate = (millis: number) => new Date(millis).toISOString().replace("T", " ").slice(0, 16)
+
+/** The question of a listed session on one line, or why it cannot be read when it has none. */
+const listedQuestion = (s: { readonly query: string; readonly error?: string | undefined }) =>
+  printableLine(s.error !== undefined && s.query === "" ? s.error : s.query)
+    .replace(/\s+/g, " ")
+    .slice(0, 80)
+
+/** `list`: every session of the store, one line each under a header (json: one JSON line each). */
+export const list = (sessions: SessionStore.Service, credentials: Credentials, json: boolean) =>
+  Effect.gen(function* () {
+    const sent = yield* waitingOf(credentials)
+    const stored = yield* sessions.list
+    const known = new Set(stored.map((summary) => summary.id))
+    const queued = sent.filter((waiting) => !known.has(waiting.id))
+    // Which sessions a simulated run made, so that none is taken for real research.
+    const simulated = new Set(
+      (yield* Effect.forEach(stored, (summary) => Store.wasSimulated(sessions, summary.id), { concurrency: 8 }))
+        .map((marked, i) => (marked ? stored[i]?.id : undefined))
+        .filter((id) => id !== undefined)
+    )
+    if (json) {
+      for (const summary of queued) yield* Console.log(JSON.stringify({ ...summary, simulated: false }))
+      for (const summary of stored) {
+        const encoded = Schema.encodeSync(Session.SessionSummary)(summary)
+        yield* Console.log(JSON.stringify({ ...encoded, simulated: simulated.has(summary.id) }))
+      }
+      return
+    }
+    const summaries = [...queued, ...stored]
+    if (summaries.length === 0) return yield* Console.log("No sessions yet.")
+    const idWidth = Math.max(2, ...summaries.map((s) => s.id.length))
+    yield* Console.log(
+      `${"ID".padEnd(idWidth)}  ${"STATUS".padEnd(22)}  ${"CREATED (UTC)".padEnd(16)}  ${"COST".padEnd(8)}  QUESTION`
+    )
+    // A report that rests on no source is said beside its status.
+    const ungrounded = new Set(stored.filter((s) => s.grounding?.sources === 0).map((s) => s.id))
+    for (const s of summaries) {
+      const status = ungrounded.has(s.id) ? `${s.status}, no sources` : s.status
+      const cost = `$${s.costUsd.toFixed(4)}`
+      const mark = simulated.has(s.id) ? "[simulated] " : ""
+      yield* Console.log(
+        `${s.id.padEnd(idWidth)}  ${status.padEnd(22)}  ${formatDate(s.createdAt)}  ${cost.padEnd(8)}  ${mark}${listedQuestion(s)}`
+      )
+    }
+  })
+
+/** `show`: a session and its report (json: the whole session). */
+export const show = (sessions: SessionStore.Service, credentials: Credentials, id: string, json: boolean) =>
+  Effect.gen(function* () {
+    const sent = yield* waitingOf(credentials, id)
+    const loaded = yield* Effect.either(sessions.load(id))
+    if (Either.isLeft(loaded)) {
+      const waiting = sent[0]
+      if (loaded.left._tag !== "SessionNotFound" || waiting === undefined) return yield* storeError(loaded.left)
+      if (json) return yield* Console.log(JSON.stringify(waiting))
+      yield* Console.log(`Session ${waiting.id} · queued · ${formatDate(waiting.createdAt)}`)
+      yield* Console.log(`Question: ${printableLine(waiting.query)}`)
+      return yield* Console.log("Waiting for a runner: no deep-research worker on this database has started it yet.")
+    }
+    const session = loaded.right
+    if (json) return yield* Console.log(JSON.stringify(Schema.encodeSync(Session.Session)(session)))
+    yield* Console.log(`Session ${session.id} · ${session.status} · ${formatDate(session.createdAt)}`)
+    yield* Console.log(`Question: ${printableLine(session.query)}`)
+    if (session.brief !== undefined) yield* Console.log(`Brief: ${printable(session.brief.brief)}`)
+    yield* Console.log(`Rounds: ${session.rounds.length}, sources: ${session.sources.length}`)
+    if (session.error !== undefined) yield* Console.log(`Error: ${printableLine(session.error.message)}`)
+    if (session.status === "awaiting_clarification" && session.clarification !== undefined) {
+      yield* Console.log(`Waiting for an answer to: ${printableLine(session.clarification.decision.question)}`)
+    }
+    if (session.report !== undefined) yield* Console.log(`\n${printable(session.report.markdown)}`)
+  })
+
+/** `delete`: a session and its files, and its messages in a cluster's database. */
+export const remove = (sessions: SessionStore.Service, credentials: Credentials, id: string) =>
+  Effect.gen(function* () {
+    const sent = yield* waitingOf(credentials, id)
+    // A session no runner has started is only its message: deleting it is forgetting that.
+    yield* sessions.delete(id).pipe(
+      Effect.catchIf(
+        (error) => error._tag === "SessionNotFound" && sent.length > 0,
+        () => Effect.void
+      ),
+      Effect.mapError(storeError)
+    )
+    // A session of a cluster's database leaves its messages there too (its `Run` holds the question).
+    if (credentials.databaseUrl !== undefined) {
+      const Cluster = yield* Effect.promise(() => import("../Cluster.js"))
+      yield* Cluster.forgetStored(credentials.databaseUrl, id).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.logWarning(`the cluster's messages of deleted session ${id} were kept`, cause)
+        )
+      )
+    }
+    yield* Console.log(`Deleted session ${id}.`)
+  })
