@@ -6,6 +6,7 @@
  * the session store with the CLI.
  */
 import { Tool } from "@deep-research/core"
+import * as Secrets from "@deep-research/providers/Secrets"
 import { Evaluation } from "@deep-research/evaluation"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
@@ -23,6 +24,7 @@ import * as DatabaseProbe from "./internal/serving/databaseProbe.js"
 import * as McpCall from "./internal/mcp/mcpCall.js"
 import * as JsonRpcLines from "./internal/mcp/jsonRpcLines.js"
 import * as McpResearch from "./McpResearch.js"
+import * as TaskOwners from "./internal/mcp/taskOwners.js"
 import type * as Runs from "./Runs.js"
 import * as ServingRuns from "./ServingRuns.js"
 import * as RunSchema from "./RunSchema.js"
@@ -135,7 +137,7 @@ const tools: ReadonlyArray<ToolSpec> = [
     ...spec(
       "research",
       "Research",
-      "Research a question to its cited report. Best called as a task: the task id is a session id, and its result is the report with its sources. Called plainly, it answers when the report is written (minutes), with progress notifications when asked.",
+      "Research a question to its cited report. Best called as a task: its result is the report with its sources, and only the client that started it reaches it by its id. Called plainly, it answers when the report is written (minutes), with progress notifications when asked.",
       StartArgs,
       { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       McpResearch.ResearchReport
@@ -245,11 +247,12 @@ const stoppedRuns = (runs: Runs.Runs) =>
 const handlersOf = (
   runs: Runs.Runs,
   runtime: Runtime.Runtime<never>,
-  database: DatabaseProbe.Probe | undefined
+  database: DatabaseProbe.Probe | undefined,
+  owners: TaskOwners.Owners
 ): Record<string, McpCall.Handler> => {
   const answer = McpCall.answerIn(runtime, database)
   return {
-    research: McpResearch.handler(runs, runtime),
+    research: McpResearch.handler(runs, runtime, owners),
     start_research: withArgs(StartArgs, ({ question, ...options }) =>
       answer(runs.start(question, options), startedHere(runs))
     ),
@@ -293,6 +296,10 @@ export interface ToolSet {
   readonly handlers: Record<string, McpCall.Handler>
   /** The sessions as MCP tasks. */
   readonly taskStore: McpResearch.TaskStore
+  /** Who each task belongs to, and the caller behind each connection. */
+  readonly owners: TaskOwners.Owners
+  /** What every message the server sends is scrubbed with: the runs' secrets never leave. */
+  readonly scrub: (text: string) => string
 }
 
 /**
@@ -300,10 +307,15 @@ export interface ToolSet {
  * server's: its log lines go to stderr, never among the messages on stdout).
  */
 export const toolSet = (runs: Runs.Runs, database?: DatabaseProbe.Probe): Effect.Effect<ToolSet> =>
-  Effect.map(Effect.runtime<never>(), (runtime) => ({
-    handlers: handlersOf(runs, runtime, database),
-    taskStore: McpResearch.taskStore(runs, runtime)
-  }))
+  Effect.map(Effect.runtime<never>(), (runtime) => {
+    const owners = TaskOwners.make(runs)
+    return {
+      handlers: handlersOf(runs, runtime, database, owners),
+      taskStore: McpResearch.taskStore(runs, runtime, owners),
+      owners,
+      scrub: runs.scrub
+    }
+  })
 
 const listed = tools.map((t) => ({
   name: t.name,
@@ -317,8 +329,19 @@ const listed = tools.map((t) => ({
 
 const taskTools = new Set(tools.flatMap((t) => (t.execution === undefined ? [] : [t.name])))
 
+/**
+ * Connects a server of the tool set to a transport whose every outgoing message is scrubbed of the runs' secrets: a
+ * refusal that quotes a bad argument or an unknown id quotes a key or the token as `[redacted]`.
+ */
+export const connect = (toolSet: ToolSet, transport: Transport): Promise<void> => {
+  const send = transport.send.bind(transport)
+  const scrubbed = Secrets.scrubValue(toolSet.scrub)
+  transport.send = (message, options) => send(scrubbed(message), options)
+  return serverOf(toolSet).connect(transport)
+}
+
 /** A server of the tool set, for one connection: the SDK's server holds one transport at a time. */
-export const serverOf = (toolSet: ToolSet): Server => {
+const serverOf = (toolSet: ToolSet): Server => {
   const server = new Server(
     { name: "deep-research", version },
     { capabilities: { tools: {}, tasks: McpResearch.capabilities }, taskStore: toolSet.taskStore }
@@ -367,12 +390,12 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
 /** Serves these runs over a transport until it closes. With the probe of the runs' database, a failure during its outage says so. */
 export const serveRuns = (runs: Runs.Runs, transport: Transport, database?: DatabaseProbe.Probe) =>
   Effect.gen(function* () {
-    const server = serverOf(yield* toolSet(runs, database))
+    const tools = yield* toolSet(runs, database)
     // Watched before connecting: a client that sends its requests and closes its input may be answered, and the
     // transport closed, before the connection's own promise has resolved.
     const closed = yield* Deferred.make<void>()
     transport.onclose = () => Deferred.unsafeDone(closed, Exit.void)
-    yield* Effect.promise(() => server.connect(transport))
+    yield* Effect.promise(() => connect(tools, transport))
     // Closed by the client or stopped by a signal alike.
     yield* Effect.ensuring(Deferred.await(closed), stoppedRuns(runs))
   })

@@ -22,12 +22,14 @@ import * as nodeFs from "node:fs"
 import * as nodeHttp from "node:http"
 import type * as CliConfig from "./CliConfig.js"
 import { Api, ServiceUnavailable } from "./http/Api.js"
-import { asOpenAiError, withExcerpts, withReadableMessage } from "./http/errorBodies.js"
+import { asOpenAiError, withExcerpts, withoutSecrets, withReadableMessage } from "./http/errorBodies.js"
 import * as Handlers from "./http/Handlers.js"
 import * as McpHttp from "./http/McpHttp.js"
 import * as OpenAiCompat from "./http/OpenAiCompat.js"
 import * as RequestLimits from "./http/requestLimits.js"
 import * as Unrouted from "./http/Unrouted.js"
+import * as Connections from "./internal/serving/connections.js"
+import { hostNameOf, originOf } from "./internal/serving/hosts.js"
 import * as DatabaseProbe from "./internal/serving/databaseProbe.js"
 import * as Nesting from "./internal/serving/nesting.js"
 import type * as Runs from "./Runs.js"
@@ -60,26 +62,12 @@ export const defaults: Options = {
   maxBodyBytes: 256 * 1024
 }
 
+export { hostNameOf, originOf }
+
 /** Whether an address to listen on is reachable from this machine only. */
 export const isLoopback = (host: string): boolean => {
   const bare = host.replace(/^\[|\]$/g, "").toLowerCase()
   return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare)
-}
-
-/**
- * A web origin as a browser sends it (`https://app.example`, lower case, no default port), from a text that names
- * one: a scheme, a host and maybe a port, nothing more. Undefined for anything else, which would never match.
- */
-export const originOf = (text: string): string | undefined => {
-  try {
-    const url = new URL(text)
-    const bare = url.pathname === "/" && url.search === "" && url.hash === "" && url.username === ""
-    return (url.protocol === "http:" || url.protocol === "https:") && bare && !text.endsWith("?")
-      ? url.origin
-      : undefined
-  } catch {
-    return undefined
-  }
 }
 
 /** The shortest API token the server takes: as long as the README's `openssl rand -hex 32` is not guessed. */
@@ -105,11 +93,6 @@ export const refusal = (options: Pick<Options, "host" | "token">): string | unde
 // Requests before the API sees them
 // =============================================================================
 
-const hostNameOf = (header: string): string => {
-  const bracketed = /^\[([^\]]+)\]/.exec(header)
-  return bracketed !== null ? (bracketed[1] ?? "") : (header.split(":")[0] ?? "")
-}
-
 /** What is served beside the API: the page, its files, the API's docs and OpenAPI document. */
 const pages = ["/", "/assets/:name", "/docs", "/openapi.json"]
 
@@ -127,7 +110,7 @@ const isJson = (contentType: string | undefined): boolean =>
  * quotes the request only in part.
  */
 export const guard =
-  (options: Options, database?: DatabaseProbe.Probe) =>
+  (options: Options, scrub: (text: string) => string, database?: DatabaseProbe.Probe) =>
   <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
     Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -136,14 +119,25 @@ export const guard =
       const finish = (response: HttpServerResponse.HttpServerResponse) => {
         const explained = Unrouted.explain(knownRoutes, request.method, request.url, response)
         return HttpServerResponse.setHeader(
-          withExcerpts(openAi ? asOpenAiError(explained) : withReadableMessage(explained)),
+          withoutSecrets(withExcerpts(openAi ? asOpenAiError(explained) : withReadableMessage(explained)), scrub),
           "x-content-type-options",
           "nosniff"
         )
       }
       const refuse = (status: number, tag: string, message: string) =>
         finish(HttpServerResponse.unsafeJson({ _tag: tag, message }, { status }))
-      if (options.token === undefined && !isLoopback(hostNameOf(request.headers["host"] ?? ""))) {
+      if (Connections.isBeyondLimit(request)) {
+        return HttpServerResponse.setHeader(
+          refuse(429, "TooManyConnections", Connections.tooManyConnections),
+          "connection",
+          "close"
+        )
+      }
+      const host = hostNameOf(request.headers["host"])
+      if (host === undefined) {
+        return refuse(400, "BadRequest", "The Host header is not a host name and port (RFC 9110, section 7.2).")
+      }
+      if (options.token === undefined && !isLoopback(host)) {
         return refuse(
           403,
           "Forbidden",
@@ -276,7 +270,7 @@ export const routes = (runs: Runs.Runs, options: Options) =>
   )
 
 const routesProbing = (runs: Runs.Runs, options: Options, database: DatabaseProbe.Probe | undefined) =>
-  HttpApiBuilder.serve(guard(options, database)).pipe(
+  HttpApiBuilder.serve(guard(options, runs.scrub, database)).pipe(
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(pageLayer),
@@ -298,7 +292,10 @@ const routesProbing = (runs: Runs.Runs, options: Options, database: DatabaseProb
 export const layer = (runs: Runs.Runs, options: Options) =>
   Layer.provideMerge(
     routes(runs, options),
-    NodeHttpServer.layer(() => nodeHttp.createServer(), { host: options.host, port: options.port })
+    NodeHttpServer.layer(() => Connections.limited(nodeHttp.createServer(Connections.timeouts)), {
+      host: options.host,
+      port: options.port
+    })
   )
 
 /** A served address as a URL. */

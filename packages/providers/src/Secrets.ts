@@ -20,7 +20,7 @@ export const scrubber = (secrets: ReadonlyArray<Redacted.Redacted<string>>): ((t
  * A value (a JSON message about to be sent) with every string in it, keys included, passed through `scrub`; the same
  * value when nothing in it changed.
  */
-export const scrubValue = (scrub: (text: string) => string) => {
+export const scrubValue = (scrub: (text: string) => string): (<A>(value: A) => A) => {
   const walk = (value: unknown): unknown => {
     if (typeof value === "string") return scrub(value)
     if (Array.isArray(value)) {
@@ -36,5 +36,6 @@ export const scrubValue = (scrub: (text: string) => string) => {
     }
     return value
   }
-  return walk
+  // The walk keeps every value's shape (a string stays a string, an array an array, an object its fields).
+  return <A>(value: A): A => walk(value) as A
 }

@@ -66,6 +66,7 @@ describe("Secrets.scrubber", () => {
     const walk = Secrets.scrubValue(scrub)
     const clean = { a: ["x", { b: 1 }], c: null }
     assert.strictEqual(walk(clean), clean)
-    assert.deepStrictEqual(walk({ [token]: [`id ${token}`, 2] }), { "[redacted]": ["id [redacted]", 2] })
+    const message: unknown = { [token]: [`id ${token}`, 2] }
+    assert.deepStrictEqual(walk(message), { "[redacted]": ["id [redacted]", 2] })
   })
 })

@@ -3,7 +3,8 @@
  * what the backends of a configuration are checked against, and what the wiring hands the vendors' layers.
  */
 import type * as Keyless from "@deep-research/providers/Keyless"
-import type * as Redacted from "effect/Redacted"
+import * as Secrets from "@deep-research/providers/Secrets"
+import * as Redacted from "effect/Redacted"
 
 /** Vendor credentials and endpoints, from the environment only. */
 export interface Credentials {
@@ -27,3 +28,25 @@ export interface Credentials {
   /** The token `deep-research serve` asks of its clients (`DEEP_RESEARCH_API_TOKEN`): a secret like the keys. */
   readonly apiToken: Redacted.Redacted<string> | undefined
 }
+
+/**
+ * Every secret of the credentials, the keyless APIs' optional keys included: each `Redacted` text, however deep. What
+ * the doors of the CLI and the servers keep out of what they print, answer and write.
+ */
+export const secretsIn = (credentials: Credentials): ReadonlyArray<Redacted.Redacted<string>> => {
+  const found: Array<Redacted.Redacted<string>> = []
+  const walk = (value: unknown): void => {
+    if (Redacted.isRedacted(value)) {
+      const inner: unknown = Redacted.value(value)
+      if (typeof inner === "string") found.push(Redacted.make(inner))
+    } else if (typeof value === "object" && value !== null) {
+      for (const inner of Object.values(value)) walk(inner)
+    }
+  }
+  walk(credentials)
+  return found
+}
+
+/** A text (a question, an answer, a report) without the credentials' secrets: `[redacted]` in their place. */
+export const withoutSecrets = (credentials: Credentials, text: string): string =>
+  Secrets.scrubber(secretsIn(credentials))(text)
