@@ -6,9 +6,9 @@
  * byte they answer, print or write.
  */
 import * as Redacted from "effect/Redacted"
-import { makeScrubber, minimumPrefixLength, redactedMarker } from "./store/secretScrubber.js"
+import { makeScrubber, minimumPrefixLength, prefixLengthOf, redactedMarker } from "./store/secretScrubber.js"
 
-export { minimumPrefixLength, redactedMarker }
+export { minimumPrefixLength, prefixLengthOf, redactedMarker }
 
 /** A text without the given secrets nor anything shaped like a vendor's key (values under 8 characters are left). */
 export const scrubber = (secrets: ReadonlyArray<Redacted.Redacted<string>>): ((text: string) => string) => {
