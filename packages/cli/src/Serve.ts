@@ -51,15 +51,26 @@ export interface Options {
   readonly maxBodyBytes: number
   /** The database the runs keep their sessions in (`--database`): an outage of it is a 503 naming it. */
   readonly database?: Redacted.Redacted<string> | undefined
+  /** How long a request's headers, and the whole request, may take to arrive: 408 and closed beyond. */
+  readonly headersTimeoutMillis: number
+  readonly requestTimeoutMillis: number
+  /** How many connections one client (remote address) may hold open: a request on one more is refused with 429. */
+  readonly maxConnectionsPerClient: number
 }
 
-/** The defaults: loopback, port 8787, no CORS, bodies up to 256 KiB. */
+/**
+ * The defaults: loopback, port 8787, no CORS, bodies up to 256 KiB, headers within 10 s and the whole request within
+ * 30 s, 256 open connections a client.
+ */
 export const defaults: Options = {
   host: "127.0.0.1",
   port: 8787,
   token: undefined,
   corsOrigins: [],
-  maxBodyBytes: 256 * 1024
+  maxBodyBytes: 256 * 1024,
+  headersTimeoutMillis: Connections.headersTimeoutMillis,
+  requestTimeoutMillis: Connections.requestTimeoutMillis,
+  maxConnectionsPerClient: Connections.maxConnectionsPerClient
 }
 
 export { hostNameOf, originOf }
@@ -128,7 +139,7 @@ export const guard =
         finish(HttpServerResponse.unsafeJson({ _tag: tag, message }, { status }))
       if (Connections.isBeyondLimit(request)) {
         return HttpServerResponse.setHeader(
-          refuse(429, "TooManyConnections", Connections.tooManyConnections),
+          refuse(429, "TooManyConnections", Connections.tooManyConnections(options.maxConnectionsPerClient)),
           "connection",
           "close"
         )
@@ -292,7 +303,7 @@ const routesProbing = (runs: Runs.Runs, options: Options, database: DatabaseProb
 export const layer = (runs: Runs.Runs, options: Options) =>
   Layer.provideMerge(
     routes(runs, options),
-    NodeHttpServer.layer(() => Connections.limited(nodeHttp.createServer(Connections.timeouts)), {
+    NodeHttpServer.layer(() => Connections.limited(nodeHttp.createServer(Connections.timeouts(options)), options), {
       host: options.host,
       port: options.port
     })

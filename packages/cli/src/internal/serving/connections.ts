@@ -20,24 +20,31 @@ export const requestTimeoutMillis = 30_000
 /** The open connections one client (one remote address) may hold; a request on one beyond them is refused with 429. */
 export const maxConnectionsPerClient = 256
 
-/** The server's options for the timeouts above, checked every second rather than Node's every 30 seconds. */
-export const timeouts: nodeHttp.ServerOptions = {
-  headersTimeout: headersTimeoutMillis,
-  requestTimeout: requestTimeoutMillis,
-  connectionsCheckingInterval: 1_000
+/** How a server is limited (`Serve.Options`; the figures above by default). */
+export interface Limits {
+  readonly headersTimeoutMillis: number
+  readonly requestTimeoutMillis: number
+  readonly maxConnectionsPerClient: number
 }
+
+/** The server's options for the timeouts, checked every second rather than Node's every 30 seconds. */
+export const timeouts = (limits: Limits): nodeHttp.ServerOptions => ({
+  headersTimeout: limits.headersTimeoutMillis,
+  requestTimeout: limits.requestTimeoutMillis,
+  connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMillis)
+})
 
 /** The connections opened beyond their client's limit, whose requests are refused. */
 const beyondLimit = new WeakSet<net.Socket>()
 
 /** The server, counting each client's open connections: one beyond `maxConnectionsPerClient` is marked. */
-export const limited = (server: nodeHttp.Server): nodeHttp.Server => {
+export const limited = (server: nodeHttp.Server, limits: Limits): nodeHttp.Server => {
   const open = new Map<string, number>()
   server.on("connection", (socket: net.Socket) => {
     const client = socket.remoteAddress ?? ""
     const count = (open.get(client) ?? 0) + 1
     open.set(client, count)
-    if (count > maxConnectionsPerClient) beyondLimit.add(socket)
+    if (count > limits.maxConnectionsPerClient) beyondLimit.add(socket)
     socket.once("close", () => {
       const left = (open.get(client) ?? 1) - 1
       if (left === 0) open.delete(client)
@@ -58,6 +65,6 @@ export const isBeyondLimit = (request: HttpServerRequest.HttpServerRequest): boo
 }
 
 /** What a request on a connection beyond the limit is told. */
-export const tooManyConnections =
-  `This client holds more than ${maxConnectionsPerClient} open connections to the server: close some, or reuse ` +
-  "them (keep-alive), and try again."
+export const tooManyConnections = (limit: number): string =>
+  `This client holds more than ${limit} open connections to the server: close some, or reuse them (keep-alive), ` +
+  "and try again."
