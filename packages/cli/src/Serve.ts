@@ -2,8 +2,9 @@
  * `deep-research serve`: the HTTP API (`http/Api.ts`), its OpenAPI document and docs, the OpenAI-compatible
  * endpoint, MCP over Streamable HTTP (`http/McpHttp.ts`) and the web page, over the same hosted runs as the MCP server
  * on stdio (`Runs`). Loopback by default; any other address needs `DEEP_RESEARCH_API_TOKEN` (32 characters at least).
- * A body is read only with the token, and limited in size and nesting before it is parsed; CORS is off unless origins
- * are given; an outage of the database is a 503 naming it.
+ * A body is read only with the token, and limited in size and nesting before it is parsed; a request's headers and body
+ * have a time limit and a client a number of connections (`internal/serving/connections.ts`); CORS is off unless
+ * origins are given; an outage of the database is a 503 naming it; no error body carries a secret.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
@@ -113,12 +114,13 @@ const isJson = (contentType: string | undefined): boolean =>
   contentType !== undefined && /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(contentType)
 
 /**
- * Refuses what no handler should see: a request to a loopback server without a token that names another host (a page
+ * Refuses what no handler should see: a request on a connection beyond its client's limit (429), a Host that is not a
+ * host and port (400), a request to a loopback server without a token that names another host (a page
  * elsewhere reaching this server through DNS rebinding), a body sent without the token when one is set (refused
  * before it is read), a body over the limit (read here with the limit, so the handler reads it from memory; a body
  * streamed without a length is refused), a body that is not JSON or nests too deep to decode. Every error leaves as
- * JSON with a message, also where the router has none (a path nobody serves, a method a path does not take), and
- * quotes the request only in part.
+ * JSON with a message, also where the router has none (a path nobody serves, a method a path does not take), quotes
+ * the request only in part, and quotes a secret as `[redacted]`.
  */
 export const guard =
   (options: Options, scrub: (text: string) => string, database?: DatabaseProbe.Probe) =>
