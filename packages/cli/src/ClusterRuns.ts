@@ -15,7 +15,6 @@ import {
   SessionStore
 } from "@deep-research/core"
 import * as Variables from "@deep-research/providers/Environment"
-import * as Secrets from "@deep-research/providers/Secrets"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -34,7 +33,6 @@ import * as ClusterQueue from "./ClusterQueue.js"
 import * as StoredEvaluation from "./StoredEvaluation.js"
 import * as Progress from "./Progress.js"
 import { conflict, JudgeUnavailable, type Listed, type Started, type StartOptions } from "./RunSchema.js"
-import { secretsIn } from "./internal/config/credentials.js"
 import * as Runs from "./Runs.js"
 import * as Store from "./Store.js"
 import * as Wiring from "./Wiring.js"
@@ -398,7 +396,5 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
     running: Effect.map(client.store.list, (summaries) => summaries.filter((s) => s.status === "running").length),
     awaitRun: (sessionId) => awaitStopped(client, sessionId),
     events: (sessionId, after) => events(client, sessionId, after),
-    artefact: (sessionId, name) => client.store.artefact(sessionId, name),
-    saveArtefact: (sessionId, name, content) => client.store.saveArtefact(sessionId, name, content),
-    scrub: Secrets.scrubber(secretsIn(resolved.credentials))
+    ...Runs.storeParts(client.store, resolved)
   }))

@@ -5,7 +5,6 @@
  * question, cancel, list and evaluate; or they call `research`, as an MCP task or plainly (`McpResearch.ts`). It shares
  * the session store with the CLI.
  */
-import { Tool } from "@deep-research/core"
 import * as Secrets from "@deep-research/providers/Secrets"
 import { Evaluation } from "@deep-research/evaluation"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
@@ -25,6 +24,8 @@ import * as McpCall from "./internal/mcp/mcpCall.js"
 import * as JsonRpcLines from "./internal/mcp/jsonRpcLines.js"
 import * as McpResearch from "./McpResearch.js"
 import * as TaskOwners from "./internal/mcp/taskOwners.js"
+import * as ToolSpecs from "./internal/mcp/toolSpecs.js"
+import { type Hints, spec, type ToolSpec } from "./internal/mcp/toolSpecs.js"
 import type * as Runs from "./Runs.js"
 import * as ServingRuns from "./ServingRuns.js"
 import * as RunSchema from "./RunSchema.js"
@@ -84,50 +85,6 @@ const Deleted = Schema.Struct({ sessionId: Schema.String, deleted: Schema.Litera
 
 /** What `list_sessions` gives: MCP's structured results are objects, so the list is a field. */
 const SessionList = Schema.Struct({ sessions: Schema.Array(RunSchema.Listed) })
-
-/**
- * What a client may assume of a tool (MCP's tool annotations): a client asks its user before a call its hints say may
- * change or destroy something. Left out, MCP takes every tool to be destructive and to reach the open world.
- */
-interface Hints {
-  /** Changes nothing: reads the session store. */
-  readonly readOnlyHint: boolean
-  /** May remove or replace what is stored (meaningful when not read-only). */
-  readonly destructiveHint?: boolean
-  /** Calling it again with the same arguments changes nothing more (meaningful when not read-only). */
-  readonly idempotentHint?: boolean
-  /** Reaches beyond the session store: the web and the language models that research. */
-  readonly openWorldHint: boolean
-}
-
-interface ToolSpec {
-  readonly name: string
-  readonly title: string
-  readonly description: string
-  readonly inputSchema: ReturnType<typeof Tool.jsonSchemaOf>
-  /** The JSON Schema of the tool's structured result, for the tools that answer with data rather than a text. */
-  readonly outputSchema?: ReturnType<typeof Tool.jsonSchemaOf>
-  readonly annotations: Hints & { readonly title: string }
-  /** Whether a client may call it as an MCP task (left out: it may not). */
-  readonly execution?: { readonly taskSupport: "optional" }
-}
-
-const spec = <A, I, O, OI>(
-  name: string,
-  title: string,
-  description: string,
-  schema: Schema.Schema<A, I>,
-  hints: Hints,
-  output?: Schema.Schema<O, OI>
-): ToolSpec => ({
-  name,
-  title,
-  description,
-  inputSchema: Tool.jsonSchemaOf(schema),
-  ...(output === undefined ? {} : { outputSchema: Tool.jsonSchemaOf(output) }),
-  // The title again among the annotations, where clients of MCP's 2025-03-26 revision read it.
-  annotations: { title, ...hints }
-})
 
 /** Reads the store only. */
 const reads: Hints = { readOnlyHint: true, openWorldHint: false }
@@ -317,15 +274,7 @@ export const toolSet = (runs: Runs.Runs, database?: DatabaseProbe.Probe): Effect
     }
   })
 
-const listed = tools.map((t) => ({
-  name: t.name,
-  title: t.title,
-  description: t.description,
-  inputSchema: t.inputSchema,
-  ...(t.outputSchema === undefined ? {} : { outputSchema: t.outputSchema }),
-  annotations: t.annotations,
-  ...(t.execution === undefined ? {} : { execution: t.execution })
-}))
+const listed = tools.map(ToolSpecs.listed)
 
 const taskTools = new Set(tools.flatMap((t) => (t.execution === undefined ? [] : [t.name])))
 

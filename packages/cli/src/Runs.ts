@@ -4,7 +4,7 @@
  * the store and the progress stream; runs go on in the background and are reached by their session id. The host's
  * machinery is `internal/hosted/` (the host, what clients ask of it, a session's event stream).
  */
-import type { Errors, Session } from "@deep-research/core"
+import type { Errors, Session, SessionStore } from "@deep-research/core"
 import * as Secrets from "@deep-research/providers/Secrets"
 import type { Evaluation } from "@deep-research/evaluation"
 import * as Effect from "effect/Effect"
@@ -116,6 +116,16 @@ export const make = (
       scrub: Secrets.scrubber(secretsIn(resolved.credentials))
     }))
   )
+
+/** What runs take of their session store and their configuration alike: artefacts, and their secrets to scrub. */
+export const storeParts = (
+  store: SessionStore.Service,
+  resolved: CliConfig.Resolved
+): Pick<Runs, "artefact" | "saveArtefact" | "scrub"> => ({
+  artefact: (sessionId, name) => store.artefact(sessionId, name),
+  saveArtefact: (sessionId, name, content) => store.saveArtefact(sessionId, name, content),
+  scrub: Secrets.scrubber(secretsIn(resolved.credentials))
+})
 
 /**
  * Runs that take questions and answers without the process's secrets (its keys, its API token, its database's URL):
