@@ -88,7 +88,9 @@ export const minimumTokenLength = 32
 /** Why the server must not start with these options, if it must not. */
 export const refusal = (options: Pick<Options, "host" | "token">): string | undefined => {
   if (options.token !== undefined) {
-    const length = Redacted.value(options.token).length
+    // Each of the tokens, when it holds several (one for each caller).
+    const lengths = Handlers.tokensOf(options.token).map((token) => token.length)
+    const length = lengths.length === 0 ? 0 : Math.min(...lengths)
     return length >= minimumTokenLength
       ? undefined
       : `DEEP_RESEARCH_API_TOKEN is ${length} characters long; deep-research serve takes a token of at least ` +
@@ -160,7 +162,7 @@ export const guard =
       if (request.method === "POST" || request.method === "PUT" || request.method === "PATCH") {
         // Every route that takes a body needs the token: without it, nothing of the body is read.
         const presented = RequestLimits.bearerOf(request.headers["authorization"])
-        if (options.token !== undefined && !Handlers.tokenMatches(presented, Redacted.value(options.token))) {
+        if (options.token !== undefined && !Handlers.accepts(presented, options.token)) {
           // As RFC 6750 has it, and as MCP clients read it to know they need a bearer token.
           return finish(
             HttpServerResponse.unsafeJson(

@@ -122,6 +122,40 @@ describe("an MCP task belongs to whoever started it", () => {
   )
 
   it.scopedLive(
+    "on a server with a token for each caller, another caller's token reaches neither the task nor its MCP session",
+    () =>
+      Effect.gen(function* () {
+        const alice = "a1c3e5a7c9e1a3c5e7a9c1e3a5c7e9a1"
+        const bob = "b2d4f6b8d0f2b4d6f8b0d2f4b6d8f0b2"
+        const base = yield* servedOn(yield* freshStore, `${alice}, ${bob}`)
+        const a = yield* connectedOver(base, { authorization: `Bearer ${alice}` })
+        const b = yield* connectedOver(base, { authorization: `Bearer ${bob}` })
+        const task = yield* researchAsTask(a.mcp)
+        assert.isTrue(yield* refused(() => b.mcp.experimental.tasks.getTask(task.taskId)))
+        assert.isTrue(yield* refused(() => b.mcp.experimental.tasks.cancelTask(task.taskId)))
+        assert.isTrue(yield* refused(() => b.mcp.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)))
+        assert.deepStrictEqual((yield* Effect.promise(() => b.mcp.experimental.tasks.listTasks())).tasks, [])
+        // Bob naming Alice's MCP session is told it does not exist.
+        const hijack = yield* Effect.promise(() =>
+          fetch(`${base}/mcp`, {
+            method: "POST",
+            headers: {
+              authorization: `Bearer ${bob}`,
+              "content-type": "application/json",
+              accept: "application/json, text/event-stream",
+              "mcp-session-id": a.transport.sessionId ?? "",
+              "mcp-protocol-version": "2025-11-25"
+            },
+            body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tasks/list" })
+          })
+        )
+        assert.strictEqual(hijack.status, 404)
+        const seen = yield* Effect.promise(() => a.mcp.experimental.tasks.getTask(task.taskId))
+        assert.notStrictEqual(seen.status, "cancelled")
+      })
+  )
+
+  it.scopedLive(
     "after a restart the client that started a task reaches it by its id with its token; another token does not",
     () =>
       Effect.gen(function* () {

@@ -24,7 +24,7 @@ import * as Mcp from "../Mcp.js"
 import type * as Runs from "../Runs.js"
 import * as TaskOwners from "../internal/mcp/taskOwners.js"
 import { originOf } from "../internal/serving/hosts.js"
-import { tokenMatches } from "./Handlers.js"
+import { accepts } from "./Handlers.js"
 
 /** Where MCP is served. */
 export const path = "/mcp"
@@ -66,9 +66,7 @@ const bearerOf = (header: string | undefined): string | undefined => {
 const callerOf = (header: string | undefined, token: Redacted.Redacted<string> | undefined): string | undefined => {
   if (token === undefined) return TaskOwners.anyone
   const presented = bearerOf(header)
-  return presented !== undefined && tokenMatches(presented, Redacted.value(token))
-    ? TaskOwners.callerOfToken(presented)
-    : undefined
+  return presented !== undefined && accepts(presented, token) ? TaskOwners.callerOfToken(presented) : undefined
 }
 
 /**

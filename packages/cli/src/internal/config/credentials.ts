@@ -30,8 +30,9 @@ export interface Credentials {
 }
 
 /**
- * Every secret of the credentials, the keyless APIs' optional keys included: each `Redacted` text, however deep. What
- * the doors of the CLI and the servers keep out of what they print, answer and write.
+ * Every secret of the credentials, the keyless APIs' optional keys included: each `Redacted` text, however deep, and
+ * each of the API tokens when it holds several. What the doors of the CLI and the servers keep out of what they
+ * print, answer and write.
  */
 export const secretsIn = (credentials: Credentials): ReadonlyArray<Redacted.Redacted<string>> => {
   const found: Array<Redacted.Redacted<string>> = []
@@ -44,6 +45,9 @@ export const secretsIn = (credentials: Credentials): ReadonlyArray<Redacted.Reda
     }
   }
   walk(credentials)
+  // The API token may hold several, one for each caller: each is a secret of its own.
+  const tokens = credentials.apiToken === undefined ? [] : Redacted.value(credentials.apiToken).split(",")
+  for (const part of tokens.length > 1 ? tokens : []) found.push(Redacted.make(part.trim()))
   return found
 }
 
