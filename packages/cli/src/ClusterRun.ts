@@ -108,7 +108,7 @@ const conclude = (resolved: CliConfig.Resolved, session: Session.Session | undef
     // A simulated worker ran it when its report says so, though this client was not told: marked as a local run is.
     const simulate = resolved.simulate || Store.isSimulatedReport(session.report.markdown)
     const markdown = simulate ? Store.markSimulated(session.report.markdown) : session.report.markdown
-    const unwritten = yield* writeReport(out, markdown)
+    const unwritten = yield* writeReport(out, markdown, resolved.credentials)
     if (Option.isSome(unwritten)) {
       const kept = `in the database (deep-research show ${session.id} --database URL)`
       yield* Effect.sync(() => process.stderr.write(`${unwrittenReport(out, unwritten.value, kept)}\n`))

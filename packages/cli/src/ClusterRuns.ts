@@ -395,5 +395,6 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
     isRunning: () => false,
     running: Effect.map(client.store.list, (summaries) => summaries.filter((s) => s.status === "running").length),
     awaitRun: (sessionId) => awaitStopped(client, sessionId),
-    events: (sessionId, after) => events(client, sessionId, after)
+    events: (sessionId, after) => events(client, sessionId, after),
+    ...Runs.storeParts(client.store, resolved)
   }))

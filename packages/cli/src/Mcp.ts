@@ -5,7 +5,7 @@
  * question, cancel, list and evaluate; or they call `research`, as an MCP task or plainly (`McpResearch.ts`). It shares
  * the session store with the CLI.
  */
-import { Tool } from "@deep-research/core"
+import * as Secrets from "@deep-research/providers/Secrets"
 import { Evaluation } from "@deep-research/evaluation"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
@@ -23,6 +23,9 @@ import * as DatabaseProbe from "./internal/serving/databaseProbe.js"
 import * as McpCall from "./internal/mcp/mcpCall.js"
 import * as JsonRpcLines from "./internal/mcp/jsonRpcLines.js"
 import * as McpResearch from "./McpResearch.js"
+import * as TaskOwners from "./internal/mcp/taskOwners.js"
+import * as ToolSpecs from "./internal/mcp/toolSpecs.js"
+import { type Hints, spec, type ToolSpec } from "./internal/mcp/toolSpecs.js"
 import type * as Runs from "./Runs.js"
 import * as ServingRuns from "./ServingRuns.js"
 import * as RunSchema from "./RunSchema.js"
@@ -83,50 +86,6 @@ const Deleted = Schema.Struct({ sessionId: Schema.String, deleted: Schema.Litera
 /** What `list_sessions` gives: MCP's structured results are objects, so the list is a field. */
 const SessionList = Schema.Struct({ sessions: Schema.Array(RunSchema.Listed) })
 
-/**
- * What a client may assume of a tool (MCP's tool annotations): a client asks its user before a call its hints say may
- * change or destroy something. Left out, MCP takes every tool to be destructive and to reach the open world.
- */
-interface Hints {
-  /** Changes nothing: reads the session store. */
-  readonly readOnlyHint: boolean
-  /** May remove or replace what is stored (meaningful when not read-only). */
-  readonly destructiveHint?: boolean
-  /** Calling it again with the same arguments changes nothing more (meaningful when not read-only). */
-  readonly idempotentHint?: boolean
-  /** Reaches beyond the session store: the web and the language models that research. */
-  readonly openWorldHint: boolean
-}
-
-interface ToolSpec {
-  readonly name: string
-  readonly title: string
-  readonly description: string
-  readonly inputSchema: ReturnType<typeof Tool.jsonSchemaOf>
-  /** The JSON Schema of the tool's structured result, for the tools that answer with data rather than a text. */
-  readonly outputSchema?: ReturnType<typeof Tool.jsonSchemaOf>
-  readonly annotations: Hints & { readonly title: string }
-  /** Whether a client may call it as an MCP task (left out: it may not). */
-  readonly execution?: { readonly taskSupport: "optional" }
-}
-
-const spec = <A, I, O, OI>(
-  name: string,
-  title: string,
-  description: string,
-  schema: Schema.Schema<A, I>,
-  hints: Hints,
-  output?: Schema.Schema<O, OI>
-): ToolSpec => ({
-  name,
-  title,
-  description,
-  inputSchema: Tool.jsonSchemaOf(schema),
-  ...(output === undefined ? {} : { outputSchema: Tool.jsonSchemaOf(output) }),
-  // The title again among the annotations, where clients of MCP's 2025-03-26 revision read it.
-  annotations: { title, ...hints }
-})
-
 /** Reads the store only. */
 const reads: Hints = { readOnlyHint: true, openWorldHint: false }
 
@@ -135,7 +94,7 @@ const tools: ReadonlyArray<ToolSpec> = [
     ...spec(
       "research",
       "Research",
-      "Research a question to its cited report. Best called as a task: the task id is a session id, and its result is the report with its sources. Called plainly, it answers when the report is written (minutes), with progress notifications when asked.",
+      "Research a question to its cited report. Best called as a task: its result is the report with its sources, and only the client that started it reaches it by its id. Called plainly, it answers when the report is written (minutes), with progress notifications when asked.",
       StartArgs,
       { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       McpResearch.ResearchReport
@@ -245,11 +204,12 @@ const stoppedRuns = (runs: Runs.Runs) =>
 const handlersOf = (
   runs: Runs.Runs,
   runtime: Runtime.Runtime<never>,
-  database: DatabaseProbe.Probe | undefined
+  database: DatabaseProbe.Probe | undefined,
+  owners: TaskOwners.Owners
 ): Record<string, McpCall.Handler> => {
   const answer = McpCall.answerIn(runtime, database)
   return {
-    research: McpResearch.handler(runs, runtime),
+    research: McpResearch.handler(runs, runtime, owners),
     start_research: withArgs(StartArgs, ({ question, ...options }) =>
       answer(runs.start(question, options), startedHere(runs))
     ),
@@ -293,6 +253,10 @@ export interface ToolSet {
   readonly handlers: Record<string, McpCall.Handler>
   /** The sessions as MCP tasks. */
   readonly taskStore: McpResearch.TaskStore
+  /** Who each task belongs to, and the caller behind each connection. */
+  readonly owners: TaskOwners.Owners
+  /** What every message the server sends is scrubbed with: the runs' secrets never leave. */
+  readonly scrub: (text: string) => string
 }
 
 /**
@@ -300,25 +264,33 @@ export interface ToolSet {
  * server's: its log lines go to stderr, never among the messages on stdout).
  */
 export const toolSet = (runs: Runs.Runs, database?: DatabaseProbe.Probe): Effect.Effect<ToolSet> =>
-  Effect.map(Effect.runtime<never>(), (runtime) => ({
-    handlers: handlersOf(runs, runtime, database),
-    taskStore: McpResearch.taskStore(runs, runtime)
-  }))
+  Effect.map(Effect.runtime<never>(), (runtime) => {
+    const owners = TaskOwners.make(runs)
+    return {
+      handlers: handlersOf(runs, runtime, database, owners),
+      taskStore: McpResearch.taskStore(runs, runtime, owners),
+      owners,
+      scrub: runs.scrub
+    }
+  })
 
-const listed = tools.map((t) => ({
-  name: t.name,
-  title: t.title,
-  description: t.description,
-  inputSchema: t.inputSchema,
-  ...(t.outputSchema === undefined ? {} : { outputSchema: t.outputSchema }),
-  annotations: t.annotations,
-  ...(t.execution === undefined ? {} : { execution: t.execution })
-}))
+const listed = tools.map(ToolSpecs.listed)
 
 const taskTools = new Set(tools.flatMap((t) => (t.execution === undefined ? [] : [t.name])))
 
+/**
+ * Connects a server of the tool set to a transport whose every outgoing message is scrubbed of the runs' secrets: a
+ * refusal that quotes a bad argument or an unknown id quotes a key or the token as `[redacted]`.
+ */
+export const connect = (toolSet: ToolSet, transport: Transport): Promise<void> => {
+  const send = transport.send.bind(transport)
+  const scrubbed = Secrets.scrubValue(toolSet.scrub)
+  transport.send = (message, options) => send(scrubbed(message), options)
+  return serverOf(toolSet).connect(transport)
+}
+
 /** A server of the tool set, for one connection: the SDK's server holds one transport at a time. */
-export const serverOf = (toolSet: ToolSet): Server => {
+const serverOf = (toolSet: ToolSet): Server => {
   const server = new Server(
     { name: "deep-research", version },
     { capabilities: { tools: {}, tasks: McpResearch.capabilities }, taskStore: toolSet.taskStore }
@@ -367,12 +339,12 @@ export const serve = (resolved: CliConfig.Resolved, transport: Transport) =>
 /** Serves these runs over a transport until it closes. With the probe of the runs' database, a failure during its outage says so. */
 export const serveRuns = (runs: Runs.Runs, transport: Transport, database?: DatabaseProbe.Probe) =>
   Effect.gen(function* () {
-    const server = serverOf(yield* toolSet(runs, database))
+    const tools = yield* toolSet(runs, database)
     // Watched before connecting: a client that sends its requests and closes its input may be answered, and the
     // transport closed, before the connection's own promise has resolved.
     const closed = yield* Deferred.make<void>()
     transport.onclose = () => Deferred.unsafeDone(closed, Exit.void)
-    yield* Effect.promise(() => server.connect(transport))
+    yield* Effect.promise(() => connect(tools, transport))
     // Closed by the client or stopped by a signal alike.
     yield* Effect.ensuring(Deferred.await(closed), stoppedRuns(runs))
   })

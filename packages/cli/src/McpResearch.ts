@@ -1,9 +1,11 @@
 /**
  * The MCP server's `research` tool: a question researched to its report in one call, the textbook long-running tool
- * call. Called as an MCP task (revision 2025-11-25), it answers at once with a task whose id is the session's id, and
- * the session store is the task store: `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` read and stop
- * sessions, so a task outlives the server that started it and is reached from any server of a cluster. Called plainly,
- * it waits for the report and sends the client progress while the session runs, when the client asked for it.
+ * call. Called as an MCP task (revision 2025-11-25), it answers at once with a task of its own id (unguessable, and
+ * bound to the caller that started it: `internal/mcp/taskOwners.ts`), and the session store is the task store:
+ * `tasks/get`, `tasks/result` and `tasks/cancel` read and stop the task's session for the caller that started it, and
+ * `tasks/list` lists a connection's own tasks, so a task outlives the server that started it and is reached from any
+ * server of a cluster. Called plainly, it waits for the report and sends the client progress while the session runs,
+ * when the client asked for it.
  */
 import type { Errors, Session } from "@deep-research/core"
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks"
@@ -17,6 +19,7 @@ import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as McpCall from "./internal/mcp/mcpCall.js"
+import * as TaskOwners from "./internal/mcp/taskOwners.js"
 import * as Progress from "./Progress.js"
 import type * as Runs from "./Runs.js"
 import * as RunSchema from "./RunSchema.js"
@@ -82,17 +85,22 @@ const statusMessageOf = (status: RunSchema.RunStatus): string => {
 
 const isoOf = (millis: number) => new Date(millis).toISOString()
 
-/** A session as an MCP task: kept as long as the session is (`ttl: null`), until `delete_session`. */
-export const taskOf = (runs: Runs.Runs, sessionId: string): Effect.Effect<Task, Errors.SessionNotFound> =>
+/** A session as the MCP task `taskId`: kept as long as the session is (`ttl: null`), until `delete_session`. */
+export const taskOf = (
+  runs: Runs.Runs,
+  sessionId: string,
+  taskId: string
+): Effect.Effect<Task, Errors.SessionNotFound> =>
   Effect.gen(function* () {
     const status = yield* runs.status(sessionId)
     const stored = Option.getOrUndefined(yield* Effect.option(runs.load(sessionId)))
     // A session still waiting for its runner may not be stored yet.
     const now = yield* Clock.currentTimeMillis
     return {
-      taskId: sessionId,
+      taskId,
       status: taskStatusOf(status.status),
-      statusMessage: statusMessageOf(status),
+      // The session's id, for the tools that take one (get_status, get_report, ...): the task's id is not it.
+      statusMessage: `session ${sessionId}: ${statusMessageOf(status)}`,
       createdAt: isoOf(stored?.createdAt ?? now),
       lastUpdatedAt: isoOf(stored?.updatedAt ?? now),
       ttl: null,
@@ -131,10 +139,17 @@ export const resultOf = (session: Session.Session): McpCall.Content => {
  * A task-augmented call: the session starts and its task is the answer. A clarifying question would leave the task
  * waiting for an answer no task client knows to give, so research proceeds with the model's understanding.
  */
-export const started = (runs: Runs.Runs, question: string, options: RunSchema.StartOptions) =>
+export const started = (
+  runs: Runs.Runs,
+  owners: TaskOwners.Owners,
+  question: string,
+  options: RunSchema.StartOptions,
+  connection: string | undefined
+) =>
   Effect.gen(function* () {
     const { sessionId } = yield* runs.start(question, options, "proceed")
-    return { task: yield* Effect.orDie(taskOf(runs, sessionId)) }
+    const taskId = yield* owners.bind(sessionId, connection)
+    return { task: yield* Effect.orDie(taskOf(runs, sessionId, taskId)) }
   })
 
 /** The session's progress as it runs, one notice whenever its line changes, until its run ends. */
@@ -179,7 +194,7 @@ export const Args = Schema.Struct({
  * lets a task call answer with a task only), else the report when it is written.
  */
 export const handler =
-  (runs: Runs.Runs, runtime: Runtime.Runtime<never>): McpCall.Handler =>
+  (runs: Runs.Runs, runtime: Runtime.Runtime<never>, owners: TaskOwners.Owners): McpCall.Handler =>
   async (args, call) => {
     const decoded = McpCall.decodeArgs(Args, args)
     if (Either.isLeft(decoded)) {
@@ -190,7 +205,7 @@ export const handler =
     return call.task
       ? McpCall.promised(runtime)(
           Effect.mapError(
-            started(runs, question, options),
+            started(runs, owners, question, options, call.connection),
             (error) => new McpCall.ProtocolError(ErrorCode.InvalidParams, error.message)
           )
         )
@@ -207,47 +222,70 @@ const invalid = (error: { readonly message: string }) =>
 /** How many tasks one page of `tasks/list` holds. */
 const pageSize = 100
 
-const page = (runs: Runs.Runs, cursor: string | undefined) =>
+/** The connection's own tasks, a page from `cursor`; a task whose session was deleted is left out. */
+const page = (runs: Runs.Runs, owners: TaskOwners.Owners, cursor: string | undefined, connection: string | undefined) =>
   Effect.gen(function* () {
     const from = cursor === undefined ? 0 : Number(cursor)
     if (!Number.isSafeInteger(from) || from < 0) {
-      return yield* Effect.fail(new McpCall.ProtocolError(ErrorCode.InvalidParams, `Invalid cursor: ${cursor}`))
+      return yield* Effect.fail(new McpCall.ProtocolError(ErrorCode.InvalidParams, "Invalid cursor."))
     }
-    const listed = yield* runs.list
-    const tasks = listed.slice(from, from + pageSize).map((session): Task => ({
-      taskId: session.id,
-      status: taskStatusOf(session.status),
-      createdAt: isoOf(session.createdAt),
-      lastUpdatedAt: isoOf(session.updatedAt ?? session.createdAt),
-      ttl: null,
-      pollInterval
-    }))
-    return from + pageSize < listed.length ? { tasks, nextCursor: String(from + pageSize) } : { tasks }
+    const mine = owners.startedBy(connection)
+    const tasks = yield* Effect.forEach(mine.slice(from, from + pageSize), (taskId) =>
+      Effect.flatMap(
+        owners.reach(taskId, connection),
+        Option.match({
+          onNone: () => Effect.succeed(Option.none<Task>()),
+          onSome: (sessionId) => Effect.option(taskOf(runs, sessionId, taskId))
+        })
+      )
+    )
+    const found = tasks.flatMap(Option.toArray)
+    return from + pageSize < mine.length ? { tasks: found, nextCursor: String(from + pageSize) } : { tasks: found }
   })
 
+/** No task of that id for this caller: the same answer whether it never was or is another's. */
+const notFound = () => new McpCall.ProtocolError(ErrorCode.InvalidParams, "Task not found.")
+
 /**
- * The session store as the SDK's task store. Tasks are not kept apart by MCP session: a task is a research session,
- * reached by its id from any connection that may reach the sessions at all (the server's token is what guards them),
- * after a reconnection or a restart as well. Its result is the session's; only a cancel changes it.
+ * The session store as the SDK's task store, each task reached only by the caller that started it
+ * (`TaskOwners.reach`), after a reconnection or a restart as well. Its result is the session's; only a cancel changes
+ * it.
  */
-export const taskStore = (runs: Runs.Runs, runtime: Runtime.Runtime<never>): TaskStore => {
+export const taskStore = (runs: Runs.Runs, runtime: Runtime.Runtime<never>, owners: TaskOwners.Owners): TaskStore => {
   const run = McpCall.promised(runtime)
+  const reached = (taskId: string, connection: string | undefined) =>
+    Effect.flatMap(owners.reach(taskId, connection), (sessionId) =>
+      Option.isNone(sessionId) ? Effect.fail(notFound()) : Effect.succeed(sessionId.value)
+    )
   return {
     createTask: (_params: CreateTaskOptions, _requestId: RequestId, _request: Request) =>
       Promise.reject(
         new McpCall.ProtocolError(ErrorCode.InvalidRequest, "A task here is a research session: call research.")
       ),
-    getTask: (taskId) => run(Effect.orElseSucceed(taskOf(runs, taskId), () => null)),
+    getTask: (taskId, connection) =>
+      run(
+        Effect.flatMap(reached(taskId, connection), (sessionId) => taskOf(runs, sessionId, taskId)).pipe(
+          Effect.orElseSucceed(() => null)
+        )
+      ),
     storeTaskResult: () =>
       Promise.reject(new McpCall.ProtocolError(ErrorCode.InvalidRequest, "A task's result is its session's report.")),
-    getTaskResult: (taskId): Promise<Result> =>
-      run(Effect.mapBoth(runs.load(taskId), { onFailure: invalid, onSuccess: resultOf })),
-    updateTaskStatus: (taskId, status) =>
+    getTaskResult: (taskId, connection): Promise<Result> =>
+      run(
+        Effect.flatMap(reached(taskId, connection), (sessionId) =>
+          Effect.mapBoth(runs.load(sessionId), { onFailure: invalid, onSuccess: resultOf })
+        )
+      ),
+    updateTaskStatus: (taskId, status, _message, connection) =>
       status === "cancelled"
-        ? run(Effect.asVoid(Effect.mapError(runs.cancel(taskId), invalid)))
+        ? run(
+            Effect.flatMap(reached(taskId, connection), (sessionId) =>
+              Effect.asVoid(Effect.mapError(runs.cancel(sessionId), invalid))
+            )
+          )
         : Promise.reject(
             new McpCall.ProtocolError(ErrorCode.InvalidRequest, `A task's status is its session's, not ${status}.`)
           ),
-    listTasks: (cursor) => run(page(runs, cursor))
+    listTasks: (cursor, connection) => run(page(runs, owners, cursor, connection))
   }
 }

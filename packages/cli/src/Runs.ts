@@ -4,17 +4,19 @@
  * the store and the progress stream; runs go on in the background and are reached by their session id. The host's
  * machinery is `internal/hosted/` (the host, what clients ask of it, a session's event stream).
  */
-import type { Errors, Session } from "@deep-research/core"
+import type { Errors, Session, SessionStore } from "@deep-research/core"
 import * as Secrets from "@deep-research/providers/Secrets"
 import type { Evaluation } from "@deep-research/evaluation"
 import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type * as CliConfig from "./CliConfig.js"
+import { secretsIn } from "./internal/config/credentials.js"
 import type { JudgeUnavailable, Listed, RunConflict, RunStatus, Started, StartOptions } from "./RunSchema.js"
 import { events, type NumberedEvent } from "./internal/hosted/events.js"
-import { loadFrom, makeHost } from "./internal/hosted/host.js"
+import { loadFrom, makeHost, storeOf } from "./internal/hosted/host.js"
 import * as Requests from "./internal/hosted/requests.js"
 import { answerable, resumable, statusOf } from "./internal/hosted/runStates.js"
 
@@ -66,6 +68,12 @@ export interface Runs {
    * when the run ends. A queued run's log starts once it does.
    */
   readonly events: (sessionId: string, after: number) => Stream.Stream<NumberedEvent>
+  /** A named artefact kept beside the session (`SessionStore.artefact`). */
+  readonly artefact: (sessionId: string, name: string) => Effect.Effect<Option.Option<string>, StoreError>
+  /** Keeps a named artefact beside the session, replacing one of the same name (`SessionStore.saveArtefact`). */
+  readonly saveArtefact: (sessionId: string, name: string, content: string) => Effect.Effect<void, Errors.InvalidInput>
+  /** A text about to leave the process (an answer, a refusal, a log line) without the process's secrets. */
+  readonly scrub: (text: string) => string
 }
 
 /** How a process hosts its runs. */
@@ -101,20 +109,53 @@ export const make = (
       isRunning: (sessionId) => host.runs.has(sessionId),
       running: Effect.sync(() => host.runs.size),
       awaitRun: (sessionId) => Requests.awaitRun(host, sessionId),
-      events: (sessionId, after) => events(host, sessionId, after)
+      events: (sessionId, after) => events(host, sessionId, after),
+      artefact: (sessionId, name) => Effect.flatMap(storeOf(host), (store) => store.artefact(sessionId, name)),
+      saveArtefact: (sessionId, name, content) =>
+        Effect.flatMap(storeOf(host), (store) => store.saveArtefact(sessionId, name, content)),
+      scrub: Secrets.scrubber(secretsIn(resolved.credentials))
     }))
   )
+
+/** What runs take of their session store and their configuration alike: artefacts, and their secrets to scrub. */
+export const storeParts = (
+  store: SessionStore.Service,
+  resolved: CliConfig.Resolved
+): Pick<Runs, "artefact" | "saveArtefact" | "scrub"> => ({
+  artefact: (sessionId, name) => store.artefact(sessionId, name),
+  saveArtefact: (sessionId, name, content) => store.saveArtefact(sessionId, name, content),
+  scrub: Secrets.scrubber(secretsIn(resolved.credentials))
+})
 
 /**
  * Runs that take questions and answers without the process's secrets (its keys, its API token, its database's URL):
  * a client's question that holds one is researched, stored, shown and logged with `[redacted]` in its place, and no
- * model is sent it.
+ * model is sent it. Their `scrub` takes the same secrets out of what the doors answer.
  */
 export const withoutSecrets = (runs: Runs, secrets: ReadonlyArray<Redacted.Redacted<string>>): Runs => {
   const scrub = Secrets.scrubber(secrets)
   return {
     ...runs,
     start: (question, options, clarification) => runs.start(scrub(question), options, clarification),
-    answer: (sessionId, answer) => runs.answer(sessionId, scrub(answer))
+    answer: (sessionId, answer) => runs.answer(sessionId, scrub(answer)),
+    scrub: (text) => scrub(runs.scrub(text))
   }
 }
+
+/** The most characters of a question a listing of sessions shows; the session's own status has all of it. */
+export const listedQuestionLength = 300
+
+/**
+ * Runs whose listing shows each question's first `listedQuestionLength` characters, `…` where it was cut, so that a
+ * list of many sessions is not as large as all their questions.
+ */
+export const withShortListing = (runs: Runs): Runs => ({
+  ...runs,
+  list: Effect.map(runs.list, (listed) =>
+    listed.map((entry) =>
+      entry.query.length <= listedQuestionLength
+        ? entry
+        : { ...entry, query: `${entry.query.slice(0, listedQuestionLength)}…` }
+    )
+  )
+})

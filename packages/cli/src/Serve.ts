@@ -2,8 +2,9 @@
  * `deep-research serve`: the HTTP API (`http/Api.ts`), its OpenAPI document and docs, the OpenAI-compatible
  * endpoint, MCP over Streamable HTTP (`http/McpHttp.ts`) and the web page, over the same hosted runs as the MCP server
  * on stdio (`Runs`). Loopback by default; any other address needs `DEEP_RESEARCH_API_TOKEN` (32 characters at least).
- * A body is read only with the token, and limited in size and nesting before it is parsed; CORS is off unless origins
- * are given; an outage of the database is a 503 naming it.
+ * A body is read only with the token, and limited in size and nesting before it is parsed; a request's headers and body
+ * have a time limit and a client a number of connections (`internal/serving/connections.ts`); CORS is off unless
+ * origins are given; an outage of the database is a 503 naming it; no error body carries a secret.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
@@ -22,12 +23,14 @@ import * as nodeFs from "node:fs"
 import * as nodeHttp from "node:http"
 import type * as CliConfig from "./CliConfig.js"
 import { Api, ServiceUnavailable } from "./http/Api.js"
-import { asOpenAiError, withExcerpts, withReadableMessage } from "./http/errorBodies.js"
+import { asOpenAiError, withExcerpts, withoutSecrets, withReadableMessage } from "./http/errorBodies.js"
 import * as Handlers from "./http/Handlers.js"
 import * as McpHttp from "./http/McpHttp.js"
 import * as OpenAiCompat from "./http/OpenAiCompat.js"
 import * as RequestLimits from "./http/requestLimits.js"
 import * as Unrouted from "./http/Unrouted.js"
+import * as Connections from "./internal/serving/connections.js"
+import { hostNameOf, originOf } from "./internal/serving/hosts.js"
 import * as DatabaseProbe from "./internal/serving/databaseProbe.js"
 import * as Nesting from "./internal/serving/nesting.js"
 import type * as Runs from "./Runs.js"
@@ -49,37 +52,34 @@ export interface Options {
   readonly maxBodyBytes: number
   /** The database the runs keep their sessions in (`--database`): an outage of it is a 503 naming it. */
   readonly database?: Redacted.Redacted<string> | undefined
+  /** How long a request's headers, and the whole request, may take to arrive: 408 and closed beyond. */
+  readonly headersTimeoutMillis: number
+  readonly requestTimeoutMillis: number
+  /** How many connections one client (remote address) may hold open: a request on one more is refused with 429. */
+  readonly maxConnectionsPerClient: number
 }
 
-/** The defaults: loopback, port 8787, no CORS, bodies up to 256 KiB. */
+/**
+ * The defaults: loopback, port 8787, no CORS, bodies up to 256 KiB, headers within 10 s and the whole request within
+ * 30 s, 256 open connections a client.
+ */
 export const defaults: Options = {
   host: "127.0.0.1",
   port: 8787,
   token: undefined,
   corsOrigins: [],
-  maxBodyBytes: 256 * 1024
+  maxBodyBytes: 256 * 1024,
+  headersTimeoutMillis: Connections.headersTimeoutMillis,
+  requestTimeoutMillis: Connections.requestTimeoutMillis,
+  maxConnectionsPerClient: Connections.maxConnectionsPerClient
 }
+
+export { hostNameOf, originOf }
 
 /** Whether an address to listen on is reachable from this machine only. */
 export const isLoopback = (host: string): boolean => {
   const bare = host.replace(/^\[|\]$/g, "").toLowerCase()
   return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare)
-}
-
-/**
- * A web origin as a browser sends it (`https://app.example`, lower case, no default port), from a text that names
- * one: a scheme, a host and maybe a port, nothing more. Undefined for anything else, which would never match.
- */
-export const originOf = (text: string): string | undefined => {
-  try {
-    const url = new URL(text)
-    const bare = url.pathname === "/" && url.search === "" && url.hash === "" && url.username === ""
-    return (url.protocol === "http:" || url.protocol === "https:") && bare && !text.endsWith("?")
-      ? url.origin
-      : undefined
-  } catch {
-    return undefined
-  }
 }
 
 /** The shortest API token the server takes: as long as the README's `openssl rand -hex 32` is not guessed. */
@@ -88,7 +88,9 @@ export const minimumTokenLength = 32
 /** Why the server must not start with these options, if it must not. */
 export const refusal = (options: Pick<Options, "host" | "token">): string | undefined => {
   if (options.token !== undefined) {
-    const length = Redacted.value(options.token).length
+    // Each of the tokens, when it holds several (one for each caller).
+    const lengths = Handlers.tokensOf(options.token).map((token) => token.length)
+    const length = lengths.length === 0 ? 0 : Math.min(...lengths)
     return length >= minimumTokenLength
       ? undefined
       : `DEEP_RESEARCH_API_TOKEN is ${length} characters long; deep-research serve takes a token of at least ` +
@@ -105,11 +107,6 @@ export const refusal = (options: Pick<Options, "host" | "token">): string | unde
 // Requests before the API sees them
 // =============================================================================
 
-const hostNameOf = (header: string): string => {
-  const bracketed = /^\[([^\]]+)\]/.exec(header)
-  return bracketed !== null ? (bracketed[1] ?? "") : (header.split(":")[0] ?? "")
-}
-
 /** What is served beside the API: the page, its files, the API's docs and OpenAPI document. */
 const pages = ["/", "/assets/:name", "/docs", "/openapi.json"]
 
@@ -119,15 +116,16 @@ const isJson = (contentType: string | undefined): boolean =>
   contentType !== undefined && /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(contentType)
 
 /**
- * Refuses what no handler should see: a request to a loopback server without a token that names another host (a page
+ * Refuses what no handler should see: a request on a connection beyond its client's limit (429), a Host that is not a
+ * host and port (400), a request to a loopback server without a token that names another host (a page
  * elsewhere reaching this server through DNS rebinding), a body sent without the token when one is set (refused
  * before it is read), a body over the limit (read here with the limit, so the handler reads it from memory; a body
  * streamed without a length is refused), a body that is not JSON or nests too deep to decode. Every error leaves as
- * JSON with a message, also where the router has none (a path nobody serves, a method a path does not take), and
- * quotes the request only in part.
+ * JSON with a message, also where the router has none (a path nobody serves, a method a path does not take), quotes
+ * the request only in part, and quotes a secret as `[redacted]`.
  */
 export const guard =
-  (options: Options, database?: DatabaseProbe.Probe) =>
+  (options: Options, scrub: (text: string) => string, database?: DatabaseProbe.Probe) =>
   <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
     Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -136,14 +134,25 @@ export const guard =
       const finish = (response: HttpServerResponse.HttpServerResponse) => {
         const explained = Unrouted.explain(knownRoutes, request.method, request.url, response)
         return HttpServerResponse.setHeader(
-          withExcerpts(openAi ? asOpenAiError(explained) : withReadableMessage(explained)),
+          withoutSecrets(withExcerpts(openAi ? asOpenAiError(explained) : withReadableMessage(explained)), scrub),
           "x-content-type-options",
           "nosniff"
         )
       }
       const refuse = (status: number, tag: string, message: string) =>
         finish(HttpServerResponse.unsafeJson({ _tag: tag, message }, { status }))
-      if (options.token === undefined && !isLoopback(hostNameOf(request.headers["host"] ?? ""))) {
+      if (Connections.isBeyondLimit(request)) {
+        return HttpServerResponse.setHeader(
+          refuse(429, "TooManyConnections", Connections.tooManyConnections(options.maxConnectionsPerClient)),
+          "connection",
+          "close"
+        )
+      }
+      const host = hostNameOf(request.headers["host"])
+      if (host === undefined) {
+        return refuse(400, "BadRequest", "The Host header is not a host name and port (RFC 9110, section 7.2).")
+      }
+      if (options.token === undefined && !isLoopback(host)) {
         return refuse(
           403,
           "Forbidden",
@@ -153,7 +162,7 @@ export const guard =
       if (request.method === "POST" || request.method === "PUT" || request.method === "PATCH") {
         // Every route that takes a body needs the token: without it, nothing of the body is read.
         const presented = RequestLimits.bearerOf(request.headers["authorization"])
-        if (options.token !== undefined && !Handlers.tokenMatches(presented, Redacted.value(options.token))) {
+        if (options.token !== undefined && !Handlers.accepts(presented, options.token)) {
           // As RFC 6750 has it, and as MCP clients read it to know they need a bearer token.
           return finish(
             HttpServerResponse.unsafeJson(
@@ -276,7 +285,7 @@ export const routes = (runs: Runs.Runs, options: Options) =>
   )
 
 const routesProbing = (runs: Runs.Runs, options: Options, database: DatabaseProbe.Probe | undefined) =>
-  HttpApiBuilder.serve(guard(options, database)).pipe(
+  HttpApiBuilder.serve(guard(options, runs.scrub, database)).pipe(
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(pageLayer),
@@ -298,7 +307,10 @@ const routesProbing = (runs: Runs.Runs, options: Options, database: DatabaseProb
 export const layer = (runs: Runs.Runs, options: Options) =>
   Layer.provideMerge(
     routes(runs, options),
-    NodeHttpServer.layer(() => nodeHttp.createServer(), { host: options.host, port: options.port })
+    NodeHttpServer.layer(() => Connections.limited(nodeHttp.createServer(Connections.timeouts(options)), options), {
+      host: options.host,
+      port: options.port
+    })
   )
 
 /** A served address as a URL. */

@@ -2,7 +2,9 @@
  * The runs of a serving process (`serve`, `mcp`): hosted here (`Runs`), or, with a database, sent to the cluster's
  * runners (`ClusterRuns`), which this process joins as a client (there, a runner resumes what a stopped one left). It
  * stands above both, which share `Runs`' contract; the cluster's modules are loaded only when a database is named.
- * Either takes its clients' texts without secrets. A session the store fails to keep (a full disk, a database made read-only) is refused as `NotStored`, in a sentence that names the cause, rather than as an unexplained failure.
+ * Either takes its clients' texts without secrets, and lists each question's beginning only. A session the store fails
+ * to keep (a full disk, a database made read-only) is refused as `NotStored`, in a sentence that names the cause,
+ * rather than as an unexplained failure.
  */
 import type { Errors } from "@deep-research/core"
 import * as Data from "effect/Data"
@@ -10,7 +12,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as CliConfig from "./CliConfig.js"
 import * as Runs from "./Runs.js"
-import * as Store from "./Store.js"
+import { secretsIn } from "./internal/config/credentials.js"
 
 /**
  * A session that was not accepted because the store could not keep it: the client is told so (HTTP 503), with the
@@ -50,7 +52,7 @@ export const make = (
           Effect.promise(() => import("./ClusterRuns.js")),
           (ClusterRuns) => ClusterRuns.make(resolved)
         ),
-    (runs) => Runs.withoutSecrets(runs, Store.secretsOf(resolved.credentials))
+    (runs) => Runs.withShortListing(Runs.withoutSecrets(runs, secretsIn(resolved.credentials)))
   )
 
 /** A session refused because the store could not keep it, as the API's 503; anything else goes on as it was. */

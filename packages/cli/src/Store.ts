@@ -14,6 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as CliConfig from "./CliConfig.js"
+import { secretsIn } from "./internal/config/credentials.js"
 
 /** The folder of the earlier file store under a store folder, imported once into the database. */
 export const sessionsDirectory = (resolved: Pick<CliConfig.Resolved, "storeDir">): string =>
@@ -32,11 +33,11 @@ const leaseDuration = (env: NodeJS.ProcessEnv = process.env) => {
 }
 
 /**
- * The secrets of the credentials (the keys, the database's URL, the API token): whatever is `Redacted` there is kept
- * out of files.
+ * The secrets of the credentials (the keys, the keyless APIs' keys, the database's URL, each API token): kept out of
+ * what is written.
  */
 export const secretsOf = (credentials: CliConfig.Credentials): ReadonlyArray<Redacted.Redacted<string>> =>
-  Object.values(credentials).filter((value): value is Redacted.Redacted<string> => Redacted.isRedacted(value))
+  secretsIn(credentials)
 
 /**
  * The session store of a store folder: PostgreSQL when the credentials name a database, else the SQLite database of

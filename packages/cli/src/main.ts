@@ -17,6 +17,7 @@ import * as OtlpExport from "./OtlpExport.js"
 import { describeFailure, failureCode } from "./internal/commandLine/failures.js"
 import { closest, quickAnswer } from "./internal/commandLine/help.js"
 import { unknownCommand } from "./internal/commandLine/commandWords.js"
+import { commandSecrets, scrubbingOutput } from "./internal/terminal/scrubbedStreams.js"
 
 const builtIns = new Set(["-h", "--help", "--version", "--wizard", "--completions", "--log-level"])
 
@@ -55,8 +56,14 @@ export const unknownOption = (args: ReadonlyArray<string>): string | undefined =
 
 const write = (stream: NodeJS.WriteStream, text: string) => Effect.sync(() => void stream.write(text))
 
-/** The command line, parsed and run; resolves to the exit code. */
-export const program = (args: ReadonlyArray<string>) => {
+/**
+ * The command line, parsed and run; resolves to the exit code. Whatever it prints is scrubbed of the secrets it holds
+ * (`scrubbedStreams.ts`).
+ */
+export const program = (args: ReadonlyArray<string>) =>
+  Effect.suspend(() => scrubbingOutput(commandSecrets(process.env, args), unscrubbed(args)))
+
+const unscrubbed = (args: ReadonlyArray<string>) => {
   const quick = quickAnswer(args)
   if (quick !== undefined) return Effect.as(write(process.stdout, quick), 0)
   // A single word where a command goes is a mistyped command, not a question (`commandWords`).

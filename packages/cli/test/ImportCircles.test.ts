@@ -85,7 +85,7 @@ describe("Import circles", () => {
       "CliConfig.ts",
       "ClusterRuns.ts",
       "Runs.ts",
-      "Store.ts"
+      "credentials.ts"
     ])
     expect(packages).toEqual(expect.arrayContaining(["core", "emulator", "providers", "evaluation", "cli"]))
   })

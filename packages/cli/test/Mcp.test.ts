@@ -342,7 +342,10 @@ describe("the MCP server's own work", () => {
         isRunning: () => false,
         running: Effect.succeed(0),
         awaitRun: () => Effect.void,
-        events: () => Stream.empty
+        events: () => Stream.empty,
+        artefact: () => unused,
+        saveArtefact: () => unused,
+        scrub: (text) => text
       }
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
       yield* Effect.forkScoped(

@@ -171,7 +171,7 @@ describe("MCP over Streamable HTTP on serve", () => {
         const { mcp } = yield* connectedOver(yield* servedOn(store))
         assert.strictEqual((yield* Effect.promise(() => mcp.experimental.tasks.getTask(taskId))).status, "completed")
         const result = yield* Effect.promise(() => mcp.experimental.tasks.getTaskResult(taskId, CallToolResultSchema))
-        assert.strictEqual(Schema.decodeUnknownSync(Report)(result.structuredContent).sessionId, taskId)
+        assert.strictEqual(Schema.decodeUnknownSync(Report)(result.structuredContent).sessionId, taskId.split(".")[0])
       })
   )
 
@@ -184,7 +184,7 @@ describe("MCP over Streamable HTTP on serve", () => {
         const task = yield* researchAsTask(mcp)
         const cancelled = yield* Effect.promise(() => mcp.experimental.tasks.cancelTask(task.taskId))
         assert.strictEqual(cancelled.status, "cancelled")
-        const status = yield* request(`${s.url}/api/sessions/${task.taskId}`)
+        const status = yield* request(`${s.url}/api/sessions/${task.taskId.split(".")[0]}`)
         assert.deepInclude(Schema.decodeUnknownSync(Status)(status.text), { status: "cancelled", running: false })
         const result = yield* Effect.promise(() =>
           mcp.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)

@@ -19,7 +19,7 @@ const Report = Schema.Struct({
 
 describe("research over MCP", () => {
   it.scopedLive(
-    "called as a task it answers at once with a task whose id is the session's; tasks/get follows the session, tasks/result gives its report with the sources",
+    "called as a task it answers at once with a task of its own id that names its session; tasks/get follows the session, tasks/result gives its report with the sources",
     () =>
       Effect.gen(function* () {
         const { call, client } = yield* connected({})
@@ -34,8 +34,10 @@ describe("research over MCP", () => {
         )
         assert.strictEqual(task.status, "working")
         assert.isNull(task.ttl, "kept as long as the session is")
-        // The task is the session: the other tools know it by the same id.
-        assert.include(yield* call("get_status", { sessionId: task.taskId }), task.taskId)
+        // The task names its session, which the other tools take; its own id is not the session's, nor guessed from it.
+        const sessionId = /^session (\S+):/.exec(task.statusMessage ?? "")?.[1] ?? ""
+        assert.match(task.taskId, new RegExp(`^${sessionId}\\.[A-Za-z0-9_-]{43}$`))
+        assert.include(yield* call("get_status", { sessionId }), sessionId)
         let seen = task
         while (seen.status === "working") {
           yield* Effect.sleep("50 millis")
@@ -46,7 +48,7 @@ describe("research over MCP", () => {
           client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)
         )
         const report = Schema.decodeUnknownSync(Report)(result.structuredContent)
-        assert.strictEqual(report.sessionId, task.taskId)
+        assert.strictEqual(report.sessionId, sessionId)
         assert.strictEqual(Schema.decodeUnknownSync(Text)(result.content)[0]?.text, report.report)
         assert.match(report.report, /\[1\]/)
         assert.isTrue(report.sources.some((source) => source.citation === 1))

@@ -8,6 +8,7 @@ import * as OptionTable from "../internal/commandLine/optionTable.js"
 import * as ParserOptions from "../internal/commandLine/parserOptions.js"
 import { runSession } from "../internal/terminal/runSession.js"
 import * as StoreCommands from "./store.js"
+import { withoutSecrets } from "../internal/config/credentials.js"
 import { loadCluster, refused } from "./cluster.js"
 import { checkModelServers, purposeOf, resolveConfig, toFlags } from "./configuration.js"
 
@@ -21,15 +22,17 @@ export const resume = Command.make(
       const options = yield* StoreCommands.rememberSimulated(id, given, "resumed")
       const flags = toFlags(options)
       const resolved = yield* resolveConfig(flags, purposeOf(flags))
+      // An answer holding a key or the token goes on with `[redacted]` in its place, as a question does.
+      const reply = Option.getOrUndefined(Option.map(answer, (text) => withoutSecrets(resolved.credentials, text)))
       if (resolved.credentials.databaseUrl !== undefined) {
         const [ClusterRun] = yield* loadCluster
-        return yield* Effect.mapError(ClusterRun.resume(resolved, id, Option.getOrUndefined(answer)), refused)
+        return yield* Effect.mapError(ClusterRun.resume(resolved, id, reply), refused)
       }
       yield* checkModelServers(resolved, "The session was left as it was.")
       // A budget given again replaces the stored one; the other settings are the session's.
       yield* runSession(resolved, flags, {
         resumeId: id,
-        answer: Option.getOrUndefined(answer),
+        answer: reply,
         budget: { maxTokens: flags.budgetTokens, maxUsd: flags.budgetUsd }
       })
     })

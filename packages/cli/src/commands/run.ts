@@ -1,6 +1,7 @@
 /** `deep-research run` (the default command): researches a question here, or sends it to the cluster. */
 import { Args, Command } from "@effect/cli"
 import * as Effect from "effect/Effect"
+import { withoutSecrets } from "../internal/config/credentials.js"
 import { usageError } from "../internal/commandLine/exited.js"
 import * as OptionTable from "../internal/commandLine/optionTable.js"
 import * as ParserOptions from "../internal/commandLine/parserOptions.js"
@@ -18,11 +19,13 @@ export const runCommand = Command.make(
       if (question.trim() === "") return yield* usageError("The question is empty.")
       const flags = toFlags(options)
       const resolved = yield* resolveConfig(flags, purposeOf(flags))
+      // A question holding a key or the token is researched with `[redacted]` in its place: no model is sent it.
+      const asked = withoutSecrets(resolved.credentials, question)
       if (resolved.credentials.databaseUrl !== undefined) {
         const [ClusterRun] = yield* loadCluster
-        return yield* Effect.mapError(ClusterRun.submit(resolved, question, { detach }), refused)
+        return yield* Effect.mapError(ClusterRun.submit(resolved, asked, { detach }), refused)
       }
       yield* checkModelServers(resolved, "No session was made.")
-      yield* runSession(resolved, flags, { question })
+      yield* runSession(resolved, flags, { question: asked })
     })
 ).pipe(Command.withDescription("Research a question and write a cited report (the default command)"))

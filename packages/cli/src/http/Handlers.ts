@@ -65,6 +65,22 @@ export const tokenMatches = (presented: string, expected: string): boolean =>
   // Digests have the same length whatever the tokens', as `timingSafeEqual` needs; the length is not leaked either.
   crypto.timingSafeEqual(digest(presented), digest(expected)) && presented.length > 0
 
+/**
+ * The tokens a server takes: `DEEP_RESEARCH_API_TOKEN` holds one, or several separated by commas, one for each caller
+ * (the server then tells its callers apart: an MCP task is reached only with the token that started it).
+ */
+export const tokensOf = (token: Redacted.Redacted<string>): ReadonlyArray<string> =>
+  Redacted.value(token)
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "")
+
+/** Whether a presented token is one of the server's, each compared in constant time, all of them every time. */
+export const accepts = (presented: string, token: Redacted.Redacted<string>): boolean =>
+  tokensOf(token)
+    .map((expected) => tokenMatches(presented, expected))
+    .reduce((found, matches) => found || matches, false)
+
 /** What a request without the token, or with another, is told. */
 export const tokenNeeded = "This server needs its API token: Authorization: Bearer <token>"
 
@@ -74,7 +90,7 @@ export const authorizationLayer = (token: Redacted.Redacted<string> | undefined)
     Authorization,
     Authorization.of({
       bearer: (presented) =>
-        token === undefined || tokenMatches(Redacted.value(presented), Redacted.value(token))
+        token === undefined || accepts(Redacted.value(presented), token)
           ? Effect.void
           : Effect.fail(new Unauthorized({ message: tokenNeeded }))
     })

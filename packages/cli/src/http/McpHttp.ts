@@ -4,8 +4,10 @@
  * server and transport per MCP session (`Mcp-Session-Id`): POST carries messages, GET opens the server's stream,
  * DELETE ends the session. Serve's guard has already refused a foreign Host on loopback (DNS rebinding) and a body
  * over its limit or not JSON; here the token is asked for as `/api` asks for it, and the Origin is checked, as MCP
- * asks of every server. MCP sessions live in this process; the research sessions behind them live in the store (or
- * the cluster's database), so a task is reached from any connection, after a restart, from any server of a cluster.
+ * asks of every server. An MCP session is bound to the caller that opened it (its token), and so are the tasks it
+ * starts (`internal/mcp/taskOwners.ts`). MCP sessions live in this process; the research sessions behind them, and the
+ * tasks' bindings, live in the store (or the cluster's database), so the caller that started a task reaches it from any
+ * connection, after a restart, from any server of a cluster.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpBody from "@effect/platform/HttpBody"
@@ -20,7 +22,9 @@ import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
 import * as Mcp from "../Mcp.js"
 import type * as Runs from "../Runs.js"
-import { tokenMatches } from "./Handlers.js"
+import * as TaskOwners from "../internal/mcp/taskOwners.js"
+import { originOf } from "../internal/serving/hosts.js"
+import { accepts } from "./Handlers.js"
 
 /** Where MCP is served. */
 export const path = "/mcp"
@@ -55,15 +59,20 @@ const bearerOf = (header: string | undefined): string | undefined => {
   return match?.[1]
 }
 
-const authorized = (header: string | undefined, token: Redacted.Redacted<string> | undefined): boolean => {
-  if (token === undefined) return true
+/**
+ * The caller a request is (`TaskOwners`): on a server with a token, the token it presents, if it is the server's; on
+ * one without, `anyone`. Undefined for a request without the token.
+ */
+const callerOf = (header: string | undefined, token: Redacted.Redacted<string> | undefined): string | undefined => {
+  if (token === undefined) return TaskOwners.anyone
   const presented = bearerOf(header)
-  return presented !== undefined && tokenMatches(presented, Redacted.value(token))
+  return presented !== undefined && accepts(presented, token) ? TaskOwners.callerOfToken(presented) : undefined
 }
 
 /**
  * Whether a request's Origin may reach MCP: none (a client that is no browser), the server's own (its Host), or one
- * the server allows pages from. A page elsewhere that reached this server is refused, as MCP asks of servers.
+ * the server allows pages from. An Origin that is not one (user info, a path, `null`, no URL at all) never matches,
+ * and a page elsewhere that reached this server is refused, as MCP asks of servers.
  */
 export const originAllowed = (
   origin: string | undefined,
@@ -71,12 +80,9 @@ export const originAllowed = (
   corsOrigins: ReadonlyArray<string>
 ): boolean => {
   if (origin === undefined) return true
-  try {
-    const url = new URL(origin)
-    return url.host === host || corsOrigins.includes(url.origin)
-  } catch {
-    return false
-  }
+  const parsed = originOf(origin)
+  if (parsed === undefined || host === undefined) return false
+  return new URL(parsed).host === host.toLowerCase() || corsOrigins.includes(parsed)
 }
 
 // =============================================================================
@@ -87,33 +93,40 @@ export const originAllowed = (
 const makeSessions = (toolSet: Mcp.ToolSet) => {
   const open = new Map<string, WebStandardStreamableHTTPServerTransport>()
   const forget = (sessionId: string | undefined) => {
-    if (sessionId !== undefined) open.delete(sessionId)
+    if (sessionId === undefined) return
+    open.delete(sessionId)
+    toolSet.owners.disconnect(sessionId)
   }
   return {
-    /** The session's transport, now the one used last; undefined for a session that ended or never was. */
-    get: (sessionId: string) => {
-      const transport = open.get(sessionId)
+    /** The caller's session's transport, now the one used last; undefined for one that ended, never was, or is another's. */
+    get: (sessionId: string, caller: string) => {
+      const transport = toolSet.owners.callerOf(sessionId) === caller ? open.get(sessionId) : undefined
       if (transport !== undefined) {
         open.delete(sessionId)
         open.set(sessionId, transport)
       }
       return transport
     },
-    /** A transport for a new session, with a server of the tool set on it; kept once it is initialized. */
-    start: Effect.promise(async () => {
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => crypto.randomUUID(),
-        onsessioninitialized: (sessionId) => {
-          open.set(sessionId, transport)
-          const oldest = open.size > maxSessions ? open.entries().next().value : undefined
-          if (oldest !== undefined) void oldest[1].close()
-        }
-      })
-      // Ended by the client (DELETE), by the bound above, or when the server stops.
-      transport.onclose = () => forget(transport.sessionId)
-      await Mcp.serverOf(toolSet).connect(transport)
-      return transport
-    }),
+    /**
+     * A transport for a new session of this caller, with a server of the tool set on it; kept once it is initialized,
+     * and bound to its caller: another caller is told it does not exist.
+     */
+    start: (caller: string) =>
+      Effect.promise(async () => {
+        const transport = new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: () => crypto.randomUUID(),
+          onsessioninitialized: (sessionId) => {
+            toolSet.owners.connect(sessionId, caller)
+            open.set(sessionId, transport)
+            const oldest = open.size > maxSessions ? open.entries().next().value : undefined
+            if (oldest !== undefined) void oldest[1].close()
+          }
+        })
+        // Ended by the client (DELETE), by the bound above, or when the server stops.
+        transport.onclose = () => forget(transport.sessionId)
+        await Mcp.connect(toolSet, transport)
+        return transport
+      }),
     closeAll: Effect.promise(() => Promise.all([...open.values()].map((transport) => transport.close())))
   }
 }
@@ -162,26 +175,31 @@ const forward = (transport: WebStandardStreamableHTTPServerTransport, request: R
 const handle = (sessions: ReturnType<typeof makeSessions>, options: Options) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
-    if (!authorized(request.headers["authorization"], options.token)) {
+    const caller = callerOf(request.headers["authorization"], options.token)
+    if (caller === undefined) {
       return refusal(401, "Unauthorized", "This server needs its API token: Authorization: Bearer <token>", {
         "www-authenticate": "Bearer"
       })
     }
     if (!originAllowed(request.headers["origin"], request.headers["host"], options.corsOrigins)) {
-      return refusal(403, "Forbidden", `Pages from ${request.headers["origin"]} may not call this server.`)
+      return refusal(403, "Forbidden", "Pages from this Origin may not call this server.")
     }
     const read = request.method === "POST" ? yield* bodyOf(request) : Either.right(undefined)
     if (Either.isLeft(read)) return rpcRefusal(400, -32700, "Parse error: the body is not JSON.")
     const body = read.right
+    // As JSON-RPC 2.0 answers an empty batch.
+    if (Array.isArray(body) && body.length === 0) {
+      return rpcRefusal(400, -32600, "Invalid Request: an empty batch holds no message.")
+    }
     const sessionId = request.headers["mcp-session-id"]
     if (sessionId !== undefined) {
-      const transport = sessions.get(sessionId)
+      const transport = sessions.get(sessionId, caller)
       return transport === undefined
         ? rpcRefusal(404, -32001, "Session not found: it ended, or the server restarted; initialize a new one.")
         : yield* forward(transport, webRequestOf(request), body)
     }
     if (request.method === "POST" && isInitializeRequest(body)) {
-      return yield* forward(yield* sessions.start, webRequestOf(request), body)
+      return yield* forward(yield* sessions.start(caller), webRequestOf(request), body)
     }
     return rpcRefusal(400, -32000, "Bad Request: send Mcp-Session-Id, or initialize to open a session.")
   })

@@ -3,6 +3,7 @@
  * a decoding failure said in a sentence, and, under `/v1`, every error in the shape OpenAI clients read. `Serve`'s
  * guard finishes every response through these.
  */
+import * as Secrets from "@deep-research/providers/Secrets"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Schema from "effect/Schema"
 import * as DecodeIssues from "../internal/serving/decodeIssues.js"
@@ -92,3 +93,19 @@ export const asOpenAiError = (
 const encodeUnauthorized = Schema.encodeSync(Unauthorized)
 const encodeServiceUnavailable = Schema.encodeSync(ServiceUnavailable)
 const encodeInvalidRequest = Schema.encodeSync(OpenAiSchema.InvalidRequest)
+
+/**
+ * An error response without the process's secrets: a refusal that quotes what the client sent (a bad field, an
+ * unknown id or model) quotes a key or the token as `[redacted]`, since refusals land in proxies' and clients' logs.
+ */
+export const withoutSecrets = (
+  response: HttpServerResponse.HttpServerResponse,
+  scrub: (text: string) => string
+): HttpServerResponse.HttpServerResponse => {
+  const body = errorBodyOf(response)
+  if (body === undefined) return response
+  const scrubbed = Secrets.scrubValue(scrub)(body)
+  return scrubbed === body
+    ? response
+    : HttpServerResponse.unsafeJson(scrubbed, { status: response.status, headers: response.headers })
+}

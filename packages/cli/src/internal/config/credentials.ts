@@ -5,6 +5,7 @@
  */
 import * as Variables from "@deep-research/providers/Environment"
 import * as Keyless from "@deep-research/providers/Keyless"
+import * as Secrets from "@deep-research/providers/Secrets"
 import * as Redacted from "effect/Redacted"
 
 /** Vendor credentials and endpoints, from the environment only. */
@@ -70,3 +71,28 @@ export const configFileCandidates = (cwd: string, env: Environment): ReadonlyArr
   const configHome = nonEmpty(env["XDG_CONFIG_HOME"]) ?? `${homeOf(env)}/.config`
   return [`${cwd}/deep-research.config.json`, `${configHome}/deep-research/deep-research.config.json`]
 }
+/**
+ * Every secret of the credentials, the keyless APIs' optional keys included: each `Redacted` text, however deep, and
+ * each of the API tokens when it holds several. What the doors of the CLI and the servers keep out of what they
+ * print, answer and write.
+ */
+export const secretsIn = (credentials: Credentials): ReadonlyArray<Redacted.Redacted<string>> => {
+  const found: Array<Redacted.Redacted<string>> = []
+  const walk = (value: unknown): void => {
+    if (Redacted.isRedacted(value)) {
+      const inner: unknown = Redacted.value(value)
+      if (typeof inner === "string") found.push(Redacted.make(inner))
+    } else if (typeof value === "object" && value !== null) {
+      for (const inner of Object.values(value)) walk(inner)
+    }
+  }
+  walk(credentials)
+  // The API token may hold several, one for each caller: each is a secret of its own.
+  const tokens = credentials.apiToken === undefined ? [] : Redacted.value(credentials.apiToken).split(",")
+  for (const part of tokens.length > 1 ? tokens : []) found.push(Redacted.make(part.trim()))
+  return found
+}
+
+/** A text (a question, an answer, a report) without the credentials' secrets: `[redacted]` in their place. */
+export const withoutSecrets = (credentials: Credentials, text: string): string =>
+  Secrets.scrubber(secretsIn(credentials))(text)

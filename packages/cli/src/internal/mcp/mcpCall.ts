@@ -35,6 +35,8 @@ export interface Call {
   readonly onProgress: OnProgress | undefined
   /** Aborted when the client cancels the call or goes away. */
   readonly signal: AbortSignal
+  /** The MCP session the call came on (Streamable HTTP's `Mcp-Session-Id`); none on stdio. */
+  readonly connection: string | undefined
 }
 
 /** A tool's implementation. */
@@ -138,6 +140,7 @@ export const callOf = (
                 })
               )
             ),
-    signal: extra.signal
+    signal: extra.signal,
+    connection: extra.sessionId
   }
 }

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
+import { type Credentials, withoutSecrets } from "../config/credentials.js"
 
 /**
  * The report's file: `--out` as given, or inside it when it names a folder (one that exists, one that ends with a
@@ -36,19 +37,20 @@ const isFolder = (path: string): boolean => {
 
 /**
  * Writes the report to its file, making the folders it needs (`--out reports/` names one not made yet); the reason it
- * could not be written, if it could not. The research has succeeded by then: a caller says where else the report is.
+ * could not be written, if it could not; without the credentials' secrets. The research has succeeded by then: a caller
+ * says where else the report is.
  */
 export const writeReport = (
   out: string,
-  markdown: string
+  markdown: string,
+  credentials: Credentials
 ): Effect.Effect<Option.Option<string>, never, FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (files) =>
-    files
-      .makeDirectory(nodePath.dirname(out), { recursive: true })
-      .pipe(
-        Effect.zipRight(files.writeFileString(out, markdown)),
-        Effect.match({ onFailure: (error) => Option.some(error.message), onSuccess: () => Option.none() })
-      )
+    files.makeDirectory(nodePath.dirname(out), { recursive: true }).pipe(
+      // No secret in the file, whatever a model or a page put in the report.
+      Effect.zipRight(files.writeFileString(out, withoutSecrets(credentials, markdown))),
+      Effect.match({ onFailure: (error) => Option.some(error.message), onSuccess: () => Option.none() })
+    )
   )
 
 /** The warning for a report that could not be written to its file, naming where it is kept instead. */

@@ -254,7 +254,7 @@ const finished = (run: TerminalRun, session: Session.Session, path: Path.Path) =
     }
     const file = reportFile(resolved.out, sessionId)
     const markdown = resolved.simulate ? Store.markSimulated(report.markdown) : report.markdown
-    const unwritten = yield* writeReport(file, markdown)
+    const unwritten = yield* writeReport(file, markdown, resolved.credentials)
     // The research succeeded: a report its file cannot take is still in the store, said as a warning, not a failure.
     const out = Option.match(unwritten, {
       onNone: () => file,
