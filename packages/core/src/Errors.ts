@@ -117,14 +117,25 @@ export class MalformedOutput extends Schema.TaggedError<MalformedOutput>("@deep-
   }
 }
 
-/** The provider's circuit breaker is open after repeated failures; calls are refused until `retryAt`. */
+/** The errors that open a circuit breaker (see `tripsBreaker`). */
+export const BreakerError = Schema.Union(ProviderUnavailable, Timeout, AuthenticationFailed)
+
+/** An error that opens a circuit breaker. */
+export type BreakerError = typeof BreakerError.Type
+
+/**
+ * The provider's circuit breaker is open after repeated failures; calls are refused until `retryAt`. `cause` is the
+ * failure that opened it (absent when the breaker opened on an error outside the union).
+ */
 export class CircuitOpen extends Schema.TaggedError<CircuitOpen>("@deep-research/core/CircuitOpen")("CircuitOpen", {
   provider: Schema.String,
   /** Epoch milliseconds at which the breaker lets a trial call through. */
-  retryAt: Schema.Number
+  retryAt: Schema.Number,
+  cause: Schema.optional(BreakerError)
 }) {
   override get message(): string {
-    return `${this.provider} is failing repeatedly; calls are paused until ${new Date(this.retryAt).toISOString()}`
+    const cause = this.cause === undefined ? "" : ` (${this.cause.message})`
+    return `${this.provider} is failing repeatedly${cause}; calls are paused until ${new Date(this.retryAt).toISOString()}`
   }
 }
 
