@@ -333,3 +333,17 @@ export const isRetryable = (error: { readonly _tag: string }): boolean =>
  */
 export const tripsBreaker = (error: { readonly _tag: string }): boolean =>
   error._tag === "ProviderUnavailable" || error._tag === "Timeout" || error._tag === "AuthenticationFailed"
+
+/**
+ * Errors that say no call to the provider can succeed now: refused credentials, no quota left, an open breaker. A run
+ * that meets one on a model call fails with it there, rather than go on without the model and fail four phases later.
+ */
+export const endsRun = (error: { readonly _tag: string }): boolean =>
+  error._tag === "AuthenticationFailed" || error._tag === "QuotaExhausted" || error._tag === "CircuitOpen"
+
+/**
+ * Errors that say the provider could not be reached, after the policy's retries. The run's first model calls
+ * (clarification, brief) fail the run with them: a run whose model cannot be reached has nothing to go on with.
+ */
+export const isUnreachable = (error: { readonly _tag: string }): boolean =>
+  error._tag === "ProviderUnavailable" || error._tag === "Timeout"
