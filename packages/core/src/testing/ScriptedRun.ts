@@ -11,6 +11,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Researcher from "../phases/Researcher.js"
+import * as Supervisor from "../phases/Supervisor.js"
 import type * as ClaimVerification from "../ClaimVerification.js"
 import type * as ContentExtractor from "../ContentExtractor.js"
 import type * as LanguageModel from "../LanguageModel.js"
@@ -27,6 +29,16 @@ import * as StaticWeb from "./StaticWeb.js"
 // =============================================================================
 // Replies, typed as the pipeline reads them
 // =============================================================================
+
+/** The supervisor's tools as the pipeline sends and decodes them. */
+export const supervisorTools = {
+  think: Supervisor.think,
+  conductResearch: Supervisor.conductResearch,
+  researchComplete: Supervisor.researchComplete
+} as const
+
+/** The researcher's tools as the pipeline sends and decodes them, sized by a configuration's limits. */
+export const researcherTools: typeof Researcher.makeTools = Researcher.makeTools
 
 /** The clarification role's answer. */
 export const clarification = (value: typeof Clarification.Encoded): ScriptedModel.Reply => ScriptedModel.json(value)
