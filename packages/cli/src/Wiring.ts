@@ -144,7 +144,7 @@ const routerLayer = (
   resilience: Resilience.Resilience
 ): Layer.Layer<ModelRouter.ModelRouter, Errors.InvalidInput> => {
   const c = resolved.credentials
-  return ModelSpec.layer({
+  return ModelSpec.layerConfig({
     default: resolved.models.default,
     roles: resolved.models.roles,
     tiers: resolved.models.tiers,

@@ -14,9 +14,8 @@ import {
   Summarizer,
   Tool
 } from "@deep-research/core"
-import * as ActionProtocol from "@deep-research/core/phases/ActionProtocol"
-import * as Researcher from "@deep-research/core/phases/Researcher"
-import * as Supervisor from "@deep-research/core/phases/Supervisor"
+import * as ActionProtocol from "@deep-research/core/ActionProtocol"
+import { ScriptedRun } from "@deep-research/core/testing"
 import { Judge } from "@deep-research/evaluation"
 import { ModelSpec } from "@deep-research/providers"
 import { Emulator } from "@deep-research/emulator"
@@ -47,11 +46,11 @@ const decoder = <A, I>(tool: Tool.Tool<A, I>): Decoder => ({
   decode: (args) => Tool.decodeArguments(tool, args)
 })
 
-const researcherTools = Researcher.makeTools(ResearchConfig.defaults)
+const researcherTools = ScriptedRun.researcherTools(ResearchConfig.defaults)
 const supervisorTools: ReadonlyArray<Decoder> = [
-  decoder(Supervisor.think),
-  decoder(Supervisor.conductResearch),
-  decoder(Supervisor.researchComplete)
+  decoder(ScriptedRun.supervisorTools.think),
+  decoder(ScriptedRun.supervisorTools.conductResearch),
+  decoder(ScriptedRun.supervisorTools.researchComplete)
 ]
 const researcherToolList: ReadonlyArray<Decoder> = [
   decoder(researcherTools.webSearch),

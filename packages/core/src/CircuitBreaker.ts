@@ -13,7 +13,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import { CircuitOpen, tripsBreaker } from "./Errors.js"
+import * as Schema from "effect/Schema"
+import { BreakerError, CircuitOpen, tripsBreaker } from "./Errors.js"
 import * as ResearchEvents from "./ResearchEvents.js"
 
 // =============================================================================
@@ -62,12 +63,13 @@ export interface Admitted {
 }
 
 /** Whether the breaker lets a call through. */
-export type Admission = Admitted | { readonly _tag: "Reject"; readonly retryAt: number }
+export type Admission =
+  Admitted | { readonly _tag: "Reject"; readonly retryAt: number; readonly cause?: BreakerError | undefined }
 
 type Internal =
   | { readonly _tag: "Closed"; readonly failures: number }
-  | { readonly _tag: "Open"; readonly retryAt: number }
-  | { readonly _tag: "HalfOpen"; readonly trialRunning: boolean }
+  | { readonly _tag: "Open"; readonly retryAt: number; readonly cause: BreakerError | undefined }
+  | { readonly _tag: "HalfOpen"; readonly trialRunning: boolean; readonly cause: BreakerError | undefined }
 
 // =============================================================================
 // Constructors
@@ -99,19 +101,24 @@ const unsafeMake = (options: Options): CircuitBreaker => {
       case "Closed":
         return admitted
       case "Open":
-        if (now < state.retryAt) return { _tag: "Reject", retryAt: state.retryAt }
-        current = { _tag: "HalfOpen", trialRunning: true }
+        if (now < state.retryAt) return { _tag: "Reject", retryAt: state.retryAt, cause: state.cause }
+        current = { _tag: "HalfOpen", trialRunning: true, cause: state.cause }
         return { _tag: "Admit", trial: true, changed: true }
       case "HalfOpen":
         // One trial at a time: the others are refused until it tells whether the provider is back.
-        if (state.trialRunning) return { _tag: "Reject", retryAt: now }
-        current = { _tag: "HalfOpen", trialRunning: true }
+        if (state.trialRunning) return { _tag: "Reject", retryAt: now, cause: state.cause }
+        current = { _tag: "HalfOpen", trialRunning: true, cause: state.cause }
         return { _tag: "Admit", trial: true, changed: false }
     }
   }
 
   /** Records an outcome; returns the new state when it changed. */
-  const record = (trial: boolean, outcome: "success" | "failure" | "neutral", now: number): State | undefined => {
+  const record = (
+    trial: boolean,
+    outcome: "success" | "failure" | "neutral",
+    now: number,
+    cause?: BreakerError
+  ): State | undefined => {
     const state = current
     if (outcome === "success") {
       if (state._tag === "Closed" && state.failures === 0) return undefined
@@ -120,14 +127,14 @@ const unsafeMake = (options: Options): CircuitBreaker => {
     }
     if (outcome === "failure") {
       if (state._tag === "HalfOpen" || (state._tag === "Closed" && state.failures + 1 >= threshold)) {
-        current = { _tag: "Open", retryAt: now + resetMillis }
+        current = { _tag: "Open", retryAt: now + resetMillis, cause }
         return "open"
       }
       if (state._tag === "Closed") current = { _tag: "Closed", failures: state.failures + 1 }
       return undefined
     }
     // Neither verdict (a rate limit, a bad request, an interruption): a trial ends without deciding.
-    if (trial && state._tag === "HalfOpen") current = { _tag: "HalfOpen", trialRunning: false }
+    if (trial && state._tag === "HalfOpen") current = { _tag: "HalfOpen", trialRunning: false, cause: state.cause }
     return undefined
   }
 
@@ -138,13 +145,13 @@ const unsafeMake = (options: Options): CircuitBreaker => {
   }
 
   const unsafeRecord = (admission: Admitted, exit: Exit.Exit<unknown, unknown>, now: number): State | undefined =>
-    record(admission.trial, outcomeOf(exit), now)
+    record(admission.trial, outcomeOf(exit), now, causeOf(exit))
 
   const protect = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | CircuitOpen, R> =>
     Effect.uninterruptibleMask((restore) =>
       Effect.clockWith((clock): Effect.Effect<A, E | CircuitOpen, R> => {
         const admission = admit(clock.unsafeCurrentTimeMillis())
-        if (admission._tag === "Reject") return Effect.fail(new CircuitOpen({ provider, retryAt: admission.retryAt }))
+        if (admission._tag === "Reject") return Effect.fail(rejection(provider, admission))
         const run = Effect.flatMap(Effect.exit(restore(effect)), (exit) => {
           const changed = unsafeRecord(admission, exit, clock.unsafeCurrentTimeMillis())
           return changed === undefined ? exit : Effect.zipRight(announce(changed), exit)
@@ -171,4 +178,24 @@ const unsafeMake = (options: Options): CircuitBreaker => {
 }
 
 const closed: Internal = { _tag: "Closed", failures: 0 }
+
+const isBreakerError = Schema.is(BreakerError)
+
+/** The failure of a call, when it is one a `CircuitOpen` can carry. */
+const causeOf = (exit: Exit.Exit<unknown, unknown>): BreakerError | undefined => {
+  if (Exit.isSuccess(exit)) return undefined
+  const failure = Cause.failureOption(exit.cause)
+  return Option.isSome(failure) && isBreakerError(failure.value) ? failure.value : undefined
+}
+
+/** The error of a refused call, carrying the failure that opened the breaker. */
+export const rejection = (
+  provider: string,
+  admission: { readonly retryAt: number; readonly cause?: BreakerError | undefined }
+): CircuitOpen =>
+  new CircuitOpen(
+    admission.cause === undefined
+      ? { provider, retryAt: admission.retryAt }
+      : { provider, retryAt: admission.retryAt, cause: admission.cause }
+  )
 const admitted: Admitted = { _tag: "Admit", trial: false, changed: false }

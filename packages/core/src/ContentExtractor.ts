@@ -1,10 +1,12 @@
 /**
- * The extraction port: read pages by URL. Each URL succeeds or fails on its own.
+ * The extraction port: read pages by URL. Each URL succeeds or fails on its own. A backend that only searches takes
+ * `layerNone`: the researcher then works from what the search results carry.
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { ProviderError } from "./Errors.js"
-import type { ExtractResult } from "./Source.js"
+import { ExtractFailure, type ExtractResult } from "./Source.js"
 
 /** A content extractor. */
 export interface Service {
@@ -18,3 +20,15 @@ export class ContentExtractor extends Context.Tag("@deep-research/core/ContentEx
   ContentExtractor,
   Service
 >() {}
+
+/** An extractor that reads nothing: each URL is a failure that says so, and no request is made. */
+export const none: Service = {
+  name: "none",
+  extract: (urls) =>
+    Effect.succeed(
+      urls.map((url) => new ExtractFailure({ url, reason: "pages are not read in full here; use the search results" }))
+    )
+}
+
+/** `none` in context, for a search backend that has no extractor. */
+export const layerNone: Layer.Layer<ContentExtractor> = Layer.succeed(ContentExtractor, none)

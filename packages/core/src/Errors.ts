@@ -117,14 +117,25 @@ export class MalformedOutput extends Schema.TaggedError<MalformedOutput>("@deep-
   }
 }
 
-/** The provider's circuit breaker is open after repeated failures; calls are refused until `retryAt`. */
+/** The errors that open a circuit breaker (see `tripsBreaker`). */
+export const BreakerError = Schema.Union(ProviderUnavailable, Timeout, AuthenticationFailed)
+
+/** An error that opens a circuit breaker. */
+export type BreakerError = typeof BreakerError.Type
+
+/**
+ * The provider's circuit breaker is open after repeated failures; calls are refused until `retryAt`. `cause` is the
+ * failure that opened it (absent when the breaker opened on an error outside the union).
+ */
 export class CircuitOpen extends Schema.TaggedError<CircuitOpen>("@deep-research/core/CircuitOpen")("CircuitOpen", {
   provider: Schema.String,
   /** Epoch milliseconds at which the breaker lets a trial call through. */
-  retryAt: Schema.Number
+  retryAt: Schema.Number,
+  cause: Schema.optional(BreakerError)
 }) {
   override get message(): string {
-    return `${this.provider} is failing repeatedly; calls are paused until ${new Date(this.retryAt).toISOString()}`
+    const cause = this.cause === undefined ? "" : ` (${this.cause.message})`
+    return `${this.provider} is failing repeatedly${cause}; calls are paused until ${new Date(this.retryAt).toISOString()}`
   }
 }
 
@@ -322,3 +333,17 @@ export const isRetryable = (error: { readonly _tag: string }): boolean =>
  */
 export const tripsBreaker = (error: { readonly _tag: string }): boolean =>
   error._tag === "ProviderUnavailable" || error._tag === "Timeout" || error._tag === "AuthenticationFailed"
+
+/**
+ * Errors that say no call to the provider can succeed now: refused credentials, no quota left, an open breaker. A run
+ * that meets one on a model call fails with it there, rather than go on without the model and fail four phases later.
+ */
+export const endsRun = (error: { readonly _tag: string }): boolean =>
+  error._tag === "AuthenticationFailed" || error._tag === "QuotaExhausted" || error._tag === "CircuitOpen"
+
+/**
+ * Errors that say the provider could not be reached, after the policy's retries. The run's first model calls
+ * (clarification, brief) fail the run with them: a run whose model cannot be reached has nothing to go on with.
+ */
+export const isUnreachable = (error: { readonly _tag: string }): boolean =>
+  error._tag === "ProviderUnavailable" || error._tag === "Timeout"

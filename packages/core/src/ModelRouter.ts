@@ -52,6 +52,11 @@ export interface Service {
     role: Role,
     request: LanguageModel.GenerateRequest
   ) => Effect.Effect<LanguageModel.Completion, ProviderError>
+  /**
+   * The policy the router's models were protected with, when one was in context as it was made: the pipeline puts
+   * the search provider and the extractor under it too, where no `Resilience` is in context of the run.
+   */
+  readonly resilience?: Resilience.Resilience | undefined
 }
 
 /** The model for a role under the resolution chain. */
@@ -60,7 +65,7 @@ export const resolveModel = (models: Models, role: Role): LanguageModel.Service 
 
 const nothing: Budget.Spent = { tokens: 0, costUsd: 0 }
 
-const router = (models: Models, table: Pricing.PriceTable): Service => {
+const router = (models: Models, table: Pricing.PriceTable, resilience?: Resilience.Resilience): Service => {
   const recorded = new Map<Role, LanguageModel.Service>()
   const costOf = (completion: LanguageModel.Completion) => Pricing.costOf(table, completion.model, completion.usage)
   const forRole = (role: Role): LanguageModel.Service => {
@@ -113,7 +118,8 @@ const router = (models: Models, table: Pricing.PriceTable): Service => {
   return {
     resolve: (role) => resolveModel(models, role),
     forRole,
-    generate: (role, request) => forRole(role).generate(request)
+    generate: (role, request) => forRole(role).generate(request),
+    resilience
   }
 }
 
@@ -142,7 +148,8 @@ export const mapModels = (models: Models, f: (model: LanguageModel.Service) => L
 
 /**
  * The router in context: `ModelRouter.Default(models)`, priced with the `Pricing` table in context or the shipped one.
- * When a `Resilience` policy is in context, every model's calls go through it.
+ * When a `Resilience` policy is in context, every model's calls go through it, and the pipeline's search and
+ * extraction calls too (see `Pipeline`).
  */
 export class ModelRouter extends Effect.Service<ModelRouter>()("@deep-research/core/ModelRouter", {
   effect: (models: Models) =>
@@ -152,7 +159,8 @@ export class ModelRouter extends Effect.Service<ModelRouter>()("@deep-research/c
       const protectedModels = Option.isSome(resilience) ? mapModels(models, resilience.value.wrapLanguageModel) : models
       return router(
         protectedModels,
-        Option.getOrElse(table, () => Pricing.defaultTable)
+        Option.getOrElse(table, () => Pricing.defaultTable),
+        Option.getOrUndefined(resilience)
       )
     })
 }) {}

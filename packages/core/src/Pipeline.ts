@@ -13,7 +13,15 @@ import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
 import type { ContentExtractor } from "./ContentExtractor.js"
-import { InvalidInput, type ResearchError, type SessionCorrupt } from "./Errors.js"
+import {
+  InvalidInput,
+  type MalformedOutput,
+  type ProviderError,
+  type SessionBusy,
+  type SessionCorrupt,
+  type SessionNotFound,
+  type Ungrounded
+} from "./Errors.js"
 import type * as ModelRouter from "./ModelRouter.js"
 import * as Checkpoint from "./phases/Checkpoint.js"
 import * as Clarify from "./phases/Clarify.js"
@@ -67,6 +75,16 @@ export interface ResumeOptions {
    */
   readonly budget?: ResumeSettings.BudgetChange | undefined
 }
+
+/**
+ * What `research` can fail with: a provider's error (a model's, once its retries are spent: see `Resilience`), a
+ * model's answer that never decoded, a run that found no source and must rest on one, a session id that is taken by
+ * another run or stored corrupt, and input that was refused.
+ */
+export type ResearchFailure = ProviderError | MalformedOutput | Ungrounded | SessionCorrupt | SessionBusy | InvalidInput
+
+/** What `resume` can fail with: what `research` can, and an id that no stored session has. */
+export type ResumeFailure = ResearchFailure | SessionNotFound
 
 /**
  * What the pipeline needs in context. `ResearchEvents`, `UserInput`, `Pricing` and `SessionLimit` are used when
@@ -282,7 +300,7 @@ const pipeline = make(ResearchUnit.run)
 export const research: (
   query: string,
   options?: ResearchOptions
-) => Effect.Effect<Session.Session, ResearchError, Requirements> = pipeline.research
+) => Effect.Effect<Session.Session, ResearchFailure, Requirements> = pipeline.research
 
 /**
  * Stores a new session of `query`, queued: its question and settings, nothing researched, so that its id can be given
@@ -343,4 +361,4 @@ export const recordCancelled = (
 export const resume: (
   sessionId: string,
   options?: ResumeOptions
-) => Effect.Effect<Session.Session, ResearchError, Requirements> = pipeline.resume
+) => Effect.Effect<Session.Session, ResumeFailure, Requirements> = pipeline.resume

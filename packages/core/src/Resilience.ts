@@ -106,7 +106,10 @@ export interface Service {
   ) => Effect.Effect<A, E | CircuitOpen | Timeout, R>
   /** The state of a provider's breaker. */
   readonly circuitState: (provider: string, kind?: Kind) => Effect.Effect<CircuitBreaker.State>
-  /** The model with every `generate` protected under its provider. Wrapping twice changes nothing. */
+  /**
+   * The model with every `generate` protected under its provider. Wrapping twice changes nothing, nor wrapping what is
+   * `isProtected` already.
+   */
   readonly wrapLanguageModel: (model: LanguageModel.Service) => LanguageModel.Service
   readonly wrapSearchProvider: (provider: SearchProvider.Service) => SearchProvider.Service
   readonly wrapContentExtractor: (extractor: ContentExtractor.Service) => ContentExtractor.Service
@@ -142,12 +145,36 @@ const announcedRetries = <E>(provider: string, policy: Policy) =>
     )
   )
 
+// Every service a policy wrapped (under that policy's state), or that protects its own calls ("self"): wrapping one
+// again would retry its retries.
+const protectedBy = new WeakMap<object, object>()
+const self = {}
+
+/** True for a model, search provider or extractor whose calls go through a policy already. */
+export const isProtected = (service: object): boolean => protectedBy.has(service)
+
+/**
+ * Marks a service whose calls are protected already, so that no policy wraps it again: a composite over protected
+ * providers (`SearchFanout`), each of them under its own breaker and limits.
+ */
+export const markProtected = <A extends object>(service: A): A => {
+  protectedBy.set(service, self)
+  return service
+}
+
 const policy = (settings: Settings): Effect.Effect<Service> =>
   Effect.sync(() => {
     // Looked up at every call, made at the first: a plain map, since a state made twice by two first calls at once
     // is harmless (the second is dropped before use) and a lookup then costs no runtime step.
     const states = new Map<string, ProtectedCall.ProviderState>()
-    const wrapped = new WeakSet<object>()
+    const skips = (service: object) => {
+      const by = protectedBy.get(service)
+      return by === states || by === self
+    }
+    const mark = <A extends object>(service: A): A => {
+      protectedBy.set(service, states)
+      return service
+    }
 
     const stateOf = (provider: string, kind: Kind): Effect.Effect<ProtectedCall.ProviderState> => {
       const key = `${kind}:${provider}`
@@ -182,13 +209,8 @@ const policy = (settings: Settings): Effect.Effect<Service> =>
     const circuitState = (provider: string, kind: Kind = "model") =>
       Effect.flatMap(stateOf(provider, kind), (state) => state.breaker.state)
 
-    const mark = <A extends object>(service: A): A => {
-      wrapped.add(service)
-      return service
-    }
-
     const wrapLanguageModel = (model: LanguageModel.Service): LanguageModel.Service =>
-      wrapped.has(model)
+      skips(model)
         ? model
         : mark({
             ...model,
@@ -196,7 +218,7 @@ const policy = (settings: Settings): Effect.Effect<Service> =>
           })
 
     const wrapSearchProvider = (provider: SearchProvider.Service): SearchProvider.Service =>
-      wrapped.has(provider)
+      skips(provider)
         ? provider
         : mark({
             ...provider,
@@ -204,7 +226,7 @@ const policy = (settings: Settings): Effect.Effect<Service> =>
           })
 
     const wrapContentExtractor = (extractor: ContentExtractor.Service): ContentExtractor.Service =>
-      wrapped.has(extractor)
+      skips(extractor)
         ? extractor
         : mark({
             ...extractor,

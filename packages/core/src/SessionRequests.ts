@@ -21,7 +21,9 @@ import type * as Scope from "effect/Scope"
 import * as ContentExtractor from "./ContentExtractor.js"
 import type { MalformedOutput, ProviderError } from "./Errors.js"
 import * as RequestJournal from "./internal/session/requestJournal.js"
+import { ModelRouter } from "./ModelRouter.js"
 import * as Novelty from "./Novelty.js"
+import * as Resilience from "./Resilience.js"
 import * as SearchProvider from "./SearchProvider.js"
 import type { SessionStore } from "./SessionStore.js"
 import { ExtractFailure, type ExtractResult, type SearchResult, type SourceSummary } from "./Source.js"
@@ -210,9 +212,27 @@ export type Journal = RequestJournal.Journal
 export const journal: (sessionId: string) => Effect.Effect<Journal, never, SessionStore | Scope.Scope> =
   RequestJournal.make
 
+const unprotected: Pick<Resilience.Service, "wrapSearchProvider" | "wrapContentExtractor"> = {
+  wrapSearchProvider: (provider) => provider,
+  wrapContentExtractor: (extractor) => extractor
+}
+
+/**
+ * The policy search and extraction go through: the `Resilience` in context, else the one the `ModelRouter` was made
+ * under (the README's wiring provides it to the layers, not to the program), else none.
+ */
+const resilience = Effect.gen(function* () {
+  const inContext = yield* Effect.serviceOption(Resilience.Resilience)
+  if (Option.isSome(inContext)) return inContext.value
+  const router = yield* Effect.serviceOption(ModelRouter)
+  return Option.isSome(router) && router.value.resilience !== undefined ? router.value.resilience : unprotected
+})
+
 /**
  * Runs an effect with the search provider, the content extractor and the summarizer in context shared and journaled:
- * each distinct request of the effect is sent once, and not at all when the journal holds its answer.
+ * each distinct request of the effect is sent once, and not at all when the journal holds its answer. Search and
+ * extraction go through the resilience policy (`resilience` above): this is where every provider a user gives the
+ * pipeline is protected, whoever wrote it.
  */
 export const shareJournaled =
   (journal: Journal) =>
@@ -224,8 +244,9 @@ export const shareJournaled =
     R | SearchProvider.SearchProvider | ContentExtractor.ContentExtractor | Summarizer.Summarizer
   > =>
     Effect.gen(function* () {
-      const search = sharedSearch(yield* SearchProvider.SearchProvider, journal)
-      const extractor = sharedExtractor(yield* ContentExtractor.ContentExtractor, journal)
+      const policy = yield* resilience
+      const search = sharedSearch(policy.wrapSearchProvider(yield* SearchProvider.SearchProvider), journal)
+      const extractor = sharedExtractor(policy.wrapContentExtractor(yield* ContentExtractor.ContentExtractor), journal)
       const summarizer = sharedSummarizer(yield* Summarizer.Summarizer, journal)
       const cache = yield* Request.makeCache({ capacity: cacheCapacity, timeToLive: Duration.infinity })
       return yield* self.pipe(

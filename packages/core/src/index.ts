@@ -1,4 +1,5 @@
 /** deep-research core: domain, ports, resilience, tokens and the research pipeline. */
+export * as ActionProtocol from "./phases/ActionProtocol.js"
 export * as Budget from "./Budget.js"
 export * as CircuitBreaker from "./CircuitBreaker.js"
 export * as Citations from "./Citations.js"

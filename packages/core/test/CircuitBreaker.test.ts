@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Duration, Effect, Either, Fiber, Queue, Ref, TestClock } from "effect"
+import { Chunk, Duration, Effect, Either, Fiber, Queue, Ref, Schema, TestClock } from "effect"
 import * as CircuitBreaker from "../src/CircuitBreaker.js"
 import * as Errors from "../src/Errors.js"
 import * as ResearchEvents from "../src/ResearchEvents.js"
@@ -43,6 +43,23 @@ describe("CircuitBreaker", () => {
         assert.strictEqual(result.left.retryAt, 30_000)
       }
       assert.strictEqual(yield* count, 5)
+    })
+  )
+
+  it.effect("a refused call's CircuitOpen carries the failure that opened the breaker, and says it", () =>
+    Effect.gen(function* () {
+      const breaker = yield* CircuitBreaker.make({ provider: "acme" })
+      const { call } = yield* makeCall
+      const refused = new Errors.AuthenticationFailed({ provider: "acme", detail: "invalid key" })
+      yield* failTimes(breaker, 5, call(refused))
+      const result = yield* Effect.flip(breaker.protect(call()))
+      assert.instanceOf(result, Errors.CircuitOpen)
+      if (result instanceof Errors.CircuitOpen) {
+        assert.deepStrictEqual(result.cause, refused)
+        assert.include(result.message, "refused the credentials")
+        const decoded = Schema.decodeUnknownSync(Errors.ResearchError)(Schema.encodeSync(Errors.ResearchError)(result))
+        assert.deepStrictEqual(decoded, result)
+      }
     })
   )
 

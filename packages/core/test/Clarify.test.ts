@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Queue, Ref } from "effect"
-import { InvalidInput, ProviderUnavailable } from "../src/Errors.js"
+import { InvalidInput, InvalidRequest, ProviderUnavailable } from "../src/Errors.js"
 import * as Clarify from "../src/phases/Clarify.js"
 import * as ResearchEvents from "../src/ResearchEvents.js"
 import { ScriptedModel } from "../src/testing/index.js"
@@ -112,13 +112,24 @@ describe("Clarify", () => {
     })
   )
 
-  it.effect("a failing clarification model never stops the run", () =>
+  it.effect("a clarification request the model rejects never stops the run", () =>
     Effect.gen(function* () {
       const outcome = yield* Clarify.run("How are freelancers taxed?", "await").pipe(
-        Effect.provide(router([new ProviderUnavailable({ provider: "scripted", status: 503 })]))
+        Effect.provide(router([new InvalidRequest({ provider: "scripted", detail: "the schema is not supported" })]))
       )
       assert.isFalse(outcome.awaiting)
       assert.isUndefined(outcome.record)
+    })
+  )
+
+  it.effect("a clarification model that cannot be reached fails the phase with its error", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        Clarify.run("How are freelancers taxed?", "await").pipe(
+          Effect.provide(router([new ProviderUnavailable({ provider: "scripted", status: 503 })]))
+        )
+      )
+      assert.strictEqual(error._tag, "ProviderUnavailable")
     })
   )
 

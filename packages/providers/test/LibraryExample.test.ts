@@ -32,15 +32,17 @@ const researchLayer = (endpoints: Endpoints) =>
     Layer.provide(Resilience.layerDefault)
   )
 
+const temporaryFolder = Effect.acquireRelease(
+  Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "library-example-"))),
+  (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
+)
+
 describe("docs/library.md's library example", () => {
   it.live("researches a question through the real providers and keeps the session", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       yield* Emulator.simulate(emulator)
-      const sessions = yield* Effect.acquireRelease(
-        Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "library-example-"))),
-        (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
-      )
+      const sessions = yield* temporaryFolder
       const session = yield* Pipeline.research("How did the 2008 crisis change bank capital rules?", {
         config: { maxSupervisionRounds: 3, budget: { maxUsd: 2 } }
       }).pipe(
@@ -59,6 +61,31 @@ describe("docs/library.md's library example", () => {
         Effect.provide(SqlSessionStore.layerSqlite(`${sessions}/deep-research.db`))
       )
       assert.strictEqual(saved.status, "completed")
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("retries a search the vendor answered 503 under the resilience the wiring provides", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* Emulator.simulate(emulator)
+      yield* emulator.enqueue("tavily.search", Emulator.fault({ type: "server_error", status: 503 }))
+      const session = yield* Pipeline.research("How did the 2008 crisis change bank capital rules?", {
+        config: { maxSupervisionRounds: 1 }
+      }).pipe(
+        Effect.provide(
+          researchLayer({
+            openai: { apiKey: Redacted.make("sk-example"), baseUrl: emulator.baseUrl("openai") },
+            tavily: { apiKey: Redacted.make("tvly-example"), baseUrl: emulator.baseUrl("tavily") },
+            sessions: yield* temporaryFolder
+          })
+        )
+      )
+      assert.strictEqual(session.status, "completed")
+      const searches = yield* emulator.requests("tavily.search")
+      const first = JSON.stringify(searches[0]?.body)
+      // The refused search went out again, the same, and its answer reached the session.
+      assert.isAtLeast(searches.filter((request) => JSON.stringify(request.body) === first).length, 2)
+      assert.isAbove(session.sources.length, 0)
     }).pipe(Effect.scoped)
   )
 })

@@ -3,6 +3,7 @@
  * question stands in (`briefFallback`) and research goes on.
  */
 import * as Effect from "effect/Effect"
+import { endsRun, isUnreachable } from "../Errors.js"
 import * as LanguageModel from "../LanguageModel.js"
 import * as ModelRouter from "../ModelRouter.js"
 import * as Prompt from "../prompts/brief.js"
@@ -29,8 +30,9 @@ export const run = Effect.fn("Brief.run")(function* (task: Pick<Task, "query" | 
     { name: "research_brief" }
   ).pipe(
     Effect.map((generated) => (generated.value.brief.trim() === "" ? undefined : generated.value)),
-    Effect.catchAll((error) =>
-      Effect.as(Effect.logWarning("brief failed; the original question stands in", error), undefined)
+    Effect.catchIf(
+      (error) => !endsRun(error) && !isUnreachable(error),
+      (error) => Effect.as(Effect.logWarning("brief failed; the original question stands in", error), undefined)
     )
   )
   yield* ResearchEvents.publish({

@@ -5,6 +5,7 @@
  */
 import { today } from "../internal/text/calendar.js"
 import * as Effect from "effect/Effect"
+import { endsRun, isUnreachable } from "../Errors.js"
 import * as Option from "effect/Option"
 import * as ModelRouter from "../ModelRouter.js"
 import * as LanguageModel from "../LanguageModel.js"
@@ -53,9 +54,11 @@ export const run = Effect.fn("Clarify.run")(function* (query: string, mode: Mode
     { name: "clarification" }
   ).pipe(
     Effect.map((generated) => generated.value),
-    // A clarification that cannot be had is no reason to stop: research goes on with the question as asked.
-    Effect.catchAll((error) =>
-      Effect.as(Effect.logWarning("clarification failed; going on without it", error), undefined)
+    // A clarification that cannot be had is no reason to stop: research goes on with the question as asked. A model
+    // that refuses the key or cannot be reached is: no later phase would do better.
+    Effect.catchIf(
+      (error) => !endsRun(error) && !isUnreachable(error),
+      (error) => Effect.as(Effect.logWarning("clarification failed; going on without it", error), undefined)
     )
   )
   if (decided === undefined) {

@@ -249,14 +249,14 @@ const steps = <R>(run: Run<R>) =>
   })
 
 /** Runs the steps with what the run shares provided, and marks the session when the run ends otherwise. */
-const within = <R, A, R2>(run: Run<R>, body: Effect.Effect<A, ResearchError, R2>) =>
+const within = <R, A, E extends ResearchError, R2>(run: Run<R>, body: Effect.Effect<A, E, R2>) =>
   body.pipe(
     // Searches, extractions and summaries are shared by the session's researchers and its runs: none is made twice.
     SessionRequests.shareJournaled(run.journal),
     Effect.provideService(UsageLedger.UsageLedger, run.ledger),
     // Every model call of the run is reserved against its budget (see `ModelRouter`).
     Effect.provideService(Budget.Budget, run.budget),
-    Effect.tapError((error: ResearchError) =>
+    Effect.tapError((error: E) =>
       Effect.zipRight(
         Effect.ignore(run.session.update("failed", (s) => Checkpoint.patch(s, { status: "failed", error }))),
         ResearchEvents.publish({ _tag: "SessionFailed", error: error.message })

@@ -22,7 +22,7 @@ import * as ContextRecovery from "../ContextRecovery.js"
 import { mergeUnitSources } from "../internal/research/sessionSources.js"
 import { history } from "../internal/research/supervisorHistory.js"
 import * as Turn from "../internal/research/supervisorTurn.js"
-import { MalformedOutput, type ProviderError } from "../Errors.js"
+import { endsRun, MalformedOutput, type ProviderError } from "../Errors.js"
 import * as LanguageModel from "../LanguageModel.js"
 import * as ModelRouter from "../ModelRouter.js"
 import * as Prompt from "../prompts/supervisor.js"
@@ -317,6 +317,8 @@ const step = <R>(env: Environment<R>, state: State) =>
     // The call is reserved against the budget before it is sent; one the budget cannot cover ends research.
     const completion = yield* Effect.either(ContextRecovery.generateConversation(env.model, request))
     if (Either.isLeft(completion) && completion.left._tag === "BudgetExhausted") return stopped(state, "budget")
+    // A refused key, no quota or an open breaker: no report could be written either, so the run fails here.
+    if (Either.isLeft(completion) && endsRun(completion.left)) return yield* Effect.fail(completion.left)
     if (Either.isLeft(completion)) {
       yield* Effect.logWarning("the supervisor model failed; research stops with what it has", completion.left)
       return stopped(state, "supervisor_failed", completion.left)

@@ -2,3 +2,4 @@
 export * as MemorySessionStore from "./MemorySessionStore.js"
 export * as ScriptedModel from "./ScriptedModel.js"
 export * as StaticWeb from "./StaticWeb.js"
+export * as ScriptedRun from "./ScriptedRun.js"

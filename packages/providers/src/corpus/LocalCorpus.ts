@@ -278,6 +278,17 @@ const makeExtractor = (
 export const routingExtractor = (
   corpus: ContentExtractor.Service,
   fallback: ContentExtractor.Service
+): ContentExtractor.Service => {
+  const routing = routingOver(corpus, fallback)
+  // Both halves under their own policies: the pair is not protected again as one provider.
+  return Resilience.isProtected(corpus) && Resilience.isProtected(fallback)
+    ? Resilience.markProtected(routing)
+    : routing
+}
+
+const routingOver = (
+  corpus: ContentExtractor.Service,
+  fallback: ContentExtractor.Service
 ): ContentExtractor.Service => ({
   name: `${corpus.name}+${fallback.name}`,
   extract: Effect.fn("LocalCorpus.routingExtractor")(function* (urls: ReadonlyArray<string>) {

@@ -6,6 +6,7 @@
 import { Errors, type LanguageModel, ModelRouter, Usage } from "@deep-research/core"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
+import * as ConfigProvider from "effect/ConfigProvider"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -68,7 +69,10 @@ export const format = (spec: Spec): string => `${spec.provider}:${spec.model}`
 // Settings
 // =============================================================================
 
-/** How to reach one provider. What is left out is read from the configuration (environment variables). */
+/**
+ * How to reach one provider. With `layerConfig` (and `makeModel`), what is left out is read from the configuration
+ * (environment variables); `layer` takes these settings only.
+ */
 export interface ProviderSettings {
   /** Default: `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`; Ollama needs none. */
   readonly apiKey?: Redacted.Redacted | undefined
@@ -228,6 +232,20 @@ export const makeModels = (specs: RouterSpecs): Effect.Effect<ModelRouter.Models
     return models
   })
 
-/** The `ModelRouter` for the specs (see `makeModels`); resilience applies when a `Resilience` is in context. */
+// Nothing to read: the settings given are all there is.
+const argumentsOnly = ConfigProvider.fromMap(new Map())
+
+/**
+ * The `ModelRouter` for the specs, each provider reached with the key and base URL its `providers` settings give and
+ * nothing else (as every provider's `layer` takes them from its argument); resilience applies when a `Resilience` is
+ * in context.
+ */
 export const layer = (specs: RouterSpecs): Layer.Layer<ModelRouter.ModelRouter, Errors.InvalidInput> =>
+  Layer.unwrapEffect(Effect.map(Effect.withConfigProvider(makeModels(specs), argumentsOnly), ModelRouter.layer))
+
+/**
+ * The `ModelRouter` for the specs, what the `providers` settings leave out read from the environment (`OPENAI_API_KEY`,
+ * `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`, ...: see `ProviderSettings`), as every provider's `layerConfig` reads it.
+ */
+export const layerConfig = (specs: RouterSpecs): Layer.Layer<ModelRouter.ModelRouter, Errors.InvalidInput> =>
   Layer.unwrapEffect(Effect.map(makeModels(specs), ModelRouter.layer))

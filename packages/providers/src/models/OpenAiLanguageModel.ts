@@ -6,7 +6,7 @@
  * retries; resilience is core's.
  */
 import { Errors, LanguageModel, ResearchEvents, StructuredOutput, Tokens } from "@deep-research/core"
-import * as ActionProtocol from "@deep-research/core/phases/ActionProtocol"
+import * as ActionProtocol from "@deep-research/core/ActionProtocol"
 import * as Data from "effect/Data"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"

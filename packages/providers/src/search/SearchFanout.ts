@@ -6,13 +6,14 @@
  * says, when the error says) and the others carry on. Only when every provider fails does the search fail, with an
  * error that names each provider's reason.
  */
-import { Errors, Novelty, ResearchEvents, SearchProvider, Source } from "@deep-research/core"
+import { Errors, Novelty, ResearchEvents, Resilience, SearchProvider, Source } from "@deep-research/core"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 
 // =============================================================================
@@ -67,7 +68,12 @@ export interface Service extends SearchProvider.Service {
 /** Builds the fan-out over the given providers. */
 export const make = (options: Options): Effect.Effect<Service> =>
   Effect.gen(function* () {
-    const providers = options.providers
+    // Each provider under its own breaker and limits, with the policy in context as it is made; then the fan-out is
+    // not protected again as one provider where the pipeline uses it.
+    const resilience = yield* Effect.serviceOption(Resilience.Resilience)
+    const providers = Option.isSome(resilience)
+      ? options.providers.map(resilience.value.wrapSearchProvider)
+      : options.providers
     const fanout: Fanout = {
       providers,
       name: options.name ?? (providers.map((p) => p.name).join("+") || "search"),
@@ -85,7 +91,8 @@ export const make = (options: Options): Effect.Effect<Service> =>
     ) {
       return yield* searchAll(fanout, query, searchOptions)
     })
-    return { name: fanout.name, search, health: Ref.get(fanout.state) }
+    const service: Service = { name: fanout.name, search, health: Ref.get(fanout.state) }
+    return providers.every(Resilience.isProtected) ? Resilience.markProtected(service) : service
   })
 
 /** The fan-out as the `SearchProvider` in context. */

@@ -217,7 +217,7 @@ export type SearchResponse = typeof SearchResponse.Type
 const decodeSearchResponse = Schema.decodeUnknownEither(SearchResponse)
 
 /** Search results in the port's terms. */
-export const toSearchResults = (response: SearchResponse, provider: string): ReadonlyArray<Source.SearchResult> =>
+const toSearchResults = (response: SearchResponse, provider: string): ReadonlyArray<Source.SearchResult> =>
   response.results.map(
     (result) =>
       // Made from the decoded answer, whose types the compiler has checked: the class would only check them again.

@@ -1,6 +1,6 @@
 import { LanguageModel, ModelRouter } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either, Redacted } from "effect"
+import { ConfigProvider, Effect, Either, Layer, Redacted } from "effect"
 import * as ModelSpec from "../../src/models/ModelSpec.js"
 import { Emulator } from "@deep-research/emulator"
 
@@ -139,12 +139,12 @@ describe("ModelSpec.makeModels", () => {
 })
 
 describe("ModelSpec.layer against the emulator", () => {
-  it.scopedLive("takes the Anthropic key and base URL from the configuration when the settings leave them out", () =>
+  it.scopedLive("layerConfig takes the Anthropic key and base URL from the configuration the settings leave out", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       yield* emulator.respond("anthropic.messages", Emulator.anthropicText("configured"))
       const completion = yield* ModelRouter.generate("brief", { messages: [LanguageModel.user("q")] }).pipe(
-        Effect.provide(ModelSpec.layer({ default: "anthropic:claude-haiku-4-5" })),
+        Effect.provide(ModelSpec.layerConfig({ default: "anthropic:claude-haiku-4-5" })),
         Effect.withConfigProvider(
           ConfigProvider.fromMap(
             new Map([
@@ -160,6 +160,19 @@ describe("ModelSpec.layer against the emulator", () => {
       assert.isTrue(
         headers["authorization"] === "Bearer sk-ant-from-config" || headers["x-api-key"] === "sk-ant-from-config"
       )
+    })
+  )
+
+  it.effect("layer takes the key and base URL from its argument only, never from the configuration", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        Layer.build(ModelSpec.layer({ default: "anthropic:claude-haiku-4-5" })).pipe(
+          Effect.scoped,
+          Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["ANTHROPIC_API_KEY", "sk-ant-from-config"]])))
+        )
+      )
+      assert.strictEqual(error._tag, "InvalidInput")
+      assert.include(error.message, "anthropic:claude-haiku-4-5")
     })
   )
 

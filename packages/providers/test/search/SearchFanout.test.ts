@@ -1,4 +1,4 @@
-import { Errors, ResearchEvents, SearchProvider, Source } from "@deep-research/core"
+import { Errors, ResearchEvents, Resilience, SearchProvider, Source } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Deferred, Duration, Fiber, Effect, Layer, Queue, Ref, TestClock } from "effect"
 import * as SearchFanout from "../../src/search/SearchFanout.js"
@@ -326,6 +326,34 @@ describe("SearchFanout", () => {
       assert.strictEqual(provider.name, "tavily+exa")
       const results = yield* provider.search("q", options)
       assert.deepStrictEqual(results.map((r) => r.url).sort(), ["https://a.org", "https://b.org"])
+    })
+  )
+})
+
+describe("SearchFanout under a resilience policy", () => {
+  it.effect("protects each provider under its own name, and is not protected again as one provider", () =>
+    Effect.gen(function* () {
+      const resilience = yield* Resilience.Resilience
+      const down = yield* failing("down", new Errors.AuthenticationFailed({ provider: "down" }))
+      const up = yield* fine("up", ["https://a.example/1"])
+      const fanout = yield* SearchFanout.make({ providers: [down.provider, up.provider] })
+      assert.isTrue(Resilience.isProtected(fanout))
+      // What the pipeline does with the search provider it is given: the fan-out is left as it is.
+      assert.strictEqual(resilience.wrapSearchProvider(fanout), fanout)
+      yield* fanout.search("q", options)
+      assert.strictEqual(yield* resilience.circuitState("down", "search"), "closed")
+      assert.strictEqual(yield* down.calls, 1)
+    }).pipe(Effect.provide(Resilience.layerDefault))
+  )
+
+  it.effect("made without a policy, it is protected where the pipeline uses it, as one provider", () =>
+    Effect.gen(function* () {
+      const up = yield* fine("up", ["https://a.example/1"])
+      const fanout = yield* SearchFanout.make({ providers: [up.provider] })
+      assert.isFalse(Resilience.isProtected(fanout))
+      const wrapped = yield* Resilience.wrapSearchProvider(fanout).pipe(Effect.provide(Resilience.layerDefault))
+      assert.notStrictEqual(wrapped, fanout)
+      assert.isTrue(Resilience.isProtected(wrapped))
     })
   )
 })

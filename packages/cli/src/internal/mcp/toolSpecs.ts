@@ -50,7 +50,7 @@ export const spec = <A, I, O, OI>(
 })
 
 /** A tool as `tools/list` gives it: the optional parts only when they are there. */
-export const listed = (t: ToolSpec) => ({
+export const listed = (t: ToolSpec): Partial<ToolSpec> & Pick<ToolSpec, "name" | "title" | "description"> => ({
   name: t.name,
   title: t.title,
   description: t.description,
