@@ -42,13 +42,20 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("@deep-research
   }
 }
 
-/** The account has no quota or credit left. Never retried: waiting does not help. */
+/**
+ * The account has no quota or credit left. Never retried: waiting does not help, or not within a run. `until` (epoch
+ * milliseconds) is when the provider said it would answer again (a daily allowance's reset, a `Retry-After` longer than
+ * a run waits), and `detail` what it said; both absent from errors stored before them.
+ */
 export class QuotaExhausted extends Schema.TaggedError<QuotaExhausted>("@deep-research/core/QuotaExhausted")(
   "QuotaExhausted",
-  { provider: Schema.String }
+  { provider: Schema.String, until: Schema.optional(Schema.Number), detail: Schema.optional(Schema.String) }
 ) {
   override get message(): string {
-    return `${this.provider} quota or credit is exhausted; check the account's plan and billing`
+    const detail = this.detail === undefined ? "" : ` (${this.detail})`
+    return this.until === undefined
+      ? `${this.provider} quota or credit is exhausted${detail}; check the account's plan and billing`
+      : `${this.provider} will not answer before ${new Date(this.until).toISOString()}${detail}`
   }
 }
 

@@ -162,7 +162,13 @@ describe("keyless providers send the documented requests and read the documented
       yield* emulator.enqueue("pubmed.efetch", replyOf("pubmed-efetch.json"))
       const pubmed = yield* PubMed.make({ baseUrl: emulator.baseUrl("pubmed"), contact: email })
       const [review, preprint] = yield* pubmed.search("inhaled corticosteroids asthma children", { maxResults: 2 })
-      assert.deepStrictEqual(yield* sentQueries(emulator, "pubmed.esearch"), [recordedQuery("pubmed-esearch.json")])
+      // The recorded esearch, its term in PubMed's syntax (each content term a text word, all of them required).
+      assert.deepStrictEqual(yield* sentQueries(emulator, "pubmed.esearch"), [
+        {
+          ...recordedQuery("pubmed-esearch.json"),
+          term: "inhaled[tw] AND corticosteroids[tw] AND asthma[tw] AND children[tw]"
+        }
+      ])
       assert.deepStrictEqual(yield* sentQueries(emulator, "pubmed.efetch"), [recordedQuery("pubmed-efetch.json")])
       assert.strictEqual(review?.url, "https://pubmed.ncbi.nlm.nih.gov/36512345/")
       assert.deepStrictEqual(review?.work?.authors, [

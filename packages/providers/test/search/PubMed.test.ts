@@ -31,7 +31,7 @@ describe("PubMed", () => {
     const params = PubMed.searchParams("vitamin d", { maxResults: 5, timeRange: "month" })
     assert.deepStrictEqual(params, {
       db: "pubmed",
-      term: "vitamin d",
+      term: '"vitamin d"[tw]',
       retmax: "5",
       sort: "relevance",
       retmode: "json",
