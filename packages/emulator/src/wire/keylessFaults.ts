@@ -5,7 +5,8 @@
  * refuses the JSON format (403) or whose limiter answers 429.
  */
 import { wikipediaError } from "./keyless.js"
-import { arxivErrorFeed, pubmedSearchError } from "./keylessPapers.js"
+import { arxivErrorFeed } from "./keylessPapers.js"
+import { pubmedSearchError } from "./keylessPubmed.js"
 import type { Fault, KeylessEndpoint, RecordedRequest, Reply } from "./types.js"
 
 const json = (status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): Reply => ({
