@@ -61,13 +61,16 @@ describe("Keyless", () => {
     assert.isUndefined(Keyless.emptySettings.searxng.url)
   })
 
-  it("the default set is SearXNG when an instance is named, then Wikipedia and OpenAlex", () => {
-    assert.deepStrictEqual(Keyless.defaultSet(Keyless.emptySettings), ["wikipedia", "openalex"])
+  it("the default set is SearXNG when an instance is named, then Wikipedia, and OpenAlex only with its key", () => {
+    assert.deepStrictEqual(Keyless.defaultSet(Keyless.emptySettings), ["wikipedia"])
     assert.deepStrictEqual(Keyless.defaultSet(Keyless.settingsFrom({ SEARXNG_URL: "http://s" })), [
       "searxng",
-      "wikipedia",
-      "openalex"
+      "wikipedia"
     ])
+    assert.deepStrictEqual(
+      Keyless.defaultSet(Keyless.settingsFrom({ SEARXNG_URL: "http://s", OPENALEX_API_KEY: "oa-key" })),
+      ["searxng", "wikipedia", "openalex"]
+    )
   })
 
   it.scoped("SearXNG without an instance is refused as a usage error", () =>
