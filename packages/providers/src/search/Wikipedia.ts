@@ -4,7 +4,7 @@
  * pipe-joined page ids, plain text, with each page's canonical URL). Any language edition: the one configured, else
  * the question's (`SearchProvider.QuestionLanguage`, set by the pipeline), else English.
  *
- * As documented on mediawiki.org: API:Search (parameters `srsearch`, `srlimit`, `srprop`, `srnamespace`),
+ * As documented on mediawiki.org: API:Search (parameters `srsearch`, `srlimit`, `srprop`, `srnamespace`, `srenablerewrites`),
  * Extension:TextExtracts (`exintro`, `explaintext`, `exlimit`; several pages' extracts only with `exintro`), API:Info
  * (`inprop=url`), API:Errors and warnings (an error is `{"error": {"code", "info"}}`, usually with HTTP 200), and
  * API:Etiquette: there is no hard limit on reads, but requests should go in series, several pages in one request
@@ -180,6 +180,8 @@ export const searchParams = (query: string, options: SearchProvider.SearchOption
     srnamespace: "0",
     srlimit: String(Math.max(1, Math.min(maxResultsPerSearch, options.maxResults))),
     srprop: "snippet|timestamp",
+    // API:Search: let the search engine rewrite a query that finds little (spelling, a near title) into one that finds
+    srenablerewrites: "1",
     format: "json",
     formatversion: "2"
   })
