@@ -158,14 +158,23 @@ const rangeDays: Readonly<Record<NonNullable<SearchProvider.SearchOptions["timeR
   year: 366
 }
 
-/** One term in PubMed's syntax: a word or a quoted phrase, searched as a text word (`[tw]`). */
-const pubmedTerm = (term: QueryTerms.Term): string =>
-  term.words.length === 1 ? `${term.words[0]}[tw]` : `"${term.words.join(" ")}"[tw]`
+/**
+ * One term in PubMed's syntax: a quoted phrase, or a word, searched as a text word (`[tw]`); a word of five letters or
+ * more is truncated after its plural `s` is taken off (`fractures` and `fracture` as `fracture*`), as PubMed does not
+ * stem a tagged term.
+ */
+const pubmedTerm = (term: QueryTerms.Term): string => {
+  const [word = ""] = term.words
+  if (term.words.length > 1) return `"${term.words.join(" ")}"[tw]`
+  if (word.length < 5 || !/^[a-z]+$/.test(word)) return `${word}[tw]`
+  return `${word.replace(/([^s])s$/, "$1")}*[tw]`
+}
 
 /**
  * The query's content terms in PubMed's syntax ("PubMed User Guide": search field tags, Boolean operators in upper
  * case, quoted phrases): each as a text word (`[tw]`: title, abstract, MeSH terms and subheadings, author keywords and
- * other terms, so a term matches the MeSH heading a record is indexed under with no model call to find it), every term
+ * other terms, so a term matches the MeSH heading a record is indexed under with no model call to find it; a long word
+ * truncated, `*`), every term
  * required (`AND`) or, for the wider query tried when that finds nothing, any (`OR`). The query as asked when it has no
  * content term left.
  */

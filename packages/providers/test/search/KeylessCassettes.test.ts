@@ -167,7 +167,7 @@ describe("keyless providers send the documented requests and read the documented
       assert.deepStrictEqual(yield* sentQueries(emulator, "pubmed.esearch"), [
         {
           ...recordedQuery("pubmed-esearch.json"),
-          term: "inhaled[tw] AND corticosteroids[tw] AND asthma[tw] AND children[tw]"
+          term: "inhaled*[tw] AND corticosteroid*[tw] AND asthma*[tw] AND children*[tw]"
         }
       ])
       assert.deepStrictEqual(yield* sentQueries(emulator, "pubmed.efetch"), [recordedQuery("pubmed-efetch.json")])

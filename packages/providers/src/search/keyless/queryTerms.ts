@@ -28,7 +28,8 @@ const stopWords: ReadonlySet<string> = new Set(
     "study studies studied review reviews overview summary summarize summarise explain explained describe tell " +
     "find show shows shown give list compare compared comparison difference differences effect effects impact " +
     "impacts role influence influences affect affects relationship association associated between best good " +
-    "perform performs performance work works use used using way ways " +
+    "perform performs performance work works use used using way ways lower raise reduce reduces increase " +
+    "increases improve improves help helps cause causes " +
     "anything something everything thing things"
   ).split(/\s+/)
 )
@@ -75,12 +76,14 @@ export const contentTerms = (query: string): ReadonlyArray<Term> => {
         continue
       }
       const words = wordsOf(token)
+      // Only a token of letters and digits alone joins the word before it: `images^2` is a boost, not `images 2`.
+      const plain = /^[\p{L}\p{N}]+[?!.,;:]?$/u.test(token)
       for (const word of words) {
         if (operatorWords.has(word) || stopWords.has(word)) {
           previous = undefined
           continue
         }
-        if (word.length <= 2 && previous !== undefined) {
+        if (word.length <= 2 && previous !== undefined && plain && words.length === 1) {
           // `vitamin D`, `type 2`: the short token names the thing with the word before it.
           const joined = [...previous, word]
           seen.delete(previous.join(" "))
