@@ -176,11 +176,15 @@ const recordFailure = (fanout: Fanout, index: number, error: Errors.ProviderErro
             }
       )
     )
-    if (pause !== undefined && pause > 0) {
+    // One line per pause: a search that was already asking when another paused the provider adds none.
+    if (pause !== undefined && pause > 0 && before.pausedUntil <= now) {
       yield* ResearchEvents.publish({
         _tag: "ProviderSkipped",
         provider: before.name,
-        reason: `${error.message}; skipped for ${Duration.format(Duration.millis(pause))}, until ${new Date(now + pause).toISOString()}`
+        reason:
+          error._tag === "QuotaExhausted" && error.until !== undefined
+            ? error.message
+            : `${error.message}; skipped for ${Duration.format(Duration.millis(pause))}, until ${new Date(now + pause).toISOString()}`
       })
     }
   })

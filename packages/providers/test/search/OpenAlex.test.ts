@@ -121,7 +121,7 @@ describe("OpenAlex", () => {
         assert.strictEqual(daily._tag, "QuotaExhausted")
         if (daily._tag === "QuotaExhausted") {
           assert.strictEqual(daily.until, nextMidnight(now))
-          assert.include(daily.message, `openalex will not answer before ${new Date(nextMidnight(now)).toISOString()}`)
+          assert.include(daily.message, `openalex is skipped until ${new Date(nextMidnight(now)).toISOString()}`)
           assert.include(daily.message, "OPENALEX_API_KEY")
         }
       })

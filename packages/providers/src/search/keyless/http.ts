@@ -4,7 +4,9 @@
  * that source only, so the answer is read with a size limit counted as the body streams; a redirect is followed only
  * to the host and port first asked or to an address the page extractor would fetch (`extract/addressPolicy.ts`, the
  * same checks), at most five; and a rate limit whose `Retry-After` is longer than a run waits is no rate limit to
- * retry but the provider out of reach until then (`QuotaExhausted` with `until`), which the fan-out skips. A non-2xx
+ * retry but the provider out of reach until then (`QuotaExhausted` with `until`), which the fan-out skips. An answer
+ * that cannot be used (too large, a refused redirect, XML nested too deep) is not retried either: the provider is
+ * skipped for `unusableFor`, the sentence saying why in the fan-out's line. A non-2xx
  * answer is handed to the provider's own reading of its API's errors (each documents them differently) before the
  * common mapping of `searchHttp.ts`; JSON bodies are decoded here, an unreadable one being the provider's fault of
  * the moment (`ProviderUnavailable`).
@@ -32,6 +34,18 @@ export const maxRedirects = 5
 
 /** The longest `Retry-After` treated as a rate limit to retry; a longer one skips the provider until then. */
 export const longestWait = Duration.seconds(60)
+
+/**
+ * How long a provider whose answer could not be used (too large, nested too deep, redirected where it may not go) is
+ * skipped: the same question would get the same answer, so it is not asked again at once.
+ */
+export const unusableFor = Duration.minutes(10)
+
+/** An answer that could not be used: the provider skipped for `unusableFor`, with the sentence saying why. */
+export const unusable = (provider: string, detail: string): Effect.Effect<never, Errors.QuotaExhausted> =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.fail(new Errors.QuotaExhausted({ provider, until: now + Duration.toMillis(unusableFor), detail }))
+  )
 
 /** A GET to send. */
 export interface Request {
@@ -83,15 +97,13 @@ const redirectTarget = (provider: string, from: URL, first: URL, location: strin
     })
     const allowedHosts = new Set([first.host.toLowerCase()])
     yield* resolveTarget(next, { allowedHosts, lookup: systemLookup }).pipe(
-      Effect.mapError(
-        (error) =>
-          new Errors.ProviderUnavailable({
-            provider,
-            detail:
-              error._tag === "UrlBlocked"
-                ? `${provider} redirected to ${next.href}, which is not followed: ${error.reason}`
-                : `${provider} redirected to ${next.href}, which could not be checked: ${error.reason}`
-          })
+      Effect.catchAll((error) =>
+        unusable(
+          provider,
+          error._tag === "UrlBlocked"
+            ? `${provider} redirected to ${next.href}, which is not followed: ${error.reason}`
+            : `${provider} redirected to ${next.href}, which could not be checked: ${error.reason}`
+        )
       )
     )
     return next
@@ -102,19 +114,18 @@ const readBody = (
   provider: string,
   response: HttpClientResponse.HttpClientResponse,
   maxBytes: number
-): Effect.Effect<string, Errors.ProviderUnavailable> => {
+): Effect.Effect<string, Errors.ProviderUnavailable | Errors.QuotaExhausted> => {
   const declared = Number(response.headers["content-length"] ?? "")
-  const over = new Errors.ProviderUnavailable({
-    provider,
-    status: response.status,
-    detail: tooLarge(provider, maxBytes)
-  })
-  if (Number.isFinite(declared) && declared > maxBytes) return Effect.fail(over)
+  const over = unusable(provider, tooLarge(provider, maxBytes))
+  if (Number.isFinite(declared) && declared > maxBytes) return over
   return response.stream.pipe(
-    Stream.mapError((error) => new Errors.ProviderUnavailable({ provider, detail: describe(error) })),
+    Stream.mapError(
+      (error): Errors.ProviderUnavailable | Errors.QuotaExhausted =>
+        new Errors.ProviderUnavailable({ provider, detail: describe(error) })
+    ),
     Stream.runFoldEffect({ chunks: [] as Array<Uint8Array>, size: 0 }, (read, chunk) => {
       const size = read.size + chunk.length
-      if (size > maxBytes) return Effect.fail(over)
+      if (size > maxBytes) return over
       read.chunks.push(chunk)
       return Effect.succeed({ chunks: read.chunks, size })
     }),

@@ -6,9 +6,10 @@
  * 4 s for 100,000 levels and 0.3 to 0.7 s for 2 MB of PubMed records here (BENCHMARKS.md, "Keyless XML"). Entities
  * declared in a DOCTYPE are not expanded. A body that is no XML document, or one cut short, is reported, not guessed at.
  */
-import { Errors } from "@deep-research/core"
+import type { Errors } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import { Parser } from "htmlparser2"
+import { unusable } from "./http.js"
 
 /** The part of a parsed element this module reads. */
 export interface Node {
@@ -122,7 +123,7 @@ export const parse = (
   text: string,
   root: string,
   provider: string
-): Effect.Effect<Node | undefined, Errors.ProviderUnavailable> =>
+): Effect.Effect<Node | undefined, Errors.QuotaExhausted> =>
   Effect.gen(function* () {
     if (!looksLikeXml(text, root)) return undefined
     const parsing = build(root)
@@ -136,10 +137,10 @@ export const parse = (
     const result = parsing.result()
     if (!isRefusal(result)) return result
     if (result.kind === "depth") {
-      return yield* new Errors.ProviderUnavailable({
+      return yield* unusable(
         provider,
-        detail: `${provider}'s answer nests elements deeper than ${maxDepth} levels; it was not read`
-      })
+        `${provider}'s answer nests elements deeper than ${maxDepth} levels; it was not read`
+      )
     }
     return undefined
   })
