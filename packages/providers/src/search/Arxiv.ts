@@ -274,8 +274,9 @@ export const readFeed = (
         detail: `arXiv counted ${total} results but sent an empty page`
       })
     }
-    return toSearchResults(
-      entries.flatMap((entry) => paperOf(entry) ?? []),
-      provider
-    )
+    const papers = yield* Xml.mapYielding(entries, (entry) => {
+      const paper = paperOf(entry)
+      return paper === undefined ? [] : [paper]
+    })
+    return toSearchResults(papers, provider)
   })

@@ -106,10 +106,10 @@ export const Work = Schema.Struct({
 })
 export type Work = typeof Work.Type
 
-/** The fields of a works-search answer this provider reads. */
+/** The fields of a works-search answer this provider reads; each work is decoded on its own (`Http.decodeItems`). */
 export const SearchResponse = Schema.Struct({
   meta: Schema.optional(Schema.Struct({ count: Schema.optional(Schema.Number) })),
-  results: Schema.Array(Work)
+  results: Schema.Array(Schema.Unknown)
 })
 
 // =============================================================================
@@ -142,7 +142,9 @@ export const make = (options: Options = {}): SearchProvider.Service => {
     ).pipe(Effect.tapError((error) => (error._tag === "QuotaExhausted" ? Ref.set(spent, error) : Effect.void)))
     if (allowanceLeft(answer.headers) === 0) yield* Ref.set(spent, allowanceSpent(name, answer.headers, now))
     const response = yield* Http.decodeJson(SearchResponse, name, answer)
-    return toSearchResults(response.results.slice(0, Math.max(0, searchOptions.maxResults)).map(paperOf), name)
+    const wanted = response.results.slice(0, Math.max(0, searchOptions.maxResults))
+    const { decoded: works } = yield* Http.decodeItems(Work, wanted)
+    return toSearchResults(works.map(paperOf), name)
   })
 
   return { name, search }

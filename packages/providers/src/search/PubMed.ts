@@ -16,6 +16,7 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as RateLimiter from "effect/RateLimiter"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
@@ -401,8 +402,12 @@ export const readArticles = (
       return yield* new Errors.ProviderUnavailable({ provider, status: answer.status, detail: `efetch: ${detail}` })
     }
     const papers = [
-      ...Xml.children(set, "PubmedArticle").flatMap((record) => paperOf(record) ?? []),
-      ...Xml.children(set, "PubmedBookArticle").flatMap((record) => bookOf(record) ?? [])
+      ...(yield* Xml.mapYielding(Xml.children(set, "PubmedArticle"), (record) =>
+        Option.toArray(Option.fromNullable(paperOf(record)))
+      )),
+      ...(yield* Xml.mapYielding(Xml.children(set, "PubmedBookArticle"), (record) =>
+        Option.toArray(Option.fromNullable(bookOf(record)))
+      ))
     ]
     const ranked = ids.flatMap((id) => papers.find((p) => p.pmid === id)?.paper ?? [])
     return toSearchResults(ranked, provider)

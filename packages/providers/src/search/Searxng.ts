@@ -103,7 +103,7 @@ export const make = (options: Options): SearchProvider.Service => {
       options.httpClient
     )
     const response = yield* Http.decodeJson(SearchResponse, name, answer)
-    const { results, dropped } = readResults(response)
+    const { decoded: results, dropped } = yield* Http.decodeItems(Result, response.results)
     yield* Effect.annotateCurrentSpan("deep_research.search.dropped_results", dropped)
     if (dropped > 0)
       yield* Effect.logWarning(

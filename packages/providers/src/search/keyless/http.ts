@@ -26,8 +26,14 @@ import * as dns from "node:dns"
 import { resolveTarget } from "../../extract/pinnedRequest.js"
 import { defaultClient, type HeaderRecord, statusError } from "../searchHttp.js"
 
-/** The largest answer read; the keyless APIs' answers to a search are well under 1 MB. */
+/**
+ * The largest answer read: 4 MB of XML (parsed a slice at a time), 2 MB of JSON (whose parse is one synchronous call);
+ * the keyless APIs' answers to a search are well under 1 MB. BENCHMARKS.md, "Keyless answers", has the figures.
+ */
 export const defaultMaxBytes = 4 * 1024 * 1024
+
+/** The largest JSON answer read. */
+export const jsonMaxBytes = 2 * 1024 * 1024
 
 /** Redirects followed per request, as the page extractor follows. */
 export const maxRedirects = 5
@@ -55,7 +61,7 @@ export interface Request {
   readonly headers: Readonly<Record<string, string>>
   readonly accept: string
   readonly timeout: Duration.Duration
-  /** The largest body read; `defaultMaxBytes` unless given. */
+  /** The largest body read; `jsonMaxBytes` for JSON, else `defaultMaxBytes`, unless given. */
   readonly maxBytes?: number | undefined
 }
 
@@ -155,7 +161,7 @@ export const get = (
 ): Effect.Effect<Answer, Errors.ProviderError> =>
   Effect.gen(function* () {
     const { provider } = request
-    const maxBytes = request.maxBytes ?? defaultMaxBytes
+    const maxBytes = request.maxBytes ?? (request.accept.includes("json") ? jsonMaxBytes : defaultMaxBytes)
     const unavailable = (error: unknown) => new Errors.ProviderUnavailable({ provider, detail: describe(error) })
     const first = yield* Effect.try({
       try: () => new URL(request.url),
@@ -207,3 +213,29 @@ export const decodeJson = <A, I>(
         })
     )
   )
+
+/** Items decoded between two yields to the event loop by `decodeItems`. */
+export const itemsPerTurn = 10
+
+/**
+ * The items of a list each decoded on its own, the event loop served every `itemsPerTurn` items: an item that does not
+ * decode costs that item (counted in `dropped`), never the answer, and a large answer never holds the loop in one go.
+ */
+export const decodeItems = <A, I>(
+  schema: Schema.Schema<A, I>,
+  items: ReadonlyArray<unknown>
+): Effect.Effect<{ readonly decoded: ReadonlyArray<A>; readonly dropped: number }> =>
+  Effect.gen(function* () {
+    const decode = Schema.decodeUnknownOption(schema)
+    const decoded: Array<A> = []
+    for (let i = 0; i < items.length; i++) {
+      if (i > 0 && i % itemsPerTurn === 0)
+        yield* Effect.async<void>((resume) => {
+          const handle = setImmediate(() => resume(Effect.void))
+          return Effect.sync(() => clearImmediate(handle))
+        })
+      const item = decode(items[i])
+      if (item._tag === "Some") decoded.push(item.value)
+    }
+    return { decoded, dropped: items.length - decoded.length }
+  })

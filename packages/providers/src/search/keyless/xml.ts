@@ -58,7 +58,7 @@ class Element implements Node {
 export const maxDepth = 64
 
 /** Characters parsed between two yields to the event loop. */
-export const sliceCharacters = 64 * 1024
+export const sliceCharacters = 32 * 1024
 
 /** Why a document was not read. */
 type Refusal = { readonly kind: "depth" } | { readonly kind: "not-xml" } | { readonly kind: "cut" }
@@ -80,6 +80,8 @@ const build = (root: string): Build => {
         if (refusal !== undefined) return
         if (stack.length > maxDepth) {
           refusal = { kind: "depth" }
+          // The parser's own stack of open elements grows by shifting an array: stop it here, not a slice later.
+          parser.pause()
           return
         }
         const element = new Element(name, attributes)
@@ -157,8 +159,23 @@ export const parseShort = (text: string, root: string): Node | undefined => {
   return isRefusal(result) ? undefined : result
 }
 
+/** Items handled between two yields to the event loop by `mapYielding`. */
+export const itemsPerTurn = 10
+
+/** `f` over `items`, the event loop served every `itemsPerTurn` items (records of a large answer, each read alone). */
+export const mapYielding = <A, B>(items: ReadonlyArray<A>, f: (item: A) => ReadonlyArray<B>): Effect.Effect<Array<B>> =>
+  Effect.gen(function* () {
+    const out: Array<B> = []
+    for (let i = 0; i < items.length; i++) {
+      if (i > 0 && i % itemsPerTurn === 0) yield* nextTurn
+      const item = items[i]
+      if (item !== undefined) out.push(...f(item))
+    }
+    return out
+  })
+
 /** A turn of the event loop: timers, I/O and other fibers run before the parse goes on. */
-const nextTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
+export const nextTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
   const handle = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(handle))
 })
