@@ -129,7 +129,7 @@ describe("keyless upstreams that misbehave", () => {
               : []
           )
         assert.include(skipped("arxiv")[0] ?? "", "nests elements deeper than 64 levels")
-        assert.include(skipped("openalex")[0] ?? "", "openalex's answer was larger than the 2 MB")
+        assert.include(skipped("openalex")[0] ?? "", "openalex's answer was larger than the 1 MB")
         assert.include(skipped("searxng")[0] ?? "", `redirected to ${trap.url}/internal/admin, which is not followed`)
         assert.include(skipped("searxng")[0] ?? "", "loopback")
         assert.include(skipped("pubmed")[0] ?? "", "pubmed is skipped until")

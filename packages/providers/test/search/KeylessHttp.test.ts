@@ -41,7 +41,7 @@ describe("the keyless client", () => {
       for (const path of ["/declared", "/chunked"]) {
         const error = yield* Effect.flip(get(`${server.url}${path}`))
         assert.strictEqual(error._tag, "QuotaExhausted")
-        assert.include(error.message, "test's answer was larger than the 2 MB a keyless search answer may be")
+        assert.include(error.message, "test's answer was larger than the 1 MB a keyless search answer may be")
       }
       const xml = yield* get(`${server.url}/chunked`, "application/xml")
       assert.strictEqual(xml.text.length, big.length, "4 MB of XML may be read")

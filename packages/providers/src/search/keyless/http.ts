@@ -27,13 +27,13 @@ import { resolveTarget } from "../../extract/pinnedRequest.js"
 import { defaultClient, type HeaderRecord, statusError } from "../searchHttp.js"
 
 /**
- * The largest answer read: 4 MB of XML (parsed a slice at a time), 2 MB of JSON (whose parse is one synchronous call);
+ * The largest answer read: 4 MB of XML (parsed a slice at a time), 1 MB of JSON (whose parse is one synchronous call);
  * the keyless APIs' answers to a search are well under 1 MB. BENCHMARKS.md, "Keyless answers", has the figures.
  */
 export const defaultMaxBytes = 4 * 1024 * 1024
 
 /** The largest JSON answer read. */
-export const jsonMaxBytes = 2 * 1024 * 1024
+export const jsonMaxBytes = 1024 * 1024
 
 /** Redirects followed per request, as the page extractor follows. */
 export const maxRedirects = 5
