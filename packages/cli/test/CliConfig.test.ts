@@ -77,10 +77,12 @@ describe("CliConfig", () => {
   it("without a search key and no native search, research uses the keyless set, SearXNG first when it is named", () => {
     const local = { OPENAI_BASE_URL: "http://127.0.0.1:1/v1" }
     const keyless = resolveRight({ model: "openai:qwen3" }, local)
-    assert.deepStrictEqual(keyless.search, ["wikipedia", "openalex"])
+    assert.deepStrictEqual(keyless.search, ["wikipedia"], "OpenAlex's keyless allowance is not one run's searches")
     assert.isTrue(keyless.searchDefaulted)
     const withSearxng = resolveRight({ model: "ollama:qwen3" }, { ...local, SEARXNG_URL: "http://127.0.0.1:8888" })
-    assert.deepStrictEqual(withSearxng.search, ["searxng", "wikipedia", "openalex"])
+    assert.deepStrictEqual(withSearxng.search, ["searxng", "wikipedia"])
+    const withOpenAlexKey = resolveRight({ model: "ollama:qwen3" }, { ...local, OPENALEX_API_KEY: "oa-key" })
+    assert.deepStrictEqual(withOpenAlexKey.search, ["wikipedia", "openalex"])
     assert.strictEqual(withSearxng.credentials.keyless.searxng.url, "http://127.0.0.1:8888")
     // A key still chooses as before.
     assert.deepStrictEqual(resolveRight({ model: "openai:qwen3" }, { ...local, TAVILY_API_KEY: "t" }).search, [

@@ -296,7 +296,7 @@ describe("deep-research (built CLI)", () => {
     })
     const result = await cli(box, ["--model", "openai:emulated-model", "--no-clarify", "How do tides work?"])
     assert.strictEqual(result.code, 0, describeRun(result))
-    assert.include(result.stderr, "searching wikipedia, openalex: no search key is set")
+    assert.include(result.stderr, "searching wikipedia: no search key is set")
   }, 120_000)
 
   it("without any model key or base URL it exits 2 with one message naming the environment variables", async () => {

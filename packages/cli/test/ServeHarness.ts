@@ -81,6 +81,13 @@ export const servedSlowly = (
     return yield* serve(resolved, store, options)
   })
 
+/** Serves `flags` over the environment `env` as given (no simulation: the test's own upstreams), from a fresh store. */
+export const servedWith = (flags: CliConfig.Flags, env: CliConfig.Environment) =>
+  Effect.gen(function* () {
+    const store = yield* freshStore
+    return yield* serve(CliConfig.resolve({ store, ...flags }, env, undefined), store, {})
+  })
+
 const freshStore = Effect.acquireRelease(
   Effect.sync(() => fs.mkdtempSync(nodePath.join(os.tmpdir(), "deep-research-serve-"))),
   (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))

@@ -42,13 +42,23 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("@deep-research
   }
 }
 
-/** The account has no quota or credit left. Never retried: waiting does not help. */
+/**
+ * The account has no quota or credit left, or the provider is out of reach for longer than a run waits. Never retried:
+ * waiting does not help, or not within a run. `until` (epoch milliseconds) is when it is worth asking again (a daily
+ * allowance's reset, a `Retry-After` longer than a run waits, an answer that could not be used), and `detail` why;
+ * both absent from errors stored before them.
+ */
 export class QuotaExhausted extends Schema.TaggedError<QuotaExhausted>("@deep-research/core/QuotaExhausted")(
   "QuotaExhausted",
-  { provider: Schema.String }
+  { provider: Schema.String, until: Schema.optional(Schema.Number), detail: Schema.optional(Schema.String) }
 ) {
   override get message(): string {
-    return `${this.provider} quota or credit is exhausted; check the account's plan and billing`
+    if (this.until !== undefined) {
+      const why = this.detail === undefined ? "" : `: ${this.detail}`
+      return `${this.provider} is skipped until ${new Date(this.until).toISOString()}${why}`
+    }
+    const detail = this.detail === undefined ? "" : ` (${this.detail})`
+    return `${this.provider} quota or credit is exhausted${detail}; check the account's plan and billing`
   }
 }
 

@@ -203,10 +203,14 @@ export {
   invertedIndex,
   openalexWork,
   type OpenAlexWorkInput,
-  openalexWorks,
+  openalexWorks
+} from "./wire/keylessPapers.js"
+export {
   pubmedArticles,
   type PubmedArticle,
+  type PubmedBook,
+  type PubmedReference,
   pubmedSearch,
   pubmedSearchError
-} from "./wire/keylessPapers.js"
+} from "./wire/keylessPubmed.js"
 export { ncbiRateLimit } from "./wire/keylessFaults.js"

@@ -2,7 +2,7 @@
  * The keyless search APIs as the emulator serves them: their routes and base URLs, and builders of the answers of
  * the two web searches in the shapes their documentation gives (each section names its pages), for tests to script
  * and the simulated world to use: the MediaWiki Action API (`formatversion=2`) with its error answer, and SearXNG's
- * JSON, an answer no engine gave included. The scholarly APIs' answers are in `keylessPapers.ts`, the faults of all
+ * JSON, an answer no engine gave included. The scholarly APIs' answers are in `keylessPapers.ts` and `keylessPubmed.ts`, the faults of all
  * five in `keylessFaults.ts`.
  */
 import type { Endpoint, KeylessEndpoint, RecordedRequest, Reply, Vendor } from "./types.js"

@@ -1,11 +1,12 @@
 /**
  * Faults of the keyless search APIs, each in the shape its documentation (or its service, where the documentation is
- * silent) gives it: a MediaWiki `ratelimited` error, arXiv's 503 with `Retry-After`, OpenAlex's 429 (a rate, or the
- * daily allowance spent) and 403, NCBI's 429 with its error JSON and its refused API key, a SearXNG instance that
+ * silent) gives it: a MediaWiki `ratelimited` error, arXiv's 503 with `Retry-After`, OpenAlex's 429 (a rate with
+ * allowance left, or the daily allowance spent, with its `X-RateLimit-*` headers) and 403, NCBI's 429 with its error JSON and its refused API key, a SearXNG instance that
  * refuses the JSON format (403) or whose limiter answers 429.
  */
 import { wikipediaError } from "./keyless.js"
-import { arxivErrorFeed, pubmedSearchError } from "./keylessPapers.js"
+import { arxivErrorFeed } from "./keylessPapers.js"
+import { pubmedSearchError } from "./keylessPubmed.js"
 import type { Fault, KeylessEndpoint, RecordedRequest, Reply } from "./types.js"
 
 const json = (status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): Reply => ({
@@ -58,7 +59,11 @@ const rateLimit = (
         "retry-after": String(fault.retryAfterSeconds ?? 3)
       })
     case "openalex.works":
-      return json(429, { error: "Rate limit exceeded", message: "Too many requests per second." }, retryAfter(fault))
+      return json(
+        429,
+        { error: "Rate limit exceeded", message: "Too many requests per second." },
+        { "x-ratelimit-limit": "100", "x-ratelimit-remaining": "97", ...retryAfter(fault) }
+      )
     case "pubmed.esearch":
     case "pubmed.efetch": {
       const limit = request.query["api_key"] === undefined ? 3 : 10
@@ -137,10 +142,11 @@ export const keylessFault = (
       return rateLimit(endpoint, fault, request)
     case "quota":
       return endpoint === "openalex.works"
-        ? json(429, {
-            error: "Too Many Requests",
-            message: "Daily limit exceeded: your daily usage allowance is spent."
-          })
+        ? json(
+            429,
+            { error: "Too Many Requests", message: "Daily limit exceeded: your daily usage allowance is spent." },
+            { "x-ratelimit-limit": "100", "x-ratelimit-remaining": "0", "x-ratelimit-credits-used": "100" }
+          )
         : rateLimit(endpoint, { type: "rate_limit" }, request)
     case "server_error":
       return serverError(endpoint, fault.status)

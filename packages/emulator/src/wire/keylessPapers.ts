@@ -1,8 +1,8 @@
 /**
  * The answers of the scholarly keyless APIs as the emulator serves them, in the shapes their documentation gives (each
  * section names its pages), for tests to script and the simulated world to use: arXiv's Atom feed (its error feed and
- * its empty page of a non-empty result included), OpenAlex's works list with abstracts as inverted indexes, NCBI's
- * `esearch` JSON (its ERROR answer included) and `efetch` XML of a `PubmedArticleSet`.
+ * its empty page of a non-empty result included), OpenAlex's works list with abstracts as inverted indexes, PubMed's
+ * are in `keylessPubmed.ts`.
  */
 import { escapeXml, json, xml } from "./keyless.js"
 import type { Reply } from "./types.js"
@@ -180,90 +180,3 @@ export const openalexWorks = (works: ReadonlyArray<unknown>, options?: { readonl
     results: works,
     group_by: []
   })
-
-// =============================================================================
-// PubMed (E-utilities In-Depth: ESearch JSON, EFetch XML of PubmedArticleSet)
-// =============================================================================
-
-/** An esearch answer listing `ids`. */
-export const pubmedSearch = (ids: ReadonlyArray<string>, options?: { readonly count?: number }): Reply =>
-  json({
-    header: { type: "esearch", version: "0.3" },
-    esearchresult: {
-      count: String(options?.count ?? ids.length),
-      retmax: String(ids.length),
-      retstart: "0",
-      idlist: ids,
-      translationset: [],
-      querytranslation: '"search"[All Fields]'
-    }
-  })
-
-/** An esearch answer refusing the query, as NCBI writes it into the result (HTTP 200). */
-export const pubmedSearchError = (message: string): Reply =>
-  json({ header: { type: "esearch", version: "0.3" }, esearchresult: { ERROR: message } })
-
-/** A PubMed record as the scripted efetch gives it. */
-export interface PubmedArticle {
-  readonly pmid: string
-  readonly title: string
-  /** Sections of a structured abstract, each with its label; one unlabelled section for a plain one. */
-  readonly abstract: ReadonlyArray<{ readonly label?: string | undefined; readonly text: string }>
-  readonly authors: ReadonlyArray<{ readonly last: string; readonly fore: string }>
-  readonly journal: string
-  readonly year: number
-  readonly month?: string | undefined
-  readonly doi?: string | undefined
-  readonly pmc?: string | undefined
-  readonly publicationTypes?: ReadonlyArray<string> | undefined
-}
-
-const pubmedArticle = (article: PubmedArticle): string =>
-  [
-    "<PubmedArticle>",
-    `<MedlineCitation Status="MEDLINE" Owner="NLM"><PMID Version="1">${article.pmid}</PMID>`,
-    `<Article PubModel="Print-Electronic"><Journal><ISSN IssnType="Electronic">1234-5678</ISSN>`,
-    `<JournalIssue CitedMedium="Internet"><Volume>12</Volume><Issue>3</Issue><PubDate><Year>${article.year}</Year>` +
-      `${article.month === undefined ? "" : `<Month>${article.month}</Month>`}</PubDate></JournalIssue>`,
-    `<Title>${escapeXml(article.journal)}</Title><ISOAbbreviation>${escapeXml(article.journal)}</ISOAbbreviation></Journal>`,
-    `<ArticleTitle>${escapeXml(article.title)}</ArticleTitle>`,
-    "<Abstract>",
-    ...article.abstract.map((part) =>
-      part.label === undefined
-        ? `<AbstractText>${escapeXml(part.text)}</AbstractText>`
-        : `<AbstractText Label="${escapeXml(part.label)}" NlmCategory="${escapeXml(part.label)}">${escapeXml(part.text)}</AbstractText>`
-    ),
-    "</Abstract>",
-    '<AuthorList CompleteYN="Y">',
-    ...article.authors.map(
-      (author) =>
-        `<Author ValidYN="Y"><LastName>${escapeXml(author.last)}</LastName><ForeName>${escapeXml(author.fore)}</ForeName>` +
-        `<Initials>${author.fore.slice(0, 1)}</Initials></Author>`
-    ),
-    "</AuthorList><Language>eng</Language>",
-    "<PublicationTypeList>",
-    ...(article.publicationTypes ?? ["Journal Article"]).map(
-      (type) => `<PublicationType UI="D016428">${escapeXml(type)}</PublicationType>`
-    ),
-    "</PublicationTypeList></Article></MedlineCitation>",
-    "<PubmedData><PublicationStatus>ppublish</PublicationStatus><ArticleIdList>",
-    `<ArticleId IdType="pubmed">${article.pmid}</ArticleId>`,
-    ...(article.doi === undefined ? [] : [`<ArticleId IdType="doi">${escapeXml(article.doi)}</ArticleId>`]),
-    ...(article.pmc === undefined ? [] : [`<ArticleId IdType="pmc">${escapeXml(article.pmc)}</ArticleId>`]),
-    "</ArticleIdList></PubmedData>",
-    "</PubmedArticle>"
-  ].join("\n")
-
-/** An efetch answer (`retmode=xml`): a `PubmedArticleSet` with its DOCTYPE. */
-export const pubmedArticles = (articles: ReadonlyArray<PubmedArticle>): Reply =>
-  xml(
-    [
-      '<?xml version="1.0" ?>',
-      '<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2025//EN" "https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">',
-      "<PubmedArticleSet>",
-      ...articles.map(pubmedArticle),
-      "</PubmedArticleSet>",
-      ""
-    ].join("\n"),
-    "text/xml; charset=UTF-8"
-  )

@@ -6,7 +6,8 @@
  */
 import { type FakeResult, hash, resultsFor } from "./fakeWeb.js"
 import { searxngResults, wikipediaApi } from "../wire/keyless.js"
-import { arxivFeed, openalexWork, openalexWorks, pubmedArticles, pubmedSearch } from "../wire/keylessPapers.js"
+import { arxivFeed, openalexWork, openalexWorks } from "../wire/keylessPapers.js"
+import { type PubmedArticle, pubmedArticles, type PubmedBook, pubmedSearch } from "../wire/keylessPubmed.js"
 import type { RecordedRequest, Reply } from "../wire/types.js"
 
 const handedOut = new Map<string, FakeResult>()
@@ -17,16 +18,19 @@ const idOf = (result: FakeResult): number => {
   return id
 }
 
-/** The words searched for, without the grammar of arXiv's `search_query`. */
-const queryOf = (request: RecordedRequest): string =>
-  request.query["srsearch"] ??
-  request.query["search"] ??
-  request.query["term"] ??
-  request.query["q"] ??
-  (request.query["search_query"] ?? "")
-    .replace(/\s+AND\s+submittedDate:\[[^\]]*\]/, "")
-    .replace(/\ball:/g, "")
-    .replace(/[()]/g, "")
+/** The words searched for, without the grammar of arXiv's `search_query` or PubMed's `term`. */
+const queryOf = (request: RecordedRequest): string => {
+  const { query } = request
+  const words = (text: string) =>
+    text
+      .replace(/\s+AND\s+submittedDate:\[[^\]]*\]/, "")
+      .replace(/\ball:|\[tw\]|\b(AND|OR)\b|[()"]/g, " ")
+      .replace(/\s+/g, " ")
+      .trim()
+  if (query["term"] !== undefined) return words(query["term"])
+  if (query["search_query"] !== undefined) return words(query["search_query"])
+  return query["srsearch"] ?? query["search"] ?? query["q"] ?? ""
+}
 
 const wanted = (request: RecordedRequest, parameter: string, count: number): number =>
   Math.max(1, Math.min(count, Number(request.query[parameter] ?? count) || count))
@@ -91,10 +95,32 @@ const pubmed = (baseUrl: string, request: RecordedRequest, count: number): Reply
   }
   const ids = (request.query["id"] ?? "").split(",")
   return pubmedArticles(
-    ids.flatMap((pmid) => {
+    ids.flatMap((pmid): ReadonlyArray<PubmedArticle | PubmedBook> => {
       const result = handedOut.get(pmid)
       if (result === undefined) return []
       const [background, ...rest] = result.text.split("\n\n")
+      const authors = authorsOf(result).map((name) => {
+        const [fore = "", last = ""] = name.split(" ")
+        return { fore, last }
+      })
+      // Every third record a Bookshelf chapter, as clinical questions meet StatPearls and GeneReviews.
+      if (hash(result.url) % 3 === 0) {
+        return [
+          {
+            kind: "book" as const,
+            pmid,
+            accession: `NBK${400_000 + (hash(result.url) % 200_000)}`,
+            bookTitle: "StatPearls",
+            bookId: "statpearls",
+            publisher: "StatPearls Publishing",
+            chapterTitle: result.title,
+            abstract: [{ text: result.text.replace(/\s+/g, " ") }],
+            authors,
+            editors: [{ fore: "Simulated", last: "Editor" }],
+            year: Number(result.publishedDate.slice(0, 4))
+          }
+        ]
+      }
       return [
         {
           pmid,
@@ -103,10 +129,7 @@ const pubmed = (baseUrl: string, request: RecordedRequest, count: number): Reply
             { label: "BACKGROUND", text: background ?? "" },
             { label: "RESULTS", text: rest.join(" ") }
           ],
-          authors: authorsOf(result).map((name) => {
-            const [fore = "", last = ""] = name.split(" ")
-            return { fore, last }
-          }),
+          authors,
           journal: "Journal of Simulated Medicine",
           year: Number(result.publishedDate.slice(0, 4))
         }

@@ -20,8 +20,14 @@ export interface Target {
   readonly family: 4 | 6
 }
 
-/** Checks the scheme, the host name and every address it resolves to; returns the address to connect to. */
-export const resolveTarget = (url: URL, settings: Settings): Effect.Effect<Target, Errors.UrlBlocked | FetchFailed> =>
+/**
+ * Checks the scheme, the host name and every address it resolves to; returns the address to connect to. The keyless
+ * search client checks its redirects with it too.
+ */
+export const resolveTarget = (
+  url: URL,
+  settings: Pick<Settings, "allowedHosts" | "lookup">
+): Effect.Effect<Target, Errors.UrlBlocked | FetchFailed> =>
   Effect.gen(function* () {
     const href = url.href
     if (url.protocol !== "http:" && url.protocol !== "https:") {

@@ -26,6 +26,7 @@ import type * as Scope from "effect/Scope"
 import * as Http from "./keyless/http.js"
 import * as Identity from "./keyless/identity.js"
 import { collapse, type Paper, toSearchResults } from "./keyless/scholarly.js"
+import * as QueryTerms from "./keyless/queryTerms.js"
 import * as Xml from "./keyless/xml.js"
 import { retryAfterOf } from "./searchHttp.js"
 
@@ -64,7 +65,6 @@ export const policy: Resilience.PolicyOverrides = new Resilience.PolicyOverrides
 })
 
 const maxResultsPerSearch = 50
-const maxTerms = 12
 
 // =============================================================================
 // Constructors
@@ -80,11 +80,8 @@ export const make = (options: Options = {}): Effect.Effect<SearchProvider.Servic
     const paced = yield* RateLimiter.make({ limit: 1, interval: options.interval ?? requestInterval })
     const connection = yield* Effect.makeSemaphore(1)
 
-    const search = Effect.fn("Arxiv.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
-      const now = yield* Clock.currentTimeMillis
-      const params = searchParams(query, searchOptions, now)
-      if (params === undefined) return []
-      const answer = yield* connection.withPermits(1)(
+    const ask = (params: URLSearchParams) =>
+      connection.withPermits(1)(
         paced(
           Http.get(
             {
@@ -99,7 +96,16 @@ export const make = (options: Options = {}): Effect.Effect<SearchProvider.Servic
           )
         )
       )
-      return yield* readFeed(name, answer)
+
+    // Every term first; when no paper has them all, any of them (one request more, three seconds later).
+    const search = Effect.fn("Arxiv.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
+      const now = yield* Clock.currentTimeMillis
+      const narrow = searchParams(query, searchOptions, now, "narrow")
+      if (narrow === undefined) return []
+      const found = yield* Effect.flatMap(ask(narrow), (answer) => readFeed(name, answer))
+      const wide = searchParams(query, searchOptions, now, "wide")
+      if (found.length > 0 || wide === undefined || wide.toString() === narrow.toString()) return found
+      return yield* Effect.flatMap(ask(wide), (answer) => readFeed(name, answer))
     })
 
     return { name, search }
@@ -124,23 +130,26 @@ const rangeDays: Readonly<Record<NonNullable<SearchProvider.SearchOptions["timeR
 /** `YYYYMMDDHHMM`, the form of a `submittedDate` range. */
 const stamp = (millis: number): string => new Date(millis).toISOString().replace(/[-:T]/g, "").slice(0, 12)
 
+/** One term in arXiv's grammar: a word, or a phrase in double quotes, searched in every field. */
+const arxivTerm = (term: QueryTerms.Term): string =>
+  term.words.length === 1 ? `all:${term.words[0]}` : `all:"${term.words.join(" ")}"`
+
 /**
- * The query's words as `all:` terms (the grammar's operators and grouping characters taken out, so a question cannot
- * be read as a malformed query), ranked by arXiv's relevance; a time range becomes a `submittedDate` range. Undefined
+ * The query's content terms in arXiv's grammar (API User's Manual, "query interface": field prefixes, `AND`, `OR`,
+ * double-quoted phrases): every term required (`AND`), so that a paper about the whole subject ranks first, or, for the
+ * wider query tried when that finds nothing, any of them (`OR`). Question and stop words are out and every operator
+ * and special character neutralised (`keyless/queryTerms.ts`); a time range becomes a `submittedDate` range. Undefined
  * when nothing searchable is left.
  */
 export const searchQuery = (
   query: string,
   timeRange: SearchProvider.SearchOptions["timeRange"],
-  now: number
+  now: number,
+  breadth: "narrow" | "wide" = "narrow"
 ): string | undefined => {
-  const terms = query
-    .replace(/[()"[\]:{}^~*?\\]/g, " ")
-    .split(/\s+/)
-    .filter((word) => word !== "" && !/^(AND|OR|ANDNOT|TO)$/.test(word))
-    .slice(0, maxTerms)
+  const terms = QueryTerms.contentTerms(query).slice(0, QueryTerms.maxTerms)
   if (terms.length === 0) return undefined
-  const words = terms.map((word) => `all:${word}`).join(" ")
+  const words = terms.map(arxivTerm).join(breadth === "narrow" ? " AND " : " OR ")
   if (timeRange === undefined) return words
   return `(${words}) AND submittedDate:[${stamp(now - rangeDays[timeRange] * dayMillis)} TO ${stamp(now)}]`
 }
@@ -149,9 +158,10 @@ export const searchQuery = (
 export const searchParams = (
   query: string,
   options: SearchProvider.SearchOptions,
-  now: number
+  now: number,
+  breadth: "narrow" | "wide" = "narrow"
 ): URLSearchParams | undefined => {
-  const searchQueryText = searchQuery(query, options.timeRange, now)
+  const searchQueryText = searchQuery(query, options.timeRange, now, breadth)
   if (searchQueryText === undefined) return undefined
   return new URLSearchParams({
     search_query: searchQueryText,
@@ -190,7 +200,7 @@ const readError =
       }
       return undefined
     }
-    const feed = Xml.parse(answer.text, "feed")
+    const feed = Xml.parseShort(answer.text, "feed")
     const message = feed === undefined ? undefined : errorMessage(feed)
     return message === undefined
       ? undefined
@@ -243,34 +253,30 @@ export const paperOf = (entry: Xml.Node): Paper | undefined => {
 export const readFeed = (
   provider: string,
   answer: Http.Answer
-): Effect.Effect<ReadonlyArray<Source.SearchResult>, Errors.ProviderError> => {
-  const feed = Xml.parse(answer.text, "feed")
-  if (feed === undefined) {
-    return Effect.fail(
-      new Errors.ProviderUnavailable({
+): Effect.Effect<ReadonlyArray<Source.SearchResult>, Errors.ProviderError> =>
+  Effect.gen(function* () {
+    const feed = yield* Xml.parse(answer.text, "feed", provider)
+    if (feed === undefined) {
+      return yield* new Errors.ProviderUnavailable({
         provider,
         status: answer.status,
         detail: `the answer was no Atom feed: ${answer.text.slice(0, 200)}`
       })
-    )
-  }
-  const message = errorMessage(feed)
-  if (message !== undefined) return Effect.fail(new Errors.InvalidRequest({ provider, detail: message }))
-  const entries = Xml.all(feed, "entry")
-  const total = Number(Xml.textOf(feed, "opensearch:totalResults") ?? "0")
-  if (entries.length === 0 && Number.isFinite(total) && total > 0) {
-    return Effect.fail(
-      new Errors.ProviderUnavailable({
+    }
+    const message = errorMessage(feed)
+    if (message !== undefined) return yield* new Errors.InvalidRequest({ provider, detail: message })
+    const entries = Xml.all(feed, "entry")
+    const total = Number(Xml.textOf(feed, "opensearch:totalResults") ?? "0")
+    if (entries.length === 0 && Number.isFinite(total) && total > 0) {
+      return yield* new Errors.ProviderUnavailable({
         provider,
         status: answer.status,
         detail: `arXiv counted ${total} results but sent an empty page`
       })
-    )
-  }
-  return Effect.succeed(
-    toSearchResults(
-      entries.flatMap((entry) => paperOf(entry) ?? []),
-      provider
-    )
-  )
-}
+    }
+    const papers = yield* Xml.mapYielding(entries, (entry) => {
+      const paper = paperOf(entry)
+      return paper === undefined ? [] : [paper]
+    })
+    return toSearchResults(papers, provider)
+  })

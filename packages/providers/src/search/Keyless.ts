@@ -5,8 +5,8 @@
  * is loaded): the command line reads it (its help only `KeylessBackends.ts`); `KeylessProviders.ts` builds them.
  *
  * The default set is SearXNG when `SEARXNG_URL` names an instance (the open web), plus Wikipedia (overviews, in the
- * question's language) and OpenAlex (scholarly works of every field, arXiv's and PubMed's among them), merged by
- * `SearchFanout`. arXiv and PubMed are there to choose: the fan-out waits for every provider, so arXiv's one request
+ * question's language) and, when `OPENALEX_API_KEY` is set, OpenAlex (scholarly works of every field, arXiv's and
+ * PubMed's among them: its keyless daily allowance is about ten searches), merged by `SearchFanout`. arXiv and PubMed are there to choose: the fan-out waits for every provider, so arXiv's one request
  * every three seconds would pace every search of a run, and PubMed's biomedical index answers most questions with
  * beside-the-point papers; OpenAlex already indexes both.
  */
@@ -84,6 +84,13 @@ export const settingsFrom = (env: Readonly<Record<string, string | undefined>>):
 /** No backend configured: every one at its public API, SearXNG absent. */
 export const emptySettings: Settings = settingsFrom({})
 
-/** The default set: SearXNG when an instance is named, then Wikipedia and OpenAlex. */
+/**
+ * The default set: SearXNG when an instance is named, then Wikipedia, and OpenAlex when `OPENALEX_API_KEY` is set (since
+ * February 2026 a client without a key has a daily allowance of about ten searches, not one run's worth).
+ */
 export const defaultSet = (settings: Settings): ReadonlyArray<Backend> =>
-  KeylessBackends.defaultSet.filter((name) => name !== "searxng" || settings.searxng.url !== undefined)
+  KeylessBackends.defaultSet.filter(
+    (name) =>
+      (name !== "searxng" || settings.searxng.url !== undefined) &&
+      (name !== "openalex" || settings.openalex.apiKey !== undefined)
+  )

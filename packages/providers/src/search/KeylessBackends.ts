@@ -11,10 +11,10 @@ export type Name = (typeof names)[number]
 export const descriptions: Readonly<Record<Name, string>> = {
   searxng: "the open web, through your own SearXNG instance (SEARXNG_URL)",
   wikipedia: "overviews, definitions, history and context, in the question's language",
-  openalex: "scholarly works of every field with abstracts, years and venues, preprints marked",
+  openalex: "scholarly works of every field with abstracts, years and venues, preprints marked (OPENALEX_API_KEY)",
   arxiv: "the latest preprints in physics, mathematics, computer science, statistics, quantitative biology",
   pubmed: "biomedical and clinical literature (MEDLINE) with structured abstracts"
 }
 
-/** The default set, in order; SearXNG is in it only when an instance is named. */
+/** The default set, in order; SearXNG is in it only when an instance is named, OpenAlex only with its key. */
 export const defaultSet: ReadonlyArray<Name> = ["searxng", "wikipedia", "openalex"]

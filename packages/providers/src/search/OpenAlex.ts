@@ -1,17 +1,21 @@
 /**
  * OpenAlex works search (`GET /works?search=`) as a `SearchProvider`: scholarly works of every field with their title,
  * abstract (rebuilt from `abstract_inverted_index`, the form OpenAlex gives it in), authors, year, venue, DOI and
- * open-access link; a preprint is marked as one. No key is needed: a keyless client gets a small daily allowance, an
- * `api_key` (free, `OPENALEX_API_KEY`) a larger one, and `mailto` (`OPENALEX_EMAIL`) names who to contact, as the
- * polite pool asks.
+ * open-access link; a preprint is marked as one. `OPENALEX_API_KEY` (free) is sent as `api_key`, and `mailto`
+ * (`OPENALEX_EMAIL`) names who to contact.
  *
- * As documented at developers.openalex.org and docs.openalex.org: the work object (`id`, `doi`, `display_name`,
- * `publication_year`, `publication_date`, `type`, `authorships[].author.display_name`, `primary_location.source`,
+ * As documented at developers.openalex.org: the work object (`id`, `doi`, `display_name`, `publication_year`,
+ * `publication_date`, `type`, `authorships[].author.display_name`, `primary_location.source`,
  * `primary_location.version`, `open_access.oa_url`, `best_oa_location`, `abstract_inverted_index`), `select`,
- * `per_page`, `filter=from_publication_date:`; "Authentication & Pricing" (a daily allowance per client, every client
- * at most 100 requests a second, searches the costliest list calls) and "Error Handling" (`{"error", "message"}`;
- * 403 and 429 for a rate or a daily limit exceeded, 5xx to retry with backoff). A daily limit is the quota being
- * spent; a rate limit is waited out.
+ * `per_page`, `filter=from_publication_date:`; "Authentication & Pricing" ("API key required starting February 13,
+ * 2026"; a daily allowance in dollars, $0.01 without a key and $1 with a free one, a search costing $1 per 1,000: ten
+ * searches a day without a key, a thousand with one; its older page says 100 credits without a key; at most 100
+ * requests a second for everyone), the rate-limit headers (`X-RateLimit-Limit`, `X-RateLimit-Remaining`: what is left
+ * of today's allowance, `X-RateLimit-Credits-Used`, `X-RateLimit-Reset`), and "Error Handling" (`{"error",
+ * "message"}`; 403 "Rate limit exceeded; slow down", 429 "Daily limit exceeded", 5xx to retry with backoff). So a 403 is
+ * a rate limit waited out, a 429 the day's allowance spent: OpenAlex is skipped until it is renewed (the reset the
+ * headers give, else midnight UTC), and an answer that says none is left skips it before it is refused. Without a key
+ * it is out of the default keyless set (`Keyless.ts`): its allowance is not one run's searches.
  */
 import { Errors, Resilience, SearchProvider, Source } from "@deep-research/core"
 import type * as HttpClient from "@effect/platform/HttpClient"
@@ -20,11 +24,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Http from "./keyless/http.js"
 import * as Identity from "./keyless/identity.js"
 import { collapse, type Paper, toSearchResults } from "./keyless/scholarly.js"
-import { errorDetail, retryAfterOf } from "./searchHttp.js"
+import { errorDetail, type HeaderRecord, retryAfterOf } from "./searchHttp.js"
 
 // =============================================================================
 // Options
@@ -101,10 +106,10 @@ export const Work = Schema.Struct({
 })
 export type Work = typeof Work.Type
 
-/** The fields of a works-search answer this provider reads. */
+/** The fields of a works-search answer this provider reads; each work is decoded on its own (`Http.decodeItems`). */
 export const SearchResponse = Schema.Struct({
   meta: Schema.optional(Schema.Struct({ count: Schema.optional(Schema.Number) })),
-  results: Schema.Array(Work)
+  results: Schema.Array(Schema.Unknown)
 })
 
 // =============================================================================
@@ -122,16 +127,24 @@ export const make = (options: Options = {}): SearchProvider.Service => {
     apiKey: options.apiKey === undefined ? undefined : Redacted.value(options.apiKey)
   }
 
+  // Until when the day's allowance is spent, once an answer said so: no request is sent before then.
+  const spent = Ref.unsafeMake<QuotaExhaustedError | undefined>(undefined)
+
   const search = Effect.fn("OpenAlex.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
     const now = yield* Clock.currentTimeMillis
+    const known = yield* Ref.get(spent)
+    if (known?.until !== undefined && known.until > now) return yield* Effect.fail(known)
     const url = `${baseUrl}/works?${searchParams(query, searchOptions, now, identity).toString()}`
     const answer = yield* Http.get(
       { provider: name, url, headers, accept: "application/json", timeout },
       readError(name),
       options.httpClient
-    )
+    ).pipe(Effect.tapError((error) => (error._tag === "QuotaExhausted" ? Ref.set(spent, error) : Effect.void)))
+    if (allowanceLeft(answer.headers) === 0) yield* Ref.set(spent, allowanceSpent(name, answer.headers, now))
     const response = yield* Http.decodeJson(SearchResponse, name, answer)
-    return toSearchResults(response.results.slice(0, Math.max(0, searchOptions.maxResults)).map(paperOf), name)
+    const wanted = response.results.slice(0, Math.max(0, searchOptions.maxResults))
+    const { decoded: works } = yield* Http.decodeItems(Work, wanted)
+    return toSearchResults(works.map(paperOf), name)
   })
 
   return { name, search }
@@ -178,23 +191,65 @@ export const searchParams = (
 // Errors
 // =============================================================================
 
-const dailyLimit = /daily|per day|allowance|credits|budget|usage limit/i
+type QuotaExhaustedError = Errors.QuotaExhausted
+
 const keyProblem = /api[ _-]?key|invalid key|unauthori[sz]ed/i
+const dailyLimit = /daily|per day|allowance/i
+
+/** What is left of today's allowance (`X-RateLimit-Remaining`), when the answer says. */
+export const allowanceLeft = (headers: HeaderRecord): number | undefined => {
+  const left = Number(headers["x-ratelimit-remaining"] ?? "")
+  return headers["x-ratelimit-remaining"] === undefined || !Number.isFinite(left) ? undefined : Math.max(0, left)
+}
+
+const nextUtcMidnight = (now: number): number => {
+  const day = new Date(now)
+  return Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate() + 1)
+}
 
 /**
- * A non-2xx answer, as "Error Handling" describes them: 403 and 429 are a limit, the daily allowance (the quota, not
- * retried) when the message says so, else the rate (waited out: its `Retry-After`, else a second); a refused key is
- * an authentication failure.
+ * When the allowance is renewed: `X-RateLimit-Reset` (seconds from now, epoch seconds or a date, as it comes), else the
+ * next midnight UTC, when OpenAlex's days begin.
+ */
+export const renewedAt = (headers: HeaderRecord, now: number): number => {
+  const reset = headers["x-ratelimit-reset"]?.trim() ?? ""
+  const number = Number(reset)
+  if (reset !== "" && Number.isFinite(number) && number > 0) {
+    return number > 1_000_000_000 ? number * 1000 : now + number * 1000
+  }
+  const date = Date.parse(reset)
+  return Number.isFinite(date) && date > now ? date : nextUtcMidnight(now)
+}
+
+/** The day's allowance spent: OpenAlex out of reach until it is renewed. */
+export const allowanceSpent = (provider: string, headers: HeaderRecord, now: number): Errors.QuotaExhausted => {
+  const limit = headers["x-ratelimit-limit"]
+  return new Errors.QuotaExhausted({
+    provider,
+    until: renewedAt(headers, now),
+    detail: `its daily allowance is spent${limit === undefined ? "" : ` (${limit} a day)`}; set OPENALEX_API_KEY for a larger one`
+  })
+}
+
+/**
+ * A non-2xx answer, as "Error Handling" tabulates them: a refused key is an authentication failure; a 403 is the rate
+ * ("slow down": its `Retry-After`, else a second); a 429 is the daily limit, unless it says how soon to come back
+ * (`Retry-After`) or that allowance is left (`X-RateLimit-Remaining`), which is the rate per second.
  */
 const readError =
   (provider: string): Http.ErrorReading =>
   (answer, now) => {
     if (answer.status !== 403 && answer.status !== 429) return undefined
     const detail = errorDetail(answer.text)
-    const message = `${detail} ${answer.text}`
-    if (keyProblem.test(message)) return new Errors.AuthenticationFailed({ provider, detail })
-    if (dailyLimit.test(message)) return new Errors.QuotaExhausted({ provider })
-    return new Errors.RateLimited({ provider, retryAfter: retryAfterOf(answer.headers, now) ?? Duration.seconds(1) })
+    if (keyProblem.test(`${detail} ${answer.text}`)) return new Errors.AuthenticationFailed({ provider, detail })
+    const retryAfter = retryAfterOf(answer.headers, now)
+    const rate = new Errors.RateLimited({ provider, retryAfter: retryAfter ?? Duration.seconds(1) })
+    if (answer.status === 403) return rate
+    const left = allowanceLeft(answer.headers)
+    const spent = left === 0 || dailyLimit.test(detail)
+    return !spent && (retryAfter !== undefined || (left !== undefined && left > 0))
+      ? rate
+      : allowanceSpent(provider, answer.headers, now)
   }
 
 // =============================================================================

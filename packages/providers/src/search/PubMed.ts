@@ -16,6 +16,7 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as RateLimiter from "effect/RateLimiter"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
@@ -23,6 +24,7 @@ import type * as Scope from "effect/Scope"
 import * as Http from "./keyless/http.js"
 import * as Identity from "./keyless/identity.js"
 import { collapse, type Paper, toSearchResults } from "./keyless/scholarly.js"
+import * as QueryTerms from "./keyless/queryTerms.js"
 import * as Xml from "./keyless/xml.js"
 import { errorDetail, retryAfterOf } from "./searchHttp.js"
 
@@ -116,15 +118,24 @@ export const make = (options: Options = {}): Effect.Effect<SearchProvider.Servic
         )
       )
 
+    const find = (params: Record<string, string>) =>
+      Effect.gen(function* () {
+        const found = yield* Effect.flatMap(get("esearch.fcgi", params, "application/json"), (answer) =>
+          Http.decodeJson(SearchResponse, name, answer)
+        )
+        if (found.esearchresult.ERROR !== undefined) {
+          return yield* new Errors.InvalidRequest({ provider: name, detail: found.esearchresult.ERROR })
+        }
+        return found.esearchresult.idlist
+      })
+
+    // Every term first; when no record has them all, any of them.
     const search = Effect.fn("PubMed.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
-      const found = yield* Effect.flatMap(
-        get("esearch.fcgi", searchParams(query, searchOptions), "application/json"),
-        (answer) => Http.decodeJson(SearchResponse, name, answer)
-      )
-      if (found.esearchresult.ERROR !== undefined) {
-        return yield* new Errors.InvalidRequest({ provider: name, detail: found.esearchresult.ERROR })
-      }
-      const ids = found.esearchresult.idlist.slice(0, Math.max(0, searchOptions.maxResults))
+      const narrow = searchParams(query, searchOptions, "narrow")
+      const wide = searchParams(query, searchOptions, "wide")
+      const first = yield* find(narrow)
+      const found = first.length > 0 || wide.term === narrow.term ? first : yield* find(wide)
+      const ids = found.slice(0, Math.max(0, searchOptions.maxResults))
       if (ids.length === 0) return []
       const records = yield* get("efetch.fcgi", fetchParams(ids), "application/xml")
       return yield* readArticles(name, records, ids)
@@ -148,10 +159,40 @@ const rangeDays: Readonly<Record<NonNullable<SearchProvider.SearchOptions["timeR
   year: 366
 }
 
+/**
+ * One term in PubMed's syntax: a quoted phrase, or a word, searched as a text word (`[tw]`); a word of five letters or
+ * more is truncated after its plural `s` is taken off (`fractures` and `fracture` as `fracture*`), as PubMed does not
+ * stem a tagged term.
+ */
+const pubmedTerm = (term: QueryTerms.Term): string => {
+  const [word = ""] = term.words
+  if (term.words.length > 1) return `"${term.words.join(" ")}"[tw]`
+  if (word.length < 5 || !/^[a-z]+$/.test(word)) return `${word}[tw]`
+  return `${word.replace(/([^s])s$/, "$1")}*[tw]`
+}
+
+/**
+ * The query's content terms in PubMed's syntax ("PubMed User Guide": search field tags, Boolean operators in upper
+ * case, quoted phrases): each as a text word (`[tw]`: title, abstract, MeSH terms and subheadings, author keywords and
+ * other terms, so a term matches the MeSH heading a record is indexed under with no model call to find it; a long word
+ * truncated, `*`), every term
+ * required (`AND`) or, for the wider query tried when that finds nothing, any (`OR`). The query as asked when it has no
+ * content term left.
+ */
+export const term = (query: string, breadth: "narrow" | "wide" = "narrow"): string => {
+  const terms = QueryTerms.contentTerms(query).slice(0, QueryTerms.maxTerms)
+  if (terms.length === 0) return query
+  return terms.map(pubmedTerm).join(breadth === "narrow" ? " AND " : " OR ")
+}
+
 /** The `esearch` parameters; a time range becomes `reldate` days of publication date. */
-export const searchParams = (query: string, options: SearchProvider.SearchOptions): Record<string, string> => ({
+export const searchParams = (
+  query: string,
+  options: SearchProvider.SearchOptions,
+  breadth: "narrow" | "wide" = "narrow"
+): Record<string, string> => ({
   db: "pubmed",
-  term: query,
+  term: term(query, breadth),
   retmax: String(Math.max(1, Math.min(maxResultsPerSearch, options.maxResults))),
   sort: "relevance",
   retmode: "json",
@@ -226,8 +267,9 @@ const authorName = (author: Xml.Node): string | undefined => {
 }
 
 /** The abstract, each labelled section (`BACKGROUND`, `METHODS`, ...) kept with its label. */
-const abstractOf = (article: Xml.Node): string =>
-  Xml.all(article, "AbstractText")
+const abstractOf = (holder: Xml.Node): string =>
+  Xml.children(holder, "Abstract")
+    .flatMap((abstract) => Xml.children(abstract, "AbstractText"))
     .map((part) => {
       const label = Xml.attribute(part, "Label")
       const body = Xml.text(part)
@@ -236,35 +278,68 @@ const abstractOf = (article: Xml.Node): string =>
     .filter((part) => part !== "")
     .join("\n")
 
-const articleId = (record: Xml.Node, type: string): string | undefined => {
-  const found = Xml.all(record, "ArticleId").find((id) => Xml.attribute(id, "IdType") === type)
-  return found === undefined ? undefined : Xml.text(found) || undefined
+/**
+ * An identifier of the record's own (`PubmedData`'s, `BookDocument`'s or `PubmedBookData`'s `ArticleIdList`), never one
+ * of the references it cites (`ReferenceList/Reference/ArticleIdList`), which real EFetch XML lists too.
+ */
+const ownId = (lists: ReadonlyArray<Xml.Node | undefined>, type: string): string | undefined => {
+  for (const holder of lists) {
+    if (holder === undefined) continue
+    for (const list of Xml.children(holder, "ArticleIdList")) {
+      const found = Xml.children(list, "ArticleId").find((id) => Xml.attribute(id, "IdType") === type)
+      const value = found === undefined ? "" : Xml.text(found)
+      if (value !== "") return value
+    }
+  }
+  return undefined
+}
+
+/** The article's DOI as its publisher gave it (`ELocationID EIdType="doi"`), when the ArticleIdList has none. */
+const locationDoi = (article: Xml.Node): string | undefined => {
+  const found = Xml.children(article, "ELocationID").find((id) => Xml.attribute(id, "EIdType") === "doi")
+  const value = found === undefined ? "" : Xml.text(found)
+  return value === "" ? undefined : value
+}
+
+const pubmedUrl = (pmid: string): string => `https://pubmed.ncbi.nlm.nih.gov/${encodeURIComponent(pmid)}/`
+
+/** A record's authors: those of its `AuthorList`s that list authors (a book's editors are not its authors). */
+const authorsOf = (holder: Xml.Node): ReadonlyArray<string> =>
+  Xml.children(holder, "AuthorList")
+    .filter((list) => (Xml.attribute(list, "Type") ?? "authors") === "authors")
+    .flatMap((list) => Xml.children(list, "Author").flatMap((author) => authorName(author) ?? []))
+
+const yearOf = (published: string | undefined): number | undefined => {
+  const year = published === undefined ? undefined : Number(published.slice(0, 4))
+  return year !== undefined && Number.isInteger(year) ? year : undefined
 }
 
 /** One `PubmedArticle` as a paper. */
 export const paperOf = (record: Xml.Node): { readonly pmid: string; readonly paper: Paper } | undefined => {
-  const citation = Xml.first(record, "MedlineCitation")
-  const article = citation === undefined ? undefined : Xml.first(citation, "Article")
-  const pmid = citation === undefined ? undefined : Xml.textOf(citation, "PMID")
-  if (article === undefined || pmid === undefined) return undefined
-  const journal = Xml.first(article, "Journal")
+  const citation = Xml.children(record, "MedlineCitation")[0]
+  const article = citation === undefined ? undefined : Xml.children(citation, "Article")[0]
+  const pmid = citation === undefined ? undefined : Xml.text(Xml.children(citation, "PMID")[0]) || undefined
+  if (citation === undefined || article === undefined || pmid === undefined) return undefined
+  const journal = Xml.children(article, "Journal")[0]
+  const issue = journal === undefined ? undefined : Xml.children(journal, "JournalIssue")[0]
   const published =
-    dateOf(Xml.first(article, "ArticleDate")) ??
-    dateOf(journal === undefined ? undefined : Xml.first(journal, "PubDate"))
-  const year = published === undefined ? undefined : Number(published.slice(0, 4))
-  const venue = journal === undefined ? undefined : Xml.textOf(journal, "Title")
-  const doi = articleId(record, "doi")
-  const pmc = articleId(record, "pmc")
+    dateOf(Xml.children(article, "ArticleDate")[0]) ??
+    dateOf(issue === undefined ? undefined : Xml.children(issue, "PubDate")[0])
+  const year = yearOf(published)
+  const venue = journal === undefined ? undefined : Xml.text(Xml.children(journal, "Title")[0]) || undefined
+  const data = Xml.children(record, "PubmedData")[0]
+  const doi = ownId([data], "doi") ?? locationDoi(article)
+  const pmc = ownId([data], "pmc")
   const types = Xml.all(article, "PublicationType").map((type) => Xml.text(type).toLowerCase())
   return {
     pmid,
     paper: {
-      url: `https://pubmed.ncbi.nlm.nih.gov/${encodeURIComponent(pmid)}/`,
-      title: collapse(Xml.textOf(article, "ArticleTitle") ?? ""),
+      url: pubmedUrl(pmid),
+      title: collapse(Xml.text(Xml.children(article, "ArticleTitle")[0])),
       abstract: abstractOf(article),
       work: new Source.Work({
-        authors: Xml.all(article, "Author").flatMap((author) => authorName(author) ?? []),
-        ...(year !== undefined && Number.isInteger(year) ? { year } : {}),
+        authors: authorsOf(article),
+        ...(year !== undefined ? { year } : {}),
         ...(venue !== undefined ? { venue } : {}),
         ...(doi !== undefined ? { doi } : {}),
         preprint: types.includes("preprint")
@@ -275,19 +350,65 @@ export const paperOf = (record: Xml.Node): { readonly pmid: string; readonly pap
   }
 }
 
-/** The records of an `efetch` answer, in the order `esearch` ranked them. */
+/**
+ * One `PubmedBookArticle` (a chapter of StatPearls, GeneReviews or another NCBI Bookshelf book, or a whole book) as a
+ * paper: its title (the chapter's, else the book's), authors (not editors), the book as its venue, its year, and its
+ * Bookshelf page as the full text.
+ */
+export const bookOf = (record: Xml.Node): { readonly pmid: string; readonly paper: Paper } | undefined => {
+  const document = Xml.children(record, "BookDocument")[0]
+  const pmid = document === undefined ? undefined : Xml.text(Xml.children(document, "PMID")[0]) || undefined
+  if (document === undefined || pmid === undefined) return undefined
+  const book = Xml.children(document, "Book")[0]
+  const bookTitle = book === undefined ? "" : collapse(Xml.text(Xml.children(book, "BookTitle")[0]))
+  const publisher = book === undefined ? undefined : Xml.textOf(book, "PublisherName")
+  const published = dateOf(book === undefined ? undefined : Xml.children(book, "PubDate")[0])
+  const year = yearOf(published)
+  const chapter = collapse(Xml.text(Xml.children(document, "ArticleTitle")[0]))
+  const accession = ownId([document, Xml.children(record, "PubmedBookData")[0]], "bookaccession")
+  const doi = ownId([document, Xml.children(record, "PubmedBookData")[0]], "doi")
+  const venue = bookTitle === "" ? publisher : publisher === undefined ? bookTitle : `${bookTitle} (${publisher})`
+  return {
+    pmid,
+    paper: {
+      url: pubmedUrl(pmid),
+      title: chapter !== "" ? chapter : bookTitle,
+      abstract: abstractOf(document),
+      work: new Source.Work({
+        authors: authorsOf(document).length > 0 ? authorsOf(document) : book === undefined ? [] : authorsOf(book),
+        ...(year !== undefined ? { year } : {}),
+        ...(venue !== undefined && venue !== "" ? { venue } : {}),
+        ...(doi !== undefined ? { doi } : {}),
+        preprint: false
+      }),
+      publishedDate: published,
+      fullText:
+        accession === undefined ? undefined : `https://www.ncbi.nlm.nih.gov/books/${encodeURIComponent(accession)}/`
+    }
+  }
+}
+
+/** The records of an `efetch` answer (articles and books), in the order `esearch` ranked them. */
 export const readArticles = (
   provider: string,
   answer: Http.Answer,
   ids: ReadonlyArray<string>
-): Effect.Effect<ReadonlyArray<Source.SearchResult>, Errors.ProviderError> => {
-  const set = Xml.parse(answer.text, "PubmedArticleSet")
-  if (set === undefined) {
-    const failure = Xml.parse(answer.text, "eFetchResult")
-    const detail = failure === undefined ? answer.text.slice(0, 200) : (Xml.textOf(failure, "ERROR") ?? "no records")
-    return Effect.fail(new Errors.ProviderUnavailable({ provider, status: answer.status, detail: `efetch: ${detail}` }))
-  }
-  const papers = Xml.all(set, "PubmedArticle").flatMap((record) => paperOf(record) ?? [])
-  const ranked = ids.flatMap((id) => papers.find((p) => p.pmid === id)?.paper ?? [])
-  return Effect.succeed(toSearchResults(ranked, provider))
-}
+): Effect.Effect<ReadonlyArray<Source.SearchResult>, Errors.ProviderError> =>
+  Effect.gen(function* () {
+    const set = yield* Xml.parse(answer.text, "PubmedArticleSet", provider)
+    if (set === undefined) {
+      const failure = Xml.parseShort(answer.text, "eFetchResult")
+      const detail = failure === undefined ? answer.text.slice(0, 200) : (Xml.textOf(failure, "ERROR") ?? "no records")
+      return yield* new Errors.ProviderUnavailable({ provider, status: answer.status, detail: `efetch: ${detail}` })
+    }
+    const papers = [
+      ...(yield* Xml.mapYielding(Xml.children(set, "PubmedArticle"), (record) =>
+        Option.toArray(Option.fromNullable(paperOf(record)))
+      )),
+      ...(yield* Xml.mapYielding(Xml.children(set, "PubmedBookArticle"), (record) =>
+        Option.toArray(Option.fromNullable(bookOf(record)))
+      ))
+    ]
+    const ranked = ids.flatMap((id) => papers.find((p) => p.pmid === id)?.paper ?? [])
+    return toSearchResults(ranked, provider)
+  })

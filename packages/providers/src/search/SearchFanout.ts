@@ -30,7 +30,10 @@ export interface Options {
   readonly cooldown?: Duration.DurationInput | undefined
   /** Consecutive failures that pause a provider; 1 by default. An open breaker pauses it at once. */
   readonly failuresBeforeCooldown?: number | undefined
-  /** No pause is longer, whatever the error asks; 10 minutes by default. */
+  /**
+   * No pause is longer, whatever the error asks, but that of a provider that said until when it will not answer
+   * (`QuotaExhausted` with `until`); 10 minutes by default.
+   */
   readonly maxCooldown?: Duration.DurationInput | undefined
   /**
    * How long the others wait for a provider (its own retries included) before going on without it, which counts as
@@ -142,6 +145,14 @@ const pauseFor = (fanout: Fanout, error: Errors.ProviderError, failures: number,
       return undefined
     case "CircuitOpen":
       return Math.min(cap, Math.max(0, error.retryAt - now))
+    // A provider that said when it answers again (a spent daily allowance, an hour's Retry-After) is skipped until
+    // then, however long: asking before would only be refused again.
+    case "QuotaExhausted":
+      return error.until !== undefined
+        ? Math.max(0, error.until - now)
+        : failures < fanout.threshold
+          ? undefined
+          : Math.min(cap, Duration.toMillis(fanout.cooldown))
     case "RateLimited":
       if (failures < fanout.threshold) return undefined
       return Math.min(
@@ -172,11 +183,15 @@ const recordFailure = (fanout: Fanout, index: number, error: Errors.ProviderErro
             }
       )
     )
-    if (pause !== undefined && pause > 0) {
+    // One line per pause: a search that was already asking when another paused the provider adds none.
+    if (pause !== undefined && pause > 0 && before.pausedUntil <= now) {
       yield* ResearchEvents.publish({
         _tag: "ProviderSkipped",
         provider: before.name,
-        reason: `${error.message}; skipped for ${Duration.format(Duration.millis(pause))}`
+        reason:
+          error._tag === "QuotaExhausted" && error.until !== undefined
+            ? error.message
+            : `${error.message}; skipped for ${Duration.format(Duration.millis(pause))}, until ${new Date(now + pause).toISOString()}`
       })
     }
   })

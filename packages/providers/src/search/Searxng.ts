@@ -7,7 +7,8 @@
  * under `search.formats` in its settings.yml, else 403), `pageno`, `language`, `time_range` (`day`, `month`, `year`);
  * the answer's `results[]` (`url`, `title`, `content`, `engine`, `publishedDate`) and `unresponsive_engines` (pairs of
  * an engine and why it did not answer). An answer with no result while engines failed is no "nothing found": it is the
- * instance unable to search for the moment. An instance publishes no rate limit (its limiter plugin answers 429); the
+ * instance unable to search for the moment. A result that cannot be read (one without a URL) is dropped and counted (a log
+ * line and the span's `deep_research.search.dropped_results`); the others are kept. An instance publishes no rate limit (its limiter plugin answers 429); the
  * default search policy applies.
  */
 import { Errors, SearchProvider, Source } from "@deep-research/core"
@@ -55,12 +56,26 @@ export const Result = Schema.Struct({
   publishedDate: OptionalText
 })
 
-/** The fields of a search answer this provider reads. */
+/**
+ * The fields of a search answer this provider reads. Each result is read on its own (`readResults`): an engine's result
+ * without a URL costs that result, never the answer.
+ */
 export const SearchResponse = Schema.Struct({
-  results: Schema.optionalWith(Schema.Array(Result), { default: () => [] }),
+  results: Schema.optionalWith(Schema.Array(Schema.Unknown), { default: () => [] }),
   unresponsive_engines: Schema.optionalWith(Schema.Array(Schema.Array(Schema.Unknown)), { default: () => [] })
 })
 export type SearchResponse = typeof SearchResponse.Type
+export type Result = typeof Result.Type
+
+const decodeResult = Schema.decodeUnknownOption(Result)
+
+/** The results that can be read, and how many could not (no URL, not an object). */
+export const readResults = (
+  response: SearchResponse
+): { readonly results: ReadonlyArray<Result>; readonly dropped: number } => {
+  const results = response.results.flatMap((raw) => Option.toArray(decodeResult(raw)))
+  return { results, dropped: response.results.length - results.length }
+}
 
 // =============================================================================
 // Constructors
@@ -88,14 +103,23 @@ export const make = (options: Options): SearchProvider.Service => {
       options.httpClient
     )
     const response = yield* Http.decodeJson(SearchResponse, name, answer)
+    const { decoded: results, dropped } = yield* Http.decodeItems(Result, response.results)
+    yield* Effect.annotateCurrentSpan("deep_research.search.dropped_results", dropped)
+    if (dropped > 0)
+      yield* Effect.logWarning(
+        `${name}: ${dropped} of ${response.results.length} results had no URL or could not be read; dropped`
+      )
     const unanswered = unresponsive(response)
-    if (response.results.length === 0 && unanswered.length > 0) {
+    if (results.length === 0 && (unanswered.length > 0 || dropped > 0)) {
       return yield* new Errors.ProviderUnavailable({
         provider: name,
-        detail: `no engine answered (${unanswered.join("; ")})`
+        detail:
+          dropped > 0
+            ? `none of the instance's ${dropped} results could be read (no URL)`
+            : `no engine answered (${unanswered.join("; ")})`
       })
     }
-    return toSearchResults(response, Math.max(0, searchOptions.maxResults), name)
+    return toSearchResults(results, Math.max(0, searchOptions.maxResults), name)
   })
 
   return { name, search }
@@ -154,11 +178,11 @@ export const unresponsive = (response: SearchResponse): ReadonlyArray<string> =>
 
 /** The results in the instance's order, at most `maxResults`. */
 export const toSearchResults = (
-  response: SearchResponse,
+  readable: ReadonlyArray<Result>,
   maxResults: number,
   provider: string
 ): ReadonlyArray<Source.SearchResult> => {
-  const results = response.results.slice(0, maxResults)
+  const results = readable.slice(0, maxResults)
   return results.map(
     (result, i) =>
       new Source.SearchResult({

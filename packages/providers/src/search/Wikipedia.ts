@@ -4,7 +4,7 @@
  * pipe-joined page ids, plain text, with each page's canonical URL). Any language edition: the one configured, else
  * the question's (`SearchProvider.QuestionLanguage`, set by the pipeline), else English.
  *
- * As documented on mediawiki.org: API:Search (parameters `srsearch`, `srlimit`, `srprop`, `srnamespace`),
+ * As documented on mediawiki.org: API:Search (parameters `srsearch`, `srlimit`, `srprop`, `srnamespace`, `srenablerewrites`),
  * Extension:TextExtracts (`exintro`, `explaintext`, `exlimit`; several pages' extracts only with `exintro`), API:Info
  * (`inprop=url`), API:Errors and warnings (an error is `{"error": {"code", "info"}}`, usually with HTTP 200), and
  * API:Etiquette: there is no hard limit on reads, but requests should go in series, several pages in one request
@@ -84,7 +84,8 @@ export type SearchHit = typeof SearchHit.Type
 /** The fields of a `list=search` answer this provider reads. */
 export const SearchResponse = Schema.Struct({
   error: Schema.optional(ApiError),
-  query: Schema.optional(Schema.Struct({ search: Schema.Array(SearchHit) }))
+  // Each hit decoded on its own (`Http.decodeItems`), the unreadable ones dropped.
+  query: Schema.optional(Schema.Struct({ search: Schema.Array(Schema.Unknown) }))
 })
 
 /** One page's lead text and URL. */
@@ -100,7 +101,7 @@ export type Page = typeof Page.Type
 /** The fields of a `prop=extracts|info` answer this provider reads. */
 export const PagesResponse = Schema.Struct({
   error: Schema.optional(ApiError),
-  query: Schema.optional(Schema.Struct({ pages: Schema.Array(Page) }))
+  query: Schema.optional(Schema.Struct({ pages: Schema.Array(Schema.Unknown) }))
 })
 
 // =============================================================================
@@ -139,10 +140,12 @@ export const make = (options: Options = {}): Effect.Effect<SearchProvider.Servic
       const asked = yield* Effect.serviceOption(SearchProvider.QuestionLanguage)
       const api = apiUrl(options.baseUrl ?? defaultBaseUrl, editionOf(options.language, Option.getOrUndefined(asked)))
       const found = yield* call(`${api}?${searchParams(query, searchOptions).toString()}`, SearchResponse)
-      const hits = (found.query?.search ?? []).slice(0, Math.max(0, searchOptions.maxResults))
+      const listed = (found.query?.search ?? []).slice(0, Math.max(0, searchOptions.maxResults))
+      const { decoded: hits } = yield* Http.decodeItems(SearchHit, listed)
       if (hits.length === 0) return []
       const pages = yield* call(`${api}?${pageParams(hits.map((hit) => hit.pageid)).toString()}`, PagesResponse)
-      return toSearchResults(hits, pages.query?.pages ?? [], api, name)
+      const { decoded: read } = yield* Http.decodeItems(Page, (pages.query?.pages ?? []).slice(0, maxResultsPerSearch))
+      return toSearchResults(hits, read, api, name)
     })
 
     return { name, search }
@@ -180,6 +183,8 @@ export const searchParams = (query: string, options: SearchProvider.SearchOption
     srnamespace: "0",
     srlimit: String(Math.max(1, Math.min(maxResultsPerSearch, options.maxResults))),
     srprop: "snippet|timestamp",
+    // API:Search: let the search engine rewrite a query that finds little (spelling, a near title) into one that finds
+    srenablerewrites: "1",
     format: "json",
     formatversion: "2"
   })

@@ -24,18 +24,22 @@ const failure = (emulator: Emulator.Handle, reply: Emulator.Reply) =>
   })
 
 describe("Arxiv", () => {
-  it("asks for the query's words as all: terms, without the grammar's operators, and a submittedDate range", () => {
+  it("asks for the query's content terms, all of them or (wider) any, without the grammar's operators, and a submittedDate range", () => {
     const now = Date.parse("2026-03-31T12:00:00Z")
     assert.strictEqual(
       Arxiv.searchQuery('sparse (attention) AND "long" documents: OR', undefined, now),
-      "all:sparse all:attention all:long all:documents"
+      "all:sparse AND all:attention AND all:long AND all:documents"
+    )
+    assert.strictEqual(
+      Arxiv.searchQuery('sparse (attention) AND "long" documents: OR', undefined, now, "wide"),
+      "all:sparse OR all:attention OR all:long OR all:documents"
     )
     assert.strictEqual(
       Arxiv.searchQuery("sparse attention", "week", now),
-      "(all:sparse all:attention) AND submittedDate:[202603241200 TO 202603311200]"
+      "(all:sparse AND all:attention) AND submittedDate:[202603241200 TO 202603311200]"
     )
     assert.isUndefined(Arxiv.searchParams("( ) :", { maxResults: 3 }, now))
-    assert.strictEqual(Arxiv.searchParams("x", { maxResults: 500 }, now)?.get("max_results"), "50")
+    assert.strictEqual(Arxiv.searchParams("xenon", { maxResults: 500 }, now)?.get("max_results"), "50")
   })
 
   it.scopedLive("maps e-prints: abstract page, authors, year, primary category as venue, a preprint marked", () =>
@@ -59,7 +63,7 @@ describe("Arxiv", () => {
       assert.isFalse(second?.work?.preprint)
       assert.strictEqual(second?.work?.venue, "Phys. Rev. D 108 (2023) 1")
       const [request] = yield* emulator.requests("arxiv.query")
-      assert.strictEqual(request?.query["search_query"], "all:sparse all:attention")
+      assert.strictEqual(request?.query["search_query"], "all:sparse AND all:attention")
       assert.strictEqual(request?.headers["user-agent"], "deep-research/0.1 (ops@example.org)")
     })
   )
@@ -109,7 +113,9 @@ describe("Arxiv", () => {
       )
       const arxiv = yield* Arxiv.make({ httpClient: recording.client })
       const searches = yield* Effect.fork(
-        Effect.forEach(["a", "b", "c"], (q) => arxiv.search(q, { maxResults: 1 }), { concurrency: "unbounded" })
+        Effect.forEach(["alpha", "beta", "gamma"], (q) => arxiv.search(q, { maxResults: 1 }), {
+          concurrency: "unbounded"
+        })
       )
       yield* TestClock.adjust(Duration.seconds(30))
       assert.lengthOf((yield* Fiber.join(searches)).flat(), 3)

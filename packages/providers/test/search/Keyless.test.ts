@@ -5,6 +5,7 @@
 import { Resilience, SearchProvider, Source } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Fiber, Redacted, Ref, TestClock } from "effect"
+import * as Identity from "../../src/search/keyless/identity.js"
 import * as Keyless from "../../src/search/Keyless.js"
 import * as KeylessProviders from "../../src/search/KeylessProviders.js"
 import { Emulator } from "@deep-research/emulator"
@@ -61,13 +62,16 @@ describe("Keyless", () => {
     assert.isUndefined(Keyless.emptySettings.searxng.url)
   })
 
-  it("the default set is SearXNG when an instance is named, then Wikipedia and OpenAlex", () => {
-    assert.deepStrictEqual(Keyless.defaultSet(Keyless.emptySettings), ["wikipedia", "openalex"])
+  it("the default set is SearXNG when an instance is named, then Wikipedia, and OpenAlex only with its key", () => {
+    assert.deepStrictEqual(Keyless.defaultSet(Keyless.emptySettings), ["wikipedia"])
     assert.deepStrictEqual(Keyless.defaultSet(Keyless.settingsFrom({ SEARXNG_URL: "http://s" })), [
       "searxng",
-      "wikipedia",
-      "openalex"
+      "wikipedia"
     ])
+    assert.deepStrictEqual(
+      Keyless.defaultSet(Keyless.settingsFrom({ SEARXNG_URL: "http://s", OPENALEX_API_KEY: "oa-key" })),
+      ["searxng", "wikipedia", "openalex"]
+    )
   })
 
   it.scoped("SearXNG without an instance is refused as a usage error", () =>
@@ -120,4 +124,13 @@ describe("Keyless", () => {
       assert.sameMembers([...providers], ["wikipedia", "openalex"])
     })
   )
+
+  it("with no contact set, the User-Agent names the project's page as its contact and says how to set one's own", () => {
+    assert.strictEqual(
+      Identity.userAgent(undefined),
+      `deep-research/0.1 (${Identity.projectPage}; set DEEP_RESEARCH_CONTACT to your own)`
+    )
+    assert.match(Identity.projectPage, /^https:\/\//)
+    assert.strictEqual(Identity.userAgent(" ops@example.org "), "deep-research/0.1 (ops@example.org)")
+  })
 })

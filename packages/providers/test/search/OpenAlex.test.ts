@@ -1,6 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Redacted } from "effect"
+import { Errors, ResearchEvents, SearchProvider, Source } from "@deep-research/core"
+import { Clock, Duration, Effect, Queue, Redacted } from "effect"
 import * as OpenAlex from "../../src/search/OpenAlex.js"
+import * as SearchFanout from "../../src/search/SearchFanout.js"
 import { Emulator } from "@deep-research/emulator"
 
 const work = Emulator.openalexWork({
@@ -97,5 +99,103 @@ describe("OpenAlex", () => {
           "InvalidRequest"
         )
       })
+  )
+
+  const nextMidnight = (now: number) => {
+    const day = new Date(now)
+    return Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate() + 1)
+  }
+
+  it.scopedLive(
+    "its documented 403 is a rate to wait out; its documented 429 the day's allowance, spent until midnight UTC",
+    () =>
+      Effect.gen(function* () {
+        const slowDown = yield* failure(
+          Emulator.json({ error: "Forbidden", message: "Rate limit exceeded; slow down" }, { status: 403 })
+        )
+        assert.strictEqual(slowDown._tag, "RateLimited")
+        const now = yield* Clock.currentTimeMillis
+        const daily = yield* failure(
+          Emulator.json({ error: "Too Many Requests", message: "Daily limit exceeded" }, { status: 429 })
+        )
+        assert.strictEqual(daily._tag, "QuotaExhausted")
+        if (daily._tag === "QuotaExhausted") {
+          assert.strictEqual(daily.until, nextMidnight(now))
+          assert.include(daily.message, `openalex is skipped until ${new Date(nextMidnight(now)).toISOString()}`)
+          assert.include(daily.message, "OPENALEX_API_KEY")
+        }
+      })
+  )
+
+  it.scopedLive(
+    "an answer that says nothing is left of the allowance skips the next search, sending nothing, until the reset it gives",
+    () =>
+      Effect.gen(function* () {
+        const emulator = yield* Emulator.start()
+        yield* emulator.respond(
+          "openalex.works",
+          Emulator.json(
+            { meta: { count: 1 }, results: [work] },
+            {
+              headers: {
+                "x-ratelimit-limit": "100",
+                "x-ratelimit-remaining": "0",
+                "x-ratelimit-reset": "3600"
+              }
+            }
+          )
+        )
+        const openalex = OpenAlex.make({ baseUrl: emulator.baseUrl("openalex") })
+        const now = yield* Clock.currentTimeMillis
+        assert.lengthOf(yield* openalex.search("heat pumps", { maxResults: 2 }), 1, "the last allowed answer is read")
+        const skipped = yield* Effect.flip(openalex.search("heat pumps", { maxResults: 2 }))
+        assert.strictEqual(skipped._tag, "QuotaExhausted")
+        if (skipped._tag === "QuotaExhausted") {
+          assert.isAtLeast(skipped.until ?? 0, now + 3_600_000)
+          assert.isAtMost(skipped.until ?? 0, now + 3_700_000)
+        }
+        assert.lengthOf(yield* emulator.requests("openalex.works"), 1, "no request sent past the allowance")
+      })
+  )
+
+  it.scopedLive(
+    "in a fan-out, a spent allowance skips OpenAlex for the rest of the UTC day with one line, the others carrying on",
+    () =>
+      Effect.gen(function* () {
+        const events = yield* ResearchEvents.ResearchEvents
+        const subscription = yield* events.subscribe
+        const emulator = yield* Emulator.start()
+        yield* emulator.respond("openalex.works", { kind: "fault", fault: { type: "quota" } })
+        const other: SearchProvider.Service = {
+          name: "wikipedia",
+          search: () =>
+            Effect.succeed([
+              new Source.SearchResult({
+                url: "https://en.wikipedia.org/wiki/Heat_pump",
+                title: "Heat pump",
+                snippet: "",
+                provider: "wikipedia"
+              })
+            ])
+        }
+        const fanout = yield* SearchFanout.make({
+          providers: [OpenAlex.make({ baseUrl: emulator.baseUrl("openalex") }), other]
+        })
+        const now = yield* Clock.currentTimeMillis
+        for (let i = 0; i < 3; i++) assert.lengthOf(yield* fanout.search(`heat pumps ${i}`, { maxResults: 5 }), 1)
+        assert.lengthOf(yield* emulator.requests("openalex.works"), 1, "asked once, never again that day")
+        const lines = (yield* Queue.takeAll(subscription))
+          .pipe((all) => [...all])
+          .filter((e) => e._tag === "ProviderSkipped")
+        assert.lengthOf(lines, 1)
+        const [line] = lines
+        if (line?._tag === "ProviderSkipped") {
+          assert.strictEqual(line.provider, "openalex")
+          assert.include(line.reason, `until ${new Date(nextMidnight(now)).toISOString()}`)
+        }
+        const health = yield* fanout.health
+        assert.strictEqual(health[0]?.pausedUntil, nextMidnight(now))
+        assert.instanceOf(new Errors.QuotaExhausted({ provider: "x" }), Errors.QuotaExhausted)
+      }).pipe(Effect.provide(ResearchEvents.layer))
   )
 })

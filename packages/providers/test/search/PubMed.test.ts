@@ -31,7 +31,7 @@ describe("PubMed", () => {
     const params = PubMed.searchParams("vitamin d", { maxResults: 5, timeRange: "month" })
     assert.deepStrictEqual(params, {
       db: "pubmed",
-      term: "vitamin d",
+      term: '"vitamin d"[tw]',
       retmax: "5",
       sort: "relevance",
       retmode: "json",
@@ -85,6 +85,57 @@ describe("PubMed", () => {
         (yield* failure({ kind: "fault", fault: { type: "server_error", status: 502 } }))._tag,
         "ProviderUnavailable"
       )
+    })
+  )
+
+  it.scopedLive("a record's DOI and PMC copy are its own, never those of the references its EFetch XML lists", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      const bare: Emulator.PubmedArticle = { ...article, pmid: "31234568", doi: undefined }
+      const own: Emulator.PubmedArticle = { ...article, pmc: "PMC6789012" }
+      yield* emulator.respond("pubmed.esearch", Emulator.pubmedSearch([bare.pmid, own.pmid]))
+      yield* emulator.respond("pubmed.efetch", Emulator.pubmedArticles([bare, own]))
+      const efetch = Emulator.pubmedArticles([bare])
+      assert.include(efetch.kind === "raw" ? efetch.body : "", "<ReferenceList>")
+      const pubmed = yield* PubMed.make({ baseUrl: emulator.baseUrl("pubmed") })
+      const [withoutIds, withIds] = yield* pubmed.search("vitamin d fractures", { maxResults: 2 })
+      assert.strictEqual(withoutIds?.url, "https://pubmed.ncbi.nlm.nih.gov/31234568/")
+      assert.isUndefined(withoutIds?.work?.doi, "no DOI of its own: none, not a reference's")
+      assert.notInclude(withoutIds?.rawContent ?? "", "Full text:", "no PMC copy of its own: no full-text link")
+      assert.strictEqual(withIds?.work?.doi, "10.1136/bmj.l1234")
+      assert.include(withIds?.rawContent ?? "", "Full text: https://www.ncbi.nlm.nih.gov/pmc/articles/PMC6789012/")
+    })
+  )
+
+  it.scopedLive("book records (StatPearls, GeneReviews) are read: title, authors, book, year, the Bookshelf link", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      const book: Emulator.PubmedBook = {
+        kind: "book",
+        pmid: "28722863",
+        accession: "NBK441912",
+        bookTitle: "StatPearls",
+        bookId: "statpearls",
+        publisher: "StatPearls Publishing",
+        chapterTitle: "Vitamin D Deficiency",
+        abstract: [{ text: "Vitamin D deficiency is common in older adults and raises the risk of fractures." }],
+        authors: [{ last: "Sizar", fore: "Omeed" }],
+        editors: [{ last: "Ackley", fore: "William" }],
+        year: 2024
+      }
+      yield* emulator.respond("pubmed.esearch", Emulator.pubmedSearch([book.pmid, article.pmid]))
+      yield* emulator.respond("pubmed.efetch", Emulator.pubmedArticles([article, book]))
+      const pubmed = yield* PubMed.make({ baseUrl: emulator.baseUrl("pubmed") })
+      const [chapter, paper] = yield* pubmed.search("vitamin d deficiency", { maxResults: 2 })
+      assert.strictEqual(chapter?.url, "https://pubmed.ncbi.nlm.nih.gov/28722863/")
+      assert.strictEqual(chapter?.title, "Vitamin D Deficiency")
+      assert.deepStrictEqual(chapter?.work?.authors, ["Omeed Sizar"], "the authors, not the editors")
+      assert.strictEqual(chapter?.work?.venue, "StatPearls (StatPearls Publishing)")
+      assert.strictEqual(chapter?.work?.year, 2024)
+      assert.isUndefined(chapter?.work?.doi, "a reference's DOI is not the chapter's")
+      assert.include(chapter?.rawContent ?? "", "Full text: https://www.ncbi.nlm.nih.gov/books/NBK441912/")
+      assert.include(chapter?.rawContent ?? "", "Vitamin D deficiency is common in older adults")
+      assert.strictEqual(paper?.url, "https://pubmed.ncbi.nlm.nih.gov/31234567/", "and the article after it")
     })
   )
 

@@ -79,4 +79,26 @@ describe("Searxng", () => {
         )
       })
   )
+
+  it.scopedLive("keeps the results it can read and drops, counting them, those without a URL", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      const reply = Emulator.searxngResults(results)
+      const body = reply.kind === "json" && typeof reply.body === "object" && reply.body !== null ? reply.body : {}
+      const listed: ReadonlyArray<unknown> = Reflect.get(body, "results")
+      const broken = { ...body, results: [{ title: "An infobox without a link", engine: "wikidata" }, ...listed, 42] }
+      yield* emulator.respond("searxng.search", Emulator.json(broken))
+      const searxng = Searxng.make({ url: emulator.baseUrl("searxng") })
+      const found = yield* searxng.search("heat pumps", { maxResults: 5 })
+      assert.deepStrictEqual(
+        found.map((r) => r.url),
+        ["https://example.org/a", "https://example.org/b", "https://example.org/c"]
+      )
+      assert.deepStrictEqual(Searxng.readResults({ results: broken.results, unresponsive_engines: [] }).dropped, 2)
+      yield* emulator.respond("searxng.search", Emulator.json({ ...body, results: [{ title: "no link" }] }))
+      const unusable = yield* Effect.flip(searxng.search("heat pumps", { maxResults: 5 }))
+      assert.strictEqual(unusable._tag, "ProviderUnavailable")
+      assert.include(unusable.message, "none of the instance's 1 results could be read")
+    })
+  )
 })
