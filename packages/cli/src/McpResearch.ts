@@ -5,7 +5,7 @@
  * sessions, so a task outlives the server that started it and is reached from any server of a cluster. Called plainly,
  * it waits for the report and sends the client progress while the session runs, when the client asked for it.
  */
-import type { Errors, Session } from "@deep-research/core"
+import { type Errors, Review, type Session } from "@deep-research/core"
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks"
 import type { Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js"
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
@@ -53,6 +53,7 @@ const taskStatusOf = (status: string): Task["status"] => {
       return status
     // Answered with `answer_clarification`: a session `research` starts never asks (it proceeds).
     case "awaiting_clarification":
+    case "awaiting_review":
       return "input_required"
     default:
       return "working"
@@ -69,6 +70,8 @@ const statusMessageOf = (status: RunSchema.RunStatus): string => {
       return "queued: waiting to start"
     case "awaiting_clarification":
       return `waiting for an answer to: ${status.clarificationQuestion ?? "its question"} (answer_clarification)`
+    case "awaiting_review":
+      return `waiting for its plan to be reviewed: ${status.plan?.directives.length ?? 0} directives (review_plan)`
     case "failed":
       return `failed: ${status.error ?? "no reason stored"}; resume_research continues it`
     case "cancelled":
@@ -119,7 +122,9 @@ export const resultOf = (session: Session.Session): McpCall.Content => {
         ? `The research was cancelled. resume_research continues session ${session.id} from its last checkpoint.`
         : session.status === "awaiting_clarification"
           ? `The session ${session.id} waits for an answer to its question: ${session.clarification?.decision.question ?? ""} (answer_clarification).`
-          : `The session ${session.id} has no report yet (status ${session.status}).`
+          : session.status === "awaiting_review"
+            ? `The session ${session.id} waits for its plan to be reviewed (review_plan: approve, edit or cancel).\n\n${Review.describe(Review.planOf(session) ?? { brief: session.brief?.brief ?? session.query, directives: [] })}`
+            : `The session ${session.id} has no report yet (status ${session.status}).`
   return { isError: true, content: [{ type: "text", text: why }] }
 }
 

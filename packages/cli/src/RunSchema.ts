@@ -3,7 +3,7 @@
  * they are told when a session's state does not allow what they ask. Apart from `Runs` so that a client loads none of
  * the research wiring.
  */
-import { Research, type Session } from "@deep-research/core"
+import { Research, type Session, SourcePolicy } from "@deep-research/core"
 import { research as defaults, upperBounds } from "@deep-research/core/Defaults"
 import * as Schema from "effect/Schema"
 
@@ -101,7 +101,15 @@ export const ResearcherStatus = Schema.Struct({
 export const RunStatus = Schema.Struct({
   sessionId: Schema.String,
   query: Schema.String,
-  status: Schema.Literal("queued", "running", "awaiting_clarification", "completed", "failed", "cancelled"),
+  status: Schema.Literal(
+    "queued",
+    "running",
+    "awaiting_clarification",
+    "awaiting_review",
+    "completed",
+    "failed",
+    "cancelled"
+  ),
   running: Schema.Boolean,
   phase: Schema.String,
   round: Schema.Number,
@@ -110,6 +118,14 @@ export const RunStatus = Schema.Struct({
   tokens: Schema.Number,
   costUsd: Schema.Number,
   clarificationQuestion: Schema.optional(Schema.String),
+  /** The plan waiting for review (`awaiting_review`): the brief and the first round's directives. */
+  plan: Schema.optional(
+    Schema.Struct({ brief: Schema.String, directives: Schema.Array(Schema.String) }).annotations({
+      identifier: "Plan"
+    })
+  ),
+  /** What the source policy removed: a count per reason and each URL with its reason. */
+  sourcePolicyRemovals: Schema.optional(SourcePolicy.Removals),
   error: Schema.optional(Schema.String),
   reportReady: Schema.Boolean,
   /** What the report stands on, once it is written: its sources, and why there are none when there are none. */
@@ -169,6 +185,7 @@ const statusWords: Readonly<Record<string, string>> = {
   queued: "queued (no run has started it yet)",
   running: "running",
   awaiting_clarification: "waiting for an answer to its clarification question",
+  awaiting_review: "waiting for its plan to be reviewed",
   completed: "completed",
   failed: "failed",
   cancelled: "cancelled"
@@ -179,6 +196,7 @@ const nextStep: Readonly<Record<string, string>> = {
   queued: "follow its status until it runs, or cancel it",
   running: "follow its status until it ends, or cancel it",
   awaiting_clarification: "answer the question to go on",
+  awaiting_review: "approve, edit or cancel its plan to go on",
   completed: "its report is ready to read",
   failed: "resume it to go on from its last checkpoint",
   cancelled: "resume it to go on from its last checkpoint"

@@ -138,6 +138,12 @@ export const fromName = (name: string): Language | undefined => {
   return entry === undefined ? undefined : language(entry.code, true)
 }
 
+/** The language a user names for the report (`de`, `German`, `Deutsch`); one we do not know is taken as named. */
+export const named = (name: string): Language => {
+  const trimmed = name.trim()
+  return fromName(trimmed) ?? { code: trimmed.toLowerCase(), name: trimmed, nativeName: trimmed, confident: true }
+}
+
 /**
  * The language of the report: the question's, when its text says so clearly; else the brief's (the brief model read
  * the whole exchange); else the question's best guess.
