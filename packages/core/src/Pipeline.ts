@@ -233,7 +233,7 @@ const runStored = <R>(
         // The decision is stored before research goes on: a crash right after it does not lose it.
         const session = options?.review === undefined ? answered : yield* Review.apply(answered, options.review)
         if (options?.review !== undefined) yield* store.save(session)
-        if (session.status === "cancelled") return session
+        if (options?.review?.action === "cancel") return session
         const events = yield* SessionRecord.recordingEvents(id)
         return yield* Effect.zipRight(Telemetry.publishTrace, drive(session, mode, runUnit)).pipe(
           Effect.provideService(ResearchEvents.ResearchEvents, events)
