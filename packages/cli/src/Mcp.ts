@@ -5,7 +5,7 @@
  * question, cancel, list and evaluate; or they call `research`, as an MCP task or plainly (`McpResearch.ts`). It shares
  * the session store with the CLI.
  */
-import { Tool } from "@deep-research/core"
+import { Review, Tool } from "@deep-research/core"
 import { Evaluation } from "@deep-research/evaluation"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
@@ -43,6 +43,33 @@ const AnswerArgs = Schema.Struct({
   sessionId: Schema.String,
   answer: RunSchema.trimmedText("The answer to the clarification question")
 })
+
+/** A decision about a session's plan, flat (a tool's input is one object, never a union at its root). */
+const ReviewArgs = Schema.Struct({
+  sessionId: Schema.String,
+  action: Schema.Literal("approve", "edit", "cancel").annotations({
+    description: "approve the plan as it is, edit it (brief and/or directives), or cancel the run"
+  }),
+  brief: Schema.optional(Schema.String.pipe(Schema.maxLength(20_000))).annotations({
+    description: "With edit: the brief's new text (the old one when left out)"
+  }),
+  directives: Schema.optional(
+    Schema.Array(Schema.String.pipe(Schema.maxLength(4_000))).pipe(Schema.maxItems(Review.maxEditedDirectives))
+  ).annotations({
+    description:
+      "With edit: the first round's directives, in order; a topic kept as it was keeps its directive, a new one is " +
+      "added, one left out is dropped (the old ones when left out)"
+  })
+})
+
+const decisionOf = (args: typeof ReviewArgs.Type): Review.Decision =>
+  args.action === "edit"
+    ? {
+        action: "edit",
+        ...(args.brief === undefined ? {} : { brief: args.brief }),
+        ...(args.directives === undefined ? {} : { directives: args.directives })
+      }
+    : { action: args.action }
 
 /** No arguments, as the tool's schema says (`additionalProperties: false`): an empty struct alone takes any object. */
 const NoArgs = Schema.Struct({}).pipe(
@@ -183,6 +210,14 @@ const tools: ReadonlyArray<ToolSpec> = [
     StartedHere
   ),
   spec(
+    "review_plan",
+    "Review the plan",
+    "Approve, edit or cancel the plan (brief and first directives) of a session awaiting_review, started with review: true; get_status shows the plan. Research begins in the background after approval or an edit.",
+    ReviewArgs,
+    { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    StartedHere
+  ),
+  spec(
     "cancel_research",
     "Cancel research",
     "Stop a running session. Its work so far stays saved.",
@@ -266,6 +301,9 @@ const handlersOf = (
     list_sessions: withArgs(NoArgs, () => answer(runs.list, (sessions) => structured(SessionList)({ sessions }))),
     answer_clarification: withArgs(AnswerArgs, ({ answer: reply, sessionId }) =>
       answer(runs.answer(sessionId, reply), startedHere(runs))
+    ),
+    review_plan: withArgs(ReviewArgs, (args) =>
+      answer(runs.review(args.sessionId, decisionOf(args)), startedHere(runs))
     ),
     cancel_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.cancel(sessionId), structured(Cancelled))),
     resume_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.resume(sessionId), startedHere(runs))),

@@ -3,7 +3,7 @@
  * they are told when a session's state does not allow what they ask. Apart from `Runs` so that a client loads none of
  * the research wiring.
  */
-import { Research, type Session, SourcePolicy } from "@deep-research/core"
+import { Research, ResearchConfig, type Session, SourcePolicy } from "@deep-research/core"
 import { research as defaults, upperBounds } from "@deep-research/core/Defaults"
 import * as Schema from "effect/Schema"
 
@@ -47,6 +47,10 @@ export const trimmedText = (description: string) => {
   })
 }
 
+const domains = Schema.Array(SourcePolicy.Domain.pipe(Schema.maxLength(253))).pipe(
+  Schema.maxItems(ResearchConfig.maxPolicyDomains)
+)
+
 /** What a client may choose for one run; everything else comes from the server's configuration. */
 export const StartOptions = Schema.Struct({
   maxRounds: Schema.optional(setting.maxRounds).annotations({
@@ -77,6 +81,28 @@ export const StartOptions = Schema.Struct({
     description:
       "Check every cited sentence of the report against the sources it cites, removing citations they do not back " +
       "(default true)"
+  }),
+  includeDomains: Schema.optional(domains).annotations({
+    description:
+      "Use only these hosts and their subdomains; checked on every result and page, whatever a backend returns"
+  }),
+  excludeDomains: Schema.optional(domains).annotations({ description: "Never use these hosts or their subdomains" }),
+  since: Schema.optional(SourcePolicy.Day).annotations({
+    description: "Only sources published on or after this day (YYYY-MM-DD); a source with no known date is left out"
+  }),
+  until: Schema.optional(SourcePolicy.Day).annotations({
+    description: "Only sources published on or before this day (YYYY-MM-DD); a source with no known date is left out"
+  }),
+  sources: Schema.optional(Schema.Array(SourcePolicy.SourceKind).pipe(Schema.maxItems(5))).annotations({
+    description: "Only these kinds of source, told by the backend that returned them and their host"
+  }),
+  review: Schema.optional(Schema.Boolean).annotations({
+    description:
+      "Stop after the brief and the first directives, before any search, with the status awaiting_review, until " +
+      "the plan is approved, edited or cancelled (POST /api/sessions/{id}/review, or the review_plan tool)"
+  }),
+  reportLanguage: Schema.optional(Schema.String.pipe(Schema.minLength(2), Schema.maxLength(40))).annotations({
+    description: "The report's language (de, German, ...) when it should differ from the question's"
   })
 })
 export type StartOptions = typeof StartOptions.Type

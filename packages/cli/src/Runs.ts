@@ -4,7 +4,7 @@
  * the store and the progress stream; runs go on in the background and are reached by their session id. The host's
  * machinery is `internal/hosted/` (the host, what clients ask of it, a session's event stream).
  */
-import type { Errors, Session } from "@deep-research/core"
+import type { Errors, Review, Session } from "@deep-research/core"
 import * as Secrets from "@deep-research/providers/Secrets"
 import type { Evaluation } from "@deep-research/evaluation"
 import * as Effect from "effect/Effect"
@@ -16,10 +16,10 @@ import type { JudgeUnavailable, Listed, RunConflict, RunStatus, Started, StartOp
 import { events, type NumberedEvent } from "./internal/hosted/events.js"
 import { loadFrom, makeHost } from "./internal/hosted/host.js"
 import * as Requests from "./internal/hosted/requests.js"
-import { answerable, resumable, statusOf } from "./internal/hosted/runStates.js"
+import { answerable, resumable, reviewable, statusOf } from "./internal/hosted/runStates.js"
 
 // Shared with the runs of a cluster, which reach them here.
-export { answerable, resumable, statusOf }
+export { answerable, resumable, reviewable, statusOf }
 export type { NumberedEvent }
 export { configFor, notCancellable } from "./internal/hosted/requests.js"
 
@@ -44,6 +44,8 @@ export interface Runs {
   readonly list: Effect.Effect<ReadonlyArray<Listed>>
   readonly load: (sessionId: string) => Effect.Effect<Session.Session, StoreError>
   readonly answer: (sessionId: string, answer: string) => Effect.Effect<Started, StoreError | RunConflict>
+  /** Approves, edits or cancels the plan of a session waiting for its review (`awaiting_review`). */
+  readonly review: (sessionId: string, decision: Review.Decision) => Effect.Effect<Started, StoreError | RunConflict>
   readonly resume: (sessionId: string) => Effect.Effect<Started, StoreError | RunConflict>
   readonly cancel: (
     sessionId: string
@@ -94,6 +96,7 @@ export const make = (
       list: Requests.list(host),
       load: (sessionId) => loadFrom(host, sessionId),
       answer: (sessionId, text) => Requests.answer(host, sessionId, text),
+      review: (sessionId, decision) => Requests.review(host, sessionId, decision),
       resume: (sessionId) => Requests.resume(host, sessionId),
       cancel: (sessionId) => Requests.cancel(host, sessionId),
       remove: (sessionId) => Requests.remove(host, sessionId),
@@ -115,6 +118,17 @@ export const withoutSecrets = (runs: Runs, secrets: ReadonlyArray<Redacted.Redac
   return {
     ...runs,
     start: (question, options, clarification) => runs.start(scrub(question), options, clarification),
-    answer: (sessionId, answer) => runs.answer(sessionId, scrub(answer))
+    answer: (sessionId, answer) => runs.answer(sessionId, scrub(answer)),
+    review: (sessionId, decision) =>
+      runs.review(
+        sessionId,
+        decision.action === "edit"
+          ? {
+              ...decision,
+              ...(decision.brief === undefined ? {} : { brief: scrub(decision.brief) }),
+              ...(decision.directives === undefined ? {} : { directives: decision.directives.map(scrub) })
+            }
+          : decision
+      )
   }
 }

@@ -2,6 +2,7 @@
  * The commands over the session store: `list`, `show` and `delete`, and the store as the other commands open it
  * before any research wiring is loaded (to find whether a session was simulated).
  */
+import { steeringLines } from "../internal/terminal/steering.js"
 import { Args, Command } from "@effect/cli"
 import { Session, SessionStore } from "@deep-research/core"
 import * as Console from "effect/Console"
@@ -185,6 +186,7 @@ export const show = Command.make("show", { id: sessionIdArg, ...storeOption }, (
       yield* Console.log(`Question: ${printableLine(session.query)}`)
       if (session.brief !== undefined) yield* Console.log(`Brief: ${printable(session.brief.brief)}`)
       yield* Console.log(`Rounds: ${session.rounds.length}, sources: ${session.sources.length}`)
+      for (const line of steeringLines(session)) yield* Console.log(printable(line))
       if (session.error !== undefined) yield* Console.log(`Error: ${printableLine(session.error.message)}`)
       if (session.status === "awaiting_clarification" && session.clarification !== undefined) {
         yield* Console.log(`Waiting for an answer to: ${printableLine(session.clarification.decision.question)}`)
