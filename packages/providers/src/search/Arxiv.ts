@@ -145,13 +145,21 @@ export const searchQuery = (
   return `(${words}) AND submittedDate:[${stamp(now - rangeDays[timeRange] * dayMillis)} TO ${stamp(now)}]`
 }
 
+/** A source policy's date window as a `submittedDate` range (`YYYYMMDDHHMM`, both ends inclusive), if there is one. */
+const submittedWindow = (options: SearchProvider.SearchOptions): string | undefined =>
+  options.since === undefined && options.until === undefined
+    ? undefined
+    : `submittedDate:[${(options.since ?? "1991-01-01").replace(/-/g, "")}0000 TO ${(options.until ?? "9999-12-31").replace(/-/g, "")}2359]`
+
 /** The query string of a search, or undefined when the query has nothing to search for. */
 export const searchParams = (
   query: string,
   options: SearchProvider.SearchOptions,
   now: number
 ): URLSearchParams | undefined => {
-  const searchQueryText = searchQuery(query, options.timeRange, now)
+  const window = submittedWindow(options)
+  const words = searchQuery(query, window === undefined ? options.timeRange : undefined, now)
+  const searchQueryText = words === undefined || window === undefined ? words : `(${words}) AND ${window}`
   if (searchQueryText === undefined) return undefined
   return new URLSearchParams({
     search_query: searchQueryText,
