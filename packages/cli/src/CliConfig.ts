@@ -23,6 +23,7 @@ import * as DecodeIssues from "./internal/serving/decodeIssues.js"
 import { envNumber, type NumberSetting, numberProblem } from "./internal/config/numbers.js"
 import * as OptionTable from "./internal/commandLine/optionTable.js"
 import * as RunSchema from "./RunSchema.js"
+import { steeringOf } from "./internal/config/steering.js"
 
 // =============================================================================
 // Inputs
@@ -47,15 +48,13 @@ export interface Flags {
   readonly requireSources?: boolean | undefined
   /** Leave the report's citations unchecked against their sources. */
   readonly noVerify?: boolean | undefined
-  /** The source policy, as given on the command line: lists comma-separated. */
+  /** The source policy (lists comma-separated), the review of the plan, the report's language (`docs/steering.md`). */
   readonly includeDomains?: string | undefined
   readonly excludeDomains?: string | undefined
   readonly since?: string | undefined
   readonly until?: string | undefined
   readonly sources?: string | undefined
-  /** Review the plan before any search. */
   readonly review?: boolean | undefined
-  /** The report's language, when it should differ from the question's. */
   readonly reportLanguage?: string | undefined
   readonly out?: string | undefined
   readonly store?: string | undefined
@@ -85,15 +84,13 @@ export class FileConfig extends Schema.Class<FileConfig>("@deep-research/cli/Fil
   /** Check every cited sentence against its sources (default true; `--no-verify` or `verify: false` turns it off). */
   verify: Schema.optional(Schema.Boolean),
   maxSessions: Schema.optional(RunSchema.setting.maxSessions),
-  /** The source policy (`--include-domains`, `--exclude-domains`, `--since`, `--until`, `--sources`). */
+  /** The source policy, the review of the plan and the report's language, as the flags (`docs/steering.md`). */
   includeDomains: Schema.optional(Schema.Array(Schema.String)),
   excludeDomains: Schema.optional(Schema.Array(Schema.String)),
   since: Schema.optional(Schema.String),
   until: Schema.optional(Schema.String),
   sources: Schema.optional(Schema.Array(Schema.String)),
-  /** Review the plan before any search (`--review`). */
   review: Schema.optional(Schema.Boolean),
-  /** The report's language (`--report-language`). */
   reportLanguage: Schema.optional(Schema.String),
   /** Any other knob of `ResearchConfig`, by its name. */
   research: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
@@ -296,29 +293,6 @@ const numbersOf = (flags: Flags, env: Environment, file: FileConfig | undefined)
     )
     return { maxRounds, concurrency, maxToolCalls, budgetTokens, budgetUsd, maxSessions }
   })
-
-/** A comma-separated flag as a list (`a.org, b.org` is two). */
-const listOf = (text: string): ReadonlyArray<string> =>
-  text
-    .split(",")
-    .map((part) => part.trim())
-    .filter((part) => part !== "")
-
-/** The source policy, the review and the report's language: each from its flag, else the config file. */
-const steeringOf = (flags: Flags, file: FileConfig | undefined): Record<string, unknown> => {
-  const steering: Record<string, unknown> = {}
-  const set = (key: string, value: unknown) => {
-    if (value !== undefined) steering[key] = value
-  }
-  set("includeDomains", flags.includeDomains === undefined ? file?.includeDomains : listOf(flags.includeDomains))
-  set("excludeDomains", flags.excludeDomains === undefined ? file?.excludeDomains : listOf(flags.excludeDomains))
-  set("since", first(flags.since, file?.since))
-  set("until", first(flags.until, file?.until))
-  set("sources", flags.sources === undefined ? file?.sources : listOf(flags.sources))
-  set("review", flags.review === true ? true : file?.review)
-  set("reportLanguage", first(flags.reportLanguage, file?.reportLanguage))
-  return steering
-}
 
 /**
  * The research settings: the config file's `research` with what flags, environment and the file's own shorthands say

@@ -248,15 +248,6 @@ const answer = (client: Client, sessionId: string, text: string) =>
     return { sessionId, status: "running" } satisfies Started
   })
 
-/** A cluster's runs never wait for a review (they go on as planned): a session of one has no plan to review. */
-const review = (client: Client, sessionId: string) =>
-  Effect.gen(function* () {
-    const session = yield* loadOrQueued(client, sessionId, "cannot take a review of its plan")
-    yield* Runs.reviewable(session)
-    yield* sendResume(client, session, undefined)
-    return { sessionId, status: "running" } satisfies Started
-  })
-
 const resume = (client: Client, sessionId: string) =>
   Effect.gen(function* () {
     const session = yield* loadOrQueued(client, sessionId, "cannot be resumed")
@@ -396,7 +387,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
     list: list(client),
     load: (sessionId) => client.store.load(sessionId),
     answer: (sessionId, text) => answer(client, sessionId, text),
-    review: (sessionId) => review(client, sessionId),
+    review: Runs.withoutReview((sessionId) => client.store.load(sessionId)),
     resume: (sessionId) => resume(client, sessionId),
     cancel: (sessionId) => cancel(client, sessionId),
     remove: (sessionId) => remove(client, sessionId),

@@ -5,7 +5,7 @@
  * question, cancel, list and evaluate; or they call `research`, as an MCP task or plainly (`McpResearch.ts`). It shares
  * the session store with the CLI.
  */
-import { Review, Tool } from "@deep-research/core"
+import { Tool } from "@deep-research/core"
 import { Evaluation } from "@deep-research/evaluation"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
@@ -21,6 +21,8 @@ import * as StoredEvaluation from "./StoredEvaluation.js"
 import { Unanswered } from "./internal/mcp/answeredBeforeClose.js"
 import * as DatabaseProbe from "./internal/serving/databaseProbe.js"
 import * as McpCall from "./internal/mcp/mcpCall.js"
+import { decisionOf, ReviewArgs } from "./internal/mcp/reviewArgs.js"
+import { Cancelled, Deleted, hostedNote, SessionList, StartedHere } from "./internal/mcp/toolResults.js"
 import * as JsonRpcLines from "./internal/mcp/jsonRpcLines.js"
 import * as McpResearch from "./McpResearch.js"
 import type * as Runs from "./Runs.js"
@@ -44,33 +46,6 @@ const AnswerArgs = Schema.Struct({
   answer: RunSchema.trimmedText("The answer to the clarification question")
 })
 
-/** A decision about a session's plan, flat (a tool's input is one object, never a union at its root). */
-const ReviewArgs = Schema.Struct({
-  sessionId: Schema.String,
-  action: Schema.Literal("approve", "edit", "cancel").annotations({
-    description: "approve the plan as it is, edit it (brief and/or directives), or cancel the run"
-  }),
-  brief: Schema.optional(Schema.String.pipe(Schema.maxLength(20_000))).annotations({
-    description: "With edit: the brief's new text (the old one when left out)"
-  }),
-  directives: Schema.optional(
-    Schema.Array(Schema.String.pipe(Schema.maxLength(4_000))).pipe(Schema.maxItems(Review.maxEditedDirectives))
-  ).annotations({
-    description:
-      "With edit: the first round's directives, in order; a topic kept as it was keeps its directive, a new one is " +
-      "added, one left out is dropped (the old ones when left out)"
-  })
-})
-
-const decisionOf = (args: typeof ReviewArgs.Type): Review.Decision =>
-  args.action === "edit"
-    ? {
-        action: "edit",
-        ...(args.brief === undefined ? {} : { brief: args.brief }),
-        ...(args.directives === undefined ? {} : { directives: args.directives })
-      }
-    : { action: args.action }
-
 /** No arguments, as the tool's schema says (`additionalProperties: false`): an empty struct alone takes any object. */
 const NoArgs = Schema.Struct({}).pipe(
   Schema.filter((args) => {
@@ -78,37 +53,6 @@ const NoArgs = Schema.Struct({}).pipe(
     return given === undefined || { path: [given], message: "this tool takes no arguments" }
   })
 )
-
-// =============================================================================
-// Tool results
-// =============================================================================
-
-/**
- * What `start_research`, `answer_clarification` and `resume_research` give: the run, and, when it runs in this server's
- * process, that it lives as long as the process does.
- */
-const StartedHere = Schema.Struct({
-  ...RunSchema.Started.fields,
-  note: Schema.optional(Schema.String)
-})
-
-/**
- * A client that starts a server for each call (the MCP Inspector's CLI mode) stops it right after the answer, and with
- * it the run: said where the client reads it.
- */
-const hostedNote =
-  "The research runs inside this MCP server's process: keep the server running and poll get_status until it " +
-  "completes. If the server stops first (a client that starts a server for each call, such as the MCP Inspector's " +
-  "CLI mode, stops it right after this answer), the session is stored cancelled; resume it with resume_research."
-
-/** What `cancel_research` gives: the session and where it stands now. */
-const Cancelled = Schema.Struct({ sessionId: Schema.String, status: Schema.String })
-
-/** What `delete_session` gives. */
-const Deleted = Schema.Struct({ sessionId: Schema.String, deleted: Schema.Literal(true) })
-
-/** What `list_sessions` gives: MCP's structured results are objects, so the list is a field. */
-const SessionList = Schema.Struct({ sessions: Schema.Array(RunSchema.Listed) })
 
 /**
  * What a client may assume of a tool (MCP's tool annotations): a client asks its user before a call its hints say may

@@ -26,10 +26,9 @@ const isCalendarDate = (text: string): boolean => {
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
 }
 
-/** A day, as `YYYY-MM-DD`. */
+/** A day, as `YYYY-MM-DD` (compared as text, so a bound such as 2023-02-30 still orders as it reads). */
 export const Day = Schema.String.pipe(
-  Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "expected a date as YYYY-MM-DD" }),
-  Schema.filter((text) => isCalendarDate(text) || `${text} is not a date in the calendar`),
+  Schema.pattern(/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/, { message: () => "expected a date as YYYY-MM-DD" }),
   Schema.annotations({ identifier: "Day", description: "a date, YYYY-MM-DD" })
 )
 

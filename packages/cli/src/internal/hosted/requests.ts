@@ -30,7 +30,7 @@ const steeringOf = (options: StartOptions) => {
 
 /** The research configuration of a run: the resolved one with what the client chose. */
 export const configFor = (resolved: CliConfig.Resolved, options: StartOptions) =>
-  Schema.decodeUnknownEither(ResearchConfig.Bounded)({
+  Schema.decodeUnknownEither(ResearchConfig.ResearchConfig)({
     ...Schema.encodeSync(ResearchConfig.ResearchConfig)(resolved.research),
     ...(options.maxRounds !== undefined ? { maxSupervisionRounds: options.maxRounds } : {}),
     ...(options.concurrency !== undefined ? { maxConcurrentResearchUnits: options.concurrency } : {}),
