@@ -132,6 +132,40 @@ describe("a run under a source policy", () => {
     }).pipe(Effect.provide(H.world({ web: { pages: leakyPages, route: leakyRoute } })))
   )
 
+  it.effect("under --sources academic, a blog's result is left out and a journal's kept", () =>
+    Effect.gen(function* () {
+      const session = yield* Pipeline.research("What are the latest measurements of ALPHA?", {
+        sessionId: "policy-academic",
+        config: { sources: ["academic"], allowClarification: false }
+      })
+      assert.deepStrictEqual(
+        session.sources.map((s) => s.url),
+        ["https://www.nature.com/articles/alpha"]
+      )
+      assert.deepStrictEqual(
+        (session.report?.citations ?? []).map((c) => c.url),
+        ["https://www.nature.com/articles/alpha"]
+      )
+      assert.deepStrictEqual(
+        session.sourcePolicyRemovals?.urls.map((u) => [u.url, u.reason]),
+        [["https://blog.example.com/alpha", "kind"]]
+      )
+    }).pipe(
+      Effect.provide(
+        H.world({
+          scripts: H.scripts({ supervisor: [H.delegate("ALPHA"), H.complete] }),
+          web: {
+            pages: [
+              { url: "https://blog.example.com/alpha", title: "A blog on ALPHA", content: "ALPHA: 5 units, trust me." },
+              { url: "https://www.nature.com/articles/alpha", title: "ALPHA measured", content: "ALPHA: 42 units." }
+            ],
+            route: () => ["https://blog.example.com/alpha", "https://www.nature.com/articles/alpha"]
+          }
+        })
+      )
+    )
+  )
+
   it.effect("a page a researcher asks to extract outside the policy is not fetched, and is recorded", () =>
     Effect.gen(function* () {
       const extracted: Array<string> = []
