@@ -325,7 +325,11 @@ export const serverOf = (toolSet: ToolSet): Server => {
       )
     }
     try {
-      return await handler(params.arguments, McpCall.callOf(params, extra))
+      const elicits = server.getClientCapabilities()?.elicitation !== undefined
+      return await handler(
+        params.arguments,
+        McpCall.callOf(params, extra, elicits ? (request) => server.elicitInput(request) : undefined)
+      )
     } catch (error) {
       if (error instanceof McpCall.ProtocolError) throw error
       return failure(error instanceof Error ? error.message : String(error))

@@ -17,6 +17,7 @@ import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as McpCall from "./internal/mcp/mcpCall.js"
+import * as McpReview from "./internal/mcp/reviewArgs.js"
 import * as Progress from "./Progress.js"
 import type * as Runs from "./Runs.js"
 import * as RunSchema from "./RunSchema.js"
@@ -161,14 +162,23 @@ export const researched = (
   runs: Runs.Runs,
   question: string,
   options: RunSchema.StartOptions,
-  onProgress: McpCall.OnProgress | undefined
+  onProgress: McpCall.OnProgress | undefined,
+  elicit?: McpCall.Call["elicit"]
 ) =>
   Effect.gen(function* () {
     const { sessionId } = yield* runs.start(question, options, "proceed")
-    return yield* Effect.gen(function* () {
+    const runToEnd = Effect.gen(function* () {
       // Every event is told before the answer: the log is read to its end when the run ends.
       if (onProgress !== undefined) yield* followed(runs, sessionId, onProgress)
       yield* runs.awaitRun(sessionId)
+    })
+    return yield* Effect.gen(function* () {
+      yield* runToEnd
+      const ended = yield* runs.load(sessionId)
+      // A plan held for review is asked of the client's user, where the client can ask (MCP elicitation).
+      const decision = ended.status === "awaiting_review" ? yield* McpReview.elicited(ended, elicit) : undefined
+      const reviewed = decision === undefined ? undefined : yield* Effect.either(runs.review(sessionId, decision))
+      if (reviewed?._tag === "Right") yield* runToEnd
       return resultOf(yield* runs.load(sessionId))
     }).pipe(Effect.onInterrupt(() => Effect.ignore(runs.cancel(sessionId))))
   })
@@ -199,7 +209,11 @@ export const handler =
             (error) => new McpCall.ProtocolError(ErrorCode.InvalidParams, error.message)
           )
         )
-      : McpCall.answerIn(runtime)(researched(runs, question, options, call.onProgress), (result) => result, call.signal)
+      : McpCall.answerIn(runtime)(
+          researched(runs, question, options, call.onProgress, call.elicit),
+          (result) => result,
+          call.signal
+        )
   }
 
 // =============================================================================

@@ -5,7 +5,13 @@
  * its cancellation).
  */
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
-import type { CreateTaskResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js"
+import type {
+  CreateTaskResult,
+  ElicitRequestFormParams,
+  ElicitResult,
+  ServerNotification,
+  ServerRequest
+} from "@modelcontextprotocol/sdk/types.js"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -35,6 +41,8 @@ export interface Call {
   readonly onProgress: OnProgress | undefined
   /** Aborted when the client cancels the call or goes away. */
   readonly signal: AbortSignal
+  /** Asks the client's user through a form (MCP elicitation), when the client said it can. */
+  readonly elicit?: ((request: ElicitRequestFormParams) => Promise<ElicitResult>) | undefined
 }
 
 /** A tool's implementation. */
@@ -120,7 +128,8 @@ export const withArgs =
 /** How a request asked for its tool call: its task, its progress token, its signal. */
 export const callOf = (
   params: { readonly task?: unknown },
-  extra: RequestHandlerExtra<ServerRequest, ServerNotification>
+  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  elicit?: Call["elicit"]
 ): Call => {
   const token = extra._meta?.progressToken
   return {
@@ -138,6 +147,7 @@ export const callOf = (
                 })
               )
             ),
-    signal: extra.signal
+    signal: extra.signal,
+    elicit
   }
 }
