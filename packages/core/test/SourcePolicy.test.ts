@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Ref } from "effect"
+import { Effect, Option, Ref } from "effect"
 import * as Pipeline from "../src/Pipeline.js"
 import * as Review from "../src/phases/Review.js"
-import { SearchProvider } from "../src/SearchProvider.js"
+import { QuestionLanguage, SearchProvider } from "../src/SearchProvider.js"
 import { SessionStore } from "../src/SessionStore.js"
 import { SearchResult } from "../src/Source.js"
 import * as SourcePolicy from "../src/SourcePolicy.js"
@@ -304,5 +304,35 @@ describe("a reviewed run", () => {
       assert.strictEqual(cancelled.sources.length, 0)
       assert.strictEqual(cancelled.rounds[0]?.directives.length, 4)
     }).pipe(Effect.provide(H.world({})))
+  )
+})
+
+describe("a report language apart from the question's", () => {
+  it.effect("writes the report and its notices in the report's language, and searches in the question's", () =>
+    Effect.gen(function* () {
+      const languages: Array<string> = []
+      const search = {
+        name: "recording",
+        search: () =>
+          Effect.map(Effect.serviceOption(QuestionLanguage), (language) => {
+            languages.push(Option.getOrElse(language, () => "none"))
+            return [
+              new SearchResult({ url: "https://alpha.example.org/facts", title: "t", snippet: "s", provider: "x" })
+            ]
+          })
+      }
+      const session = yield* Pipeline.research("What are the latest measurements of ALPHA?", {
+        sessionId: "report-language",
+        config: { reportLanguage: "German", allowClarification: false }
+      }).pipe(
+        Effect.provideService(SearchProvider, search),
+        Effect.provide(H.world({ scripts: H.scripts({ supervisor: [H.delegate("ALPHA"), H.complete] }) }))
+      )
+      assert.strictEqual(session.report?.language, "German")
+      assert.include(session.report?.markdown ?? "", "## Quellen")
+      assert.include(session.report?.markdown ?? "", "Zitatprüfung:")
+      assert.isAbove(languages.length, 0)
+      assert.deepStrictEqual([...new Set(languages)], ["en"])
+    })
   )
 })
