@@ -30,6 +30,7 @@ import * as DecodeIssues from "./internal/serving/decodeIssues.js"
 import { envNumber, type NumberSetting, numberProblem } from "./internal/config/numbers.js"
 import * as OptionTable from "./internal/commandLine/optionTable.js"
 import * as RunSchema from "./RunSchema.js"
+import { steeringOf } from "./internal/config/steering.js"
 
 // =============================================================================
 // Inputs
@@ -55,6 +56,14 @@ export interface Flags {
   readonly requireSources?: boolean | undefined
   /** Leave the report's citations unchecked against their sources. */
   readonly noVerify?: boolean | undefined
+  /** The source policy (lists comma-separated), the review of the plan, the report's language (`docs/steering.md`). */
+  readonly includeDomains?: string | undefined
+  readonly excludeDomains?: string | undefined
+  readonly since?: string | undefined
+  readonly until?: string | undefined
+  readonly sources?: string | undefined
+  readonly review?: boolean | undefined
+  readonly reportLanguage?: string | undefined
   readonly out?: string | undefined
   readonly store?: string | undefined
   /** A PostgreSQL URL: sessions live in that database and run on the cluster's runners. */
@@ -83,6 +92,14 @@ export class FileConfig extends Schema.Class<FileConfig>("@deep-research/cli/Fil
   /** Check every cited sentence against its sources (default true; `--no-verify` or `verify: false` turns it off). */
   verify: Schema.optional(Schema.Boolean),
   maxSessions: Schema.optional(RunSchema.setting.maxSessions),
+  /** The source policy, the review of the plan and the report's language, as the flags (`docs/steering.md`). */
+  includeDomains: Schema.optional(Schema.Array(Schema.String)),
+  excludeDomains: Schema.optional(Schema.Array(Schema.String)),
+  since: Schema.optional(Schema.String),
+  until: Schema.optional(Schema.String),
+  sources: Schema.optional(Schema.Array(Schema.String)),
+  review: Schema.optional(Schema.Boolean),
+  reportLanguage: Schema.optional(Schema.String),
   /** Any other knob of `ResearchConfig`, by its name. */
   research: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   /**
@@ -275,6 +292,7 @@ const researchOf = (
   if (flags.noVerify === true || file?.verify !== undefined) {
     encoded["verify"] = flags.noVerify !== true && file?.verify !== false
   }
+  Object.assign(encoded, steeringOf(flags, file))
   if (maxRounds !== undefined) encoded["maxSupervisionRounds"] = maxRounds
   if (concurrency !== undefined) encoded["maxConcurrentResearchUnits"] = concurrency
   if (maxToolCalls !== undefined) encoded["researcherMaxToolCalls"] = maxToolCalls

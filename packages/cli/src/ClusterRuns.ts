@@ -387,6 +387,7 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
     list: list(client),
     load: (sessionId) => client.store.load(sessionId),
     answer: (sessionId, text) => answer(client, sessionId, text),
+    review: Runs.withoutReview((sessionId) => client.store.load(sessionId)),
     resume: (sessionId) => resume(client, sessionId),
     cancel: (sessionId) => cancel(client, sessionId),
     remove: (sessionId) => remove(client, sessionId),

@@ -21,6 +21,8 @@ import * as StoredEvaluation from "./StoredEvaluation.js"
 import { Unanswered } from "./internal/mcp/answeredBeforeClose.js"
 import * as DatabaseProbe from "./internal/serving/databaseProbe.js"
 import * as McpCall from "./internal/mcp/mcpCall.js"
+import { decisionOf, ReviewArgs } from "./internal/mcp/reviewArgs.js"
+import { Cancelled, Deleted, hostedNote, SessionList, StartedHere } from "./internal/mcp/toolResults.js"
 import * as JsonRpcLines from "./internal/mcp/jsonRpcLines.js"
 import * as McpResearch from "./McpResearch.js"
 import * as TaskOwners from "./internal/mcp/taskOwners.js"
@@ -54,37 +56,6 @@ const NoArgs = Schema.Struct({}).pipe(
     return given === undefined || { path: [given], message: "this tool takes no arguments" }
   })
 )
-
-// =============================================================================
-// Tool results
-// =============================================================================
-
-/**
- * What `start_research`, `answer_clarification` and `resume_research` give: the run, and, when it runs in this server's
- * process, that it lives as long as the process does.
- */
-const StartedHere = Schema.Struct({
-  ...RunSchema.Started.fields,
-  note: Schema.optional(Schema.String)
-})
-
-/**
- * A client that starts a server for each call (the MCP Inspector's CLI mode) stops it right after the answer, and with
- * it the run: said where the client reads it.
- */
-const hostedNote =
-  "The research runs inside this MCP server's process: keep the server running and poll get_status until it " +
-  "completes. If the server stops first (a client that starts a server for each call, such as the MCP Inspector's " +
-  "CLI mode, stops it right after this answer), the session is stored cancelled; resume it with resume_research."
-
-/** What `cancel_research` gives: the session and where it stands now. */
-const Cancelled = Schema.Struct({ sessionId: Schema.String, status: Schema.String })
-
-/** What `delete_session` gives. */
-const Deleted = Schema.Struct({ sessionId: Schema.String, deleted: Schema.Literal(true) })
-
-/** What `list_sessions` gives: MCP's structured results are objects, so the list is a field. */
-const SessionList = Schema.Struct({ sessions: Schema.Array(RunSchema.Listed) })
 
 /** Reads the store only. */
 const reads: Hints = { readOnlyHint: true, openWorldHint: false }
@@ -138,6 +109,14 @@ const tools: ReadonlyArray<ToolSpec> = [
     "Answer clarification",
     "Answer the clarification question of a session that awaits one; research continues in the background.",
     AnswerArgs,
+    { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    StartedHere
+  ),
+  spec(
+    "review_plan",
+    "Review the plan",
+    "Approve, edit or cancel the plan (brief and first directives) of a session awaiting_review, started with review: true; get_status shows the plan. Research begins in the background after approval or an edit.",
+    ReviewArgs,
     { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     StartedHere
   ),
@@ -227,6 +206,9 @@ const handlersOf = (
     answer_clarification: withArgs(AnswerArgs, ({ answer: reply, sessionId }) =>
       answer(runs.answer(sessionId, reply), startedHere(runs))
     ),
+    review_plan: withArgs(ReviewArgs, (args) =>
+      answer(runs.review(args.sessionId, decisionOf(args)), startedHere(runs))
+    ),
     cancel_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.cancel(sessionId), structured(Cancelled))),
     resume_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.resume(sessionId), startedHere(runs))),
     delete_session: withArgs(SessionIdArgs, ({ sessionId }) =>
@@ -315,7 +297,11 @@ const serverOf = (toolSet: ToolSet): Server => {
       )
     }
     try {
-      return await handler(params.arguments, McpCall.callOf(params, extra))
+      const elicits = server.getClientCapabilities()?.elicitation !== undefined
+      return await handler(
+        params.arguments,
+        McpCall.callOf(params, extra, elicits ? (request) => server.elicitInput(request) : undefined)
+      )
     } catch (error) {
       if (error instanceof McpCall.ProtocolError) throw error
       return failure(error instanceof Error ? error.message : String(error))

@@ -7,7 +7,7 @@
  * server of a cluster. Called plainly, it waits for the report and sends the client progress while the session runs,
  * when the client asked for it.
  */
-import type { Errors, Session } from "@deep-research/core"
+import { type Errors, Review, type Session } from "@deep-research/core"
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks"
 import type { Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js"
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
@@ -20,6 +20,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as McpCall from "./internal/mcp/mcpCall.js"
 import * as TaskOwners from "./internal/mcp/taskOwners.js"
+import * as McpReview from "./internal/mcp/reviewArgs.js"
 import * as Progress from "./Progress.js"
 import type * as Runs from "./Runs.js"
 import * as RunSchema from "./RunSchema.js"
@@ -56,6 +57,7 @@ const taskStatusOf = (status: string): Task["status"] => {
       return status
     // Answered with `answer_clarification`: a session `research` starts never asks (it proceeds).
     case "awaiting_clarification":
+    case "awaiting_review":
       return "input_required"
     default:
       return "working"
@@ -72,6 +74,8 @@ const statusMessageOf = (status: RunSchema.RunStatus): string => {
       return "queued: waiting to start"
     case "awaiting_clarification":
       return `waiting for an answer to: ${status.clarificationQuestion ?? "its question"} (answer_clarification)`
+    case "awaiting_review":
+      return `waiting for its plan to be reviewed: ${status.plan?.directives.length ?? 0} directives (review_plan)`
     case "failed":
       return `failed: ${status.error ?? "no reason stored"}; resume_research continues it`
     case "cancelled":
@@ -127,7 +131,9 @@ export const resultOf = (session: Session.Session): McpCall.Content => {
         ? `The research was cancelled. resume_research continues session ${session.id} from its last checkpoint.`
         : session.status === "awaiting_clarification"
           ? `The session ${session.id} waits for an answer to its question: ${session.clarification?.decision.question ?? ""} (answer_clarification).`
-          : `The session ${session.id} has no report yet (status ${session.status}).`
+          : session.status === "awaiting_review"
+            ? `The session ${session.id} waits for its plan to be reviewed (review_plan: approve, edit or cancel).\n\n${Review.describe(Review.planOf(session) ?? { brief: session.brief?.brief ?? session.query, directives: [] })}`
+            : `The session ${session.id} has no report yet (status ${session.status}).`
   return { isError: true, content: [{ type: "text", text: why }] }
 }
 
@@ -171,14 +177,23 @@ export const researched = (
   runs: Runs.Runs,
   question: string,
   options: RunSchema.StartOptions,
-  onProgress: McpCall.OnProgress | undefined
+  onProgress: McpCall.OnProgress | undefined,
+  elicit?: McpCall.Call["elicit"]
 ) =>
   Effect.gen(function* () {
     const { sessionId } = yield* runs.start(question, options, "proceed")
-    return yield* Effect.gen(function* () {
+    const runToEnd = Effect.gen(function* () {
       // Every event is told before the answer: the log is read to its end when the run ends.
       if (onProgress !== undefined) yield* followed(runs, sessionId, onProgress)
       yield* runs.awaitRun(sessionId)
+    })
+    return yield* Effect.gen(function* () {
+      yield* runToEnd
+      const ended = yield* runs.load(sessionId)
+      // A plan held for review is asked of the client's user, where the client can ask (MCP elicitation).
+      const decision = ended.status === "awaiting_review" ? yield* McpReview.elicited(ended, elicit) : undefined
+      const reviewed = decision === undefined ? undefined : yield* Effect.either(runs.review(sessionId, decision))
+      if (reviewed?._tag === "Right") yield* runToEnd
       return resultOf(yield* runs.load(sessionId))
     }).pipe(Effect.onInterrupt(() => Effect.ignore(runs.cancel(sessionId))))
   })
@@ -209,7 +224,11 @@ export const handler =
             (error) => new McpCall.ProtocolError(ErrorCode.InvalidParams, error.message)
           )
         )
-      : McpCall.answerIn(runtime)(researched(runs, question, options, call.onProgress), (result) => result, call.signal)
+      : McpCall.answerIn(runtime)(
+          researched(runs, question, options, call.onProgress, call.elicit),
+          (result) => result,
+          call.signal
+        )
   }
 
 // =============================================================================

@@ -139,6 +139,10 @@ export const reduce = (state: State, event: Event): State => {
       return { ...base, phase: "cancelled" }
     case "SessionAwaitingClarification":
       return { ...base, phase: "waiting for an answer" }
+    case "SessionAwaitingReview":
+      return { ...base, phase: "waiting for review" }
+    case "PlanReviewed":
+      return event.decision === "unanswered" ? note(base, unreviewedLine) : base
     default:
       return base
   }
@@ -204,6 +208,9 @@ const fallbackLine = (event: Extract<Event, { readonly _tag: "ModelFallback" }>)
     ? `${event.provider} ${event.model} has no tool calling here; it acts through the JSON action protocol from now on`
     : `${event.provider} ${event.model} takes no JSON schema here; structured answers are asked for in the prompt from now on`
 
+/** What a run that was to be reviewed and could not be says. */
+const unreviewedLine = "the plan was not reviewed: nobody can answer here, so research goes on as planned"
+
 /** A plain line for an event worth a line when not on a terminal. */
 export const plainLine = (event: Event): string | undefined => {
   switch (event._tag) {
@@ -247,6 +254,12 @@ export const plainLine = (event: Event): string | undefined => {
       return `report written: ${count(event.characters, "character")}, ${count(event.citations, "citation")}${event.droppedCitations > 0 ? ` (${event.droppedCitations} unverifiable removed)` : ""}${event.sources === 0 ? `; warning: ${ungroundedLine(event.ungrounded)}` : ""}`
     case "SessionAwaitingClarification":
       return `waiting for an answer: ${event.question}`
+    case "SessionAwaitingReview":
+      return `waiting for the plan's review: ${count(event.directives.length, "directive")}`
+    case "PlanReviewed":
+      return event.decision === "unanswered" ? unreviewedLine : `plan ${event.decision}`
+    case "SourcesRemoved":
+      return `  source policy: ${count(event.removed, "result")} left out (${event.total} in all)`
     case "SessionCompleted":
       return `completed in ${(event.durationMillis / 1000).toFixed(1)}s, ${formatTokens(event.tokens)} tokens, ${formatCost(event.costUsd)}`
     case "SessionFailed":

@@ -3,7 +3,7 @@
  * they are told when a session's state does not allow what they ask. Apart from `Runs` so that a client loads none of
  * the research wiring.
  */
-import { Research, type Session } from "@deep-research/core"
+import { Research, ResearchConfig, type Session, SourcePolicy } from "@deep-research/core"
 import { research as defaults, upperBounds } from "@deep-research/core/Defaults"
 import * as Schema from "effect/Schema"
 
@@ -47,6 +47,10 @@ export const trimmedText = (description: string) => {
   })
 }
 
+const domains = Schema.Array(SourcePolicy.Domain.pipe(Schema.maxLength(253))).pipe(
+  Schema.maxItems(ResearchConfig.maxPolicyDomains)
+)
+
 /** What a client may choose for one run; everything else comes from the server's configuration. */
 export const StartOptions = Schema.Struct({
   maxRounds: Schema.optional(setting.maxRounds).annotations({
@@ -77,6 +81,28 @@ export const StartOptions = Schema.Struct({
     description:
       "Check every cited sentence of the report against the sources it cites, removing citations they do not back " +
       "(default true)"
+  }),
+  includeDomains: Schema.optional(domains).annotations({
+    description:
+      "Use only these hosts and their subdomains; checked on every result and page, whatever a backend returns"
+  }),
+  excludeDomains: Schema.optional(domains).annotations({ description: "Never use these hosts or their subdomains" }),
+  since: Schema.optional(SourcePolicy.Day).annotations({
+    description: "Only sources published on or after this day (YYYY-MM-DD); a source with no known date is left out"
+  }),
+  until: Schema.optional(SourcePolicy.Day).annotations({
+    description: "Only sources published on or before this day (YYYY-MM-DD); a source with no known date is left out"
+  }),
+  sources: Schema.optional(Schema.Array(SourcePolicy.SourceKind).pipe(Schema.maxItems(5))).annotations({
+    description: "Only these kinds of source, told by the backend that returned them and their host"
+  }),
+  review: Schema.optional(Schema.Boolean).annotations({
+    description:
+      "Stop after the brief and the first directives, before any search, with the status awaiting_review, until " +
+      "the plan is approved, edited or cancelled (POST /api/sessions/{id}/review, or the review_plan tool)"
+  }),
+  reportLanguage: Schema.optional(Schema.String.pipe(Schema.minLength(2), Schema.maxLength(40))).annotations({
+    description: "The report's language (de, German, ...) when it should differ from the question's"
   })
 })
 export type StartOptions = typeof StartOptions.Type
@@ -101,7 +127,15 @@ export const ResearcherStatus = Schema.Struct({
 export const RunStatus = Schema.Struct({
   sessionId: Schema.String,
   query: Schema.String,
-  status: Schema.Literal("queued", "running", "awaiting_clarification", "completed", "failed", "cancelled"),
+  status: Schema.Literal(
+    "queued",
+    "running",
+    "awaiting_clarification",
+    "awaiting_review",
+    "completed",
+    "failed",
+    "cancelled"
+  ),
   running: Schema.Boolean,
   phase: Schema.String,
   round: Schema.Number,
@@ -110,6 +144,14 @@ export const RunStatus = Schema.Struct({
   tokens: Schema.Number,
   costUsd: Schema.Number,
   clarificationQuestion: Schema.optional(Schema.String),
+  /** The plan waiting for review (`awaiting_review`): the brief and the first round's directives. */
+  plan: Schema.optional(
+    Schema.Struct({ brief: Schema.String, directives: Schema.Array(Schema.String) }).annotations({
+      identifier: "Plan"
+    })
+  ),
+  /** What the source policy removed: a count per reason and each URL with its reason. */
+  sourcePolicyRemovals: Schema.optional(SourcePolicy.Removals),
   error: Schema.optional(Schema.String),
   reportReady: Schema.Boolean,
   /** What the report stands on, once it is written: its sources, and why there are none when there are none. */
@@ -169,6 +211,7 @@ const statusWords: Readonly<Record<string, string>> = {
   queued: "queued (no run has started it yet)",
   running: "running",
   awaiting_clarification: "waiting for an answer to its clarification question",
+  awaiting_review: "waiting for its plan to be reviewed",
   completed: "completed",
   failed: "failed",
   cancelled: "cancelled"
@@ -179,6 +222,7 @@ const nextStep: Readonly<Record<string, string>> = {
   queued: "follow its status until it runs, or cancel it",
   running: "follow its status until it ends, or cancel it",
   awaiting_clarification: "answer the question to go on",
+  awaiting_review: "approve, edit or cancel its plan to go on",
   completed: "its report is ready to read",
   failed: "resume it to go on from its last checkpoint",
   cancelled: "resume it to go on from its last checkpoint"

@@ -4,7 +4,7 @@
  * the store and the progress stream; runs go on in the background and are reached by their session id. The host's
  * machinery is `internal/hosted/` (the host, what clients ask of it, a session's event stream).
  */
-import type { Errors, Session, SessionStore } from "@deep-research/core"
+import type { Errors, Review, Session, SessionStore } from "@deep-research/core"
 import * as Secrets from "@deep-research/providers/Secrets"
 import type { Evaluation } from "@deep-research/evaluation"
 import * as Effect from "effect/Effect"
@@ -14,14 +14,15 @@ import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type * as CliConfig from "./CliConfig.js"
 import { secretsIn } from "./internal/config/credentials.js"
+import { conflict } from "./RunSchema.js"
 import type { JudgeUnavailable, Listed, RunConflict, RunStatus, Started, StartOptions } from "./RunSchema.js"
 import { events, type NumberedEvent } from "./internal/hosted/events.js"
 import { loadFrom, makeHost, storeOf } from "./internal/hosted/host.js"
 import * as Requests from "./internal/hosted/requests.js"
-import { answerable, resumable, statusOf } from "./internal/hosted/runStates.js"
+import { answerable, resumable, reviewable, statusOf } from "./internal/hosted/runStates.js"
 
 // Shared with the runs of a cluster, which reach them here.
-export { answerable, resumable, statusOf }
+export { answerable, resumable, reviewable, statusOf }
 export type { NumberedEvent }
 export { configFor, notCancellable } from "./internal/hosted/requests.js"
 
@@ -46,6 +47,8 @@ export interface Runs {
   readonly list: Effect.Effect<ReadonlyArray<Listed>>
   readonly load: (sessionId: string) => Effect.Effect<Session.Session, StoreError>
   readonly answer: (sessionId: string, answer: string) => Effect.Effect<Started, StoreError | RunConflict>
+  /** Approves, edits or cancels the plan of a session waiting for its review (`awaiting_review`). */
+  readonly review: (sessionId: string, decision: Review.Decision) => Effect.Effect<Started, StoreError | RunConflict>
   readonly resume: (sessionId: string) => Effect.Effect<Started, StoreError | RunConflict>
   readonly cancel: (
     sessionId: string
@@ -76,6 +79,22 @@ export interface Runs {
   readonly scrub: (text: string) => string
 }
 
+/**
+ * The review of runs that never wait for one (a cluster's, which go on as planned where nobody can answer at once): a
+ * decision is refused, saying where the session stands.
+ */
+export const withoutReview =
+  (load: (sessionId: string) => Effect.Effect<Session.Session, StoreError>) =>
+  (sessionId: string): Effect.Effect<Started, StoreError | RunConflict> =>
+    Effect.flatMap(load(sessionId), (session) =>
+      Effect.zipRight(
+        reviewable(session),
+        Effect.fail(
+          conflict(sessionId, session.status, "cannot take a review on a cluster, whose runs do not wait for one")
+        )
+      )
+    )
+
 /** How a process hosts its runs. */
 export interface Options {
   /**
@@ -102,6 +121,7 @@ export const make = (
       list: Requests.list(host),
       load: (sessionId) => loadFrom(host, sessionId),
       answer: (sessionId, text) => Requests.answer(host, sessionId, text),
+      review: (sessionId, decision) => Requests.review(host, sessionId, decision),
       resume: (sessionId) => Requests.resume(host, sessionId),
       cancel: (sessionId) => Requests.cancel(host, sessionId),
       remove: (sessionId) => Requests.remove(host, sessionId),
@@ -138,7 +158,18 @@ export const withoutSecrets = (runs: Runs, secrets: ReadonlyArray<Redacted.Redac
     ...runs,
     start: (question, options, clarification) => runs.start(scrub(question), options, clarification),
     answer: (sessionId, answer) => runs.answer(sessionId, scrub(answer)),
-    scrub: (text) => scrub(runs.scrub(text))
+    scrub: (text) => scrub(runs.scrub(text)),
+    review: (sessionId, decision) =>
+      runs.review(
+        sessionId,
+        decision.action === "edit"
+          ? {
+              ...decision,
+              ...(decision.brief === undefined ? {} : { brief: scrub(decision.brief) }),
+              ...(decision.directives === undefined ? {} : { directives: decision.directives.map(scrub) })
+            }
+          : decision
+      )
   }
 }
 

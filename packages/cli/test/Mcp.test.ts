@@ -60,7 +60,7 @@ describe("the MCP server", () => {
       )
       assert.deepStrictEqual(
         named((a) => a.openWorldHint),
-        ["research", "start_research", "answer_clarification", "resume_research"]
+        ["research", "start_research", "answer_clarification", "review_plan", "resume_research"]
       )
       assert.deepStrictEqual(
         named((a) => a.readOnlyHint === false && a.idempotentHint),
@@ -90,6 +90,7 @@ describe("the MCP server", () => {
             "get_status",
             "list_sessions",
             "answer_clarification",
+            "review_plan",
             "cancel_research",
             "resume_research",
             "delete_session"
@@ -335,6 +336,7 @@ describe("the MCP server's own work", () => {
         list: Effect.as(Effect.logWarning("the sessions waiting for a runner could not be read"), []),
         load: () => unused,
         answer: () => unused,
+        review: () => unused,
         resume: () => unused,
         cancel: () => unused,
         remove: () => unused,

@@ -4,6 +4,7 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import { type ElicitRequest, ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -18,7 +19,10 @@ export const Text = Schema.Array(Schema.Struct({ type: Schema.String, text: Sche
 const Status = Schema.parseJson(Schema.Struct({ status: Schema.String, running: Schema.Boolean }))
 
 /** An MCP client talking to `Mcp.serve` in this process, over a simulated configuration. */
-export const connected = (flags: CliConfig.Flags) =>
+export const connected = (
+  flags: CliConfig.Flags,
+  client = new Client({ name: "deep-research-test", version: "1.0.0" })
+) =>
   Effect.gen(function* () {
     const store = yield* Effect.acquireRelease(
       Effect.sync(() => fs.mkdtempSync(nodePath.join(os.tmpdir(), "deep-research-mcp-"))),
@@ -28,7 +32,6 @@ export const connected = (flags: CliConfig.Flags) =>
     if (Either.isLeft(resolved)) return yield* Effect.dieMessage(resolved.left.message)
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
     yield* Effect.forkScoped(Mcp.serve(resolved.right, serverSide))
-    const client = new Client({ name: "deep-research-test", version: "1.0.0" })
     yield* Effect.acquireRelease(
       Effect.promise(() => client.connect(clientSide)),
       () => Effect.promise(() => client.close())
@@ -43,5 +46,15 @@ export const connected = (flags: CliConfig.Flags) =>
       )
     const status = (sessionId: string) =>
       Effect.map(call("get_status", { sessionId }), Schema.decodeUnknownSync(Status))
-    return { call, status, client }
+    return { call, status, client, store }
   })
+
+/** The same, from a client that can ask its user (MCP elicitation), whose user answers with `answer`. */
+export const connectedWithElicitation = (answer: (request: ElicitRequest["params"]) => ElicitResult) => {
+  const client = new Client(
+    { name: "deep-research-test", version: "1.0.0" },
+    { capabilities: { elicitation: { form: {} } } }
+  )
+  client.setRequestHandler(ElicitRequestSchema, (request) => answer(request.params))
+  return connected({}, client)
+}

@@ -8,7 +8,8 @@ import { CallToolResultSchema, CreateTaskResultSchema, ErrorCode, McpError } fro
 import type { Progress } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { connected, Text } from "./McpHarness.js"
+import { connected, connectedWithElicitation, Text } from "./McpHarness.js"
+import { cli, describeRan } from "./support/inProcess.js"
 
 const Report = Schema.Struct({
   sessionId: Schema.String,
@@ -95,6 +96,48 @@ describe("research over MCP", () => {
       assert.include((refused.error as McpError).message, "research")
       const unknown = yield* Effect.flip(Effect.tryPromise(() => client.experimental.tasks.getTask("dr-unknown")))
       assert.strictEqual((unknown.error as McpError).code, ErrorCode.InvalidParams)
+    })
+  )
+})
+
+const Shown = Schema.parseJson(
+  Schema.Struct({
+    status: Schema.String,
+    review: Schema.optional(Schema.Struct({ decision: Schema.String })),
+    rounds: Schema.Array(
+      Schema.Struct({ directives: Schema.Array(Schema.Struct({ directive: Schema.Struct({ topic: Schema.String }) })) })
+    )
+  })
+)
+
+describe("research with review over MCP", () => {
+  it.scopedLive("a client that can elicit is asked about the plan, and its edit is what gets researched", () =>
+    Effect.gen(function* () {
+      const edited = "Investigate how the Moon's gravity raises ocean tides, measured by tide gauges."
+      const asked: Array<string> = []
+      const { client, store } = yield* connectedWithElicitation((request) => {
+        asked.push(request.message)
+        return { action: "accept", content: { action: "edit", directives: edited } }
+      })
+      const result = yield* Effect.promise(() =>
+        client.callTool({
+          name: "research",
+          arguments: { question: "How do ocean tides work?", review: true, allowClarification: false }
+        })
+      )
+      assert.notStrictEqual(result.isError, true, JSON.stringify(result.content))
+      assert.strictEqual(asked.length, 1)
+      assert.include(asked[0] ?? "", "The research plan, before any search")
+      const sessionId = String((result.structuredContent as { sessionId?: unknown } | undefined)?.sessionId ?? "")
+      const shown = yield* Effect.promise(() => cli(["show", sessionId, "--json", "--store", store]))
+      assert.strictEqual(shown.code, 0, describeRan(shown))
+      const session = Schema.decodeUnknownSync(Shown)(shown.stdout)
+      assert.strictEqual(session.status, "completed")
+      assert.strictEqual(session.review?.decision, "edited")
+      assert.deepStrictEqual(
+        session.rounds[0]?.directives.map((d) => d.directive.topic),
+        [edited]
+      )
     })
   )
 })

@@ -25,6 +25,7 @@ import {
 import type * as ModelRouter from "./ModelRouter.js"
 import * as Checkpoint from "./phases/Checkpoint.js"
 import * as Clarify from "./phases/Clarify.js"
+import * as Review from "./phases/Review.js"
 import * as ResearchUnit from "./phases/ResearchUnit.js"
 import { drive } from "./phases/Run.js"
 import * as ResearchConfig from "./ResearchConfig.js"
@@ -74,6 +75,11 @@ export interface ResumeOptions {
    * stopped research, research goes on. One that does not exceed what the session has spent is `InvalidInput`.
    */
   readonly budget?: ResumeSettings.BudgetChange | undefined
+  /**
+   * The decision about the plan of a session awaiting review (`awaiting_review`): approve, edit or cancel. Without it,
+   * the `UserInput` in context is asked; where there is none, research goes on as planned.
+   */
+  readonly review?: Review.Decision | undefined
 }
 
 /**
@@ -235,6 +241,11 @@ const runStored = <R>(
         reason: `session ${id} is not waiting for an answer (its status is ${stored.status})`
       })
     }
+    if (options?.review !== undefined && stored.status !== "awaiting_review") {
+      return yield* new InvalidInput({
+        reason: `session ${id} is not waiting for its plan to be reviewed (its status is ${stored.status})`
+      })
+    }
     if (stored.status === "completed") return stored
     if (stored.status === "queued") {
       const now = yield* Clock.currentTimeMillis
@@ -242,7 +253,11 @@ const runStored = <R>(
     }
     return yield* interruptible(
       Effect.gen(function* () {
-        const session = yield* withAnswer(stored, options?.answer)
+        const answered = yield* withAnswer(stored, options?.answer)
+        // The decision is stored before research goes on: a crash right after it does not lose it.
+        const session = options?.review === undefined ? answered : yield* Review.apply(answered, options.review)
+        if (options?.review !== undefined) yield* store.save(session)
+        if (options?.review?.action === "cancel") return session
         const events = yield* SessionRecord.recordingEvents(id)
         return yield* Effect.zipRight(Telemetry.publishTrace, drive(session, mode, runUnit)).pipe(
           Effect.provideService(ResearchEvents.ResearchEvents, events)

@@ -111,7 +111,9 @@ export const UngroundedReason = Schema.Literal(
   /** Every research unit failed before it read a source. */
   "research_failed",
   /** The budget ran out before any source was read. */
-  "budget"
+  "budget",
+  /** Searches answered, but the source policy removed everything they found. */
+  "policy"
 )
 export type UngroundedReason = typeof UngroundedReason.Type
 

@@ -6,6 +6,7 @@
 import * as Duration from "effect/Duration"
 import * as Schema from "effect/Schema"
 import { research as d, upperBounds } from "./Defaults.js"
+import { Day, Domain, SourceKind } from "./SourcePolicy.js"
 
 const positiveInt = (defaultValue: number) =>
   Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { default: () => defaultValue })
@@ -15,6 +16,9 @@ const ratio = (defaultValue: number) =>
 
 const duration = (defaultValue: Duration.DurationInput) =>
   Schema.optionalWith(Schema.DurationFromMillis, { default: () => Duration.decode(defaultValue) })
+
+/** Domains a policy may list on each side at most. */
+export const maxPolicyDomains = 200
 
 /** Optional spending limits of a run. Research stops early when they run low; synthesis keeps a reserve. */
 export class Budget extends Schema.Class<Budget>("@deep-research/core/Budget")({
@@ -67,7 +71,27 @@ export class ResearchConfig extends Schema.Class<ResearchConfig>("@deep-research
    * Check every cited sentence of the report against the sources it cites, removing citations they do not back (the
    * `verification` phase); on by default.
    */
-  verify: Schema.optionalWith(Schema.Boolean, { default: () => d.verify })
+  verify: Schema.optionalWith(Schema.Boolean, { default: () => d.verify }),
+  /**
+   * The source policy (see `SourcePolicy`): only these domains and their subdomains, never these, published within
+   * `since`..`until` (a result with no known date is left out when either is set), only these kinds of source. Pushed
+   * down to the backends that can filter, and checked by the product on every result and page.
+   */
+  includeDomains: Schema.optional(Schema.Array(Domain).pipe(Schema.maxItems(maxPolicyDomains))),
+  excludeDomains: Schema.optional(Schema.Array(Domain).pipe(Schema.maxItems(maxPolicyDomains))),
+  since: Schema.optional(Day),
+  until: Schema.optional(Day),
+  sources: Schema.optional(Schema.Array(SourceKind)),
+  /**
+   * Stop after the brief and the supervisor's first directives, before any search, for the user to approve, edit or
+   * cancel them (status `awaiting_review` where nobody can answer at once; never blocks where nobody can answer).
+   */
+  review: Schema.optional(Schema.Boolean),
+  /**
+   * The language the report is written in (an ISO 639-1 code such as `de`, or a name such as `German`), when it
+   * should differ from the question's. Searches stay in the question's language.
+   */
+  reportLanguage: Schema.optional(Schema.String.pipe(Schema.minLength(2), Schema.maxLength(40)))
 }) {}
 
 /** The knobs counted in whole numbers, each bounded by its namesake in `Defaults.upperBounds`. */
@@ -105,7 +129,10 @@ const overBounds = (config: ResearchConfig): ReadonlyArray<Schema.FilterIssue> =
       upperBounds.maxResearchDurationMillis
     ),
     ...over(["budget", "maxTokens"], config.budget.maxTokens, upperBounds.maxTokens),
-    ...over(["budget", "maxUsd"], config.budget.maxUsd, upperBounds.maxUsd)
+    ...over(["budget", "maxUsd"], config.budget.maxUsd, upperBounds.maxUsd),
+    ...(config.since !== undefined && config.until !== undefined && config.since > config.until
+      ? [{ path: ["until"], message: `until (${config.until}) is before since (${config.since})` }]
+      : [])
   ]
 }
 

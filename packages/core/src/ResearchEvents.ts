@@ -146,6 +146,17 @@ export const ReportWritten = event("ReportWritten", {
   ungrounded: Schema.optional(Schema.String)
 })
 export const SessionAwaitingClarification = event("SessionAwaitingClarification", { question: Schema.String })
+/** The plan waits for the user's review (`review`), before any search. */
+export const SessionAwaitingReview = event("SessionAwaitingReview", {
+  brief: Schema.String,
+  directives: Schema.Array(Schema.String)
+})
+/** The plan was reviewed: approved, edited, cancelled, or not answered (nobody could, and the run went on). */
+export const PlanReviewed = event("PlanReviewed", {
+  decision: Schema.Literal("approved", "edited", "cancelled", "unanswered")
+})
+/** The source policy removed results or pages (the run's totals so far). */
+export const SourcesRemoved = event("SourcesRemoved", { removed: Schema.Number, total: Schema.Number })
 export const SessionCompleted = event("SessionCompleted", {
   durationMillis: Schema.Number,
   tokens: Schema.Number,
@@ -184,6 +195,9 @@ export const ResearchEvent = Schema.Union(
   Checkpointed,
   ReportWritten,
   SessionAwaitingClarification,
+  SessionAwaitingReview,
+  PlanReviewed,
+  SourcesRemoved,
   SessionCompleted,
   SessionFailed,
   SessionCancelled

@@ -7,7 +7,10 @@ import type * as Effect from "effect/Effect"
 import type { ProviderError } from "./Errors.js"
 import type { SearchResult } from "./Source.js"
 
-/** Options of one search. Providers ignore what they cannot do. */
+/**
+ * Options of one search. Providers ignore what they cannot do: the product checks every result against the run's
+ * source policy whatever the backend did with its part of it (see `SourcePolicy`).
+ */
 export interface SearchOptions {
   readonly maxResults: number
   readonly depth?: "basic" | "advanced" | undefined
@@ -16,6 +19,10 @@ export interface SearchOptions {
   readonly timeRange?: "day" | "week" | "month" | "year" | undefined
   readonly includeDomains?: ReadonlyArray<string> | undefined
   readonly excludeDomains?: ReadonlyArray<string> | undefined
+  /** Only what was published on or after this day (`YYYY-MM-DD`), where the backend can filter by date. */
+  readonly since?: string | undefined
+  /** Only what was published on or before this day (`YYYY-MM-DD`), where the backend can filter by date. */
+  readonly until?: string | undefined
 }
 
 /** A search backend. */

@@ -12,6 +12,7 @@ import { InvalidInput, ResearchError } from "./Errors.js"
 import { Brief, ClarificationRecord, Grounding, Report, SupervisionRound, Verification } from "./Research.js"
 import { ResearchConfig } from "./ResearchConfig.js"
 import { Source } from "./Source.js"
+import { Removals } from "./SourcePolicy.js"
 import { Phase, PhaseMetrics, RoleUsage } from "./Usage.js"
 
 /** The version written by this library. */
@@ -19,9 +20,18 @@ export const currentVersion = 1
 
 /**
  * Where a session stands. `queued`: asked for and stored, its research not begun (a server stores a session so before
- * it gives out its id); `resume` begins it.
+ * it gives out its id); `resume` begins it. `awaiting_review`: its brief and first directives wait for the user's
+ * approval before any search (`review`).
  */
-export const Status = Schema.Literal("queued", "running", "awaiting_clarification", "completed", "failed", "cancelled")
+export const Status = Schema.Literal(
+  "queued",
+  "running",
+  "awaiting_clarification",
+  "awaiting_review",
+  "completed",
+  "failed",
+  "cancelled"
+)
 export type Status = typeof Status.Type
 
 /** Ids: letters, digits, `-` and `_`, 1 to 128 characters. Nothing that could name another path. */
@@ -43,6 +53,17 @@ export const validateId = (id: string): Effect.Effect<string, InvalidInput> => {
     })
   )
 }
+
+/**
+ * The review of a run's plan (its brief and first directives) before any search: `pending` while it waits, then
+ * `approved` as it was, `edited`, or `unanswered` when nobody could answer and the run went on as planned.
+ */
+export class PlanReview extends Schema.Class<PlanReview>("@deep-research/core/PlanReview")({
+  decision: Schema.Literal("pending", "approved", "edited", "unanswered"),
+  /** The brief and the directives' topics as the supervisor first wrote them, when the user edited them. */
+  originalBrief: Schema.optional(Schema.String),
+  originalDirectives: Schema.optional(Schema.Array(Schema.String))
+}) {}
 
 /** A research session. */
 export class Session extends Schema.Class<Session>("@deep-research/core/Session")({
@@ -69,7 +90,11 @@ export class Session extends Schema.Class<Session>("@deep-research/core/Session"
   metrics: Schema.Array(PhaseMetrics),
   /** What every role spent over the whole session, across resumes. */
   usage: Schema.Array(RoleUsage),
-  error: Schema.optional(ResearchError)
+  error: Schema.optional(ResearchError),
+  /** The review of the plan, when the run asked for one (`review`). */
+  review: Schema.optional(PlanReview),
+  /** What the source policy removed, when the run has one and it removed anything. */
+  sourcePolicyRemovals: Schema.optional(Removals)
 }) {}
 
 // =============================================================================

@@ -57,7 +57,8 @@ const searchKeyOf = (request: Search): RequestJournal.SearchKey => ({
   topic: request.topic,
   timeRange: request.timeRange,
   includeDomains: request.includeDomains,
-  excludeDomains: request.excludeDomains
+  excludeDomains: request.excludeDomains,
+  dateWindow: request.dateWindow
 })
 
 /** One summary, by the text summarised (the URL and title sent are the first asker's). */
@@ -79,6 +80,10 @@ export const normalizeQuery = (query: string): string => query.trim().replace(/\
 
 const sorted = (values: ReadonlyArray<string> | undefined): string => [...(values ?? [])].sort().join(",")
 const listOf = (joined: string): ReadonlyArray<string> | undefined => (joined === "" ? undefined : joined.split(","))
+const dateWindowOf = (window: string): { readonly since?: string; readonly until?: string } => {
+  const [since = "", until = ""] = window.split("..")
+  return { ...(since !== "" ? { since } : {}), ...(until !== "" ? { until } : {}) }
+}
 
 // =============================================================================
 // Shared views
@@ -107,7 +112,8 @@ const sendSearch = (provider: SearchProvider.Service, request: RequestJournal.Se
       ? { timeRange: request.timeRange }
       : {}),
     ...(listOf(request.includeDomains) !== undefined ? { includeDomains: listOf(request.includeDomains) } : {}),
-    ...(listOf(request.excludeDomains) !== undefined ? { excludeDomains: listOf(request.excludeDomains) } : {})
+    ...(listOf(request.excludeDomains) !== undefined ? { excludeDomains: listOf(request.excludeDomains) } : {}),
+    ...dateWindowOf(request.dateWindow)
   })
 
 const sharedSearch = (provider: SearchProvider.Service, journal: RequestJournal.Journal): SearchProvider.Service => {
@@ -129,7 +135,11 @@ const sharedSearch = (provider: SearchProvider.Service, journal: RequestJournal.
           topic: options.topic ?? "",
           timeRange: options.timeRange ?? "",
           includeDomains: sorted(options.includeDomains),
-          excludeDomains: sorted(options.excludeDomains)
+          excludeDomains: sorted(options.excludeDomains),
+          dateWindow:
+            options.since === undefined && options.until === undefined
+              ? ""
+              : `${options.since ?? ""}..${options.until ?? ""}`
         }),
         resolver
       )

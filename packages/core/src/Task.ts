@@ -20,8 +20,13 @@ export interface Task {
   readonly constraints: string | undefined
   /** The brief; undefined before it is written, and when the question stands in for it. */
   readonly brief: Brief | undefined
-  /** The language the report is written in (and searches are made in): the question's, or the brief's. */
+  /** The language the report is written in: the settings' `reportLanguage` when given, else the question's. */
   readonly language: Language.Language
+  /**
+   * The language of the question (the brief's when the question's text does not say): searches are made in it, since
+   * the sources that answer a question are most often in the language it was asked in.
+   */
+  readonly questionLanguage: Language.Language
   /** The run's settings. */
   readonly config: ResearchConfig
 }
@@ -41,14 +46,19 @@ export const make = (options: {
   readonly config: ResearchConfig
   readonly clarification?: ClarificationRecord | undefined
   readonly brief?: Brief | undefined
-}): Task => ({
-  query: options.query,
-  clarification: options.clarification,
-  constraints: constraintsOf(options.clarification),
-  brief: options.brief,
-  language: Language.forReport(options.query, options.brief?.language),
-  config: options.config
-})
+}): Task => {
+  const questionLanguage = Language.forReport(options.query, options.brief?.language)
+  const asked = options.config.reportLanguage
+  return {
+    query: options.query,
+    clarification: options.clarification,
+    constraints: constraintsOf(options.clarification),
+    brief: options.brief,
+    language: asked === undefined ? questionLanguage : Language.named(asked),
+    questionLanguage,
+    config: options.config
+  }
+}
 
 /** The task as the session holds it: its question, settings, clarification and brief. */
 export const fromSession = (session: Session): Task =>

@@ -15,7 +15,8 @@ const searchKey = (query: string): RequestJournal.SearchKey => ({
   topic: "news",
   timeRange: "",
   includeDomains: "a.org,b.org",
-  excludeDomains: ""
+  excludeDomains: "",
+  dateWindow: ""
 })
 
 const result = (url: string) =>

@@ -24,8 +24,16 @@ type ResearchFlags = {
   readonly [K in keyof typeof researchOptions]: OptionValue<(typeof researchOptions)[K]>
 }
 
+/** The options that steer research (the source policy, the review, the report's language): not every command has them. */
+type SteeringKey = "includeDomains" | "excludeDomains" | "since" | "until" | "sources" | "review" | "reportLanguage"
+
+const optional = <A>(option: Option.Option<A> | undefined): A | undefined =>
+  option === undefined ? undefined : Option.getOrUndefined(option)
+
 /** The parsed research options as the configuration takes them: an option not given is undefined. */
-export const toFlags = (flags: ResearchFlags): CliConfig.Flags => {
+export const toFlags = (
+  flags: Omit<ResearchFlags, SteeringKey> & Partial<Pick<ResearchFlags, SteeringKey>>
+): CliConfig.Flags => {
   const modelRoles: Partial<Record<Usage.Role, string>> = {}
   for (const role of Usage.roles) {
     const spec = flags.roleModels[role]
@@ -44,6 +52,13 @@ export const toFlags = (flags: ResearchFlags): CliConfig.Flags => {
     noClarify: flags.noClarify,
     requireSources: flags.requireSources,
     noVerify: flags.noVerify,
+    includeDomains: optional(flags.includeDomains),
+    excludeDomains: optional(flags.excludeDomains),
+    since: optional(flags.since),
+    until: optional(flags.until),
+    sources: optional(flags.sources),
+    review: flags.review,
+    reportLanguage: optional(flags.reportLanguage),
     out: Option.getOrUndefined(flags.out),
     store: Option.getOrUndefined(flags.store),
     database: Option.getOrUndefined(flags.database),

@@ -14,6 +14,7 @@ import * as Store from "../Store.js"
 import { Exited } from "../internal/commandLine/exited.js"
 import type { Credentials } from "../internal/config/credentials.js"
 import { printable, printableLine } from "../internal/terminal/printable.js"
+import { steeringLines } from "../internal/terminal/steering.js"
 
 /** Runs `f` over the session store of a sessions folder (or of the database the credentials name). */
 export const withStoreAt = <A, E>(
@@ -116,6 +117,7 @@ export const show = (sessions: SessionStore.Service, credentials: Credentials, i
     yield* Console.log(`Question: ${printableLine(session.query)}`)
     if (session.brief !== undefined) yield* Console.log(`Brief: ${printable(session.brief.brief)}`)
     yield* Console.log(`Rounds: ${session.rounds.length}, sources: ${session.sources.length}`)
+    for (const line of steeringLines(session)) yield* Console.log(printable(line))
     if (session.error !== undefined) yield* Console.log(`Error: ${printableLine(session.error.message)}`)
     if (session.status === "awaiting_clarification" && session.clarification !== undefined) {
       yield* Console.log(`Waiting for an answer to: ${printableLine(session.clarification.decision.question)}`)

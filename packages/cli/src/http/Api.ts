@@ -3,6 +3,7 @@
  * describe it, and `Client.make` calls it. Sessions (REST and Server-Sent Events), health, and an OpenAI-compatible
  * chat endpoint; every group but health sits behind the bearer token when one is configured.
  */
+import { Review } from "@deep-research/core"
 import { Evaluation } from "@deep-research/evaluation"
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
@@ -87,6 +88,12 @@ export const CreateSession = Schema.Struct({
 export const Answer = Schema.Struct({
   answer: trimmedText("The answer to the clarification question")
 }).annotations({ identifier: "Answer", parseOptions: { onExcessProperty: "error", errors: "all" } })
+
+/** The decision about a session's plan: approve it, edit it (the brief's text, the directives) or cancel the run. */
+export const ReviewDecision = Review.Decision.annotations({
+  identifier: "ReviewDecision",
+  parseOptions: { onExcessProperty: "error", errors: "all" }
+})
 
 const SessionPath = Schema.Struct({
   id: Schema.String.annotations({ description: "A session id, as create or list returned it" })
@@ -173,6 +180,21 @@ export class Sessions extends HttpApiGroup.make("sessions")
       .annotate(OpenApi.Summary, "Answer the clarification question")
       .setPath(SessionPath)
       .setPayload(Answer)
+      .addSuccess(Started, { status: 202 })
+      .addError(NotFound)
+      .addError(Conflict)
+      .addError(BadRequest)
+  )
+  .add(
+    HttpApiEndpoint.post("review", "/api/sessions/:id/review")
+      .annotate(OpenApi.Summary, "Approve, edit or cancel the plan")
+      .annotate(
+        OpenApi.Description,
+        "For a session awaiting_review (started with review: true): approve its brief and first directives, edit " +
+          'them ({"action": "edit", "brief": "...", "directives": ["..."]}), or cancel it. Research begins after.'
+      )
+      .setPath(SessionPath)
+      .setPayload(ReviewDecision)
       .addSuccess(Started, { status: 202 })
       .addError(NotFound)
       .addError(Conflict)

@@ -163,6 +163,7 @@ export const sessionsLayer = (runs: Runs.Runs) =>
         )
       )
       .handle("answer", ({ path, payload }) => Effect.mapError(runs.answer(path.id, payload.answer), fromRunError))
+      .handle("review", ({ path, payload }) => Effect.mapError(runs.review(path.id, payload), fromRunError))
       .handle("cancel", ({ path }) =>
         // An unknown session is a 404, a known one not running a 409.
         Effect.mapError(

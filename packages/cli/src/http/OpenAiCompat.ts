@@ -55,9 +55,10 @@ const start = (runs: Runs.Runs, request: OpenAiSchema.ChatRequest) =>
         "messages"
       )
     }
-    // A chat cannot stop to ask: a clarifying question's understanding is kept as constraints and research goes on.
+    // A chat cannot stop to ask: a clarifying question's understanding is kept as constraints and research goes on,
+    // and a plan is not held for review (a server's `--review` is for its own API, MCP and web page).
     const started = yield* ServingRuns.catchNotStored(
-      Effect.mapError(runs.start(question, {}, "proceed"), (error) =>
+      Effect.mapError(runs.start(question, { review: false }, "proceed"), (error) =>
         OpenAiSchema.InvalidRequest.of(error.message, null)
       ),
       (error) => new ServiceUnavailable({ message: error.message })

@@ -9,6 +9,7 @@ import * as Api from "./api.js"
 import { byId, button, h } from "./dom.js"
 import * as Progress from "./progress.js"
 import { follow } from "./sse.js"
+import * as Steering from "./steering.js"
 
 const view = byId("view", HTMLElement)
 const sessionsList = byId("sessions", HTMLUListElement)
@@ -211,12 +212,18 @@ const show = async (sessionId: string): Promise<void> => {
   title?.setAttribute("tabindex", "-1")
   const error = Api.str(status, "error")
   const clarification = Api.str(status, "clarificationQuestion")
+  const plan: Api.Json = typeof status === "object" && status !== null ? Reflect.get(status, "plan") : undefined
+  const removals = Steering.removalsView(status)
   const body: Array<Node> = [
     ...(header === undefined ? [] : [header]),
     h("p", {}, badge(state), " ", h("code", {}, sessionId)),
     actions(sessionId, state),
     ...(error === undefined ? [] : [h("p", { class: "error" }, error)]),
     ...(clarification === undefined ? [] : [clarificationForm(sessionId, clarification)]),
+    ...(state === "awaiting_review" && plan !== undefined
+      ? [Steering.reviewEditor(sessionId, plan, () => show(sessionId).then(refreshSessions))]
+      : []),
+    ...(removals === undefined ? [] : [removals]),
     liveView
   ]
   if (report !== undefined) {
@@ -296,6 +303,7 @@ askForm.addEventListener("submit", async (event) => {
   body["allowClarification"] = form.get("allowClarification") === "on"
   body["verify"] = form.get("verify") === "on"
   body["requireSources"] = form.get("requireSources") === "on"
+  Object.assign(body, Steering.fromForm(form))
   try {
     const started = await Api.call("POST", "/api/sessions", body)
     // The next question starts blank; the options stay as they were set, for a series of questions alike.

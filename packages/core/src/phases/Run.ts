@@ -7,7 +7,11 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import * as Budget from "../Budget.js"
+import * as PolicedSources from "../internal/session/policedSources.js"
+import { today } from "../internal/text/calendar.js"
+import * as Novelty from "../Novelty.js"
 import { type ResearchError, Ungrounded } from "../Errors.js"
 import * as ModelRouter from "../ModelRouter.js"
 import * as Pricing from "../Pricing.js"
@@ -18,6 +22,7 @@ import { QuestionLanguage } from "../SearchProvider.js"
 import * as Session from "../Session.js"
 import * as SessionRequests from "../SessionRequests.js"
 import { SessionStore, type Service as SessionStoreService } from "../SessionStore.js"
+import * as SourcePolicy from "../SourcePolicy.js"
 import * as Task from "../Task.js"
 import * as Tokens from "../Tokens.js"
 import type * as Usage from "../Usage.js"
@@ -25,6 +30,7 @@ import * as UsageLedger from "../UsageLedger.js"
 import * as Brief from "./Brief.js"
 import * as Checkpoint from "./Checkpoint.js"
 import * as Clarify from "./Clarify.js"
+import * as Review from "./Review.js"
 import type * as ResearchUnit from "./ResearchUnit.js"
 import * as Supervisor from "./Supervisor.js"
 import * as Synthesis from "./Synthesis.js"
@@ -66,14 +72,58 @@ interface Run<R> {
   readonly budget: Budget.Service
   readonly journal: SessionRequests.Journal
   readonly session: Checkpoint.Handle
+  /** The source policy, checked on every result and page, and what it removed so far. */
+  readonly enforcement: PolicedSources.Enforcement
 }
 
-/** The running session, each of whose checkpoints also writes the request journal, so that the two keep pace. */
-const journalingCheckpoints = (handle: Checkpoint.Handle, journal: SessionRequests.Journal): Checkpoint.Handle => ({
+/** The session with what the source policy removed so far, when it removed anything. */
+const stamped = (session: Session.Session, removals: SourcePolicy.Removals): Session.Session =>
+  removals.total === 0 || session.sourcePolicyRemovals === removals
+    ? session
+    : Checkpoint.patch(session, { sourcePolicyRemovals: removals })
+
+/**
+ * The running session, each of whose checkpoints also writes the request journal, so that the two keep pace, and what
+ * the source policy removed so far.
+ */
+const journalingCheckpoints = (
+  handle: Checkpoint.Handle,
+  journal: SessionRequests.Journal,
+  removals: Ref.Ref<SourcePolicy.Removals>
+): Checkpoint.Handle => ({
   ...handle,
-  update: (label, change) => Effect.tap(handle.update(label, change), () => journal.flush),
-  phase: (phase, body, record) => Effect.tap(handle.phase(phase, body, record), () => journal.flush)
+  update: (label, change) =>
+    Ref.get(removals).pipe(
+      Effect.flatMap((removed) => handle.update(label, (s) => stamped(change(s), removed))),
+      Effect.tap(() => journal.flush)
+    ),
+  phase: (phase, body, record) =>
+    handle
+      .phase(phase, Effect.zip(body, Ref.get(removals)), ([result, removed], s) =>
+        stamped(record === undefined ? s : record(result, s), removed)
+      )
+      .pipe(
+        Effect.map(([result]) => result),
+        Effect.tap(() => journal.flush)
+      )
 })
+
+/** The source policy of a session's settings, with what it removed before and what its sources' searches said. */
+const enforcementOf = (initial: Session.Session) =>
+  Effect.gen(function* () {
+    const enforcement: PolicedSources.Enforcement = {
+      policy: SourcePolicy.fromSettings(initial.config),
+      today: yield* today,
+      removals: yield* Ref.make(initial.sourcePolicyRemovals ?? SourcePolicy.noRemovals),
+      seen: new Map(
+        initial.sources.map((s) => [
+          Novelty.normalizeUrl(s.url),
+          { provider: s.provider, publishedDate: s.publishedDate, work: s.work }
+        ])
+      )
+    }
+    return enforcement
+  })
 
 /** Opens a run of `initial`: its account, its budget, its request journal and its running session. */
 const open = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: ResearchUnit.Runner<R>) =>
@@ -87,8 +137,10 @@ const open = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Research
     })
     // What earlier runs of the session were answered is not asked again; what this run is answered is journaled.
     const journal = yield* SessionRequests.journal(initial.id)
-    const session = journalingCheckpoints(yield* Checkpoint.make(initial, ledger), journal)
-    const run: Run<R> = { initial, config, mode, runUnit, store: yield* SessionStore, ledger, budget, journal, session }
+    const enforcement = yield* enforcementOf(initial)
+    const session = journalingCheckpoints(yield* Checkpoint.make(initial, ledger), journal, enforcement.removals)
+    const store = yield* SessionStore
+    const run: Run<R> = { initial, config, mode, runUnit, store, ledger, budget, journal, session, enforcement }
     return run
   })
 
@@ -149,6 +201,48 @@ const writeBrief = <R>(run: Run<R>) =>
     )
   })
 
+/**
+ * The review of the plan (`review`): the supervisor's first round of directives is planned and saved, not run; then the
+ * user is asked (a terminal), or the session waits `awaiting_review` (a caller that answers later), or, where nobody
+ * can answer, the run says so and goes on. Returns the session when the run stops here (waiting, or cancelled).
+ */
+const review = <R>(run: Run<R>, task: Task.Task) =>
+  Effect.gen(function* () {
+    const current = yield* run.session.get
+    if (run.config.review !== true || (yield* done(run, "supervision"))) return undefined
+    if (current.review !== undefined && current.review.decision !== "pending") return undefined
+    if (current.review === undefined && current.rounds.length > 0) return undefined
+    if (current.rounds.length === 0) {
+      const { budget, runUnit, session } = run
+      const planning = Supervisor.run(task, { session, budget, runUnit, holdFirstRound: true })
+      yield* Effect.provideService(planning, QuestionLanguage, task.questionLanguage.code)
+    }
+    const planned = yield* run.session.get
+    const plan = Review.planOf(planned)
+    // A supervisor that delegated nothing left nothing to review: supervision goes on as it would.
+    if (plan === undefined) return undefined
+    const mode = yield* Review.mode
+    const decision = mode === "ask" ? yield* Review.askNow(plan) : Option.none()
+    if (Option.isNone(decision) && mode === "await") {
+      yield* ResearchEvents.publish({ _tag: "SessionAwaitingReview", ...plan })
+      return yield* run.session.update("awaiting review", (s) =>
+        Checkpoint.patch(s, { status: "awaiting_review", review: new Session.PlanReview({ decision: "pending" }) })
+      )
+    }
+    if (Option.isNone(decision)) {
+      yield* Effect.logWarning("the plan was not reviewed: nobody can answer here, so research goes on as planned")
+      yield* ResearchEvents.publish({ _tag: "PlanReviewed", decision: "unanswered" })
+      yield* run.session.update("plan not reviewed", (s) =>
+        Checkpoint.patch(s, { review: new Session.PlanReview({ decision: "unanswered" }) })
+      )
+      return undefined
+    }
+    const reviewed = yield* Review.apply(planned, decision.value)
+    yield* run.session.update(`plan ${decision.value.action}`, () => reviewed)
+    yield* ResearchEvents.publish({ _tag: "PlanReviewed", decision: Review.decisionWord(decision.value) })
+    return reviewed.status === "cancelled" ? reviewed : undefined
+  })
+
 /** Supervision: the rounds of research units. */
 const supervise = <R>(run: Run<R>, task: Task.Task) =>
   Effect.gen(function* () {
@@ -165,8 +259,8 @@ const supervise = <R>(run: Run<R>, task: Task.Task) =>
     })
     yield* session.phase(
       "supervision",
-      // Providers with an edition per language (Wikipedia) search the question's.
-      Effect.provideService(supervision, QuestionLanguage, task.language.code),
+      // Providers with an edition per language (Wikipedia) search the question's, whatever the report's language.
+      Effect.provideService(supervision, QuestionLanguage, task.questionLanguage.code),
       (outcome, s) => Checkpoint.patch(s, { supervisionStopReason: outcome.reason })
     )
   })
@@ -240,7 +334,9 @@ const steps = <R>(run: Run<R>) =>
     yield* markRunning(run)
     if (yield* clarify(run)) return yield* run.session.get
     yield* writeBrief(run)
-    // The task, from here to the report: the question, its clarification and brief, and the settings.
+    const stopped = yield* review(run, Task.fromSession(yield* run.session.get))
+    if (stopped !== undefined) return stopped
+    // The task, from here to the report: the question, its clarification and brief (as reviewed), and the settings.
     const task = Task.fromSession(yield* run.session.get)
     yield* supervise(run, task)
     // The checks begun while the report is written live until verification has taken them.
@@ -251,6 +347,8 @@ const steps = <R>(run: Run<R>) =>
 /** Runs the steps with what the run shares provided, and marks the session when the run ends otherwise. */
 const within = <R, A, E extends ResearchError, R2>(run: Run<R>, body: Effect.Effect<A, E, R2>) =>
   body.pipe(
+    // Every result and page is checked against the source policy, whatever the backend (or the journal) returned.
+    PolicedSources.enforce(run.enforcement),
     // Searches, extractions and summaries are shared by the session's researchers and its runs: none is made twice.
     SessionRequests.shareJournaled(run.journal),
     Effect.provideService(UsageLedger.UsageLedger, run.ledger),
@@ -279,6 +377,8 @@ const within = <R, A, E extends ResearchError, R2>(run: Run<R>, body: Effect.Eff
     )
   )
 
-/** Runs a session from wherever it stands to its end: completed, awaiting clarification, failed or cancelled. */
+/**
+ * Runs a session from wherever it stands to its end: completed, awaiting clarification or review, failed or cancelled.
+ */
 export const drive = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: ResearchUnit.Runner<R>) =>
   Effect.flatMap(open(initial, mode, runUnit), (run) => within(run, steps(run)))

@@ -67,7 +67,15 @@ export const newRound = Turn.newRound
 
 /** Why supervision stopped. */
 export type StopReason =
-  "research_complete" | "no_tool_call" | "no_directives" | "max_rounds" | "time_limit" | "budget" | "supervisor_failed"
+  | "research_complete"
+  | "no_tool_call"
+  | "no_directives"
+  | "max_rounds"
+  | "time_limit"
+  | "budget"
+  | "supervisor_failed"
+  /** The first round's directives are saved, not run: the plan waits for its review (`holdFirstRound`). */
+  | "held_for_review"
 
 /** How supervision ended (the pipeline records the reason with the phase's completion). */
 export interface Outcome {
@@ -84,6 +92,8 @@ export interface Options<R> {
   readonly session: Handle
   readonly budget: Budget.Service
   readonly runUnit: UnitRunner<R>
+  /** Save the first round's directives without running them, and stop: the plan is to be reviewed first. */
+  readonly holdFirstRound?: boolean | undefined
 }
 
 /** Think-only turns in a row after which the supervisor is taken to have nothing to delegate. */
@@ -297,7 +307,12 @@ const limitReached = <R>(env: Environment<R>, current: Session) =>
 const delegateTurn = <R>(env: Environment<R>, state: State, rounds: number, reading: Reading) =>
   Effect.gen(function* () {
     const reflections = [...state.reflections, ...reading.reflections]
-    yield* delegate(env, newRound(rounds + 1, reading.directives, reflections, env.task.config.maxDirectivesPerRound))
+    const round = newRound(rounds + 1, reading.directives, reflections, env.task.config.maxDirectivesPerRound)
+    if (rounds === 0 && env.options.holdFirstRound === true) {
+      yield* env.options.session.update("round 1 planned", (s) => patch(s, { rounds: [...s.rounds, round] }))
+      return stopped(initial, "held_for_review")
+    }
+    yield* delegate(env, round)
     // Directives given together with researchComplete are run first: the model asked for them.
     return reading.completes ? stopped(initial, "research_complete") : initial
   })
@@ -378,6 +393,7 @@ export const run = <R>(task: Task, options: Options<R>) =>
     if (interrupted !== undefined) yield* runRound(env, interrupted)
     let state = initial
     while (state.outcome === undefined) state = yield* step(env, state)
+    if (state.outcome.reason === "held_for_review") return state.outcome
     const rounds = (yield* options.session.get).rounds.length
     yield* ResearchEvents.publish({ _tag: "SupervisionStopped", reason: state.outcome.reason, rounds })
     return state.outcome

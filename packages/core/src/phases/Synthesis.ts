@@ -103,7 +103,9 @@ export const groundingOf = (session: Session, sources: number): Grounding => {
         ? "searches_failed"
         : allFailed
           ? "research_failed"
-          : "nothing_found"
+          : (session.sourcePolicyRemovals?.total ?? 0) > 0
+            ? "policy"
+            : "nothing_found"
   return new Grounding({ sources: 0, reason })
 }
 

@@ -154,6 +154,12 @@ export const searchQuery = (
   return `(${words}) AND submittedDate:[${stamp(now - rangeDays[timeRange] * dayMillis)} TO ${stamp(now)}]`
 }
 
+/** A source policy's date window as a `submittedDate` range (`YYYYMMDDHHMM`, both ends inclusive), if there is one. */
+const submittedWindow = (options: SearchProvider.SearchOptions): string | undefined =>
+  options.since === undefined && options.until === undefined
+    ? undefined
+    : `submittedDate:[${(options.since ?? "1991-01-01").replace(/-/g, "")}0000 TO ${(options.until ?? "9999-12-31").replace(/-/g, "")}2359]`
+
 /** The query string of a search, or undefined when the query has nothing to search for. */
 export const searchParams = (
   query: string,
@@ -161,7 +167,9 @@ export const searchParams = (
   now: number,
   breadth: "narrow" | "wide" = "narrow"
 ): URLSearchParams | undefined => {
-  const searchQueryText = searchQuery(query, options.timeRange, now, breadth)
+  const window = submittedWindow(options)
+  const words = searchQuery(query, window === undefined ? options.timeRange : undefined, now, breadth)
+  const searchQueryText = words === undefined || window === undefined ? words : `(${words}) AND ${window}`
   if (searchQueryText === undefined) return undefined
   return new URLSearchParams({
     search_query: searchQueryText,

@@ -222,9 +222,13 @@ export const searchBody = (
   ...(options.excludeDomains !== undefined && options.excludeDomains.length > 0
     ? { excludeDomains: [...options.excludeDomains] }
     : {}),
-  ...(options.timeRange !== undefined
-    ? { startPublishedDate: new Date(now - rangeMillis[options.timeRange]).toISOString() }
-    : {}),
+  // A date window (a source policy's) is sent as Exa's published-date bounds, in place of a recent time range.
+  ...(options.since !== undefined
+    ? { startPublishedDate: `${options.since}T00:00:00.000Z` }
+    : options.timeRange !== undefined && options.until === undefined
+      ? { startPublishedDate: new Date(now - rangeMillis[options.timeRange]).toISOString() }
+      : {}),
+  ...(options.until !== undefined ? { endPublishedDate: `${options.until}T23:59:59.999Z` } : {}),
   ...(options.topic === "news"
     ? { category: "news" }
     : options.topic === "finance"

@@ -178,7 +178,13 @@ export const searchParams = (
     per_page: String(Math.max(1, Math.min(maxResultsPerSearch, options.maxResults))),
     select: fields
   })
-  if (options.timeRange !== undefined) {
+  // A date window (a source policy's) is sent as publication-date filters, in place of a recent time range.
+  const dates = [
+    ...(options.since !== undefined ? [`from_publication_date:${options.since}`] : []),
+    ...(options.until !== undefined ? [`to_publication_date:${options.until}`] : [])
+  ]
+  if (dates.length > 0) params.set("filter", dates.join(","))
+  else if (options.timeRange !== undefined) {
     const from = new Date(now - rangeDays[options.timeRange] * dayMillis).toISOString().slice(0, 10)
     params.set("filter", `from_publication_date:${from}`)
   }

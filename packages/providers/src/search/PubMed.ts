@@ -196,7 +196,16 @@ export const searchParams = (
   retmax: String(Math.max(1, Math.min(maxResultsPerSearch, options.maxResults))),
   sort: "relevance",
   retmode: "json",
-  ...(options.timeRange !== undefined ? { datetype: "pdat", reldate: String(rangeDays[options.timeRange]) } : {})
+  // A date window (a source policy's) is sent as mindate/maxdate, which E-utilities take only as a pair.
+  ...(options.since !== undefined || options.until !== undefined
+    ? {
+        datetype: "pdat",
+        mindate: (options.since ?? "1800-01-01").replace(/-/g, "/"),
+        maxdate: (options.until ?? "3000-12-31").replace(/-/g, "/")
+      }
+    : options.timeRange !== undefined
+      ? { datetype: "pdat", reldate: String(rangeDays[options.timeRange]) }
+      : {})
 })
 
 /** The `efetch` parameters of the records of `ids`. */

@@ -188,7 +188,12 @@ export const toSearchOptions = (options: SearchProvider.SearchOptions) => ({
   ...(options.depth !== undefined ? { searchDepth: options.depth } : {}),
   ...(options.includeRawContent === true ? { includeRawContent: "markdown" as const } : {}),
   ...(options.topic !== undefined ? { topic: options.topic } : {}),
-  ...(options.timeRange !== undefined ? { timeRange: options.timeRange } : {}),
+  // A date window (a source policy's) is sent as Tavily's start_date / end_date, in place of a recent time range.
+  ...(options.timeRange !== undefined && options.since === undefined && options.until === undefined
+    ? { timeRange: options.timeRange }
+    : {}),
+  ...(options.since !== undefined ? { startDate: options.since } : {}),
+  ...(options.until !== undefined ? { endDate: options.until } : {}),
   ...(options.includeDomains !== undefined && options.includeDomains.length > 0
     ? { includeDomains: [...options.includeDomains] }
     : {}),

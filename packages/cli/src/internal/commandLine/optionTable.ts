@@ -80,6 +80,28 @@ export const research = {
   noClarify: flag("no-clarify", "never ask a clarifying question"),
   requireSources: flag("require-sources", "fail (exit 1) when the report rests on no source; by default it says so"),
   noVerify: flag("no-verify", "leave the report's citations unchecked against their sources (checked by default)"),
+  includeDomains: text(
+    "include-domains",
+    "A,B",
+    "use only these hosts and their subdomains (checked on every result and page, whatever a backend returns)"
+  ),
+  excludeDomains: text("exclude-domains", "A,B", "never use these hosts or their subdomains"),
+  since: text("since", "YYYY-MM-DD", "only sources published on or after this day; a source with no date is left out"),
+  until: text("until", "YYYY-MM-DD", "only sources published on or before this day; a source with no date is left out"),
+  sources: text(
+    "sources",
+    "KINDS",
+    "only these kinds of source: academic, news, encyclopedia, web, local (told by the backend and the host)"
+  ),
+  review: flag(
+    "review",
+    "show the brief and the first directives before any search: approve, edit or cancel them (never waits off a terminal)"
+  ),
+  reportLanguage: text(
+    "report-language",
+    "LANG",
+    "write the report in this language (de, German, ...); searches stay in the question's"
+  ),
   out: text("out", "FILE", "where to write the report, a file or a folder (./deep-research-<id>.md)"),
   store: text("store", "DIR", `where sessions are kept (${Variables.defaultHome}, or ${Variables.home})`),
   database: text(

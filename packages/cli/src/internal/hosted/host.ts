@@ -3,7 +3,7 @@
  * each session's progress view from the shared event stream, and how a run is put in the background. What clients
  * ask of the runs (`requests`) and a session's event stream (`events`) work over it.
  */
-import { Errors, ResearchEvents, SessionLimit, SessionStore } from "@deep-research/core"
+import { Errors, ResearchEvents, Review, SessionLimit, SessionStore } from "@deep-research/core"
 import type { Session } from "@deep-research/core"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -116,6 +116,8 @@ export const background = (
     const queued = yield* wouldWait(host)
     const fiber = host.runtime.runFork(
       effect.pipe(
+        // A plan to review waits, durably, for the client's decision (`review`).
+        Review.awaiting,
         Effect.tapDefect((cause) =>
           Cause.isInterruptedOnly(cause)
             ? Effect.void

@@ -2,7 +2,7 @@
  * What clients ask of the runs a process hosts (`Runs`): start, status, list, answer, resume, cancel, delete,
  * evaluate, and the resumption of what a stopped process accepted. Each is a function over the `Host`.
  */
-import { Errors, Pipeline, ResearchConfig, SessionStore } from "@deep-research/core"
+import { Errors, Pipeline, ResearchConfig, type Review, SessionStore } from "@deep-research/core"
 import type { Session } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -17,8 +17,18 @@ import { conflict, RunConflict, type StartOptions } from "../../RunSchema.js"
 import * as Store from "../../Store.js"
 import * as StoredEvaluation from "../../StoredEvaluation.js"
 import * as Wiring from "../../Wiring.js"
-import { answerable, resumable, statusOf } from "./runStates.js"
+import { answerable, resumable, reviewable, statusOf } from "./runStates.js"
 import { background, type Host, loadFrom, notRunning, storeOf } from "./host.js"
+
+/** The source policy, the review and the report's language a client chose, by the names the settings use. */
+const steeringOf = (options: StartOptions) => {
+  const { excludeDomains, includeDomains, reportLanguage, review, since, sources, until } = options
+  return Object.fromEntries(
+    Object.entries({ includeDomains, excludeDomains, since, until, sources, review, reportLanguage }).filter(
+      ([, value]) => value !== undefined
+    )
+  )
+}
 
 /** The research configuration of a run: the resolved one with what the client chose. */
 export const configFor = (resolved: CliConfig.Resolved, options: StartOptions) =>
@@ -30,6 +40,7 @@ export const configFor = (resolved: CliConfig.Resolved, options: StartOptions) =
     ...(options.allowClarification !== undefined ? { allowClarification: options.allowClarification } : {}),
     ...(options.requireSources !== undefined ? { requireSources: options.requireSources } : {}),
     ...(options.verify !== undefined ? { verify: options.verify } : {}),
+    ...steeringOf(options),
     budget: {
       ...Schema.encodeSync(ResearchConfig.Budget)(resolved.research.budget),
       ...(options.budgetTokens !== undefined ? { maxTokens: options.budgetTokens } : {}),
@@ -93,6 +104,13 @@ export const answer = (host: Host, sessionId: string, text: string) =>
     yield* notRunning(host, sessionId, "cannot take an answer now")
     yield* answerable(yield* loadFrom(host, sessionId))
     return yield* background(host, sessionId, Pipeline.resume(sessionId, { answer: text }))
+  })
+
+export const review = (host: Host, sessionId: string, decision: Review.Decision) =>
+  Effect.gen(function* () {
+    yield* notRunning(host, sessionId, "cannot take a review of its plan now")
+    yield* reviewable(yield* loadFrom(host, sessionId))
+    return yield* background(host, sessionId, Pipeline.resume(sessionId, { review: decision }))
   })
 
 export const resume = (host: Host, sessionId: string, clarification?: "await" | "proceed") =>

@@ -3,7 +3,7 @@
  * can take an answer or be resumed. Pure, shared by the runs of one process (`Runs`) and those of a cluster
  * (`ClusterRuns`); apart from `Runs` to keep the host's machinery on its own.
  */
-import type { Session } from "@deep-research/core"
+import { Review, type Session } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import type * as Progress from "../../Progress.js"
 import { conflict, type RunConflict, type RunStatus } from "../../RunSchema.js"
@@ -13,7 +13,13 @@ const settledPhases: Partial<Record<Session.Session["status"], string>> = {
   completed: "completed",
   failed: "failed",
   cancelled: "cancelled",
-  awaiting_clarification: "waiting for an answer"
+  awaiting_clarification: "waiting for an answer",
+  awaiting_review: "waiting for review"
+}
+
+const planOf = (session: Session.Session) => {
+  const plan = Review.planOf(session)
+  return plan === undefined ? {} : { plan }
 }
 
 /**
@@ -49,6 +55,8 @@ export const statusOf = (
     ...(!running && stored?.status === "awaiting_clarification" && stored.clarification !== undefined
       ? { clarificationQuestion: stored.clarification.decision.question }
       : {}),
+    ...(!running && stored?.status === "awaiting_review" ? planOf(stored) : {}),
+    ...(stored?.sourcePolicyRemovals === undefined ? {} : { sourcePolicyRemovals: stored.sourcePolicyRemovals }),
     ...(stored?.error === undefined ? {} : { error: stored.error.message }),
     reportReady: stored?.report !== undefined,
     ...(stored?.report?.grounding === undefined ? {} : { grounding: stored.report.grounding })
@@ -61,8 +69,14 @@ export const answerable = (session: Session.Session): Effect.Effect<void, RunCon
     ? Effect.void
     : Effect.fail(conflict(session.id, session.status, "cannot take an answer"))
 
-/** Whether a stopped session can be resumed: not a completed one, nor one waiting for an answer. */
+/** Whether a stopped session can take a review of its plan: only one waiting for it. */
+export const reviewable = (session: Session.Session): Effect.Effect<void, RunConflict> =>
+  session.status === "awaiting_review"
+    ? Effect.void
+    : Effect.fail(conflict(session.id, session.status, "cannot take a review of its plan"))
+
+/** Whether a stopped session can be resumed: not a completed one, nor one waiting for an answer or a review. */
 export const resumable = (session: Session.Session): Effect.Effect<void, RunConflict> =>
-  session.status === "completed" || session.status === "awaiting_clarification"
+  session.status === "completed" || session.status === "awaiting_clarification" || session.status === "awaiting_review"
     ? Effect.fail(conflict(session.id, session.status, "cannot be resumed"))
     : Effect.void

@@ -5,7 +5,13 @@
  * its cancellation).
  */
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
-import type { CreateTaskResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js"
+import type {
+  CreateTaskResult,
+  ElicitRequestFormParams,
+  ElicitResult,
+  ServerNotification,
+  ServerRequest
+} from "@modelcontextprotocol/sdk/types.js"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -37,6 +43,8 @@ export interface Call {
   readonly signal: AbortSignal
   /** The MCP session the call came on (Streamable HTTP's `Mcp-Session-Id`); none on stdio. */
   readonly connection: string | undefined
+  /** Asks the client's user through a form (MCP elicitation), when the client said it can. */
+  readonly elicit?: ((request: ElicitRequestFormParams) => Promise<ElicitResult>) | undefined
 }
 
 /** A tool's implementation. */
@@ -122,7 +130,8 @@ export const withArgs =
 /** How a request asked for its tool call: its task, its progress token, its signal. */
 export const callOf = (
   params: { readonly task?: unknown },
-  extra: RequestHandlerExtra<ServerRequest, ServerNotification>
+  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  elicit?: Call["elicit"]
 ): Call => {
   const token = extra._meta?.progressToken
   return {
@@ -141,6 +150,7 @@ export const callOf = (
               )
             ),
     signal: extra.signal,
-    connection: extra.sessionId
+    connection: extra.sessionId,
+    elicit
   }
 }

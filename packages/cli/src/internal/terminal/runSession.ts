@@ -132,7 +132,7 @@ const research = (run: TerminalRun) =>
         ? Pipeline.research(start.question, {
             config: resolved.research,
             sessionId,
-            clarification: run.interactive ? "ask" : "proceed"
+            clarification: run.interactive && resolved.askClarification ? "ask" : "proceed"
           })
         : // Loaded first, so that a mistyped id, or an answer to a session that asks nothing, is refused before
           // anything is written for it.
@@ -248,6 +248,12 @@ const finished = (run: TerminalRun, session: Session.Session, path: Path.Path) =
       yield* say(resolved, `The question needs clarification: ${question}\nAnswer it with: ${resume} --answer "..."`)
       return
     }
+    if (session.status === "awaiting_review" || (session.status === "cancelled" && session.review !== undefined)) {
+      const waiting =
+        session.status === "awaiting_review" ? "waits for its plan to be reviewed" : "was cancelled at review"
+      yield* say(resolved, `The session ${sessionId} ${waiting}; its plan is kept. Review it with: ${resume}`)
+      return
+    }
     const report = session.report
     if (report === undefined) {
       return yield* new Exited({ code: 1, message: `The session ${sessionId} ended without a report (${sessionDir}).` })
@@ -280,8 +286,12 @@ export const runSession = (resolved: CliConfig.Resolved, flags: CliConfig.Flags,
       sessionDir: Store.storePlace(resolved.storeDir, resolved.credentials),
       resume: resumeCommand(sessionId, flags),
       renderer: Progress.makeRenderer(progressMode(resolved), sink),
+      // Someone can answer a clarifying question, or review the plan (`--review`), on a terminal.
       interactive:
-        resolved.askClarification && !resolved.json && process.stdin.isTTY === true && process.stderr.isTTY === true,
+        (resolved.askClarification || resolved.research.review === true) &&
+        !resolved.json &&
+        process.stdin.isTTY === true &&
+        process.stderr.isTTY === true,
       stored: { saved: "resumeId" in start }
     }
     if (resolved.simulate) {

@@ -32,7 +32,9 @@ export const SearchKey = Schema.Struct({
   topic: Schema.String,
   timeRange: Schema.String,
   includeDomains: Schema.String,
-  excludeDomains: Schema.String
+  excludeDomains: Schema.String,
+  /** A source policy's date window, `since..until` (either side may be empty); "" when there is none. */
+  dateWindow: Schema.optionalWith(Schema.String, { default: () => "" })
 })
 export type SearchKey = typeof SearchKey.Type
 
@@ -60,7 +62,7 @@ export interface Entries {
 
 export const emptyEntries: Entries = { searches: HashMap.empty(), pages: HashMap.empty(), summaries: HashMap.empty() }
 
-/** The key of a search: every field, in a fixed order. */
+/** The key of a search: every field, in a fixed order (a date window only when there is one: older keys stand). */
 export const searchKey = (request: SearchKey): string =>
   JSON.stringify([
     request.query,
@@ -70,7 +72,8 @@ export const searchKey = (request: SearchKey): string =>
     request.topic,
     request.timeRange,
     request.includeDomains,
-    request.excludeDomains
+    request.excludeDomains,
+    ...(request.dateWindow === "" ? [] : [request.dateWindow])
   ])
 
 /** The key of a summary: the SHA-256 of the text summarised, which keeps the texts themselves out of the journal. */

@@ -138,6 +138,12 @@ export const fromName = (name: string): Language | undefined => {
   return entry === undefined ? undefined : language(entry.code, true)
 }
 
+/** The language a user names for the report (`de`, `German`, `Deutsch`); one we do not know is taken as named. */
+export const named = (name: string): Language => {
+  const trimmed = name.trim()
+  return fromName(trimmed) ?? { code: trimmed.toLowerCase(), name: trimmed, nativeName: trimmed, confident: true }
+}
+
 /**
  * The language of the report: the question's, when its text says so clearly; else the brief's (the brief model read
  * the whole exchange); else the question's best guess.
@@ -149,25 +155,25 @@ export const forReport = (question: string, briefLanguage: string | undefined): 
   return named ?? detected
 }
 
-/** The instruction that makes the report model write in the question's language. */
+/** The instruction that makes the report model write in the report's language (the question's unless set). */
 export const reportInstruction = (language: Language): string => {
   switch (language.code) {
     case "en":
-      return "Write the entire report in English, the language of the question."
+      return "Write the entire report in English."
     case "zh":
       return (
-        "Write the entire report in Chinese (中文), the language of the question: title, headings, prose, tables " +
+        "Write the entire report in Chinese (中文): title, headings, prose, tables " +
         "and conclusions. Keep names, titles of sources and direct quotations in their original language. " +
         "请用中文撰写整篇报告。"
       )
     case "ja":
       return (
-        "Write the entire report in Japanese (日本語), the language of the question. Keep names, titles of sources " +
+        "Write the entire report in Japanese (日本語). Keep names, titles of sources " +
         "and direct quotations in their original language. 報告書はすべて日本語で書いてください。"
       )
     default:
       return (
-        `Write the entire report in ${language.name} (${language.nativeName}), the language of the question: ` +
+        `Write the entire report in ${language.name}${language.nativeName === language.name ? "" : ` (${language.nativeName})`}: ` +
         "title, headings, prose, tables and conclusions. Keep names, titles of sources and direct quotations in " +
         "their original language. Do not switch to English because the sources are in English."
       )

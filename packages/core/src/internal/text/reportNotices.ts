@@ -6,7 +6,8 @@
  */
 
 /** Why a run found or read no source. */
-export type NoSourceReason = "no_tool_call" | "searches_failed" | "nothing_found" | "research_failed" | "budget"
+export type NoSourceReason =
+  "no_tool_call" | "searches_failed" | "nothing_found" | "research_failed" | "budget" | "policy"
 
 interface Wording {
   /** Opens the no-source notice. */
@@ -25,7 +26,8 @@ const english: Wording = {
     searches_failed: "Every search and page extraction failed.",
     nothing_found: "The searches found nothing relevant to the question.",
     research_failed: "Every research step failed before it read a source.",
-    budget: "The budget ran out before any source was read."
+    budget: "The budget ran out before any source was read.",
+    policy: "The source policy removed everything the searches found."
   },
   unsupported: "What follows rests on the model's own knowledge, not on research: check it before relying on it.",
   budgetShort:
@@ -42,7 +44,8 @@ const wordings: Readonly<Record<string, Wording>> = {
       searches_failed: "所有搜索和网页提取均已失败。",
       nothing_found: "搜索没有找到与问题相关的内容。",
       research_failed: "所有研究步骤在阅读来源之前均已失败。",
-      budget: "预算在阅读任何来源之前已用尽。"
+      budget: "预算在阅读任何来源之前已用尽。",
+      policy: "来源策略排除了搜索找到的所有内容。"
     },
     unsupported: "以下内容基于模型自身的知识，而非研究结果：使用前请先核实。",
     budgetShort: "预算不足以撰写一份有实用篇幅的报告，因此以下是按收集时原样列出的研究发现及其来源，未经编辑。"
@@ -54,7 +57,8 @@ const wordings: Readonly<Record<string, Wording>> = {
       searches_failed: "すべての検索とページ抽出が失敗しました。",
       nothing_found: "検索では質問に関連するものが見つかりませんでした。",
       research_failed: "すべての調査ステップが情報源を読む前に失敗しました。",
-      budget: "情報源を読む前に予算が尽きました。"
+      budget: "情報源を読む前に予算が尽きました。",
+      policy: "検索で見つかったものはすべて情報源ポリシーにより除外されました。"
     },
     unsupported: "以下の内容は調査ではなくモデル自身の知識に基づいています。利用する前に確認してください。",
     budgetShort:
@@ -67,7 +71,8 @@ const wordings: Readonly<Record<string, Wording>> = {
       searches_failed: "모든 검색과 페이지 추출이 실패했습니다.",
       nothing_found: "검색에서 질문과 관련된 내용을 찾지 못했습니다.",
       research_failed: "모든 연구 단계가 출처를 읽기 전에 실패했습니다.",
-      budget: "출처를 읽기 전에 예산이 소진되었습니다."
+      budget: "출처를 읽기 전에 예산이 소진되었습니다.",
+      policy: "출처 정책이 검색으로 찾은 모든 것을 제외했습니다."
     },
     unsupported: "아래 내용은 연구가 아니라 모델 자체의 지식에 근거합니다. 의존하기 전에 확인하십시오.",
     budgetShort:
@@ -80,7 +85,8 @@ const wordings: Readonly<Record<string, Wording>> = {
       searches_failed: "Todas las búsquedas y extracciones de páginas fallaron.",
       nothing_found: "Las búsquedas no encontraron nada relevante para la pregunta.",
       research_failed: "Todos los pasos de investigación fallaron antes de leer una fuente.",
-      budget: "El presupuesto se agotó antes de leer ninguna fuente."
+      budget: "El presupuesto se agotó antes de leer ninguna fuente.",
+      policy: "La política de fuentes excluyó todo lo que encontraron las búsquedas."
     },
     unsupported:
       "Lo que sigue se basa en el conocimiento propio del modelo, no en una investigación: verifíquelo antes de confiar en ello.",
@@ -95,7 +101,8 @@ const wordings: Readonly<Record<string, Wording>> = {
       searches_failed: "Toutes les recherches et extractions de pages ont échoué.",
       nothing_found: "Les recherches n'ont rien trouvé de pertinent pour la question.",
       research_failed: "Toutes les étapes de recherche ont échoué avant de lire une source.",
-      budget: "Le budget a été épuisé avant qu'aucune source ne soit lue."
+      budget: "Le budget a été épuisé avant qu'aucune source ne soit lue.",
+      policy: "La politique de sources a écarté tout ce que les recherches ont trouvé."
     },
     unsupported:
       "Ce qui suit repose sur les connaissances propres du modèle, non sur une recherche : vérifiez-le avant de vous y fier.",
@@ -110,7 +117,8 @@ const wordings: Readonly<Record<string, Wording>> = {
       searches_failed: "Alle Suchen und Seitenabrufe sind fehlgeschlagen.",
       nothing_found: "Die Suchen haben nichts gefunden, das für die Frage relevant ist.",
       research_failed: "Alle Rechercheschritte sind gescheitert, bevor eine Quelle gelesen wurde.",
-      budget: "Das Budget war aufgebraucht, bevor eine Quelle gelesen wurde."
+      budget: "Das Budget war aufgebraucht, bevor eine Quelle gelesen wurde.",
+      policy: "Die Quellenrichtlinie hat alles ausgeschlossen, was die Suchen gefunden haben."
     },
     unsupported:
       "Das Folgende beruht auf dem eigenen Wissen des Modells, nicht auf Recherche: Prüfen Sie es, bevor Sie sich darauf verlassen.",
@@ -125,7 +133,8 @@ const wordings: Readonly<Record<string, Wording>> = {
       searches_failed: "Todas as buscas e extrações de páginas falharam.",
       nothing_found: "As buscas não encontraram nada relevante para a pergunta.",
       research_failed: "Todas as etapas de pesquisa falharam antes de ler uma fonte.",
-      budget: "O orçamento se esgotou antes que qualquer fonte fosse lida."
+      budget: "O orçamento se esgotou antes que qualquer fonte fosse lida.",
+      policy: "A política de fontes excluiu tudo o que as buscas encontraram."
     },
     unsupported:
       "O que segue se baseia no conhecimento próprio do modelo, não em pesquisa: verifique antes de confiar nisso.",
@@ -140,7 +149,8 @@ const wordings: Readonly<Record<string, Wording>> = {
       searches_failed: "Tutte le ricerche e le estrazioni di pagine sono fallite.",
       nothing_found: "Le ricerche non hanno trovato nulla di pertinente alla domanda.",
       research_failed: "Tutte le fasi di ricerca sono fallite prima di leggere una fonte.",
-      budget: "Il budget si è esaurito prima che venisse letta alcuna fonte."
+      budget: "Il budget si è esaurito prima che venisse letta alcuna fonte.",
+      policy: "La politica delle fonti ha escluso tutto ciò che le ricerche hanno trovato."
     },
     unsupported:
       "Quanto segue si basa sulle conoscenze proprie del modello, non su una ricerca: verificatelo prima di farvi affidamento.",
@@ -155,7 +165,8 @@ const wordings: Readonly<Record<string, Wording>> = {
       searches_failed: "Все поиски и извлечения страниц завершились ошибкой.",
       nothing_found: "Поиск не нашёл ничего, относящегося к вопросу.",
       research_failed: "Все шаги исследования завершились ошибкой до чтения источников.",
-      budget: "Бюджет был исчерпан до того, как был прочитан хоть один источник."
+      budget: "Бюджет был исчерпан до того, как был прочитан хоть один источник.",
+      policy: "Политика источников исключила всё, что нашёл поиск."
     },
     unsupported:
       "Дальнейшее основано на собственных знаниях модели, а не на исследовании: проверьте его, прежде чем на него полагаться.",
