@@ -16,14 +16,14 @@ import type { Credentials } from "../internal/config/credentials.js"
 import { printable, printableLine } from "../internal/terminal/printable.js"
 import { steeringLines } from "../internal/terminal/steering.js"
 
-/** Runs `f` over the session store of a sessions folder (or of the database the credentials name). */
+/** Runs `f` over the session store of a store folder (or of the database the credentials name). */
 export const withStoreAt = <A, E>(
   directory: string,
   credentials: Credentials,
   f: (sessions: SessionStore.Service, credentials: Credentials) => Effect.Effect<A, E>
 ) => {
   const layer = Store.storeLayerOrFail(directory, credentials).pipe(
-    Layer.mapError((error) => new Exited({ code: 2, message: error.message }))
+    Layer.mapError((error) => new Exited({ code: 2, message: `error: ${error.message}` }))
   )
   return Effect.flatMap(SessionStore.SessionStore, (sessions) => f(sessions, credentials)).pipe(Effect.provide(layer))
 }

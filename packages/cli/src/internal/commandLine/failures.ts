@@ -44,7 +44,9 @@ export const describeFailure = (cause: Cause.Cause<unknown>): string => {
  * the user's to fix (2); anything else is a failed run (1). One met once a run held its session is `stoppedRun`'s.
  */
 export const failureCode = (cause: Cause.Cause<unknown>): number =>
-  /\bE[A-Z]{2,}\b|SessionStore|cannot (?:create|list|read|write|open)/.test(messageOf(cause)) ? 2 : 1
+  /\bE[A-Z]{2,}\b|SessionStore|cannot (?:create|list|read|write|open|use the session database)/.test(messageOf(cause))
+    ? 2
+    : 1
 
 /**
  * How a run that held its session ends on a failure outside research's own errors (the store failing under it: a full

@@ -10,7 +10,6 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as fs from "node:fs"
-import * as Store from "../../Store.js"
 import * as StoreActions from "../../commands/storeActions.js"
 import { configFileCandidates, credentialsFrom, homeOf } from "../config/credentials.js"
 import { stderrLogger } from "../telemetry/logging.js"
@@ -78,8 +77,7 @@ export const run = (args: ReadonlyArray<string>): Promise<number | undefined> =>
   const fromFile = configuredStore(env)
   if (fromFile === null) return Promise.resolve(undefined)
   const storeDir = Variables.storeFolder([plain.store, env[Variables.home], fromFile], homeOf(env))
-  const directory = Store.sessionsDirectory({ storeDir })
-  const program = StoreActions.withStoreAt(directory, credentials, (sessions) =>
+  const program = StoreActions.withStoreAt(storeDir, credentials, (sessions) =>
     plain.command === "list"
       ? StoreActions.list(sessions, credentials, plain.json)
       : plain.command === "show"

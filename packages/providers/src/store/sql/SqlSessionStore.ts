@@ -160,6 +160,8 @@ export const sqliteClientLayer = (
           try: () => {
             makeFolder(nodePath.dirname(file))
             refuseWhatCannotBeWritten(file)
+            // Made first, the owner's only: SQLite gives its log files the database file's permissions.
+            if (!fs.existsSync(file)) fs.closeSync(fs.openSync(file, "a", 0o600))
             return SqliteConnection.make(pathToFileURL(file).toString())
           },
           catch: unavailable
@@ -171,12 +173,22 @@ export const sqliteClientLayer = (
     })
   )
 
-/** The store's folder, made if need be, the owner's only (the sessions hold the user's research). */
-const makeFolder = (folder: string) => {
+/**
+ * The store's folder, made if need be, a level at a time, the owner's only (the sessions hold the user's research).
+ * Not Node's recursive `mkdir`, which never returns under some paths (`/proc/...`).
+ */
+const makeFolder = (folder: string): void => {
+  if (fs.existsSync(folder)) {
+    if (!fs.statSync(folder).isDirectory()) throw new Error(`${folder} is not a folder`)
+    return
+  }
+  const parent = nodePath.dirname(folder)
+  if (parent !== folder) makeFolder(parent)
   try {
-    fs.mkdirSync(folder, { recursive: true, mode: 0o700 })
+    fs.mkdirSync(folder, { mode: 0o700 })
   } catch (error) {
     const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : ""
+    if (code === "EEXIST" && fs.statSync(folder).isDirectory()) return
     if (code === "EEXIST" || code === "ENOTDIR") throw new Error(`${folder} is not a folder`)
     throw error
   }
