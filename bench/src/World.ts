@@ -15,7 +15,7 @@ import {
   Usage
 } from "@deep-research/core"
 import { MemorySessionStore } from "@deep-research/core/testing"
-import { FileSessionStore, OpenAiLanguageModel, Tavily } from "@deep-research/providers"
+import { OpenAiLanguageModel, SqlSessionStore, Tavily } from "@deep-research/providers"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -33,7 +33,7 @@ export interface Options {
   readonly openaiBaseUrl: string
   readonly tavilyBaseUrl: string
   readonly policy: Policy
-  /** A folder for the file store, or the in-memory store. */
+  /** A folder for the SQLite store (`deep-research.db` in it), or the in-memory store. */
   readonly storeDirectory: string | undefined
   readonly model?: string | undefined
   /** A `fetch` for the OpenAI SDK in place of the network (the in-process backend). */
@@ -98,7 +98,7 @@ export const layer = (options: Options) =>
       const store: Layer.Layer<SessionStore.SessionStore> =
         options.storeDirectory === undefined
           ? MemorySessionStore.layer
-          : FileSessionStore.layerNode({ directory: options.storeDirectory })
+          : Layer.orDie(SqlSessionStore.layerSqlite(SqlSessionStore.databaseFile(options.storeDirectory)))
       const base = Layer.mergeAll(
         Layer.succeed(ModelRouter.ModelRouter, router),
         Layer.succeed(SearchProvider.SearchProvider, search),

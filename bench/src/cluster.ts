@@ -2,7 +2,7 @@
  * The research cluster on a real PostgreSQL server (DEEP_RESEARCH_BENCH_DATABASE_URL, default the local server at
  * 127.0.0.1:5432; a fresh database is made for each figure and dropped after):
  *
- * 1. the PostgreSQL store's save and load beside the file store's, on the same session;
+ * 1. the PostgreSQL store's save and load beside the SQLite store's, on the same session;
  * 2. sessions per minute with 1 and 2 runners (`deep-research worker --simulate`: the emulator runs inside each
  *    worker), once the shards have settled among them; with `--load cpu` (the default) the search rate limit is lifted,
  *    so the load is the pipeline's and the emulator's CPU work, with `--load published` each runner keeps Tavily's;
@@ -15,7 +15,7 @@
  */
 import { ResearchConfig, Session, SessionStore } from "@deep-research/core"
 import * as Cluster from "@deep-research/cli/Cluster"
-import { FileSessionStore, PgSessionStore } from "@deep-research/providers"
+import { SqlSessionStore } from "@deep-research/providers"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
@@ -105,12 +105,12 @@ const storeFigures = () =>
       Effect.scoped(
         Effect.gen(function* () {
           const postgres = Context.get(
-            yield* Layer.build(PgSessionStore.layerUrl(Redacted.make(url))),
+            yield* Layer.build(SqlSessionStore.layerPostgres(Redacted.make(url))),
             SessionStore.SessionStore
           )
           const directory = fs.mkdtempSync(path.join(os.tmpdir(), "deep-research-bench-store-"))
           const files = Context.get(
-            yield* Layer.build(FileSessionStore.layerNode({ directory })),
+            yield* Layer.build(SqlSessionStore.layerSqlite(SqlSessionStore.databaseFile(directory))),
             SessionStore.SessionStore
           )
           const pgTimes = yield* Effect.promise(() => timeStore(postgres, 200))

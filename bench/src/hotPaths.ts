@@ -3,12 +3,13 @@
  *  - dedup and novelty (core's `Novelty` index) over 1k, 2k, 5k and 10k sources, to show the growth is not quadratic,
  *    and what the index holds for 10k sources (with `--expose-gc`);
  *  - token estimation and truncation of a 1 MB prompt (`Tokens`, `Truncation`), sectioned and as a conversation;
- *  - saving and loading a large session through the providers' `FileSessionStore`.
+ *  - saving and loading a large session through the providers' `SqlSessionStore` (SQLite).
  * Each figure is the median of 5 runs. Usage: node --expose-gc bench/dist/hotPaths.js
  */
 import { LanguageModel, Novelty, ResearchConfig, Session, SessionStore, Tokens, Truncation } from "@deep-research/core"
-import { FileSessionStore } from "@deep-research/providers"
+import { SqlSessionStore } from "@deep-research/providers"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { mkdtemp, rm, stat } from "node:fs/promises"
 import * as os from "node:os"
@@ -233,7 +234,10 @@ const storeBenchmark = Effect.gen(function* () {
     Effect.promise(() => mkdtemp(path.join(os.tmpdir(), "deep-research-bench-store-"))),
     (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
   )
-  const store = yield* Effect.provide(SessionStore.SessionStore, FileSessionStore.layerNode({ directory }))
+  const store = yield* Effect.provide(
+    SessionStore.SessionStore,
+    Layer.orDie(SqlSessionStore.layerSqlite(SqlSessionStore.databaseFile(directory)))
+  )
   const session = largeSession()
   const saves: Array<number> = []
   const loads: Array<number> = []
@@ -247,7 +251,7 @@ const storeBenchmark = Effect.gen(function* () {
     if (loaded.sources.length !== session.sources.length)
       return yield* Effect.dieMessage("the session did not load back")
   }
-  const file = yield* Effect.promise(() => stat(path.join(directory, session.id, "session.json")))
+  const file = yield* Effect.promise(() => stat(SqlSessionStore.databaseFile(directory)))
   return {
     rounds: session.rounds.length,
     sources: session.sources.length,

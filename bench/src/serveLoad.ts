@@ -1,19 +1,18 @@
 /**
  * Benchmark 7: a burst of sessions at `deep-research serve --simulate` (the built CLI, in a process of its own, over a
- * fresh file store), as an operator's clients would send them: `--sessions` POSTs to `/api/sessions` at once. Reports
- * each 202's latency (every session is stored, synced, before its 202), `/api/health`'s latency polled one request
+ * fresh store), as an operator's clients would send them: `--sessions` POSTs to `/api/sessions` at once. Reports
+ * each 202's latency (every session is stored, committed, before its 202), `/api/health`'s latency polled one request
  * after the other from the burst to the last completion, and how many sessions completed. Then, in this process, the
- * price of the acknowledgement's durability alone: the same number of `Pipeline.enqueue` at once on a file store on
- * the same disk, as the CLI keeps it (each a synced line of its intake journal) and without the journal (each a synced
- * session file, its synced folder and the synced folder above), against the in-memory store.
+ * price of the acknowledgement's durability alone: the same number of `Pipeline.enqueue` at once on the SQLite store
+ * on the same disk, as the CLI keeps it (each a committed transaction, synchronous=FULL), against the in-memory store.
  * Usage: node bench/dist/serveLoad.js [--sessions N] [--max-sessions N] [--timeout-seconds S] [--bin FILE]
  *        [--cpu-prof FOLDER] (the server's CPU profile, written to FOLDER when it stops)
  */
 import { Pipeline, SessionStore } from "@deep-research/core"
 import { MemorySessionStore } from "@deep-research/core/testing"
-import { FileSessionStore } from "@deep-research/providers"
+import { SqlSessionStore } from "@deep-research/providers"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import * as os from "node:os"
@@ -195,10 +194,9 @@ const main = async () => {
     child.kill("SIGTERM")
     await exited
     const folder = mkdtempSync(path.join(os.tmpdir(), "deep-research-bench-enqueue-"))
-    const journaled = await enqueueBurst(
-      FileSessionStore.layerNode({ directory: path.join(folder, "a"), intake: true })
+    const sqlite = await enqueueBurst(
+      Layer.orDie(SqlSessionStore.layerSqlite(SqlSessionStore.databaseFile(folder), { holdAccepted: true }))
     )
-    const durable = await enqueueBurst(FileSessionStore.layerNode({ directory: path.join(folder, "b") }))
     rmSync(folder, { recursive: true, force: true })
     const inMemory = await enqueueBurst(MemorySessionStore.layer)
     const result = {
@@ -218,7 +216,7 @@ const main = async () => {
       health: { ...summary(health.latencies), timeouts: health.timeouts(), failures: health.failures() },
       completed,
       allCompletedSeconds: Measure.round(allMillis / 1_000, 1),
-      enqueueAtOnce: { fileStoreJournaled: journaled, fileStoreFolders: durable, memoryStore: inMemory }
+      enqueueAtOnce: { sqliteStore: sqlite, memoryStore: inMemory }
     }
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
   } finally {
