@@ -67,7 +67,7 @@ describe("a source policy pushed down", () => {
       const [request] = yield* emulator.requests("arxiv.query")
       assert.strictEqual(
         request?.query["search_query"],
-        "(all:sparse all:attention) AND submittedDate:[202301010000 TO 202406302359]"
+        "(all:sparse AND all:attention) AND submittedDate:[202301010000 TO 202406302359]"
       )
     })
   )
