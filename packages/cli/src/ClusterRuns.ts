@@ -186,10 +186,6 @@ const loadOrQueued = (client: Client, sessionId: string, cannot: string) =>
       )
     )
 
-// =============================================================================
-// What clients ask
-// =============================================================================
-
 const start = (client: Client, question: string, options: StartOptions, clarification: "await" | "proceed") =>
   Effect.gen(function* () {
     const config = yield* Runs.configFor(client.resolved, options)

@@ -25,6 +25,7 @@ import * as Http from "./keyless/http.js"
 import * as Identity from "./keyless/identity.js"
 import { collapse, type Paper, toSearchResults } from "./keyless/scholarly.js"
 import * as QueryTerms from "./keyless/queryTerms.js"
+import { dateOf } from "./keyless/pubmedDates.js"
 import * as Xml from "./keyless/xml.js"
 import { errorDetail, retryAfterOf } from "./searchHttp.js"
 
@@ -238,33 +239,6 @@ const readError =
 // =============================================================================
 // Mapping
 // =============================================================================
-
-const months: Readonly<Record<string, string>> = {
-  jan: "01",
-  feb: "02",
-  mar: "03",
-  apr: "04",
-  may: "05",
-  jun: "06",
-  jul: "07",
-  aug: "08",
-  sep: "09",
-  oct: "10",
-  nov: "11",
-  dec: "12"
-}
-
-/** A `PubDate` or `ArticleDate` as `YYYY-MM-DD`, `YYYY-MM` or `YYYY` (`MedlineDate` gives its year). */
-const dateOf = (date: Xml.Node | undefined): string | undefined => {
-  if (date === undefined) return undefined
-  const year = Xml.textOf(date, "Year") ?? /\b(\d{4})\b/.exec(Xml.textOf(date, "MedlineDate") ?? "")?.[1]
-  if (year === undefined) return undefined
-  const monthText = (Xml.textOf(date, "Month") ?? "").toLowerCase()
-  const month = /^\d{1,2}$/.test(monthText) ? monthText.padStart(2, "0") : months[monthText.slice(0, 3)]
-  const day = Xml.textOf(date, "Day")
-  if (month === undefined) return year
-  return day === undefined || !/^\d{1,2}$/.test(day) ? `${year}-${month}` : `${year}-${month}-${day.padStart(2, "0")}`
-}
 
 const authorName = (author: Xml.Node): string | undefined => {
   const collective = Xml.textOf(author, "CollectiveName")
