@@ -238,7 +238,8 @@ describe("deep-research (built CLI)", () => {
 
   it("a run killed with SIGKILL midway resumes without redoing the researchers it had finished", async () => {
     await setLatency(120)
-    const box = sandbox(emulatorEnv())
+    // A killed run's hold lapses after a second here (15 s by default).
+    const box = sandbox({ ...emulatorEnv(), DEEP_RESEARCH_LEASE_SECONDS: "1" })
     const args = ["--json", ...researchArgs, "--concurrency", "1"]
     let sessionId = ""
     const killed = await cli(box, [...args, "Why did the Roman empire fall?"], (line, child) => {
@@ -253,7 +254,8 @@ describe("deep-research (built CLI)", () => {
     const finished = before.rounds.flatMap((round) => round.results)
     assert.isAbove(finished.length, 0)
     assert.isBelow(finished.length, before.rounds.flatMap((round) => round.directives).length)
-    // Saved as running, but no run holds it: list says interrupted.
+    // Saved as running, but no run holds it once its lease lapsed: list says interrupted.
+    await new Promise((resolve) => setTimeout(resolve, 1500))
     const listed = await cli(box, ["list", "--json"])
     assert.include(listed.stdout, `"id":"${sessionId}","status":"interrupted"`)
 
