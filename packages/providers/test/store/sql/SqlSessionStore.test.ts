@@ -164,7 +164,9 @@ for (const dialect of ["SQLite", "PostgreSQL"] as const) {
     it.scoped("a queued session stays its accepting process's while it lives, and is taken over after", () =>
       Effect.gen(function* () {
         const { reopen, sql } = yield* fresh(dialect)
-        const accepting = yield* reopen({ holdAccepted: true, leaseDuration: "30 seconds" })
+        // A lease long enough that the accepting store's renewal (a third of it, on the wall clock) cannot come between
+        // the lapse this test writes and the takeover it checks, however slow the machine.
+        const accepting = yield* reopen({ holdAccepted: true, leaseDuration: "1 hour" })
         const other = yield* reopen()
         yield* accepting.store.save(makeSession("accepted", { status: "queued" }))
         assert.deepStrictEqual(yield* other.unheld, [])
