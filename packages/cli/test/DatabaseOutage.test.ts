@@ -78,45 +78,48 @@ const database = Effect.gen(function* () {
 })
 
 describe("the database goes away while serve --database runs", () => {
-  it.scopedLive("health and every route that needs it answer 503 naming the database and why; back, they recover", () =>
-    Effect.gen(function* () {
-      const db = yield* database
-      const s = yield* servedKeyless(db.url)
-      const mcp = yield* connected({ database: db.url })
-      assert.strictEqual((yield* request(`${s.url}/api/health`)).status, 200)
-      yield* db.close
-      const health = yield* request(`${s.url}/api/health`)
-      assert.strictEqual(health.status, 503, health.text)
-      const said: string = JSON.parse(health.text).message
-      const address = new URL(db.url)
-      address.password = ""
-      assert.match(said, new RegExp(`^cannot use the session database at ${address.toString()}: .+`))
-      assert.notInclude(said, "hunter2")
-      const answers = [
-        yield* request(`${s.url}/api/sessions`),
-        yield* request(`${s.url}/api/sessions/dr-20250101-000000-abcdef`),
-        yield* post(`${s.url}/api/sessions`, { question: "How do tides work?" })
-      ]
-      for (const answer of answers) {
-        assert.strictEqual(answer.status, 503, answer.text)
-        assert.strictEqual(JSON.parse(answer.text).message, said)
-      }
-      const chat = yield* post(`${s.url}/v1/chat/completions`, {
-        model: "deep-research",
-        messages: [{ role: "user", content: "How do tides work?" }]
-      })
-      assert.strictEqual(chat.status, 503, chat.text)
-      assert.strictEqual(JSON.parse(chat.text).error.message, said)
-      // MCP's tools and the CLI say the same.
-      assert.strictEqual(yield* mcp.call("list_sessions", {}), said)
-      assert.strictEqual(yield* mcp.call("get_status", { sessionId: "dr-20250101-000000-abcdef" }), said)
-      const cli = yield* saidOnStderr(program(["list", "--database", db.url]))
-      assert.include(cli.said, said)
-      assert.notStrictEqual(cli.code, 0)
-      // Back, it is used again, health first: an outage found is told for a moment without asking again.
-      yield* db.open
-      yield* recovered(`${s.url}/api/health`)
-      assert.strictEqual((yield* request(`${s.url}/api/sessions`)).status, 200)
-    })
+  it.scopedLive(
+    "health and every route that needs it answer 503 naming the database and why; back, they recover",
+    () =>
+      Effect.gen(function* () {
+        const db = yield* database
+        const s = yield* servedKeyless(db.url)
+        const mcp = yield* connected({ database: db.url })
+        assert.strictEqual((yield* request(`${s.url}/api/health`)).status, 200)
+        yield* db.close
+        const health = yield* request(`${s.url}/api/health`)
+        assert.strictEqual(health.status, 503, health.text)
+        const said: string = JSON.parse(health.text).message
+        const address = new URL(db.url)
+        address.password = ""
+        assert.match(said, new RegExp(`^cannot use the session database at ${address.toString()}: .+`))
+        assert.notInclude(said, "hunter2")
+        const answers = [
+          yield* request(`${s.url}/api/sessions`),
+          yield* request(`${s.url}/api/sessions/dr-20250101-000000-abcdef`),
+          yield* post(`${s.url}/api/sessions`, { question: "How do tides work?" })
+        ]
+        for (const answer of answers) {
+          assert.strictEqual(answer.status, 503, answer.text)
+          assert.strictEqual(JSON.parse(answer.text).message, said)
+        }
+        const chat = yield* post(`${s.url}/v1/chat/completions`, {
+          model: "deep-research",
+          messages: [{ role: "user", content: "How do tides work?" }]
+        })
+        assert.strictEqual(chat.status, 503, chat.text)
+        assert.strictEqual(JSON.parse(chat.text).error.message, said)
+        // MCP's tools and the CLI say the same.
+        assert.strictEqual(yield* mcp.call("list_sessions", {}), said)
+        assert.strictEqual(yield* mcp.call("get_status", { sessionId: "dr-20250101-000000-abcdef" }), said)
+        const cli = yield* saidOnStderr(program(["list", "--database", db.url]))
+        assert.include(cli.said, said)
+        assert.notStrictEqual(cli.code, 0)
+        // Back, it is used again, health first: an outage found is told for a moment without asking again.
+        yield* db.open
+        yield* recovered(`${s.url}/api/health`)
+        assert.strictEqual((yield* request(`${s.url}/api/sessions`)).status, 200)
+      }),
+    120_000
   )
 })

@@ -102,7 +102,7 @@ describe("a session database the system refuses", () => {
       fs.chmodSync(databaseFile(), 0o600)
     }
     assert.deepStrictEqual((await listedIds()).sort(), [...ids].sort(), "nothing was lost")
-  })
+  }, 120_000)
 
   it("a store folder it cannot write: a run is one line naming the file and why, exit 2, and nothing is lost", async () => {
     const ids = await listedIds()
@@ -116,5 +116,5 @@ describe("a session database the system refuses", () => {
       fs.chmodSync(databaseFile(), 0o600)
     }
     assert.deepStrictEqual((await listedIds()).sort(), [...ids].sort(), "nothing was lost")
-  })
+  }, 120_000)
 })
