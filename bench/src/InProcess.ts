@@ -4,7 +4,7 @@
  * provider that maps the simulator's Tavily answers through the provider's own decoding (`Tavily.SearchResponse`,
  * `Tavily.toSearchResults`). What it leaves out is the HTTP stack on both sides (undici, axios, the server).
  */
-import { Errors, SearchProvider } from "@deep-research/core"
+import { Errors, SearchProvider, Source } from "@deep-research/core"
 import { Tavily } from "@deep-research/providers"
 import type { Emulator } from "@deep-research/emulator"
 import * as Effect from "effect/Effect"
@@ -84,6 +84,18 @@ export const search = (simulator: Simulator, latencyMillis: number): SearchProvi
       const response = yield* Schema.decodeUnknown(Tavily.SearchResponse)(camel(JSON.parse(reply.text))).pipe(
         Effect.mapError((error) => new Errors.ProviderUnavailable({ provider: "tavily", detail: error.message }))
       )
-      return Tavily.toSearchResults(response, "tavily")
+      return response.results.map(
+        (result) =>
+          new Source.SearchResult({
+            url: result.url,
+            title: result.title ?? result.url,
+            snippet: result.content ?? "",
+            provider: "tavily",
+            ...(typeof result.rawContent === "string" && result.rawContent !== ""
+              ? { rawContent: result.rawContent }
+              : {}),
+            ...(typeof result.score === "number" ? { score: result.score } : {})
+          })
+      )
     })
 })
