@@ -29,6 +29,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as ClusterStorage from "./ClusterStorage.js"
 
@@ -150,9 +151,27 @@ export const pollsForLastEvent = 16
 export const isSettled = (session: Session.Session): boolean => terminal.has(session.status)
 
 /**
+ * Until the session is free: a message whose shard has just moved here may find the session still held by the runner
+ * it moved from (alive, stopping the run since it lost the shard) or by a runner that died (its lease not yet lapsed,
+ * 15 s at most by default). Answering the message then would leave the session unrun, so the work is tried again, each
+ * second, until the hold ends; the message's interruption (its shard moving on, a cancel) still stops it.
+ */
+const whenFree = <A, E extends { readonly _tag: string }, R>(sessionId: string, work: Effect.Effect<A, E, R>) =>
+  Effect.tapError(work, (error) =>
+    error._tag === "SessionBusy"
+      ? Effect.logInfo(`cluster: session ${sessionId} still held by another run; trying again each second`)
+      : Effect.void
+  ).pipe(
+    Effect.retry({
+      while: (error) => error._tag === "SessionBusy",
+      schedule: Schedule.spaced(Duration.seconds(1))
+    })
+  )
+
+/**
  * What a runner does with `Run`: a session not yet in the store is started; one that is there and still running (its
- * runner died) or cancelled (its runner stopped, or its shard moved) is resumed from its last checkpoint; one that has
- * settled (completed, waiting for an answer, failed) is left as it is.
+ * runner died) or cancelled (its runner stopped, or its shard moved) is resumed from its last checkpoint, once no other
+ * run holds it; one that has settled (completed, waiting for an answer, failed) is left as it is.
  */
 export const runSession = (
   sessionId: string,
@@ -180,6 +199,7 @@ export const runSession = (
       createdAt: payload.sentAt
     })
   }).pipe(
+    (work) => whenFree(sessionId, work),
     Effect.tap((session) => Effect.logInfo(`cluster: session ${sessionId} settled ${session.status}`)),
     Effect.onInterrupt(() => Effect.logInfo(`cluster: session ${sessionId} stopped`)),
     Effect.asVoid,
@@ -192,6 +212,7 @@ export const runSession = (
 /** What a runner does with `Resume`. */
 export const resumeSession = (sessionId: string, answer: string | undefined) =>
   Pipeline.resume(sessionId, { answer }).pipe(
+    (work) => whenFree(sessionId, work),
     Effect.asVoid,
     Effect.catchAll((error) => Effect.logWarning(`session ${sessionId}: ${error.message}`)),
     Effect.annotateLogs("session", sessionId)
