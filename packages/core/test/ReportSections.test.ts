@@ -222,4 +222,16 @@ describe("A report's shape", () => {
       )
     )
   )
+
+  it.effect("a report written in one call that strays from the outline given is written again by its sections", () =>
+    Effect.gen(function* () {
+      const session = yield* Pipeline.research(question, { config: { reportOutline: ["Equity", "Leverage"] } })
+      const headings = [...(session.report?.markdown ?? "").matchAll(/^## (.+)$/gm)].map((m) => m[1])
+      assert.deepStrictEqual(headings, ["Equity", "Leverage", "Sources"])
+      const kinds = (yield* reportCalls).map((c) =>
+        isPlan(c.request) ? "plan" : isSection(c.request) ? "section" : "other"
+      )
+      assert.deepStrictEqual(kinds.slice(0, 4), ["other", "plan", "section", "section"])
+    }).pipe(Effect.provide(ScriptedRun.layer({ pages, rounds, report: longReport() })))
+  )
 })

@@ -203,6 +203,26 @@ const findingsAsTheyAre = (task: Task, found: Material) =>
     return body
   })
 
+const headingKey = (title: string): string =>
+  title
+    .replace(/^[\d.)\s]+/, "")
+    .replace(/[*_`]/g, "")
+    .replace(/\s+/g, " ")
+    .trim()
+    .toLowerCase()
+
+/** Whether a report's `##` sections are the outline's titles, in its order (others may come between them). */
+export const followsOutline = (markdown: string, outline: ReadonlyArray<string>): boolean => {
+  const headings = [...markdown.matchAll(/^\s{0,3}##\s+(.+?)\s*#*\s*$/gm)].map((m) => headingKey(m[1] ?? ""))
+  let at = 0
+  for (const title of outline) {
+    const found = headings.indexOf(headingKey(title), at)
+    if (found < 0) return false
+    at = found + 1
+  }
+  return true
+}
+
 /** Words a long outline is given per section when no length was asked. */
 export const wordsPerOutlineSection = 400
 
@@ -281,10 +301,24 @@ export const run = Effect.fn("Synthesis.run")(function* (task: Task, session: Se
   const date = yield* today
   const model = yield* ModelRouter.forRole("report")
   const words = yield* sectionedWords(task, found, model)
+  const once = words === undefined ? yield* single(task, found, model, date) : undefined
+  const outline = task.config.reportOutline
+  // A report written in one call that did not follow the outline given is written again by its sections, whose titles
+  // are the outline's: the outline is the user's, not a suggestion.
+  const strayed =
+    once !== undefined && outline !== undefined && found.topics.length > 0 && !followsOutline(once, outline)
+  if (strayed)
+    yield* Effect.logWarning("the report did not follow the outline given; it is written again by its sections")
   const written =
-    words === undefined
-      ? yield* single(task, found, model, date)
-      : yield* ReportSections.write(task, found, model, words, date)
+    words !== undefined || strayed
+      ? yield* ReportSections.write(
+          task,
+          found,
+          model,
+          words ?? task.config.reportWords ?? (outline?.length ?? 1) * wordsPerOutlineSection,
+          date
+        )
+      : once
   const text = written === undefined ? yield* findingsAsTheyAre(task, found) : written
   if (text === "") {
     return yield* Effect.fail(new MalformedOutput({ reason: "the report model returned no text", raw: "" }))
