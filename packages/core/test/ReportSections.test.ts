@@ -234,4 +234,21 @@ describe("A report's shape", () => {
       assert.deepStrictEqual(kinds.slice(0, 4), ["other", "plan", "section", "section"])
     }).pipe(Effect.provide(ScriptedRun.layer({ pages, rounds, report: longReport() })))
   )
+
+  it.effect("under a budget, a long report is planned and written within it, its reserve holding the words asked", () =>
+    Effect.gen(function* () {
+      const session = yield* Pipeline.research(question, {
+        config: { reportWords: 2_000, budget: { maxTokens: 60_000 } }
+      })
+      assert.strictEqual(session.status, "completed")
+      const spent = session.usage.reduce((n, u) => n + u.inputTokens + u.outputTokens, 0)
+      assert.isAtMost(spent, 60_000)
+      const kinds = (yield* reportCalls).map((c) =>
+        isPlan(c.request) ? "plan" : isSection(c.request) ? "section" : "other"
+      )
+      assert.deepStrictEqual(kinds.slice(0, 3), ["plan", "section", "section"])
+      const words = ReportShape.countWords(bodyOf(session.report?.markdown ?? ""))
+      assert.isTrue(ReportShape.withinTolerance(words, 2_000), `${words} words`)
+    }).pipe(Effect.provide(ScriptedRun.layer({ pages, rounds, report: longReport() })))
+  )
 })
