@@ -212,6 +212,7 @@ const sourcesPart = (found: Material, cited: ReadonlySet<number>): Section => ({
   )
 })
 
+/** Publishes that a part was written, with its words, for progress to show. */
 const published =
   (part: "section" | "introduction" | "conclusion", title: string, index: number, total: number) => (body: string) =>
     ResearchEvents.publish({
