@@ -31,6 +31,7 @@ import { envNumber, type NumberSetting, numberProblem } from "./internal/config/
 import * as OptionTable from "./internal/commandLine/optionTable.js"
 import * as RunSchema from "./RunSchema.js"
 import { steeringOf } from "./internal/config/steering.js"
+import { shapeOf } from "./internal/config/reportShape.js"
 
 // =============================================================================
 // Inputs
@@ -64,6 +65,10 @@ export interface Flags {
   readonly sources?: string | undefined
   readonly review?: boolean | undefined
   readonly reportLanguage?: string | undefined
+  /** The report's length (words or a named size), outline (titles `;`-separated, or read from a file) and instructions. */
+  readonly words?: string | undefined
+  readonly outline?: string | undefined
+  readonly instructions?: string | undefined
   readonly out?: string | undefined
   readonly store?: string | undefined
   /** A PostgreSQL URL: sessions live in that database and run on the cluster's runners. */
@@ -100,6 +105,10 @@ export class FileConfig extends Schema.Class<FileConfig>("@deep-research/cli/Fil
   sources: Schema.optional(Schema.Array(Schema.String)),
   review: Schema.optional(Schema.Boolean),
   reportLanguage: Schema.optional(Schema.String),
+  /** The report's length (words or a named size), outline (titles, or one `;`-separated line) and instructions. */
+  words: Schema.optional(Schema.Union(Schema.Int, Schema.String)),
+  outline: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
+  instructions: Schema.optional(Schema.String),
   /** Any other knob of `ResearchConfig`, by its name. */
   research: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   /**
@@ -293,6 +302,9 @@ const researchOf = (
     encoded["verify"] = flags.noVerify !== true && file?.verify !== false
   }
   Object.assign(encoded, steeringOf(flags, file))
+  const shape = shapeOf(flags, file)
+  if (Either.isLeft(shape)) return Either.left(new ConfigError({ message: shape.left }))
+  Object.assign(encoded, shape.right)
   if (maxRounds !== undefined) encoded["maxSupervisionRounds"] = maxRounds
   if (concurrency !== undefined) encoded["maxConcurrentResearchUnits"] = concurrency
   if (maxToolCalls !== undefined) encoded["researcherMaxToolCalls"] = maxToolCalls

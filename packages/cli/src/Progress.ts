@@ -141,6 +141,10 @@ export const reduce = (state: State, event: Event): State => {
       return { ...base, phase: "waiting for an answer" }
     case "SessionAwaitingReview":
       return { ...base, phase: "waiting for review" }
+    case "ReportPlanned":
+      return { ...base, phase: `synthesis: ${count(event.sections.length, "section")} planned` }
+    case "ReportSectionWritten":
+      return { ...base, phase: `synthesis: ${reportPartLine(event)}` }
     case "PlanReviewed":
       return event.decision === "unanswered" ? note(base, unreviewedLine) : base
     default:
@@ -211,6 +215,12 @@ const fallbackLine = (event: Extract<Event, { readonly _tag: "ModelFallback" }>)
 /** What a run that was to be reviewed and could not be says. */
 const unreviewedLine = "the plan was not reviewed: nobody can answer here, so research goes on as planned"
 
+/** A part of a long report, written: a section (its place and title), the introduction or the conclusion. */
+const reportPartLine = (event: Extract<Event, { readonly _tag: "ReportSectionWritten" }>): string =>
+  event.part === "section"
+    ? `section ${event.index}/${event.sections} written: ${shorten(event.title, 80)} (${count(event.words, "word")})`
+    : `${event.part} written (${count(event.words, "word")})`
+
 /** A plain line for an event worth a line when not on a terminal. */
 export const plainLine = (event: Event): string | undefined => {
   switch (event._tag) {
@@ -258,6 +268,10 @@ export const plainLine = (event: Event): string | undefined => {
       return `waiting for the plan's review: ${count(event.directives.length, "directive")}`
     case "PlanReviewed":
       return event.decision === "unanswered" ? unreviewedLine : `plan ${event.decision}`
+    case "ReportPlanned":
+      return `report planned: ${count(event.sections.length, "section")}, about ${event.words} words: ${shorten(event.sections.join("; "), 200)}`
+    case "ReportSectionWritten":
+      return `  ${reportPartLine(event)}`
     case "SourcesRemoved":
       return `  source policy: ${count(event.removed, "result")} left out (${event.total} in all)`
     case "SessionCompleted":

@@ -3,7 +3,7 @@
  * they are told when a session's state does not allow what they ask. Apart from `Runs` so that a client loads none of
  * the research wiring.
  */
-import { Research, ResearchConfig, type Session, SourcePolicy } from "@deep-research/core"
+import { ReportShape, Research, ResearchConfig, type Session, SourcePolicy } from "@deep-research/core"
 import { research as defaults, upperBounds } from "@deep-research/core/Defaults"
 import * as Schema from "effect/Schema"
 
@@ -103,6 +103,23 @@ export const StartOptions = Schema.Struct({
   }),
   reportLanguage: Schema.optional(Schema.String.pipe(Schema.minLength(2), Schema.maxLength(40))).annotations({
     description: "The report's language (de, German, ...) when it should differ from the question's"
+  }),
+  words: Schema.optional(
+    Schema.Int.pipe(Schema.between(ResearchConfig.minReportWords, ResearchConfig.maxReportWords))
+  ).annotations({
+    description:
+      `The report's target length in words (${ResearchConfig.minReportWords} to ${ResearchConfig.maxReportWords}); ` +
+      `it lands within ${ReportShape.tolerance * 100}% of it, and past ${ReportShape.sectionedAbove} words it is ` +
+      "planned and written section by section. Research depth is set apart (maxRounds, maxToolCalls)"
+  }),
+  outline: Schema.optional(
+    Schema.Array(Schema.String.pipe(Schema.pattern(/\S/), Schema.maxLength(200))).pipe(
+      Schema.minItems(1),
+      Schema.maxItems(ResearchConfig.maxOutlineSections)
+    )
+  ).annotations({ description: "The report's sections, in order: its ## sections are these titles" }),
+  instructions: Schema.optional(Schema.String.pipe(Schema.maxLength(4_000))).annotations({
+    description: "What the writer is told besides the structure: audience, tone, what to stress"
   })
 })
 export type StartOptions = typeof StartOptions.Type

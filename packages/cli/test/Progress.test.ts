@@ -24,6 +24,37 @@ const events: ReadonlyArray<ResearchEvents.ResearchEvent> = [
 ]
 
 describe("Progress", () => {
+  it("prints a long report's plan and each part as it is written, and shows them as the live phase", () => {
+    const planned: ResearchEvents.ResearchEvent = {
+      _tag: "ReportPlanned",
+      sections: ["Costs", "Efficiency"],
+      words: 4_000,
+      ...at
+    }
+    const section: ResearchEvents.ResearchEvent = {
+      _tag: "ReportSectionWritten",
+      part: "section",
+      title: "Efficiency",
+      index: 2,
+      sections: 2,
+      words: 1_650,
+      ...at
+    }
+    const framing: ResearchEvents.ResearchEvent = {
+      ...section,
+      part: "introduction",
+      title: "introduction",
+      words: 400
+    }
+    assert.strictEqual(Progress.plainLine(planned), "report planned: 2 sections, about 4000 words: Costs; Efficiency")
+    assert.strictEqual(Progress.plainLine(section), "  section 2/2 written: Efficiency (1650 words)")
+    assert.strictEqual(Progress.plainLine(framing), "  introduction written (400 words)")
+    assert.strictEqual(
+      Progress.reduce(Progress.initial, section).phase,
+      "synthesis: section 2/2 written: Efficiency (1650 words)"
+    )
+  })
+
   it("counts a page found by two researchers once in the total, and once for each researcher", () => {
     const found = (directiveId: string, url: string): ResearchEvents.ResearchEvent => ({
       _tag: "SourceFound",

@@ -287,18 +287,27 @@ const room = (limited: Limited, pool: Pool, model: string) =>
 
 /**
  * A budget over what the run has already `spent` (after a resume); `table` prices calls, and the report's reserve in
- * USD is priced at `reportModel`'s rates.
+ * USD is priced at `reportModel`'s rates and holds at least `reportTokens`.
  */
 export const make = (
   budget: ResearchConfig.Budget,
   spent: Spent,
-  options: { readonly table?: Pricing.PriceTable | undefined; readonly reportModel?: string | undefined } = {}
+  options: {
+    readonly table?: Pricing.PriceTable | undefined
+    readonly reportModel?: string | undefined
+    /**
+     * Tokens the report is planned to take (a long report's sections, introduction and conclusion, their findings
+     * read and a second pass), when more than `minimumReportTokens`: the reserve holds at least that.
+     */
+    readonly reportTokens?: number | undefined
+  } = {}
 ): Effect.Effect<Service> =>
   Effect.gen(function* () {
     if (budget.maxTokens === undefined && budget.maxUsd === undefined) return unlimited
     const table = options.table ?? Pricing.defaultTable
     const reportRates = ratesOf(table, options.reportModel ?? "")
-    const { research, whole } = Account.limitsOf(budget, budget.synthesisReserve, minimumReportTokens, reportRates)
+    const reportTokens = Math.max(minimumReportTokens, options.reportTokens ?? 0)
+    const { research, whole } = Account.limitsOf(budget, budget.synthesisReserve, reportTokens, reportRates)
     const limited: Limited = {
       budget,
       table,

@@ -20,6 +20,13 @@ const duration = (defaultValue: Duration.DurationInput) =>
 /** Domains a policy may list on each side at most. */
 export const maxPolicyDomains = 200
 
+/** A report's target length in words: at least, at most. */
+export const minReportWords = 100
+export const maxReportWords = 20_000
+
+/** Sections an outline may give at most. */
+export const maxOutlineSections = 30
+
 /** Optional spending limits of a run. Research stops early when they run low; synthesis keeps a reserve. */
 export class Budget extends Schema.Class<Budget>("@deep-research/core/Budget")({
   maxTokens: Schema.optional(Schema.Int.pipe(Schema.positive())),
@@ -91,7 +98,21 @@ export class ResearchConfig extends Schema.Class<ResearchConfig>("@deep-research
    * The language the report is written in (an ISO 639-1 code such as `de`, or a name such as `German`), when it
    * should differ from the question's. Searches stay in the question's language.
    */
-  reportLanguage: Schema.optional(Schema.String.pipe(Schema.minLength(2), Schema.maxLength(40)))
+  reportLanguage: Schema.optional(Schema.String.pipe(Schema.minLength(2), Schema.maxLength(40))),
+  /**
+   * The report's target length in words (`ReportShape`): it is planned and written to land within
+   * `ReportShape.tolerance` of it; past `ReportShape.sectionedAbove` it is written section by section.
+   */
+  reportWords: Schema.optional(Schema.Int.pipe(Schema.between(minReportWords, maxReportWords))),
+  /** The report's sections, in order: its `##` sections are these titles. */
+  reportOutline: Schema.optional(
+    Schema.Array(Schema.String.pipe(Schema.pattern(/\S/), Schema.maxLength(200))).pipe(
+      Schema.minItems(1),
+      Schema.maxItems(maxOutlineSections)
+    )
+  ),
+  /** What the writer is told besides the structure: audience, tone, what to stress. */
+  reportInstructions: Schema.optional(Schema.String.pipe(Schema.maxLength(4_000)))
 }) {}
 
 /** The knobs counted in whole numbers, each bounded by its namesake in `Defaults.upperBounds`. */

@@ -145,6 +145,16 @@ export const ReportWritten = event("ReportWritten", {
   /** Why the report rests on no source, when it does (see `Research.UngroundedReason`). */
   ungrounded: Schema.optional(Schema.String)
 })
+/** A long report's plan: the sections it is written in, in order, and its target length in words. */
+export const ReportPlanned = event("ReportPlanned", { sections: Schema.Array(Schema.String), words: Schema.Number })
+/** A part of a long report was written: a section (its place among `sections`), the introduction or the conclusion. */
+export const ReportSectionWritten = event("ReportSectionWritten", {
+  part: Schema.Literal("section", "introduction", "conclusion"),
+  title: Schema.String,
+  index: Schema.Number,
+  sections: Schema.Number,
+  words: Schema.Number
+})
 export const SessionAwaitingClarification = event("SessionAwaitingClarification", { question: Schema.String })
 /** The plan waits for the user's review (`review`), before any search. */
 export const SessionAwaitingReview = event("SessionAwaitingReview", {
@@ -194,6 +204,8 @@ export const ResearchEvent = Schema.Union(
   UsageUpdated,
   Checkpointed,
   ReportWritten,
+  ReportPlanned,
+  ReportSectionWritten,
   SessionAwaitingClarification,
   SessionAwaitingReview,
   PlanReviewed,

@@ -6,9 +6,11 @@
 import type { Options } from "@effect/cli"
 import { Usage } from "@deep-research/core"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as CliConfig from "../CliConfig.js"
 import { loadConfigFile } from "../internal/config/configFile.js"
+import { readOutlineFile } from "../internal/config/reportShape.js"
 import { usageError } from "../internal/commandLine/exited.js"
 import * as OptionTable from "../internal/commandLine/optionTable.js"
 import * as ParserOptions from "../internal/commandLine/parserOptions.js"
@@ -25,7 +27,17 @@ type ResearchFlags = {
 }
 
 /** The options that steer research (the source policy, the review, the report's language): not every command has them. */
-type SteeringKey = "includeDomains" | "excludeDomains" | "since" | "until" | "sources" | "review" | "reportLanguage"
+type SteeringKey =
+  | "includeDomains"
+  | "excludeDomains"
+  | "since"
+  | "until"
+  | "sources"
+  | "review"
+  | "reportLanguage"
+  | "words"
+  | "outline"
+  | "instructions"
 
 const optional = <A>(option: Option.Option<A> | undefined): A | undefined =>
   option === undefined ? undefined : Option.getOrUndefined(option)
@@ -59,6 +71,9 @@ export const toFlags = (
     sources: optional(flags.sources),
     review: flags.review,
     reportLanguage: optional(flags.reportLanguage),
+    words: optional(flags.words),
+    outline: optional(flags.outline),
+    instructions: optional(flags.instructions),
     out: Option.getOrUndefined(flags.out),
     store: Option.getOrUndefined(flags.store),
     database: Option.getOrUndefined(flags.database),
@@ -89,8 +104,13 @@ const withServerModel = (flags: CliConfig.Flags, file: CliConfig.FileConfig | un
 export const resolveConfig = (flags: CliConfig.Flags, purpose: CliConfig.Purpose = "research") =>
   Effect.flatMap(loadConfigFile, (file) =>
     Effect.flatMap(purpose === "research" ? withServerModel(flags, file) : Effect.succeed(flags), (resolved) =>
-      Effect.mapError(CliConfig.resolveEffect(resolved, process.env, file, purpose), (error) =>
-        usageError(error.message)
+      Effect.flatMap(readOutlineFile(resolved.outline), (outline) =>
+        Either.isLeft(outline)
+          ? usageError(outline.left)
+          : Effect.mapError(
+              CliConfig.resolveEffect({ ...resolved, outline: outline.right }, process.env, file, purpose),
+              (error) => usageError(error.message)
+            )
       )
     )
   )

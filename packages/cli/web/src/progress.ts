@@ -1,5 +1,5 @@
 /** A session's live view, folded from its progress events (the JSON of the server's `ResearchEvent`). */
-import { type Json, num, str } from "./api.js"
+import { type Json, list, num, str } from "./api.js"
 
 export interface Researcher {
   topic: string
@@ -75,6 +75,12 @@ const line = (event: Json): string | undefined => {
       return `research stopped: ${str(event, "reason") ?? ""}`
     case "ReportWritten":
       return `report written: ${num(event, "citations") ?? 0} citations`
+    case "ReportPlanned":
+      return `report planned: ${list(event, "sections").length} sections`
+    case "ReportSectionWritten":
+      return str(event, "part") === "section"
+        ? `section ${num(event, "index") ?? ""}/${num(event, "sections") ?? ""} written: ${str(event, "title") ?? ""}`
+        : `${str(event, "part") ?? ""} written`
     case "SessionCompleted":
       return "completed"
     case "SessionFailed":

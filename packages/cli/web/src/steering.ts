@@ -1,7 +1,7 @@
 /**
- * Steering a run from the page: the source policy and the review asked for with a question (`fromForm`), the editor of
- * a plan waiting for its review (approve, edit the brief and the directives: change, drop, add; or cancel), and what
- * the source policy left out of a session (a count per reason, and each URL with its reason).
+ * Steering a run from the page: the source policy, the review and the report's shape asked for with a question
+ * (`fromForm`), the editor of a plan waiting for its review (approve, edit the brief and the directives: change, drop,
+ * add; or cancel), and what the source policy left out of a session (a count per reason, and each URL with its reason).
  */
 import * as Api from "./api.js"
 import { button, h } from "./dom.js"
@@ -24,6 +24,14 @@ export const fromForm = (form: FormData): Record<string, unknown> => {
   const kinds = form.getAll("sources").map(String)
   if (kinds.length > 0) body["sources"] = kinds
   if (form.get("review") === "on") body["review"] = true
+  // The report's shape: its length in words, its sections (titles separated by `;`) and the writer's instructions.
+  if (text("words") !== "") body["words"] = Number(text("words"))
+  const outline = text("outline")
+    .split(";")
+    .map((title) => title.trim())
+    .filter((title) => title !== "")
+  if (outline.length > 0) body["outline"] = outline
+  if (text("instructions") !== "") body["instructions"] = text("instructions")
   return body
 }
 

@@ -17,6 +17,7 @@ import * as ModelRouter from "../ModelRouter.js"
 import * as Pricing from "../Pricing.js"
 import type { Report } from "../Research.js"
 import type * as ResearchConfig from "../ResearchConfig.js"
+import * as ReportShape from "../ReportShape.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import { QuestionLanguage } from "../SearchProvider.js"
 import * as Session from "../Session.js"
@@ -133,7 +134,9 @@ const open = <R>(initial: Session.Session, mode: Clarify.Mode, runUnit: Research
     const table = Option.getOrElse(yield* Effect.serviceOption(Pricing.Pricing), () => Pricing.defaultTable)
     const budget = yield* Budget.make(config.budget, UsageLedger.totals(initial.usage), {
       table,
-      reportModel: (yield* ModelRouter.ModelRouter).resolve("report").model
+      reportModel: (yield* ModelRouter.ModelRouter).resolve("report").model,
+      // A long report asked for keeps back what its plan will take (`ReportShape`).
+      reportTokens: ReportShape.reserveTokensFor(config)
     })
     // What earlier runs of the session were answered is not asked again; what this run is answered is journaled.
     const journal = yield* SessionRequests.journal(initial.id)

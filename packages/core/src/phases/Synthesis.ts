@@ -17,7 +17,9 @@ import * as VerificationNotices from "../internal/text/verificationNotices.js"
 import * as LanguageModel from "../LanguageModel.js"
 import * as ModelRouter from "../ModelRouter.js"
 import * as Novelty from "../Novelty.js"
+import * as SectionsPrompt from "../prompts/reportSections.js"
 import * as Prompt from "../prompts/synthesis.js"
+import * as ReportShape from "../ReportShape.js"
 import { Grounding, Report, type TopicResult, type UngroundedReason } from "../Research.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import type { Session } from "../Session.js"
@@ -25,6 +27,7 @@ import type { Source } from "../Source.js"
 import * as StructuredOutput from "../StructuredOutput.js"
 import type { Task } from "../Task.js"
 import * as Tokens from "../Tokens.js"
+import * as ReportSections from "./ReportSections.js"
 import { isProtected, type Section } from "../Truncation.js"
 import { today } from "../internal/text/calendar.js"
 
@@ -200,44 +203,123 @@ const findingsAsTheyAre = (task: Task, found: Material) =>
     return body
   })
 
+const headingKey = (title: string): string =>
+  title
+    .replace(/^[\d.)\s]+/, "")
+    .replace(/[*_`]/g, "")
+    .replace(/\s+/g, " ")
+    .trim()
+    .toLowerCase()
+
+/** Whether a report's `##` sections are the outline's titles, in its order (others may come between them). */
+export const followsOutline = (markdown: string, outline: ReadonlyArray<string>): boolean => {
+  const headings = [...markdown.matchAll(/^\s{0,3}##\s+(.+?)\s*#*\s*$/gm)].map((m) => headingKey(m[1] ?? ""))
+  let at = 0
+  for (const title of outline) {
+    const found = headings.indexOf(headingKey(title), at)
+    if (found < 0) return false
+    at = found + 1
+  }
+  return true
+}
+
+/** Words a long outline is given per section when no length was asked. */
+export const wordsPerOutlineSection = 400
+
+/**
+ * The words a report written section by section aims at, or undefined when it is written in one call: the length
+ * asked (or the outline's sections at `wordsPerOutlineSection`), lowered to what the budget can pay for.
+ */
+const sectionedWords = (task: Task, found: Material, model: LanguageModel.Service) =>
+  Effect.gen(function* () {
+    if (!ReportShape.isSectioned(task.config) || found.topics.length === 0) return undefined
+    const asked = task.config.reportWords ?? (task.config.reportOutline?.length ?? 1) * wordsPerOutlineSection
+    const affordable = ReportSections.affordableWords(yield* (yield* Budget.current).room("report", model.model), found)
+    if (affordable === undefined || affordable >= asked) return asked
+    yield* Effect.logWarning(`what is left of the budget pays for about ${affordable} of the ${asked} words asked`)
+    return affordable >= ReportShape.sectionedAbove ? affordable : undefined
+  })
+
+/** Writes the report in one call (shaped as asked, its length given one second pass when it misses); undefined when the budget cannot pay. */
+const single = (task: Task, found: Material, model: LanguageModel.Service, date: string) =>
+  Effect.gen(function* () {
+    const kind = Prompt.classify(task.query, task.brief?.brief)
+    const shape = SectionsPrompt.shapeLines(task.config)
+    const system = Prompt.system({
+      today: date,
+      language: task.language,
+      kind,
+      hasSources: found.sources.length > 0,
+      shape
+    })
+    const parts = sections(task, found)
+    const build = (
+      shown: ReadonlyArray<Section>,
+      outputTokens: number | undefined,
+      extra: ReadonlyArray<LanguageModel.Message>
+    ): LanguageModel.GenerateRequest => ({
+      system,
+      messages: [LanguageModel.user(shown.map((part) => part.content).join("\n\n")), ...extra],
+      ...(outputTokens === undefined ? {} : { maxOutputTokens: outputTokens })
+    })
+    const budget = yield* Budget.current
+    const limits = budgetFor(
+      yield* budget.room("report", model.model),
+      Tokens.estimateRequestTokens(build(parts.filter(isProtected), undefined, [])),
+      model.maxOutputTokens
+    )
+    if (limits === "short") return undefined
+    const call = (extra: ReadonlyArray<LanguageModel.Message>) =>
+      ContextRecovery.generateSectioned(model, parts, (shown) => build(shown, limits?.outputTokens, extra), {
+        limitTokens: limits?.inputTokens
+      }).pipe(
+        Effect.tap((completion) =>
+          completion.finishReason === "length"
+            ? Effect.logWarning(
+                "the report reached the model's output limit and may end abruptly; raise the report role's output tokens" +
+                  (limits === undefined ? "" : " or the budget")
+              )
+            : Effect.void
+        )
+      )
+    const words = task.config.reportWords
+    return yield* (
+      words === undefined || found.sources.length === 0
+        ? Effect.map(call([]), (completion) => StructuredOutput.stripThinking(completion.text))
+        : ReportSections.lengthPass(words, call, StructuredOutput.stripThinking)
+    ).pipe(
+      // The router refuses a report the budget cannot cover after all: the findings stand instead.
+      Effect.map((text): string | undefined => text),
+      Effect.catchTag("BudgetExhausted", () => Effect.succeed(undefined))
+    )
+  })
+
 /** Writes the report of the task from what the session found. */
 export const run = Effect.fn("Synthesis.run")(function* (task: Task, session: Session) {
   const { language } = task
   const found = material(session)
-  const kind = Prompt.classify(task.query, task.brief?.brief)
   const date = yield* today
-  const system = Prompt.system({ today: date, language, kind, hasSources: found.sources.length > 0 })
   const model = yield* ModelRouter.forRole("report")
-  const parts = sections(task, found)
-  const build = (shown: ReadonlyArray<Section>, outputTokens?: number): LanguageModel.GenerateRequest => ({
-    system,
-    messages: [LanguageModel.user(shown.map((part) => part.content).join("\n\n"))],
-    ...(outputTokens === undefined ? {} : { maxOutputTokens: outputTokens })
-  })
-  const budget = yield* Budget.current
-  const limits = budgetFor(
-    yield* budget.room("report", model.model),
-    Tokens.estimateRequestTokens(build(parts.filter(isProtected))),
-    model.maxOutputTokens
-  )
+  const words = yield* sectionedWords(task, found, model)
+  const once = words === undefined ? yield* single(task, found, model, date) : undefined
+  const outline = task.config.reportOutline
+  // A report written in one call that did not follow the outline given is written again by its sections, whose titles
+  // are the outline's: the outline is the user's, not a suggestion.
+  const strayed =
+    once !== undefined && outline !== undefined && found.topics.length > 0 && !followsOutline(once, outline)
+  if (strayed)
+    yield* Effect.logWarning("the report did not follow the outline given; it is written again by its sections")
   const written =
-    limits === "short"
-      ? undefined
-      : yield* ContextRecovery.generateSectioned(model, parts, (shown) => build(shown, limits?.outputTokens), {
-          limitTokens: limits?.inputTokens
-        }).pipe(
-          // The router refuses a report the budget cannot cover after all: the findings stand instead.
-          Effect.map((completion): LanguageModel.Completion | undefined => completion),
-          Effect.catchTag("BudgetExhausted", () => Effect.succeed(undefined))
+    words !== undefined || strayed
+      ? yield* ReportSections.write(
+          task,
+          found,
+          model,
+          words ?? task.config.reportWords ?? (outline?.length ?? 1) * wordsPerOutlineSection,
+          date
         )
-  if (written?.finishReason === "length") {
-    yield* Effect.logWarning(
-      "the report reached the model's output limit and may end abruptly; raise the report role's output tokens" +
-        (limits === undefined ? "" : " or the budget")
-    )
-  }
-  const text =
-    written === undefined ? yield* findingsAsTheyAre(task, found) : StructuredOutput.stripThinking(written.text)
+      : once
+  const text = written === undefined ? yield* findingsAsTheyAre(task, found) : written
   if (text === "") {
     return yield* Effect.fail(new MalformedOutput({ reason: "the report model returned no text", raw: "" }))
   }

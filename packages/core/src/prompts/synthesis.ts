@@ -57,12 +57,17 @@ const structures: Readonly<Record<QuestionKind, string>> = {
     "understanding step by step (background, how it works, evidence, implications, limits), then a conclusion."
 }
 
+/** The report structure of a kind of question. */
+export const structureOf = (kind: QuestionKind): string => structures[kind]
+
 /** The writer's instructions. */
 export const system = (input: {
   readonly today: string
   readonly language: Language
   readonly kind: QuestionKind
   readonly hasSources: boolean
+  /** The shape the user asked for (length, outline, instructions), as `ReportSections.shapeLines` words it. */
+  readonly shape?: ReadonlyArray<string> | undefined
 }): string =>
   [
     `You write the final report of a research project. Today is ${input.today}.`,
@@ -85,6 +90,7 @@ export const system = (input: {
         "section: it is added after your text."
       : "No sources could be retrieved for this question. Say so in one sentence at the start, write only what is " +
         "well established, and do not cite anything.",
+    ...(input.shape ?? []),
     "",
     Untrusted.notice
   ].join("\n")

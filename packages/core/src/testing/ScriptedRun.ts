@@ -136,8 +136,11 @@ export interface Script {
   readonly brief?: string | typeof Brief.Encoded | undefined
   /** The supervisor's rounds: the directives (or only their topics) it delegates in each; it completes after them. */
   readonly rounds?: ReadonlyArray<ReadonlyArray<string | Directive>> | undefined
-  /** The report, citing the sources as `[n]` in the order the run found them. */
-  readonly report?: string | undefined
+  /**
+   * The report, citing the sources as `[n]` in the order the run found them; or the report role's script (a long
+   * report's plan, sections, introduction and conclusion are each a call of it).
+   */
+  readonly report?: string | ScriptedModel.Script | undefined
   /** The verdict on every cited sentence; `supported` by default. */
   readonly verdict?: SupportLabel | undefined
 }
@@ -228,7 +231,10 @@ export const scripts = (script: Script): ScriptedModel.RouterScripts => {
         const directive = directiveOf(allText(request))
         return compression(findingsOf(directive), directive.topic)
       },
-      report: [script.report ?? "# Report\n\nWhat the sources say [1]."]
+      report:
+        script.report === undefined || typeof script.report === "string"
+          ? [script.report ?? "# Report\n\nWhat the sources say [1]."]
+          : script.report
     }
   }
 }

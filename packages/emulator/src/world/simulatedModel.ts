@@ -119,6 +119,9 @@ const reportText = (conversation: Conversation): string => {
     // Intermediate writing (compression, notes): the findings themselves, each cited.
     return findings.length > 0 ? findings.join("\n\n") : `The available evidence on ${subject} is limited.`
   }
+  const outline = outlineOf(conversation.system)
+  const target = targetWords(conversation) ?? (outline.length > 0 ? outline.length * 150 : undefined)
+  if (target !== undefined) return sizedReport(conversation, subject, findings, target, outline)
   return [
     `# ${subject}`,
     "",
@@ -132,6 +135,61 @@ const reportText = (conversation: Conversation): string => {
     "",
     `The evidence points in a consistent direction, though independent replication remains scarce${cite(1)}.`
   ].join("\n")
+}
+
+/** The length a writing prompt asks for (`Length: about N words`), the latest turn's when a second pass asks again. */
+const targetWords = (conversation: Conversation): number | undefined => {
+  const again = [...conversation.turns].reverse().find((turn) => turn.role === "user")?.text ?? ""
+  const asked = /should have about (\d+)/.exec(again) ?? /Length: about (\d+) words/.exec(conversation.system)
+  return asked === null ? undefined : Number(asked[1])
+}
+
+/** The sections a report prompt lists (`Sections: ... use exactly these`), in order. */
+const outlineOf = (system: string): ReadonlyArray<string> => {
+  const block = /Sections: [^\n]*use exactly these[^\n]*\n((?:\d+\. [^\n]*\n?)+)/.exec(system)?.[1] ?? ""
+  return [...block.matchAll(/^\d+\. (.+)$/gm)].map((m) => (m[1] ?? "").trim())
+}
+
+const wordCount = (text: string): number =>
+  text
+    .replace(/\[\d+(?:,\s*\d+)*\]/g, " ")
+    .split(/\s+/)
+    .filter((word) => /\w/.test(word)).length
+
+const connectives = ["", "In particular, ", "By the same measure, ", "Another source adds that ", "Notably, "]
+
+/**
+ * Prose of about `target` words from the cited findings, in paragraphs of four sentences: what a model told a length
+ * writes. A section or the introduction and conclusion are their body alone; a whole report has a title and sections.
+ */
+const sizedReport = (
+  conversation: Conversation,
+  subject: string,
+  findings: ReadonlyArray<string>,
+  target: number,
+  outline: ReadonlyArray<string> = []
+): string => {
+  const base = findings.length > 0 ? findings : [`The available evidence on ${subject} is limited.`]
+  const whole = !/^You write (one section|the introduction|the conclusion)/.test(conversation.system)
+  const sentences: Array<string> = []
+  let words = whole ? wordCount(`# ${subject} ## Findings`) : 0
+  for (let i = 0; words < target; i++) {
+    const connective = connectives[Math.floor(i / base.length) % connectives.length] ?? ""
+    const found = base[i % base.length] ?? ""
+    const line = connective === "" ? found : connective + found.charAt(0).toLowerCase() + found.slice(1)
+    sentences.push(line)
+    words += wordCount(line)
+  }
+  const paragraphs: Array<string> = []
+  for (let i = 0; i < sentences.length; i += 4) paragraphs.push(sentences.slice(i, i + 4).join(" "))
+  if (!whole) return paragraphs.join("\n\n")
+  if (outline.length === 0) return [`# ${subject}`, "## Findings", ...paragraphs].join("\n\n")
+  // The sections asked for, in order, the paragraphs shared among them.
+  const each = Math.max(1, Math.ceil(paragraphs.length / outline.length))
+  return [
+    `# ${subject}`,
+    ...outline.flatMap((title, i) => [`## ${title}`, ...paragraphs.slice(i * each, (i + 1) * each)])
+  ].join("\n\n")
 }
 
 const actionNames = (text: string): ReadonlyArray<string> => {

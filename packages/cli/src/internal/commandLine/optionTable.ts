@@ -102,6 +102,13 @@ export const research = {
     "LANG",
     "write the report in this language (de, German, ...); searches stay in the question's"
   ),
+  words: text(
+    "words",
+    "N",
+    "the report's length in words, or brief, standard, long, extended (500-8000); past 1500 it is written by sections"
+  ),
+  outline: text("outline", "A;B|FILE", "the report's sections, in order: titles separated by ;, or a file, one a line"),
+  instructions: text("instructions", "TEXT", "what the writer is told: audience, tone, what to stress"),
   out: text("out", "FILE", "where to write the report, a file or a folder (./deep-research-<id>.md)"),
   store: text("store", "DIR", `where sessions are kept (${Variables.defaultHome}, or ${Variables.home})`),
   database: text(

@@ -20,14 +20,16 @@ import * as Wiring from "../../Wiring.js"
 import { answerable, resumable, reviewable, statusOf } from "./runStates.js"
 import { background, type Host, loadFrom, notRunning, storeOf } from "./host.js"
 
-/** The source policy, the review and the report's language a client chose, by the names the settings use. */
+/**
+ * The source policy, the review, the report's language and shape a client chose, by the names the settings use (the
+ * report's length, outline and instructions are `reportWords`, `reportOutline` and `reportInstructions` there).
+ */
 const steeringOf = (options: StartOptions) => {
   const { excludeDomains, includeDomains, reportLanguage, review, since, sources, until } = options
-  return Object.fromEntries(
-    Object.entries({ includeDomains, excludeDomains, since, until, sources, review, reportLanguage }).filter(
-      ([, value]) => value !== undefined
-    )
-  )
+  const { instructions: reportInstructions, outline: reportOutline, words: reportWords } = options
+  const chosen = { includeDomains, excludeDomains, since, until, sources, review, reportLanguage }
+  const shape = { reportWords, reportOutline, reportInstructions }
+  return Object.fromEntries(Object.entries({ ...chosen, ...shape }).filter(([, value]) => value !== undefined))
 }
 
 /** The research configuration of a run: the resolved one with what the client chose. */

@@ -42,6 +42,10 @@ export const steeringLines = (session: Session.Session): ReadonlyArray<string> =
     for (const removal of removals?.urls ?? []) lines.push(`  - ${removal.url} (${reasonWords[removal.reason]})`)
   }
   if (session.config.reportLanguage !== undefined) lines.push(`Report language: ${session.config.reportLanguage}`)
+  const { reportInstructions, reportOutline, reportWords } = session.config
+  if (reportWords !== undefined) lines.push(`Report length: about ${reportWords} words`)
+  if (reportOutline !== undefined) lines.push(`Report sections: ${reportOutline.join("; ")}`)
+  if (reportInstructions !== undefined) lines.push(`Report instructions: ${reportInstructions}`)
   const plan = Review.planOf(session)
   if (session.status === "awaiting_review" && plan !== undefined) {
     lines.push(
