@@ -24,6 +24,10 @@ import * as ReportDocument from "./ReportDocument.js"
 
 type Run = TextRun | ExternalHyperlink | InternalHyperlink | Bookmark
 
+// Right to left only where it is: Word reads a run or paragraph without the setting as left to right.
+const direction = (rightToLeft: boolean) => (rightToLeft ? { rightToLeft: true } : {})
+const bidirectional = (rightToLeft: boolean) => (rightToLeft ? { bidirectional: true } : {})
+
 const rtl = /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u
 
 const headings = [
@@ -39,14 +43,14 @@ const runsOf = (spans: ReadonlyArray<ReportDocument.Span>, rightToLeft: boolean)
   spans.flatMap((span): Array<Run> => {
     switch (span._tag) {
       case "Text":
-        return [new TextRun({ text: span.text, bold: span.strong, italics: span.emphasis, rightToLeft })]
+        return [new TextRun({ text: span.text, bold: span.strong, italics: span.emphasis, ...direction(rightToLeft) })]
       case "Code":
-        return [new TextRun({ text: span.text, font: "Consolas", rightToLeft: false })]
+        return [new TextRun({ text: span.text, font: "Consolas" })]
       case "Link":
         return [
           new ExternalHyperlink({
             link: span.url,
-            children: [new TextRun({ text: span.text, style: "Hyperlink", rightToLeft })]
+            children: [new TextRun({ text: span.text, style: "Hyperlink", ...direction(rightToLeft) })]
           })
         ]
       case "Mark":
@@ -57,20 +61,20 @@ const runsOf = (spans: ReadonlyArray<ReportDocument.Span>, rightToLeft: boolean)
             italics: true,
             color: "8A1010",
             shading: { type: ShadingType.CLEAR, fill: "FFE0E0", color: "auto" },
-            rightToLeft
+            ...direction(rightToLeft)
           })
         ]
       case "Cite":
         return [
-          new TextRun({ text: "[", rightToLeft }),
+          new TextRun({ text: "[", ...direction(rightToLeft) }),
           ...span.numbers.flatMap((n, i) => [
-            ...(i === 0 ? [] : [new TextRun({ text: ", ", rightToLeft })]),
+            ...(i === 0 ? [] : [new TextRun({ text: ", ", ...direction(rightToLeft) })]),
             new InternalHyperlink({
               anchor: `source-${n}`,
               children: [new TextRun({ text: String(n), style: "Hyperlink" })]
             })
           ]),
-          new TextRun({ text: "]", rightToLeft })
+          new TextRun({ text: "]", ...direction(rightToLeft) })
         ]
     }
   })
@@ -82,10 +86,10 @@ const paragraph = (
   const rightToLeft = rtl.test(inline.markdown)
   return new Paragraph({
     children: [
-      ...(options.prefix === undefined ? [] : [new TextRun({ text: options.prefix, rightToLeft })]),
+      ...(options.prefix === undefined ? [] : [new TextRun({ text: options.prefix, ...direction(rightToLeft) })]),
       ...runsOf(inline.spans, rightToLeft)
     ],
-    bidirectional: rightToLeft,
+    ...bidirectional(rightToLeft),
     ...(options.heading === undefined ? {} : { heading: options.heading }),
     ...(options.indent === undefined ? {} : { indent: { start: options.indent, hanging: 360 } }),
     spacing: { after: 120 }
@@ -154,14 +158,14 @@ const sourceEntry = (source: ReportDocument.SourceEntry): Paragraph => {
     children: [
       new Bookmark({ id: `source-${source.number}`, children: [new TextRun({ text: `${source.number}.\t` })] }),
       source.link === undefined
-        ? new TextRun({ text: `${source.title} (${source.url})`, rightToLeft })
+        ? new TextRun({ text: `${source.title} (${source.url})`, ...direction(rightToLeft) })
         : new ExternalHyperlink({
             link: source.link,
-            children: [new TextRun({ text: source.title, style: "Hyperlink", rightToLeft })]
+            children: [new TextRun({ text: source.title, style: "Hyperlink", ...direction(rightToLeft) })]
           }),
       ...(work === "" ? [] : [new TextRun({ text: ` — ${work}`, italics: true, color: "556070" })])
     ],
-    bidirectional: rightToLeft,
+    ...bidirectional(rightToLeft),
     indent: { start: 720, hanging: 720 },
     spacing: { after: 80 }
   })
@@ -185,7 +189,7 @@ export const render = (document: ReportDocument.ReportDocument, heading: string)
           [
             new Paragraph({
               children: [new TextRun({ text: document.check.line, italics: true, color: "556070" })],
-              bidirectional: rtl.test(document.check.line)
+              ...bidirectional(rtl.test(document.check.line))
             })
           ]
         ].flat()

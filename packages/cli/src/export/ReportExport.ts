@@ -92,3 +92,6 @@ export const render = (session: Session.Session, format: Format): Effect.Effect<
 
 /** The JSON Schema of the JSON export (draft 2020-12). */
 export const jsonSchema = (): string => ReportJson.schemaText()
+
+/** The `$id` of that schema, which every JSON export names as its `$schema`. */
+export const jsonSchemaId = ReportJson.schemaId

@@ -136,14 +136,7 @@ export const english = completed(
   [study, vendor, maine]
 )
 
-const short = (
-  id: string,
-  language: string,
-  title: string,
-  sentence: string,
-  heading: string,
-  line: string
-) =>
+const short = (id: string, language: string, title: string, sentence: string, heading: string, line: string) =>
   completed(
     id,
     {
