@@ -114,24 +114,48 @@ const unitsOf = (block: ReportDocument.Block): ReadonlyArray<Unit> => {
   }
 }
 
-/** The export of a report document, as a JSON value the schema describes. */
-export const render = (document: ReportDocument.ReportDocument): unknown => {
-  const known = new Set(document.sources.map((s) => s.number))
-  const byNumber = new Map(document.sources.map((s) => [s.number, s] as const))
-  const verdictFor = verdictIndex(document.check.verification)
-  type Draft = {
-    text: string
-    markdown: string
-    numbers: ReadonlyArray<number>
-    verdict: Research.SentenceVerdict | undefined
-    marked: boolean
+/** A sentence as read, before the check's support of each citation is settled. */
+interface Draft {
+  readonly text: string
+  readonly markdown: string
+  readonly numbers: ReadonlyArray<number>
+  readonly verdict: Research.SentenceVerdict | undefined
+  readonly marked: boolean
+}
+
+interface DraftSection {
+  readonly heading: string | null
+  readonly level: number
+  readonly blocks: Array<{ readonly kind: string; readonly sentences: ReadonlyArray<Draft> }>
+}
+
+const draftOf = (
+  markdown: string,
+  known: ReadonlySet<number>,
+  verdictFor: (sentence: string) => Research.SentenceVerdict | undefined
+): Draft => {
+  const spans = ReportDocument.inline(markdown, known).spans
+  const text = spans
+    .filter((s) => s._tag !== "Cite" && s._tag !== "Mark")
+    .map((s) => ("text" in s ? s.text : ""))
+    .join("")
+  return {
+    text: text
+      .replace(/\s+([.,;:!?])/g, "$1")
+      .replace(/\s+/g, " ")
+      .trim(),
+    markdown,
+    numbers: [...new Set(spans.flatMap((s) => (s._tag === "Cite" ? s.numbers : [])))],
+    verdict: verdictFor(markdown),
+    marked: spans.some((s) => s._tag === "Mark")
   }
-  const sections: Array<{
-    heading: string | null
-    level: number
-    blocks: Array<{ kind: string; sentences: Array<Draft> }>
-  }> = []
-  const drafts: Array<Draft> = []
+}
+
+/** The document's sections, each block's sentences read and given the verdict the check recorded for them. */
+const sectionsOf = (document: ReportDocument.ReportDocument): ReadonlyArray<DraftSection> => {
+  const known = new Set(document.sources.map((s) => s.number))
+  const verdictFor = verdictIndex(document.check.verification)
+  const sections: Array<DraftSection> = []
   for (const block of document.blocks) {
     if (block._tag === "Heading") {
       sections.push({ heading: ReportDocument.plainText(block.inline.spans), level: block.level, blocks: [] })
@@ -142,31 +166,60 @@ export const render = (document: ReportDocument.ReportDocument): unknown => {
       const sentences =
         "text" in unit
           ? [{ text: unit.text, markdown: unit.text, numbers: [], verdict: undefined, marked: false }]
-          : sentencesOf(unit.inline.markdown).map((markdown): Draft => {
-              const spans = ReportDocument.inline(markdown, known).spans
-              const numbers = [...new Set(spans.flatMap((s) => (s._tag === "Cite" ? s.numbers : [])))]
-              const text = spans
-                .filter((s) => s._tag !== "Cite" && s._tag !== "Mark")
-                .map((s) => ("text" in s ? s.text : ""))
-                .join("")
-              const marked = spans.some((s) => s._tag === "Mark")
-              return {
-                text: text
-                  .replace(/\s+([.,;:!?])/g, "$1")
-                  .replace(/\s+/g, " ")
-                  .trim(),
-                markdown,
-                numbers,
-                verdict: verdictFor(markdown),
-                marked
-              }
-            })
-      drafts.push(...sentences)
+          : sentencesOf(unit.inline.markdown).map((markdown) => draftOf(markdown, known, verdictFor))
       sections.at(-1)?.blocks.push({ kind: unit.kind, sentences })
     }
   }
+  return sections
+}
+
+const verdictJson = (verdict: Research.SentenceVerdict) => ({
+  status: verdict.status,
+  label: verdict.label ?? null,
+  marked: verdict.marked,
+  removedCitations: verdict.removed.length,
+  explanation: verdict.explanation
+})
+
+const sourceJson = (s: ReportDocument.SourceEntry) => ({
+  number: s.number,
+  title: s.title,
+  url: s.url,
+  authors: s.authors,
+  year: s.year ?? null,
+  venue: s.venue ?? null,
+  doi: s.doi ?? null,
+  preprint: s.preprint,
+  publishedDate: s.publishedDate ?? null,
+  provider: s.provider ?? null
+})
+
+const checkJson = (check: ReportDocument.ReportDocument["check"]) => ({
+  status: check.status,
+  line: check.line ?? null,
+  counts:
+    check.verification === undefined
+      ? null
+      : {
+          sentences: check.verification.sentences,
+          checked: check.verification.checked,
+          changed: check.verification.changed,
+          removedCitations: check.verification.removedCitations,
+          marked: check.verification.marked,
+          incomplete: check.verification.incomplete ?? null
+        }
+})
+
+/** The export of a report document, as a JSON value the schema describes. */
+export const render = (document: ReportDocument.ReportDocument): unknown => {
+  const byNumber = new Map(document.sources.map((s) => [s.number, s] as const))
+  const sections = sectionsOf(document)
   const support = supportOf(
-    drafts.flatMap((d) => (d.verdict === undefined ? [] : [{ verdict: d.verdict, numbers: d.numbers }]))
+    sections.flatMap((section) =>
+      section.blocks.flatMap((block) =>
+        block.sentences.flatMap((d) => (d.verdict === undefined ? [] : [{ verdict: d.verdict, numbers: d.numbers }]))
+      )
+    )
   )
   const sentence = (d: Draft) => ({
     text: d.text,
@@ -177,53 +230,19 @@ export const render = (document: ReportDocument.ReportDocument): unknown => {
       return { number, title: source?.title ?? "", url: source?.url ?? "", support: label ?? null }
     }),
     marked: d.marked,
-    check:
-      d.verdict === undefined
-        ? null
-        : {
-            status: d.verdict.status,
-            label: d.verdict.label ?? null,
-            marked: d.verdict.marked,
-            removedCitations: d.verdict.removed.length,
-            explanation: d.verdict.explanation
-          }
+    check: d.verdict === undefined ? null : verdictJson(d.verdict)
   })
-  const verification = document.check.verification
   return {
     $schema: schemaId,
     session: { id: document.sessionId, query: document.query, createdAt: new Date(document.createdAt).toISOString() },
     title: document.title,
     language: document.language,
     sections: sections.map((s) => ({
-      ...s,
+      heading: s.heading,
+      level: s.level,
       blocks: s.blocks.map((b) => ({ kind: b.kind, sentences: b.sentences.map(sentence) }))
     })),
-    sources: document.sources.map((s) => ({
-      number: s.number,
-      title: s.title,
-      url: s.url,
-      authors: s.authors,
-      year: s.year ?? null,
-      venue: s.venue ?? null,
-      doi: s.doi ?? null,
-      preprint: s.preprint,
-      publishedDate: s.publishedDate ?? null,
-      provider: s.provider ?? null
-    })),
-    check: {
-      status: document.check.status,
-      line: document.check.line ?? null,
-      counts:
-        verification === undefined
-          ? null
-          : {
-              sentences: verification.sentences,
-              checked: verification.checked,
-              changed: verification.changed,
-              removedCitations: verification.removedCitations,
-              marked: verification.marked,
-              incomplete: verification.incomplete ?? null
-            }
-    }
+    sources: document.sources.map(sourceJson),
+    check: checkJson(document.check)
   }
 }

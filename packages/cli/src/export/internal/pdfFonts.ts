@@ -9,15 +9,13 @@ import { createRequire } from "node:module"
 
 const require = createRequire(import.meta.url)
 
-const file = (name: string): string => require.resolve(`dejavu-fonts-ttf/ttf/${name}`)
-
 /** The font files, by the role they play. */
 export const files = {
-  regular: file("DejaVuSans.ttf"),
-  bold: file("DejaVuSans-Bold.ttf"),
-  italic: file("DejaVuSans-Oblique.ttf"),
-  boldItalic: file("DejaVuSans-BoldOblique.ttf"),
-  mono: file("DejaVuSansMono.ttf")
+  regular: require.resolve("dejavu-fonts-ttf/ttf/DejaVuSans.ttf"),
+  bold: require.resolve("dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf"),
+  italic: require.resolve("dejavu-fonts-ttf/ttf/DejaVuSans-Oblique.ttf"),
+  boldItalic: require.resolve("dejavu-fonts-ttf/ttf/DejaVuSans-BoldOblique.ttf"),
+  mono: require.resolve("dejavu-fonts-ttf/ttf/DejaVuSansMono.ttf")
 } as const
 
 export const fontName = "DejaVu Sans"
