@@ -158,6 +158,23 @@ describe("report exports", () => {
     })
   )
 
+  it.effect("PDF of a report with a symbol its font lacks shows it as U+FFFD rather than refusing the report", () =>
+    Effect.gen(function* () {
+      const document = ReportDocument.fromSession(Sessions.english)
+      if (document === undefined) return assert.fail("no document")
+      const withEmoji = {
+        ...document,
+        blocks: [
+          ...document.blocks,
+          { _tag: "Paragraph" as const, inline: ReportDocument.inline("Warm 🔥 homes.", new Set()) }
+        ]
+      }
+      assert.isUndefined(ReportPdf.refusal(withEmoji, "Sources"))
+      const lines = pdfText(yield* ReportPdf.render(withEmoji, "Sources", { compress: false }))
+      assert.include(lines, "Warm \uFFFD homes.")
+    })
+  )
+
   it.effect("PDF of an Arabic or a Chinese report is refused in one sentence that says why", () =>
     Effect.gen(function* () {
       const arabic = yield* Effect.either(exported(Sessions.arabic, "pdf"))
@@ -166,7 +183,7 @@ describe("report exports", () => {
       if (Either.isRight(arabic) || Either.isRight(chinese)) return
       assert.match(
         arabic.left.message,
-        /^A PDF cannot be made of this report: it is written in Arabic script, which runs right to left/
+        /^A PDF cannot be made of this report: it holds text in Arabic script, which runs right to left/
       )
       assert.match(chinese.left.message, /has no glyphs for Chinese, Japanese and Korean characters \(such as /)
       for (const message of [arabic.left.message, chinese.left.message]) {

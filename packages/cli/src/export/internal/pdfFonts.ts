@@ -38,7 +38,7 @@ export const refusal = (text: string): string | undefined => {
   const rtl = rightToLeft.find(([script]) => script.test(text))
   if (rtl !== undefined) {
     return (
-      `A PDF cannot be made of this report: it is written in ${rtl[1]} script, which runs right to left, and the ` +
+      `A PDF cannot be made of this report: it holds text in ${rtl[1]} script, which runs right to left, and the ` +
       "PDF writer lays lines out left to right only; export it as docx or html, which carry it as it is."
     )
   }
