@@ -227,13 +227,24 @@ describe("report exports", () => {
     })
   )
 
-  it.effect("HTML and JSON of Arabic and Chinese reports keep their text", () =>
-    Effect.gen(function* () {
-      assert.include(text(yield* exported(Sessions.arabic, "html")), "تحافظ المضخات الحرارية")
-      const zh = JSON.parse(text(yield* exported(Sessions.chinese, "json")))
-      assert.isTrue(validator()(zh))
-      assert.strictEqual(zh.sections[0].blocks[0].sentences[0].text, "热泵在严寒中仍保持较高效率。")
-      assert.strictEqual(zh.sections[0].blocks[0].sentences[0].check.label, "supported")
-    })
+  it.effect(
+    "HTML and JSON of Arabic and Chinese reports keep their text, and their source list once, under its own heading",
+    () =>
+      Effect.gen(function* () {
+        const html = text(yield* exported(Sessions.arabic, "html"))
+        assert.include(html, "تحافظ المضخات الحرارية")
+        assert.include(html, '<h2 id="sources">المصادر</h2>')
+        assert.strictEqual(html.split("Cold climate heat pump field study").length, 2, "the source list once")
+        const ar = JSON.parse(text(yield* exported(Sessions.arabic, "json")))
+        assert.notInclude(
+          ar.sections.map((s: { heading: string }) => s.heading),
+          "المصادر"
+        )
+        assert.match(text(yield* exported(Sessions.arabic, "md")), /## المصادر\n\n1\. <a id="source-1"><\/a>/)
+        const zh = JSON.parse(text(yield* exported(Sessions.chinese, "json")))
+        assert.isTrue(validator()(zh))
+        assert.strictEqual(zh.sections[0].blocks[0].sentences[0].text, "热泵在严寒中仍保持较高效率。")
+        assert.strictEqual(zh.sections[0].blocks[0].sentences[0].check.label, "supported")
+      })
   )
 })

@@ -226,9 +226,26 @@ export const blocksOf = (markdown: string, known: ReadonlySet<number>): Readonly
 
 const italicLine = /^\*([^*\s].*)\*$/
 
+/**
+ * The report without the source list that ends it: as `Citations.stripSourceList` finds it by its heading, or, for a
+ * heading that list does not know (المصادر, מקורות, Джерела, ...), the last heading whose section opens with the
+ * list's first entry, `1. [title](url)`, as the list is written for every report.
+ */
+export const withoutSourceList = (markdown: string): string => {
+  const stripped = Citations.stripSourceList(markdown)
+  if (stripped !== markdown) return stripped
+  const lines = markdown.split("\n")
+  for (let i = lines.length - 1; i >= 0; i--) {
+    if (!/^\s{0,3}#{1,6}\s+\S/.test(lines[i] ?? "")) continue
+    const next = lines.slice(i + 1).find((line) => line.trim() !== "") ?? ""
+    return /^1\.\s+\[/.test(next) ? lines.slice(0, i).join("\n").trimEnd() : markdown
+  }
+  return markdown
+}
+
 /** The body without its source list, and the check's closing line (which follows the list, or ends the body). */
 const split = (markdown: string, recorded: boolean): { readonly body: string; readonly line: string | undefined } => {
-  const stripped = Citations.stripSourceList(markdown)
+  const stripped = withoutSourceList(markdown)
   const lastOf = (text: string) => text.trimEnd().split("\n").at(-1)?.trim() ?? ""
   if (stripped !== markdown) {
     const last = lastOf(markdown)
@@ -237,6 +254,19 @@ const split = (markdown: string, recorded: boolean): { readonly body: string; re
   const last = lastOf(stripped)
   if (!recorded || !italicLine.test(last)) return { body: stripped, line: undefined }
   return { body: stripped.trimEnd().slice(0, -last.length).trimEnd(), line: last }
+}
+
+/** The heading the report gave its source list, or "Sources". */
+export const sourcesHeadingOf = (markdown: string): string => {
+  const body = withoutSourceList(markdown)
+  if (body === markdown) return "Sources"
+  const heading = markdown.slice(body.length).trimStart().split("\n")[0] ?? ""
+  return (
+    heading
+      .replace(/^\s*#{1,6}\s+|^\s*\*\*|\*\*\s*:?\s*$/g, "")
+      .replace(/\s*#*\s*$/, "")
+      .trim() || "Sources"
+  )
 }
 
 const sourceOf = (citation: Research.Citation, session: Session.Session): SourceEntry => {

@@ -49,7 +49,7 @@ export const filenameOf = (sessionId: string, format: Format): string => `deep-r
 const encoder = new TextEncoder()
 
 /** The source list's heading as the report wrote it. */
-const headingOf = (markdown: string): string => ReportMarkdown.headingOf(markdown)
+const headingOf = (markdown: string): string => ReportDocument.sourcesHeadingOf(markdown)
 
 const bytesOf = (
   session: Session.Session,

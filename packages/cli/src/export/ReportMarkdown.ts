@@ -3,7 +3,7 @@
  * list (each entry an anchor, its title a link to the source), the check's marks and closing line as written. Raw
  * `<a id>` anchors are what CommonMark renderers (GitHub's, pandoc's, editors') keep as link targets.
  */
-import { Citations, ReportText } from "@deep-research/core"
+import { ReportText } from "@deep-research/core"
 import * as ReportDocument from "./ReportDocument.js"
 
 // Code is left as it is: `items[2]` in a snippet is an index, not a citation.
@@ -42,30 +42,17 @@ export const sourceList = (sources: ReadonlyArray<ReportDocument.SourceEntry>, h
         })
       ].join("\n")
 
-/** The heading the report gave its source list, or "Sources". */
-export const headingOf = (markdown: string): string => {
-  const body = Citations.stripSourceList(markdown)
-  if (body === markdown) return "Sources"
-  const heading = markdown.slice(body.length).trimStart().split("\n")[0] ?? ""
-  return (
-    heading
-      .replace(/^\s*#{1,6}\s+|^\s*\*\*|\*\*\s*:?\s*$/g, "")
-      .replace(/\s*#*\s*$/, "")
-      .trim() || "Sources"
-  )
-}
-
 /** The report of a session as Markdown with working citation links. */
 export const render = (document: ReportDocument.ReportDocument, markdown: string): string => {
   const known = new Set(document.sources.map((s) => s.number))
-  const body = Citations.stripSourceList(markdown)
+  const body = ReportDocument.withoutSourceList(markdown)
   const withoutLine =
     body === markdown && document.check.line !== undefined
       ? body.trimEnd().slice(0, body.trimEnd().lastIndexOf("\n") + 1)
       : body
   const parts = [
     linkCitations(withoutLine.trimEnd(), known),
-    sourceList(document.sources, headingOf(markdown)),
+    sourceList(document.sources, ReportDocument.sourcesHeadingOf(markdown)),
     document.check.line === undefined ? "" : `*${document.check.line}*`
   ]
   return `${parts.filter((part) => part !== "").join("\n\n")}\n`
