@@ -26,7 +26,8 @@ const filesUnder = (folder: string, extensions: ReadonlyArray<string>): Array<st
     : []
 
 // `from "x"` (imports and re-exports, type-only ones too: a declaration file names them), `import "x"`, `import("x")`.
-const specifierPattern = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)["']([^"'./][^"']*)["']/gm
+// A package's files found with `require.resolve` (the PDF export's fonts) are imports of it too.
+const specifierPattern = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\.resolve\(\s*|^\s*import\s+)["']([^"'./][^"']*)["']/gm
 
 /** The package a bare specifier names (`@scope/name` or `name`); undefined for Node's own modules. */
 const packageOf = (specifier: string): string | undefined => {
@@ -73,6 +74,7 @@ describe("Packaging", () => {
     const cli = importsOf("cli")
     expect(cli.get("@effect/cli")).toBeDefined()
     expect(cli.get("@deep-research/core")).toBeDefined()
+    expect(cli.get("dejavu-fonts-ttf")).toBeDefined()
     expect(importsOf("providers").get("openai")).toBeDefined()
     expect(packageOf("node:fs")).toBeUndefined()
     expect(packageOf("fs/promises")).toBeUndefined()

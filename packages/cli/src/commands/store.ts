@@ -62,7 +62,8 @@ export const rememberSimulated = <F extends { readonly simulate: boolean }>(
         Effect.map((simulated) => ({ ...options, simulate: simulated }))
       )
 
-const withStore = <A, E>(
+/** Runs `f` over the session store the options, the environment and the config file name. */
+export const withStore = <A, E>(
   options: { readonly store: Option.Option<string>; readonly database: Option.Option<string> },
   f: (sessions: SessionStore.Service, credentials: CliConfig.Credentials) => Effect.Effect<A, E>
 ) =>

@@ -123,6 +123,14 @@ const ReportParams = Schema.Struct({
   })
 })
 
+const ExportParams = Schema.Struct({
+  format: Schema.Literal("md", "html", "pdf", "docx", "json").annotations({
+    description:
+      "md, html, pdf, docx or json: citations linked to the source list, sources to their URLs, the citation " +
+      "check's marks and closing line kept; json follows the schema at /api/schemas/report-export"
+  })
+})
+
 const EventsParams = Schema.Struct({
   after: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())).annotations({
     description: "Replay from after this event id (as Last-Event-ID does); default 0, the whole log"
@@ -225,6 +233,27 @@ export class Sessions extends HttpApiGroup.make("sessions")
       .addSuccess(HttpApiSchema.Text({ contentType: "text/markdown" }))
       .addError(NotFound)
       .addError(Conflict)
+  )
+  .add(
+    HttpApiEndpoint.get("export", "/api/sessions/:id/export")
+      .annotate(OpenApi.Summary, "Export the report")
+      .annotate(
+        OpenApi.Description,
+        "The report as a file named after the session (Content-Disposition: attachment), in the content type of " +
+          "its format. A PDF of a report its font cannot show (Chinese, Japanese, Korean) or written right to left " +
+          "is a 400 that says so; docx and html carry every script."
+      )
+      .setPath(SessionPath)
+      .setUrlParams(ExportParams)
+      .addSuccess(HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" }))
+      .addError(NotFound)
+      .addError(Conflict)
+      .addError(BadRequest)
+  )
+  .add(
+    HttpApiEndpoint.get("exportSchema", "/api/schemas/report-export")
+      .annotate(OpenApi.Summary, "The JSON Schema of the JSON export")
+      .addSuccess(HttpApiSchema.Text({ contentType: "application/schema+json" }))
   )
   .add(
     HttpApiEndpoint.get("sources", "/api/sessions/:id/sources")

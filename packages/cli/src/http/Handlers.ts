@@ -26,6 +26,7 @@ import {
   ServiceUnavailable,
   Unauthorized
 } from "./Api.js"
+import * as ReportExport from "../export/ReportExport.js"
 import * as ReportHtml from "./ReportHtml.js"
 import * as Sse from "./Sse.js"
 
@@ -125,6 +126,23 @@ const reportResponse = (
   )
 }
 
+/** The report in an export format, as an attachment named after the session. */
+const exportResponse = (
+  session: Session.Session,
+  format: ReportExport.Format
+): Effect.Effect<HttpServerResponse.HttpServerResponse, Conflict | BadRequest> =>
+  session.report === undefined
+    ? Effect.fail(new Conflict({ message: conflict(session.id, session.status, "has no report yet").message }))
+    : ReportExport.render(session, format).pipe(
+        Effect.mapError((refused) => new BadRequest({ message: refused.message })),
+        Effect.map((exported) =>
+          HttpServerResponse.uint8Array(exported.body, {
+            contentType: exported.contentType,
+            headers: { "content-disposition": `attachment; filename="${exported.filename}"` }
+          })
+        )
+      )
+
 /** The session's events as SSE: the log after `after`, then live ones, then an `end` event with the status. */
 export const eventStream = (runs: Runs.Runs, sessionId: string, after: number): HttpServerResponse.HttpServerResponse =>
   Sse.response(
@@ -185,6 +203,12 @@ export const sessionsLayer = (runs: Runs.Runs) =>
           })
         )
       )
+      .handle("export", ({ path, urlParams }) =>
+        Effect.flatMap(Effect.mapError(runs.load(path.id), fromStoreError), (session) =>
+          exportResponse(session, urlParams.format)
+        )
+      )
+      .handle("exportSchema", () => Effect.succeed(ReportExport.jsonSchema()))
       .handle("sources", ({ path }) =>
         Effect.map(Effect.mapError(runs.load(path.id), fromStoreError), RunSchema.sourcesOf)
       )

@@ -4,7 +4,8 @@
  * Everything from the report is escaped; only http(s) links become links. Report text is model output over web
  * content, so it is never trusted as HTML.
  */
-import { Citations, ReportText, type Research, Source } from "@deep-research/core"
+import { ReportText, type Research, Source } from "@deep-research/core"
+import * as ReportDocument from "../export/ReportDocument.js"
 
 const escapeHtml = (text: string): string =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
@@ -154,10 +155,10 @@ const hostOf = (url: string): string => {
 }
 
 /** The numbered source list, each entry the target of its citations; a scholarly one names its work. */
-export const sourceList = (citations: ReadonlyArray<Research.Citation>): string =>
+export const sourceList = (citations: ReadonlyArray<Research.Citation>, heading = "Sources"): string =>
   citations.length === 0
     ? ""
-    : `<section class="sources"><h2 id="sources">Sources</h2><ol>${citations
+    : `<section class="sources"><h2 id="sources">${escapeHtml(heading)}</h2><ol>${citations
         .map((c) => {
           const url = safeUrl(c.url)
           const title = escapeHtml(c.title.trim() === "" ? c.url : c.title)
@@ -173,7 +174,7 @@ export const sourceList = (citations: ReadonlyArray<Research.Citation>): string 
  * checked and changed, or that they were not checked). The source list is rebuilt, so the line is taken from after it.
  */
 export const closingLine = (markdown: string): string | undefined => {
-  const body = Citations.stripSourceList(markdown)
+  const body = ReportDocument.withoutSourceList(markdown)
   if (body === markdown) return undefined
   const last = markdown.trimEnd().split("\n").at(-1)?.trim() ?? ""
   return /^\*[^*\s].*\*$/.test(last) && !/^\d+[.)]\s/.test(last) ? last : undefined
@@ -184,7 +185,7 @@ export const fragment = (report: Research.Report): string => {
   const known = new Set(report.citations.map((c) => c.number))
   const closing = closingLine(report.markdown)
   const check = closing === undefined ? "" : `\n<p class="check">${inline(closing, known)}</p>`
-  return `<article class="report">${blocks(Citations.stripSourceList(report.markdown), known)}\n${sourceList(report.citations)}${check}</article>`
+  return `<article class="report">${blocks(ReportDocument.withoutSourceList(report.markdown), known)}\n${sourceList(report.citations, ReportDocument.sourcesHeadingOf(report.markdown))}${check}</article>`
 }
 
 const style = `body{font:16px/1.6 system-ui,sans-serif;max-width:46rem;margin:0 auto;padding:1rem;color:#1d2430}

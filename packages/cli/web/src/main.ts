@@ -136,6 +136,22 @@ const reportSection = async (sessionId: string): Promise<HTMLElement> => {
 const actions = (sessionId: string, status: string) => {
   const path = `/api/sessions/${encodeURIComponent(sessionId)}`
   const running = status === "running" || status === "queued"
+  // An export the server refuses (a PDF its font cannot show) says why under the buttons.
+  const refused = h("p", { class: "error", role: "alert", hidden: true })
+  const exported = (label: string, format: string) =>
+    button(
+      label,
+      async () => {
+        refused.hidden = true
+        try {
+          await Api.download(`${path}/export?format=${format}`, `deep-research-${sessionId}.${format}`)
+        } catch (error) {
+          refused.textContent = error instanceof Error ? error.message : String(error)
+          refused.hidden = false
+        }
+      },
+      "secondary"
+    )
   return h(
     "div",
     { class: "actions" },
@@ -161,6 +177,9 @@ const actions = (sessionId: string, status: string) => {
         () => Api.download(`${path}/report?format=html&download=true`, `${sessionId}.html`),
         "secondary"
       ),
+    status === "completed" && exported("Download PDF", "pdf"),
+    status === "completed" && exported("Download Word", "docx"),
+    status === "completed" && exported("Download JSON", "json"),
     !running &&
       button(
         "Delete",
@@ -170,7 +189,8 @@ const actions = (sessionId: string, status: string) => {
           navigate(undefined)
         },
         "danger"
-      )
+      ),
+    refused
   )
 }
 

@@ -80,6 +80,7 @@ Usage
   deep-research list                        sessions: id, status, created, cost, question
   deep-research show <id>                   a session and its report
   deep-research delete <id>                 delete a session and its files
+  deep-research export <id> --format pdf    the report as md, html, pdf, docx or json, citations and check kept
   deep-research evaluate <id>               judge a report on eight dimensions and check its citations
   deep-research mcp                         serve MCP on stdio (the research options apply)
   deep-research serve [--host H] [--port N]  HTTP API, OpenAI-compatible endpoint and web page (default ${OptionTable.defaults.serveHost}:${OptionTable.defaults.servePort})
@@ -144,6 +145,17 @@ ${options("show")}
 Deletes a session and its files. A session a run is using is refused.
 
 ${options("delete")}
+`,
+  export: `Usage: deep-research export <id> [--format md|html|pdf|docx|json] [--out FILE] [options]
+       deep-research export --json-schema
+
+Writes a completed session's report to hand on: every citation number links to its entry in the source list, every
+source to its URL, the sentences the citation check marked stay marked and its closing line travels with it. md, html
+and json go to stdout unless --out names a file; pdf and docx go to ./deep-research-<id>.pdf or .docx. A PDF of a
+report in a script its font cannot show (Chinese, Japanese, Korean) or written right to left (Arabic, Hebrew) is
+refused with the reason; docx and html carry every script. --json-schema prints the schema the json export follows.
+
+${options("export")}
 `,
   evaluate: `Usage: deep-research evaluate <id> [options]
 

@@ -146,6 +146,18 @@ export const commands = {
   list: stored,
   show: stored,
   delete: stored,
+  export: {
+    format: text("format", "FORMAT", "md (the default), html, pdf, docx or json"),
+    out: text(
+      "out",
+      "FILE",
+      "write it to this file (md, html and json go to stdout by default; pdf and docx to ./deep-research-<id>.pdf " +
+        "or .docx); - for stdout"
+    ),
+    jsonSchema: flag("json-schema", "print the JSON Schema of the json export (no id needed)"),
+    store: research.store,
+    database: stored.database
+  },
   evaluate: {
     model: research.model,
     store: research.store,
@@ -211,6 +223,7 @@ export const commandNames: ReadonlyArray<Command> = [
   "list",
   "show",
   "delete",
+  "export",
   "evaluate",
   "mcp",
   "serve",
