@@ -94,7 +94,11 @@ export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(fu
       ),
     list: Effect.map(Ref.get(entries), (map) =>
       [...map.values()]
-        .flatMap((entry) => (entry.session === undefined ? [] : [Session.summarize(entry.session)]))
+        .flatMap((entry) => {
+          if (entry.session === undefined) return []
+          const summary = Session.summarize(entry.session)
+          return [entry.artefacts.has(SessionStore.simulatedMark) ? new Session.SessionSummary({ ...summary, simulated: true }) : summary]
+        })
         .sort((a, b) => b.createdAt - a.createdAt)
     ),
     delete: (id) =>

@@ -96,37 +96,17 @@ export const make = (
     yield* patiently(migrate).pipe(
       Effect.mapError((error) => new DatabaseUnavailable({ address, reason: `cannot prepare it: ${messageOf(error)}` }))
     )
-    const writes = yield* makeWriter(sql)
-    const leases = yield* SqlLeases.make({
-      duration: options.leaseDuration,
-      holdAccepted: options.holdAccepted,
-      writes
-    })
-    const store: SqlStore.Store = {
-      sql,
-      leases,
-      scrubbed: makeScrubbed("SqlSessionStore", (options.secrets ?? []).map(Redacted.value)),
-      writes,
-      known: new Map()
-    }
+    const write = yield* makeWriter(sql)
+    const leases = yield* SqlLeases.make({ duration: options.leaseDuration, holdAccepted: options.holdAccepted, write })
+    const scrubbed = makeScrubbed("SqlSessionStore", (options.secrets ?? []).map(Redacted.value))
+    const store = SqlStore.service({ sql, leases, scrubbed, write, known: new Map() })
     if (options.importFrom !== undefined) {
       // Imported sessions are nobody's yet: one stored queued is taken over as a stopped process's would be.
-      yield* importOnce({ ...store, leases: { ...leases, holdAccepted: () => Effect.void } }, options.importFrom)
+      const importer = SqlStore.service({ sql, leases: { ...leases, holdAccepted: () => Effect.void }, scrubbed, write, known: new Map() })
+      yield* importOnce(sql, importer, options.importFrom)
     }
     return {
-      store: SessionStore.SessionStore.of({
-        save: SqlStore.save(store),
-        load: SqlStore.load(store),
-        appendEvents: SqlStore.appendEvents(store),
-        events: SqlStore.readEvents(store),
-        saveReport: SqlStore.saveReport(store),
-        saveArtefact: SqlStore.saveArtefact(store),
-        artefact: SqlStore.artefact(store),
-        deleteArtefact: SqlStore.deleteArtefact(store),
-        list: SqlStore.list(store),
-        delete: SqlStore.remove(store),
-        lock: SqlStore.lock(store)
-      }),
+      store,
       unheld: leases.unheld
     }
   })

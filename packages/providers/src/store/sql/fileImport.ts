@@ -6,6 +6,7 @@
  * as it is, and a session that cannot be read is named, with why, in the line that reports the import.
  */
 import { ResearchEvents, Session, SessionStore } from "@deep-research/core"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -14,7 +15,6 @@ import * as fs from "node:fs/promises"
 import * as nodePath from "node:path"
 import { decodeStored } from "../sessionMigrations.js"
 import { orDie, patiently } from "./sqlDatabase.js"
-import * as SqlStore from "./sqlStore.js"
 
 /** What an import found. */
 export interface Imported {
@@ -71,7 +71,7 @@ const journaled = (directory: string) =>
 
 /** One session's folder (or journal record) into the store; false when the database holds it already. */
 const importOne = (
-  store: SqlStore.Store,
+  store: SessionStore.Service,
   directory: string,
   id: string,
   fromJournal: { text: string; artefacts: Map<string, string> } | undefined
@@ -79,9 +79,9 @@ const importOne = (
   Effect.scoped(
     Effect.gen(function* () {
       // Held while it is imported: two processes opening the store at once import it once.
-      const held = yield* Effect.either(store.leases.lock(id))
+      const held = yield* Effect.either(store.lock(id))
       if (Either.isLeft(held)) return false
-      const existing = yield* Effect.either(SqlStore.load(store)(id))
+      const existing = yield* Effect.either(store.load(id))
       if (Either.isRight(existing) || existing.left._tag === "SessionCorrupt") return false
       const folder = nodePath.join(directory, id)
       const file = yield* readText(nodePath.join(folder, "session.json"))
@@ -90,17 +90,17 @@ const importOne = (
       const data = yield* Effect.try({ try: (): unknown => JSON.parse(text), catch: () => "session.json is not JSON" })
       const session = yield* Effect.mapError(decodeStored(data), (error) => error.reason)
       if (session.id !== id) return yield* Effect.fail(`its session.json holds session ${session.id}`)
-      yield* Effect.mapError(SqlStore.save(store)(session), (error) => error.message)
+      yield* Effect.mapError(store.save(session), (error) => error.message)
       const events = yield* readText(nodePath.join(folder, "events.jsonl"))
       if (Either.isRight(events)) {
         const lines = events.right.split("\n").filter((line) => line.trim() !== "")
         // An unreadable line (a torn last one) is left out, as the file store left it out when reading.
         const decoded = yield* Effect.forEach(lines, (line) => Effect.option(ResearchEvents.decodeJson(line)))
         const readable = decoded.flatMap((event) => (event._tag === "Some" ? [event.value] : []))
-        yield* Effect.mapError(SqlStore.appendEvents(store)(id, readable), (error) => error.message)
+        yield* Effect.mapError(store.appendEvents(id, readable), (error) => error.message)
       }
       const report = yield* readText(nodePath.join(folder, "report.md"))
-      if (Either.isRight(report)) yield* Effect.mapError(SqlStore.saveReport(store)(id, report.right), (e) => e.message)
+      if (Either.isRight(report)) yield* Effect.mapError(store.saveReport(id, report.right), (e) => e.message)
       const names = yield* Effect.promise(() => fs.readdir(folder).catch(() => [] as Array<string>))
       const artefacts = new Map(fromJournal?.artefacts ?? [])
       for (const name of names.filter((name) => !reservedFiles.has(name))) {
@@ -109,7 +109,7 @@ const importOne = (
         if (Either.isRight(content)) artefacts.set(name, content.right)
       }
       for (const [name, content] of artefacts) {
-        yield* Effect.ignore(SqlStore.saveArtefact(store)(id, name, content))
+        yield* Effect.ignore(store.saveArtefact(id, name, content))
       }
       return true
     })
@@ -119,10 +119,9 @@ const importOne = (
  * Imports the sessions of a file store's folder, once for the database: a second call (this process's or another's)
  * finds the import recorded and reads nothing. Logs one line of what it did.
  */
-export const importOnce = (store: SqlStore.Store, directory: string) =>
+export const importOnce = (sql: SqlClient.SqlClient, store: SessionStore.Service, directory: string) =>
   Effect.gen(function* () {
     const source = nodePath.resolve(directory)
-    const { sql } = store
     const done = yield* sql`SELECT source FROM deep_research_imports WHERE source = ${source}`.pipe(
       patiently,
       orDie("cannot read which file stores were imported")
