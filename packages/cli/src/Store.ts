@@ -16,10 +16,6 @@ import * as Redacted from "effect/Redacted"
 import type * as CliConfig from "./CliConfig.js"
 import { secretsIn } from "./internal/config/credentials.js"
 
-/** The folder of the earlier file store under a store folder, imported once into the database. */
-export const sessionsDirectory = (resolved: Pick<CliConfig.Resolved, "storeDir">): string =>
-  Environment.sessionsFolder(resolved.storeDir)
-
 /** The database file of a store folder. */
 export const databaseFile = (storeDir: string): string => SqlSessionStore.databaseFile(storeDir)
 
@@ -33,13 +29,6 @@ const leaseDuration = (env: NodeJS.ProcessEnv = process.env) => {
 }
 
 /**
- * The secrets of the credentials (the keys, the keyless APIs' keys, the database's URL, each API token): kept out of
- * what is written.
- */
-export const secretsOf = (credentials: CliConfig.Credentials): ReadonlyArray<Redacted.Redacted<string>> =>
-  secretsIn(credentials)
-
-/**
  * The session store of a store folder: PostgreSQL when the credentials name a database, else the SQLite database of
  * the folder; either keeps the environment's keys (and the database's URL) out of what it writes, and gives the
  * sessions that no live process holds (`Unheld`). `DatabaseUnavailable` when the database cannot be opened, reached or
@@ -49,7 +38,7 @@ export const storeLayerOrFail = (
   storeDir: string,
   credentials?: CliConfig.Credentials
 ): Layer.Layer<SessionStore.SessionStore | SqlSessionStore.Unheld, SqlSessionStore.DatabaseUnavailable> => {
-  const secrets = credentials === undefined ? [] : secretsOf(credentials)
+  const secrets = credentials === undefined ? [] : secretsIn(credentials)
   const database = credentials?.databaseUrl
   const leases = { leaseDuration: leaseDuration() }
   return database === undefined

@@ -74,7 +74,10 @@ export const list = (sessions: SessionStore.Service, credentials: Credentials, j
         [
           ...queued.map((summary) => JSON.stringify({ ...summary, simulated: false })),
           ...stored.map((summary) =>
-            JSON.stringify({ ...Schema.encodeSync(Session.SessionSummary)(summary), simulated: summary.simulated === true })
+            JSON.stringify({
+              ...Schema.encodeSync(Session.SessionSummary)(summary),
+              simulated: summary.simulated === true
+            })
           )
         ].join("\n")
       )
@@ -91,7 +94,10 @@ export const list = (sessions: SessionStore.Service, credentials: Credentials, j
       return `${s.id.padEnd(idWidth)}  ${status.padEnd(22)}  ${formatDate(s.createdAt)}  ${cost.padEnd(8)}  ${mark}${listedQuestion(s)}`
     })
     yield* Console.log(
-      [`${"ID".padEnd(idWidth)}  ${"STATUS".padEnd(22)}  ${"CREATED (UTC)".padEnd(16)}  ${"COST".padEnd(8)}  QUESTION`, ...lines].join("\n")
+      [
+        `${"ID".padEnd(idWidth)}  ${"STATUS".padEnd(22)}  ${"CREATED (UTC)".padEnd(16)}  ${"COST".padEnd(8)}  QUESTION`,
+        ...lines
+      ].join("\n")
     )
   })
 

@@ -97,7 +97,11 @@ export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(fu
         .flatMap((entry) => {
           if (entry.session === undefined) return []
           const summary = Session.summarize(entry.session)
-          return [entry.artefacts.has(SessionStore.simulatedMark) ? new Session.SessionSummary({ ...summary, simulated: true }) : summary]
+          return [
+            entry.artefacts.has(SessionStore.simulatedMark)
+              ? new Session.SessionSummary({ ...summary, simulated: true })
+              : summary
+          ]
         })
         .sort((a, b) => b.createdAt - a.createdAt)
     ),

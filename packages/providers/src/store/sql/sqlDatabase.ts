@@ -80,7 +80,8 @@ const batchSize = 128
  */
 export const makeWriter = (sql: SqlClient.SqlClient): Effect.Effect<Writer, never, Scope.Scope> =>
   sql.onDialectOrElse({
-    pg: () => Effect.succeed<Writer>((transaction) => patiently(Effect.uninterruptible(sql.withTransaction(transaction)))),
+    pg: () =>
+      Effect.succeed<Writer>((transaction) => patiently(Effect.uninterruptible(sql.withTransaction(transaction)))),
     orElse: () => groupCommit(sql)
   })
 

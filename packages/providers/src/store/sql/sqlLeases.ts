@@ -93,32 +93,38 @@ export const make = (options: {
     const release = (sessionId: string, token: string) =>
       Effect.suspend(() => {
         if (held.get(sessionId) === token) held.delete(sessionId)
-        return options.write(sql`DELETE FROM deep_research_leases WHERE session_id = ${sessionId} AND token = ${token}`).pipe(
-          Effect.catchAllCause((cause) =>
-            Effect.logWarning(`SqlSessionStore: could not release session ${sessionId}; its lease lapses`, cause)
+        return options
+          .write(sql`DELETE FROM deep_research_leases WHERE session_id = ${sessionId} AND token = ${token}`)
+          .pipe(
+            Effect.catchAllCause((cause) =>
+              Effect.logWarning(`SqlSessionStore: could not release session ${sessionId}; its lease lapses`, cause)
+            )
           )
-        )
       })
 
     // Every lease of the store renewed a third of the way through its duration (one missed renewal loses nothing),
     // for the life of the scope; a database that cannot be reached is said once, and tried on.
     let failing = false
-    yield* options.write(sql`UPDATE deep_research_leases SET expires_at = ${now} + ${millis} WHERE owner = ${owner}`).pipe(
-      Effect.matchCauseEffect({
-        onSuccess: () => Effect.sync(() => (failing = false)),
-        onFailure: (cause) =>
-          failing
-            ? Effect.void
-            : Effect.zipRight(
-                Effect.sync(() => (failing = true)),
-                Effect.logWarning(`SqlSessionStore: cannot renew this process's leases (${Cause.squash(cause)}); retrying`)
-              )
-      }),
-      Effect.repeat(Schedule.spaced(Duration.millis(Math.max(50, Math.floor(millis / 3))))),
-      Effect.withClock(wallClock),
-      Effect.interruptible,
-      Effect.forkScoped
-    )
+    yield* options
+      .write(sql`UPDATE deep_research_leases SET expires_at = ${now} + ${millis} WHERE owner = ${owner}`)
+      .pipe(
+        Effect.matchCauseEffect({
+          onSuccess: () => Effect.sync(() => (failing = false)),
+          onFailure: (cause) =>
+            failing
+              ? Effect.void
+              : Effect.zipRight(
+                  Effect.sync(() => (failing = true)),
+                  Effect.logWarning(
+                    `SqlSessionStore: cannot renew this process's leases (${Cause.squash(cause)}); retrying`
+                  )
+                )
+        }),
+        Effect.repeat(Schedule.spaced(Duration.millis(Math.max(50, Math.floor(millis / 3))))),
+        Effect.withClock(wallClock),
+        Effect.interruptible,
+        Effect.forkScoped
+      )
     return {
       lock: (sessionId) =>
         Effect.suspend(() => {

@@ -118,7 +118,8 @@ const leasesAndSummaries = Effect.gen(function* () {
 const listingIndex = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql.onDialectOrElse({
     pg: () => Effect.void,
-    orElse: () => Effect.asVoid(sql`CREATE INDEX deep_research_sessions_listing ON deep_research_sessions (id, status, summary)`)
+    orElse: () =>
+      Effect.asVoid(sql`CREATE INDEX deep_research_sessions_listing ON deep_research_sessions (id, status, summary)`)
   })
 )
 

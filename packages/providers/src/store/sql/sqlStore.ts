@@ -189,7 +189,9 @@ export const service = (store: Store): SessionStore.Service => {
       const row = (yield* read(`cannot load session ${valid}`, selectRow(store, valid)))[0]
       if (row === undefined) return yield* new Errors.SessionNotFound({ sessionId: valid })
       // A row that cannot be read is checked again before a checkpoint replaces it (and kept aside then).
-      const session = yield* Effect.tapError(decodeRow(valid, row.data), () => Effect.sync(() => store.known.delete(valid)))
+      const session = yield* Effect.tapError(decodeRow(valid, row.data), () =>
+        Effect.sync(() => store.known.delete(valid))
+      )
       store.known.set(valid, row.revision)
       return session
     }),
@@ -212,7 +214,8 @@ export const service = (store: Store): SessionStore.Service => {
               WITH ORDINALITY AS t(value, n) ORDER BY n`
           ),
         // SQLite has one writer at a time: a statement's rows are numbered in their order.
-        orElse: () => sql`INSERT INTO deep_research_events ${sql.insert(texts.map((data) => ({ session_id: valid, data })))}`
+        orElse: () =>
+          sql`INSERT INTO deep_research_events ${sql.insert(texts.map((data) => ({ session_id: valid, data })))}`
       })
       yield* orDie(`cannot append events of session ${valid}`)(store.write(insert))
     }),
@@ -287,7 +290,8 @@ export const service = (store: Store): SessionStore.Service => {
       )
       const summaries = yield* Effect.forEach(listed, (row) => summaryOf(store, row))
       for (const summary of summaries) {
-        if (summary.status === "corrupt") yield* Effect.logWarning(`SqlSessionStore: session ${summary.id}: ${summary.error}`)
+        if (summary.status === "corrupt")
+          yield* Effect.logWarning(`SqlSessionStore: session ${summary.id}: ${summary.error}`)
       }
       return summaries.sort((a, b) => b.createdAt - a.createdAt)
     }).pipe(Effect.withSpan("SqlSessionStore.list")),
