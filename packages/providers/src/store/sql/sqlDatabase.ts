@@ -13,6 +13,7 @@ import type * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
+import { isBusyCode } from "./sqliteConnection.js"
 
 /** The database's clock in milliseconds since the epoch, as an SQL expression of its dialect. */
 export const nowMillis = (sql: SqlClient.SqlClient) =>
@@ -22,22 +23,18 @@ export const nowMillis = (sql: SqlClient.SqlClient) =>
   })
 
 /** The codes, anywhere in a failure's chain of causes. */
-const codesOf = (error: unknown, depth = 0): ReadonlyArray<string> => {
-  if (typeof error !== "object" || error === null || depth > 5) return []
-  const code = "code" in error && typeof error.code === "string" ? [error.code] : []
-  return [...code, ...("cause" in error ? codesOf(error.cause, depth + 1) : [])]
-}
+const codesOf = (error: unknown, depth = 0): ReadonlyArray<string> =>
+  typeof error !== "object" || error === null || depth > 5
+    ? []
+    : [...("code" in error ? [String(error.code)] : []), ...("cause" in error ? codesOf(error.cause, depth + 1) : [])]
 
-/**
- * A failure that passes by itself: SQLite's file held by another process's writer. A PostgreSQL server that cannot be
- * reached is not waited out here: a client is told at once (a 503 naming the database).
- */
+/** A failure that passes by itself: SQLite's file held by another process's writer (not a server out of reach). */
 const isPassing = (error: unknown): boolean =>
   typeof error === "object" &&
   error !== null &&
   "_tag" in error &&
   error._tag === "SqlError" &&
-  codesOf(error).some((code) => code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"))
+  codesOf(error).some(isBusyCode)
 
 /**
  * The clock of the database's waits: the wall clock, whatever clock the caller runs on (a test's `TestClock` drives
