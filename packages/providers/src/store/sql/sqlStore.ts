@@ -166,35 +166,15 @@ const summaryOf = (store: Store, row: typeof ListedRow.Type) =>
     }
   )
 
-/** The store's operations over a `Store`. */
-export const service = (store: Store): SessionStore.Service => {
+/** What the store keeps beside a session: its event log, its report and its named artefacts. */
+const keptBeside = (
+  store: Store
+): Pick<
+  SessionStore.Service,
+  "appendEvents" | "events" | "saveReport" | "saveArtefact" | "artefact" | "deleteArtefact"
+> => {
   const { sql } = store
   return {
-    save: Effect.fn("SqlSessionStore.save")(function* (session) {
-      const id = yield* Session.validateId(session.id)
-      const encoded = yield* Effect.mapError(
-        Session.encode(session),
-        (error) => new Errors.InvalidInput({ reason: `session ${id} cannot be stored: ${error.message}` })
-      )
-      const text = yield* store.scrubbed(`session ${id}`, JSON.stringify(encoded))
-      const summary = yield* store.scrubbed(`session ${id}`, encodeSummary(Session.summarize(session)))
-      const revision = yield* store.write(checkpoint(store, session, text, summary)).pipe(
-        Effect.catchTag("LeaseLost", (error) => Effect.die(new Error(`SqlSessionStore: ${error.message}`))),
-        orDie(`cannot save session ${id}`)
-      )
-      if (revision !== undefined) store.known.set(id, revision)
-    }),
-    load: Effect.fn("SqlSessionStore.load")(function* (id) {
-      const valid = yield* Session.validateId(id)
-      const row = (yield* read(`cannot load session ${valid}`, selectRow(store, valid)))[0]
-      if (row === undefined) return yield* new Errors.SessionNotFound({ sessionId: valid })
-      // A row that cannot be read is checked again before a checkpoint replaces it (and kept aside then).
-      const session = yield* Effect.tapError(decodeRow(valid, row.data), () =>
-        Effect.sync(() => store.known.delete(valid))
-      )
-      store.known.set(valid, row.revision)
-      return session
-    }),
     appendEvents: Effect.fn("SqlSessionStore.appendEvents")(function* (id, events) {
       const valid = yield* Session.validateId(id)
       if (events.length === 0) return
@@ -274,7 +254,40 @@ export const service = (store: Store): SessionStore.Service => {
       yield* store
         .write(sql`DELETE FROM deep_research_artefacts WHERE session_id = ${valid} AND name = ${artefact}`)
         .pipe(orDie(`cannot delete ${artefact} of session ${valid}`))
+    })
+  }
+}
+
+/** The store's operations over a `Store`. */
+export const service = (store: Store): SessionStore.Service => {
+  const { sql } = store
+  return {
+    save: Effect.fn("SqlSessionStore.save")(function* (session) {
+      const id = yield* Session.validateId(session.id)
+      const encoded = yield* Effect.mapError(
+        Session.encode(session),
+        (error) => new Errors.InvalidInput({ reason: `session ${id} cannot be stored: ${error.message}` })
+      )
+      const text = yield* store.scrubbed(`session ${id}`, JSON.stringify(encoded))
+      const summary = yield* store.scrubbed(`session ${id}`, encodeSummary(Session.summarize(session)))
+      const revision = yield* store.write(checkpoint(store, session, text, summary)).pipe(
+        Effect.catchTag("LeaseLost", (error) => Effect.die(new Error(`SqlSessionStore: ${error.message}`))),
+        orDie(`cannot save session ${id}`)
+      )
+      if (revision !== undefined) store.known.set(id, revision)
     }),
+    load: Effect.fn("SqlSessionStore.load")(function* (id) {
+      const valid = yield* Session.validateId(id)
+      const row = (yield* read(`cannot load session ${valid}`, selectRow(store, valid)))[0]
+      if (row === undefined) return yield* new Errors.SessionNotFound({ sessionId: valid })
+      // A row that cannot be read is checked again before a checkpoint replaces it (and kept aside then).
+      const session = yield* Effect.tapError(decodeRow(valid, row.data), () =>
+        Effect.sync(() => store.known.delete(valid))
+      )
+      store.known.set(valid, row.revision)
+      return session
+    }),
+    ...keptBeside(store),
     list: Effect.gen(function* () {
       // One query, read from indexes: the summaries kept at each checkpoint, whether a live run holds each, and the
       // simulated mark.
