@@ -89,12 +89,12 @@ export const list = (host: Host) =>
     const summaries = yield* Effect.flatMap(storeOf(host), (store) => store.list)
     // Without a limit, a session this process runs is running from the moment it was stored queued.
     return host.resolved.maxSessions !== undefined
-        ? summaries
-        : summaries.map((summary) =>
-            summary.status === "queued" && host.runs.has(summary.id)
-              ? { ...summary, status: "running" as const }
-              : summary
-          )
+      ? summaries
+      : summaries.map((summary) =>
+          summary.status === "queued" && host.runs.has(summary.id)
+            ? { ...summary, status: "running" as const }
+            : summary
+        )
   })
 
 export const answer = (host: Host, sessionId: string, text: string) =>
