@@ -57,6 +57,48 @@ export const patiently = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effec
     while: isPassing
   }).pipe(Effect.withClock(wallClock))
 
+/** A server out of reach: the connection refused, cut, or the server shutting down or starting (PostgreSQL's 57P0x, 08xxx). */
+const isUnreachable = (error: unknown): boolean =>
+  codesOf(error).some((code) => /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|57P0[123]|08\d\d\d)$/.test(code)) ||
+  /Connection terminated|connection error|not queryable/i.test(messagesOf(error))
+
+/** The messages, anywhere in a failure's chain of causes. */
+const messagesOf = (error: unknown, depth = 0): string =>
+  typeof error !== "object" || error === null || depth > 5
+    ? ""
+    : `${"message" in error ? String(error.message) : ""} ${"cause" in error ? messagesOf(error.cause, depth + 1) : ""}`
+
+/** How long a run's write waits for a database out of reach before its run fails. */
+export const outagePatience = "120 seconds"
+
+/**
+ * A run's write (a checkpoint, events, a report) that meets a database out of reach waits for it, trying again every
+ * second, for `outagePatience`, and says so once, rather than ending the run. An acceptance does not wait: its client
+ * is told at once.
+ */
+export const throughOutage =
+  (what: string) =>
+  <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
+    let said = false
+    // Sandboxed: a transaction whose connection broke fails its rollback too, which the driver raises as a defect.
+    const unreachable = (cause: Cause.Cause<E>) => isUnreachable(Cause.squash(cause))
+    return Effect.sandbox(effect).pipe(
+      Effect.tapError((cause) =>
+        said || !unreachable(cause)
+          ? Effect.void
+          : Effect.zipRight(
+              Effect.sync(() => (said = true)),
+              Effect.logWarning(
+                `SqlSessionStore: the database cannot be reached to ${what}; waiting for it (up to ${outagePatience})`
+              )
+            )
+      ),
+      Effect.retry({ schedule: Schedule.spaced("1 second").pipe(Schedule.upTo(outagePatience)), while: unreachable }),
+      Effect.unsandbox,
+      Effect.withClock(wallClock)
+    )
+  }
+
 /** Runs a write of the store as a transaction, and returns once it is committed. */
 export type Writer = <A, E>(transaction: Effect.Effect<A, E>) => Effect.Effect<A, E | SqlError>
 

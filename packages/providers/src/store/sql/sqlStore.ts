@@ -16,7 +16,7 @@ import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { Scrubbed } from "../secretScrubber.js"
 import { decodeStored } from "../sessionMigrations.js"
-import { nowMillis, orDie, patiently, type Writer } from "./sqlDatabase.js"
+import { nowMillis, orDie, patiently, throughOutage, type Writer } from "./sqlDatabase.js"
 import { LeaseLost, type Leases } from "./sqlLeases.js"
 
 /** What a store holds between calls. */
@@ -197,7 +197,9 @@ const keptBeside = (
         orElse: () =>
           sql`INSERT INTO deep_research_events ${sql.insert(texts.map((data) => ({ session_id: valid, data })))}`
       })
-      yield* orDie(`cannot append events of session ${valid}`)(store.write(insert))
+      yield* store
+        .write(insert)
+        .pipe(throughOutage(`append events of session ${valid}`), orDie(`cannot append events of session ${valid}`))
     }),
     events: Effect.fn("SqlSessionStore.events")(function* (id) {
       const valid = yield* Session.validateId(id)
@@ -225,7 +227,7 @@ const keptBeside = (
             VALUES (${valid}, ${text}, CURRENT_TIMESTAMP)
             ON CONFLICT (session_id) DO UPDATE SET markdown = excluded.markdown, updated_at = CURRENT_TIMESTAMP`
         )
-        .pipe(orDie(`cannot save the report of session ${valid}`))
+        .pipe(throughOutage(`save the report of session ${valid}`), orDie(`cannot save the report of session ${valid}`))
     }),
     saveArtefact: Effect.fn("SqlSessionStore.saveArtefact")(function* (id, name, content) {
       const [valid, artefact] = yield* named(id, name)
@@ -271,6 +273,7 @@ export const service = (store: Store): SessionStore.Service => {
       const text = yield* store.scrubbed(`session ${id}`, JSON.stringify(encoded))
       const summary = yield* store.scrubbed(`session ${id}`, encodeSummary(Session.summarize(session)))
       const revision = yield* store.write(checkpoint(store, session, text, summary)).pipe(
+        session.status === "queued" ? (effect) => effect : throughOutage(`save session ${id}`),
         Effect.catchTag("LeaseLost", (error) => Effect.die(new Error(`SqlSessionStore: ${error.message}`))),
         orDie(`cannot save session ${id}`)
       )
