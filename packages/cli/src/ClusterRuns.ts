@@ -73,7 +73,6 @@ interface Client {
   /** The sessions this process sent a message to. */
   readonly sent: Map<string, Sent>
   /** Marks the listed sessions a simulated run made. */
-  readonly marks: ReturnType<typeof Store.simulatedMarks>
 }
 
 const joinCluster = (resolved: CliConfig.Resolved, url: Redacted.Redacted<string>) =>
@@ -94,7 +93,7 @@ const makeClient = (resolved: CliConfig.Resolved) =>
     const context = yield* joinCluster(resolved, url)
     const judge = judges ? Option.some(yield* Layer.build(Wiring.judgeLayer(resolved))) : Option.none()
     const store = Context.get(context, SessionStore.SessionStore)
-    const client: Client = { resolved, context, judge, store, sent: new Map(), marks: Store.simulatedMarks(store) }
+    const client: Client = { resolved, context, judge, store, sent: new Map() }
     return client
   })
 
@@ -232,7 +231,7 @@ const list = (client: Client) =>
         queued.set(id, { id, status: "queued", query: s.query, createdAt: s.at, costUsd: 0 })
       }
     }
-    return [...[...queued.values()].filter((listed) => !known.has(listed.id)), ...(yield* client.marks(summaries))]
+    return [...[...queued.values()].filter((listed) => !known.has(listed.id)), ...summaries]
   })
 
 const answer = (client: Client, sessionId: string, text: string) =>

@@ -5,7 +5,7 @@
  * session. Sessions of the earlier file store (`<store>/sessions/`) are imported when the database is first opened.
  * Apart from `Wiring` so that the commands that only read or delete sessions load no provider's SDK.
  */
-import { type SessionStore } from "@deep-research/core"
+import { SessionStore } from "@deep-research/core"
 import * as Environment from "@deep-research/providers/Environment"
 import * as SqlSessionStore from "@deep-research/providers/SqlSessionStore"
 import * as Duration from "effect/Duration"
@@ -15,10 +15,6 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as CliConfig from "./CliConfig.js"
 import { secretsIn } from "./internal/config/credentials.js"
-
-/** The folder of the earlier file store under a store folder, imported once into the database. */
-export const sessionsDirectory = (resolved: Pick<CliConfig.Resolved, "storeDir">): string =>
-  Environment.sessionsFolder(resolved.storeDir)
 
 /** The database file of a store folder. */
 export const databaseFile = (storeDir: string): string => SqlSessionStore.databaseFile(storeDir)
@@ -33,13 +29,6 @@ const leaseDuration = (env: NodeJS.ProcessEnv = process.env) => {
 }
 
 /**
- * The secrets of the credentials (the keys, the keyless APIs' keys, the database's URL, each API token): kept out of
- * what is written.
- */
-export const secretsOf = (credentials: CliConfig.Credentials): ReadonlyArray<Redacted.Redacted<string>> =>
-  secretsIn(credentials)
-
-/**
  * The session store of a store folder: PostgreSQL when the credentials name a database, else the SQLite database of
  * the folder; either keeps the environment's keys (and the database's URL) out of what it writes, and gives the
  * sessions that no live process holds (`Unheld`). `DatabaseUnavailable` when the database cannot be opened, reached or
@@ -49,7 +38,7 @@ export const storeLayerOrFail = (
   storeDir: string,
   credentials?: CliConfig.Credentials
 ): Layer.Layer<SessionStore.SessionStore | SqlSessionStore.Unheld, SqlSessionStore.DatabaseUnavailable> => {
-  const secrets = credentials === undefined ? [] : secretsOf(credentials)
+  const secrets = credentials === undefined ? [] : secretsIn(credentials)
   const database = credentials?.databaseUrl
   const leases = { leaseDuration: leaseDuration() }
   return database === undefined
@@ -92,7 +81,7 @@ export const artefactPlace =
     `${storePlace(storeDir, credentials)} (deep_research_artefacts: ${sessionId}, ${name})`
 
 /** The artefact that marks a session a simulated run made, so that resume and evaluate simulate it too. */
-export const simulatedArtefact = "simulated.json"
+export const simulatedArtefact = SessionStore.simulatedMark
 
 /**
  * Whether a simulated run made the session (it carries the mark); false for one whose mark cannot be read, whatever
@@ -103,32 +92,6 @@ export const wasSimulated = (store: SessionStore.Service, sessionId: string): Ef
     Effect.map(Option.isSome),
     Effect.catchAllCause(() => Effect.succeed(false))
   )
-
-/**
- * Marks the listed sessions a simulated run made (`simulated: true`), for a process that lists them again and again
- * (a server's clients poll the list): a session's mark, written before its first checkpoint, never changes, so each
- * session's is read once.
- */
-export const simulatedMarks = (store: SessionStore.Service) => {
-  const known = new Map<string, boolean>()
-  return <A extends { readonly id: string }>(
-    listed: ReadonlyArray<A>
-  ): Effect.Effect<ReadonlyArray<A & { readonly simulated?: boolean }>> =>
-    Effect.forEach(
-      listed,
-      (entry) => {
-        const seen = known.get(entry.id)
-        const marked =
-          seen !== undefined
-            ? Effect.succeed(seen)
-            : Effect.tap(wasSimulated(store, entry.id), (simulated) =>
-                Effect.sync(() => known.set(entry.id, simulated))
-              )
-        return Effect.map(marked, (simulated) => (simulated ? { ...entry, simulated } : entry))
-      },
-      { concurrency: 8 }
-    )
-}
 
 /** The banner that opens every simulated report. */
 export const simulatedBanner =

@@ -116,11 +116,12 @@ const simulatedStore = (store: SessionStore.Service): SessionStore.Service => ({
               report: new Research.Report({ ...session.report, markdown: markSimulated(session.report.markdown) })
             })
       ),
-      // A session stored queued (asked for, not begun) is marked as soon as it is stored, before it is acknowledged:
-      // simulated wherever it runs. (After: a file store journals the mark with the session it accepted.)
+      // A session stored queued (asked for, not begun) is marked as it is stored, before it is acknowledged: simulated
+      // wherever it runs. Both writes at once, so that the store commits them together.
       session.status === "queued"
         ? Effect.ignore(store.saveArtefact(session.id, simulatedArtefact, simulatedMark))
-        : Effect.void
+        : Effect.void,
+      { concurrent: true }
     ),
   saveReport: (id, markdown) => store.saveReport(id, markSimulated(markdown)),
   // The session remembers it was simulated, so that resume and evaluate simulate it too without being told.

@@ -295,7 +295,9 @@ export class SessionSummary extends Schema.Class<SessionSummary>("@deep-research
   /** Why the session cannot be read, when the status is `corrupt` (bad content) or `unreadable` (the system refused). */
   error: Schema.optional(Schema.String),
   /** What its report stands on, once it has one that recorded it. */
-  grounding: Schema.optional(Grounding)
+  grounding: Schema.optional(Grounding),
+  /** Made by a simulated run: the store keeps `SessionStore.simulatedMark` beside it (set by the store's `list`). */
+  simulated: Schema.optional(Schema.Boolean)
 }) {}
 
 /** The listing line of a session. */

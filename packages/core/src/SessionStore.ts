@@ -35,6 +35,12 @@ export interface Service {
   readonly lock: (id: string) => Effect.Effect<void, SessionBusy | InvalidInput, Scope.Scope>
 }
 
+/**
+ * The artefact that marks a session a simulated run made (so that resume and evaluate simulate it too): `list` says
+ * which sessions carry it (`SessionSummary.simulated`).
+ */
+export const simulatedMark = "simulated.json"
+
 /** An artefact's name: lower-case letters, digits, `-` and `_`, then an extension (`evaluation.json`). */
 const artefactName = /^[a-z0-9][a-z0-9_-]{0,62}\.[a-z0-9]{1,8}$/
 

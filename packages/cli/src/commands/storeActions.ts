@@ -67,35 +67,38 @@ export const list = (sessions: SessionStore.Service, credentials: Credentials, j
     const known = new Set(stored.map((summary) => summary.id))
     const queued = sent.filter((waiting) => !known.has(waiting.id))
     // Which sessions a simulated run made, so that none is taken for real research.
-    const simulated = new Set(
-      (yield* Effect.forEach(stored, (summary) => Store.wasSimulated(sessions, summary.id), { concurrency: 8 }))
-        .map((marked, i) => (marked ? stored[i]?.id : undefined))
-        .filter((id) => id !== undefined)
-    )
+    const simulated = new Set(stored.filter((summary) => summary.simulated === true).map((summary) => summary.id))
+    // Written at once: one write of the whole listing, not one a session.
     if (json) {
-      for (const summary of queued) yield* Console.log(JSON.stringify({ ...summary, simulated: false }))
-      for (const summary of stored) {
-        const encoded = Schema.encodeSync(Session.SessionSummary)(summary)
-        yield* Console.log(JSON.stringify({ ...encoded, simulated: simulated.has(summary.id) }))
-      }
-      return
+      return yield* Console.log(
+        [
+          ...queued.map((summary) => JSON.stringify({ ...summary, simulated: false })),
+          ...stored.map((summary) =>
+            JSON.stringify({
+              ...Schema.encodeSync(Session.SessionSummary)(summary),
+              simulated: summary.simulated === true
+            })
+          )
+        ].join("\n")
+      )
     }
     const summaries = [...queued, ...stored]
     if (summaries.length === 0) return yield* Console.log("No sessions yet.")
     const idWidth = Math.max(2, ...summaries.map((s) => s.id.length))
-    yield* Console.log(
-      `${"ID".padEnd(idWidth)}  ${"STATUS".padEnd(22)}  ${"CREATED (UTC)".padEnd(16)}  ${"COST".padEnd(8)}  QUESTION`
-    )
     // A report that rests on no source is said beside its status.
     const ungrounded = new Set(stored.filter((s) => s.grounding?.sources === 0).map((s) => s.id))
-    for (const s of summaries) {
+    const lines = summaries.map((s) => {
       const status = ungrounded.has(s.id) ? `${s.status}, no sources` : s.status
       const cost = `$${s.costUsd.toFixed(4)}`
       const mark = simulated.has(s.id) ? "[simulated] " : ""
-      yield* Console.log(
-        `${s.id.padEnd(idWidth)}  ${status.padEnd(22)}  ${formatDate(s.createdAt)}  ${cost.padEnd(8)}  ${mark}${listedQuestion(s)}`
-      )
-    }
+      return `${s.id.padEnd(idWidth)}  ${status.padEnd(22)}  ${formatDate(s.createdAt)}  ${cost.padEnd(8)}  ${mark}${listedQuestion(s)}`
+    })
+    yield* Console.log(
+      [
+        `${"ID".padEnd(idWidth)}  ${"STATUS".padEnd(22)}  ${"CREATED (UTC)".padEnd(16)}  ${"COST".padEnd(8)}  QUESTION`,
+        ...lines
+      ].join("\n")
+    )
   })
 
 /** `show`: a session and its report (json: the whole session). */

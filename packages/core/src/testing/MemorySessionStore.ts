@@ -28,6 +28,16 @@ export interface Inspect {
 }
 
 /** A memory store and a way to look inside it. */
+/** A listed entry, marked when a simulated run made it. */
+const summaryOf = (entry: Entry): ReadonlyArray<Session.SessionSummary> =>
+  entry.session === undefined
+    ? []
+    : [
+        entry.artefacts.has(SessionStore.simulatedMark)
+          ? new Session.SessionSummary({ ...Session.summarize(entry.session), simulated: true })
+          : Session.summarize(entry.session)
+      ]
+
 export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(function* () {
   const entries = yield* Ref.make(new Map<string, Entry>())
   const saveCounts = yield* Ref.make(new Map<string, number>())
@@ -93,9 +103,7 @@ export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(fu
         })
       ),
     list: Effect.map(Ref.get(entries), (map) =>
-      [...map.values()]
-        .flatMap((entry) => (entry.session === undefined ? [] : [Session.summarize(entry.session)]))
-        .sort((a, b) => b.createdAt - a.createdAt)
+      [...map.values()].flatMap(summaryOf).sort((a, b) => b.createdAt - a.createdAt)
     ),
     delete: (id) =>
       Effect.flatMap(Session.validateId(id), (id) =>

@@ -3,7 +3,7 @@
  * behave alike: checkpoints replaced whole, the event log in order, reports and artefacts beside their session, a
  * corrupt session reported and never overwritten, and one run at a time.
  */
-import { Errors, ResearchConfig, ResearchEvents, Session, type SessionStore } from "@deep-research/core"
+import { Errors, ResearchConfig, ResearchEvents, Session, SessionStore } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -193,6 +193,23 @@ export const contract = (
         assert.strictEqual(yield* tagOf(store.load("newer")), "SessionNotFound")
         assert.strictEqual(yield* tagOf(store.events("newer")), "SessionNotFound")
         assert.strictEqual(yield* tagOf(store.delete("newer")), "SessionNotFound")
+      })
+    )
+
+    it.scoped("list says which sessions carry the simulated mark", () =>
+      Effect.gen(function* () {
+        const { store } = yield* harness
+        yield* store.save(makeSession("simulated", { createdAt: 2 }))
+        yield* store.save(makeSession("real", { createdAt: 1 }))
+        yield* store.saveArtefact("simulated", SessionStore.simulatedMark, '{"simulated": true}')
+        yield* store.saveArtefact("real", "evaluation.json", "{}")
+        assert.deepStrictEqual(
+          (yield* store.list).map((s) => [s.id, s.simulated]),
+          [
+            ["simulated", true],
+            ["real", undefined]
+          ]
+        )
       })
     )
 

@@ -17,7 +17,6 @@ import type * as CliConfig from "../../CliConfig.js"
 import * as OtlpExport from "../../OtlpExport.js"
 import * as Progress from "../../Progress.js"
 import { conflict, type Started } from "../../RunSchema.js"
-import * as Store from "../../Store.js"
 import * as Wiring from "../../Wiring.js"
 import * as Logging from "../telemetry/logging.js"
 
@@ -35,8 +34,6 @@ export interface Host {
   readonly runs: Map<string, Run>
   /** A progress view per session, from the shared event stream. */
   readonly progress: Map<string, Progress.State>
-  /** Marks the listed sessions a simulated run made. */
-  readonly simulatedMarks: ReturnType<typeof Store.simulatedMarks>
 }
 
 export const makeHost = (resolved: CliConfig.Resolved) =>
@@ -59,8 +56,7 @@ export const makeHost = (resolved: CliConfig.Resolved) =>
       runtime,
       onRuntime: (effect) => Effect.provide(effect, services),
       runs: new Map(),
-      progress: new Map(),
-      simulatedMarks: Store.simulatedMarks(yield* Effect.provide(SessionStore.SessionStore, services))
+      progress: new Map()
     }
     const watcher = runtime.runFork(watchProgress(host))
     yield* Effect.addFinalizer(() =>

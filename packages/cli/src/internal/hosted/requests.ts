@@ -90,15 +90,13 @@ export const list = (host: Host) =>
   Effect.gen(function* () {
     const summaries = yield* Effect.flatMap(storeOf(host), (store) => store.list)
     // Without a limit, a session this process runs is running from the moment it was stored queued.
-    const listed =
-      host.resolved.maxSessions !== undefined
-        ? summaries
-        : summaries.map((summary) =>
-            summary.status === "queued" && host.runs.has(summary.id)
-              ? { ...summary, status: "running" as const }
-              : summary
-          )
-    return yield* host.simulatedMarks(listed)
+    return host.resolved.maxSessions !== undefined
+      ? summaries
+      : summaries.map((summary) =>
+          summary.status === "queued" && host.runs.has(summary.id)
+            ? { ...summary, status: "running" as const }
+            : summary
+        )
   })
 
 export const answer = (host: Host, sessionId: string, text: string) =>

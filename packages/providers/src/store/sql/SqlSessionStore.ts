@@ -1,16 +1,10 @@
 /**
  * The `SessionStore` on a database, through `@effect/sql`: one SQLite file under the store folder by default
- * (`@effect/sql-libsql`), PostgreSQL for a cluster (`@effect/sql-pg`). One module over `SqlClient`, the dialects
- * differing only in column types; the schema is made and upgraded by `@effect/sql`'s Migrator (`sqlMigrations.ts`).
- *
- * What the database guarantees, the store does not rebuild: a checkpoint is one committed transaction (SQLite in WAL
- * mode with `synchronous=FULL`: a commit survives a power cut, not only a crash of the process), several processes
- * share one store (SQLite's file locking, PostgreSQL's rows), and a run's hold on a session is a lease row renewed
- * while its process lives (`sqlLeases.ts`), so that a killed process's sessions are taken over once it lapses.
- * Tables: `deep_research_sessions` (a row a session: its JSON, status, summary and revision), `_events` (the event
- * log, in order), `_reports`, `_artefacts` (the request journal, evaluations, other named artefacts), `_leases`,
- * `_corrupt_sessions` (rows found unreadable, kept aside rather than overwritten) and `_imports` (file stores
- * imported).
+ * (`@effect/sql-libsql`, WAL, `synchronous=FULL`: a commit survives a power cut), PostgreSQL for a cluster
+ * (`@effect/sql-pg`). One module over `SqlClient`, the dialects differing only where they must; the schema is made and
+ * upgraded by `@effect/sql`'s Migrator (`sqlMigrations.ts`), the operations are in `sqlStore.ts`, a run's hold on a
+ * session is a lease row renewed while its process lives (`sqlLeases.ts`), so a killed process's sessions are taken
+ * over once it lapses.
  */
 import { SessionStore } from "@deep-research/core"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -24,7 +18,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import { pathToFileURL } from "node:url"
@@ -37,24 +30,13 @@ import * as SqlLeases from "./sqlLeases.js"
 import { migrate } from "./sqlMigrations.js"
 import * as SqlStore from "./sqlStore.js"
 
-// =============================================================================
-// Options and errors
-// =============================================================================
-
 /** Options of the store. */
 export interface Options {
   /** Secret values (API keys) that must never reach the database: replaced wherever they appear before a write. */
   readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
-  /**
-   * How long a run's hold on a session outlives its process (15 s): a killed process's sessions are taken over by a
-   * live one after at most this long.
-   */
+  /** How long a run's hold on a session outlives its process (15 s): then a live process takes it over. */
   readonly leaseDuration?: Duration.DurationInput | undefined
-  /**
-   * Whether a session this store saves queued stays held by this process until a run takes it (a server's queue):
-   * taken over by another process only once this one has stopped. Off for a store that only hands sessions to
-   * others (a cluster's client).
-   */
+  /** Whether a session saved queued stays this process's until a run takes it (a server's queue; not a cluster client). */
   readonly holdAccepted?: boolean | undefined
   /** A folder of the earlier file store whose sessions are imported when the store opens, once. */
   readonly importFrom?: string | undefined
@@ -78,88 +60,86 @@ export class Unheld extends Context.Tag("@deep-research/providers/SqlSessionStor
   Effect.Effect<ReadonlyArray<{ readonly id: string; readonly status: string }>>
 >() {}
 
-// =============================================================================
-// Constructors
-// =============================================================================
-
-/** The store over the `SqlClient` in context: migrates the schema, imports a file store if asked, renews its leases. */
-export const make = (
-  options: Options = {}
-): Effect.Effect<
-  { readonly store: SessionStore.Service; readonly unheld: Unheld["Type"] },
-  DatabaseUnavailable,
-  SqlClient.SqlClient | Scope.Scope
-> =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const address = options.address ?? "the database"
-    yield* patiently(migrate).pipe(
-      Effect.mapError((error) => new DatabaseUnavailable({ address, reason: `cannot prepare it: ${messageOf(error)}` }))
-    )
-    const writes = yield* makeWriter(sql)
-    const leases = yield* SqlLeases.make({
-      duration: options.leaseDuration,
-      holdAccepted: options.holdAccepted,
-      writes
-    })
-    const store: SqlStore.Store = {
-      sql,
-      leases,
-      scrubbed: makeScrubbed("SqlSessionStore", (options.secrets ?? []).map(Redacted.value)),
-      writes,
-      known: new Map()
-    }
-    if (options.importFrom !== undefined) {
-      // Imported sessions are nobody's yet: one stored queued is taken over as a stopped process's would be.
-      yield* importOnce({ ...store, leases: { ...leases, holdAccepted: () => Effect.void } }, options.importFrom)
-    }
-    return {
-      store: SessionStore.SessionStore.of({
-        save: SqlStore.save(store),
-        load: SqlStore.load(store),
-        appendEvents: SqlStore.appendEvents(store),
-        events: SqlStore.readEvents(store),
-        saveReport: SqlStore.saveReport(store),
-        saveArtefact: SqlStore.saveArtefact(store),
-        artefact: SqlStore.artefact(store),
-        deleteArtefact: SqlStore.deleteArtefact(store),
-        list: SqlStore.list(store),
-        delete: SqlStore.remove(store),
-        lock: SqlStore.lock(store)
-      }),
-      unheld: leases.unheld
-    }
-  })
-
-/** The store as the `SessionStore` in context (and `Unheld`), over the `SqlClient` in context. */
+/** The store (and `Unheld`) over the `SqlClient` in context: migrates the schema, imports a file store if asked. */
 export const layer = (
   options: Options = {}
 ): Layer.Layer<SessionStore.SessionStore | Unheld, DatabaseUnavailable, SqlClient.SqlClient> =>
   Layer.scopedContext(
-    Effect.map(make(options), ({ store, unheld }) =>
-      Context.make(SessionStore.SessionStore, store).pipe(Context.add(Unheld, unheld))
-    )
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      yield* patiently(migrate).pipe(
+        Effect.mapError(
+          (error) =>
+            new DatabaseUnavailable({
+              address: options.address ?? "the database",
+              reason: `cannot prepare it: ${messageOf(error)}`
+            })
+        )
+      )
+      const write = yield* makeWriter(sql)
+      const leases = yield* SqlLeases.make({
+        duration: options.leaseDuration,
+        holdAccepted: options.holdAccepted,
+        write
+      })
+      const scrubbed = makeScrubbed("SqlSessionStore", (options.secrets ?? []).map(Redacted.value))
+      const storeOf = (leases: SqlLeases.Leases) => SqlStore.service({ sql, leases, scrubbed, write, known: new Map() })
+      if (options.importFrom !== undefined) {
+        // Imported sessions are nobody's yet: one stored queued is taken over as a stopped process's would be.
+        yield* importOnce(sql, storeOf({ ...leases, holdAccepted: () => Effect.void }), options.importFrom)
+      }
+      return Context.make(SessionStore.SessionStore, storeOf(leases)).pipe(Context.add(Unheld, leases.unheld))
+    })
   )
 
 /** The database file of a store folder. */
 export const databaseFile = (storeDirectory: string): string => nodePath.join(storeDirectory, "deep-research.db")
 
+const codeOf = (error: unknown) =>
+  typeof error === "object" && error !== null && "code" in error ? String(error.code) : ""
+
 /**
- * A client of an SQLite file, made with its folder if need be, in WAL mode (readers never wait for the writer) with
- * `synchronous=FULL` (each commit is synced, and survives a power cut) and a busy timeout (`sqliteConnection.ts`).
+ * A client of an SQLite file in WAL mode (readers never wait for the writer), its folder made if need be, a level at a
+ * time (Node's recursive `mkdir` never returns under some paths, `/proc/...`), the owner's only. SQLite says only
+ * "unable to open database file" of a file or folder the system refuses it: the system's reason is asked first.
  */
 export const sqliteClientLayer = (
   file: string
-): Layer.Layer<LibsqlClient.LibsqlClient | SqlClient.SqlClient, DatabaseUnavailable> =>
-  Layer.unwrapScoped(
+): Layer.Layer<LibsqlClient.LibsqlClient | SqlClient.SqlClient, DatabaseUnavailable> => {
+  const makeFolder = (folder: string): void => {
+    if (fs.existsSync(folder) && !fs.statSync(folder).isDirectory()) throw new Error(`${folder} is not a folder`)
+    if (fs.existsSync(folder) || nodePath.dirname(folder) === folder) return
+    makeFolder(nodePath.dirname(folder))
+    try {
+      fs.mkdirSync(folder, { mode: 0o700 })
+    } catch (error) {
+      if (codeOf(error) === "EEXIST" && fs.statSync(folder).isDirectory()) return
+      throw ["EEXIST", "ENOTDIR"].includes(codeOf(error)) ? new Error(`${folder} is not a folder`) : error
+    }
+  }
+  const refuseWhatCannotBeWritten = () => {
+    for (const path of [nodePath.dirname(file), ...(fs.existsSync(file) ? [file] : [])]) {
+      try {
+        fs.accessSync(path, fs.constants.R_OK | fs.constants.W_OK)
+      } catch (error) {
+        const code = codeOf(error)
+        throw new Error(
+          code === "EACCES" || code === "EPERM" || code === "EROFS"
+            ? `permission denied: ${path} cannot be ${code === "EROFS" ? "written (a read-only file system)" : "read and written by this user"}`
+            : `${path}: ${error instanceof Error ? error.message : String(error)}`
+        )
+      }
+    }
+  }
+  const unavailable = (error: unknown) =>
+    new DatabaseUnavailable({ address: file, reason: error instanceof Error ? error.message : String(error) })
+  return Layer.unwrapScoped(
     Effect.gen(function* () {
-      const unavailable = (error: unknown) =>
-        new DatabaseUnavailable({ address: file, reason: error instanceof Error ? error.message : String(error) })
       const client = yield* Effect.acquireRelease(
         Effect.try({
           try: () => {
             makeFolder(nodePath.dirname(file))
-            refuseWhatCannotBeWritten(file)
+            refuseWhatCannotBeWritten()
             // Made first, the owner's only: SQLite gives its log files the database file's permissions.
             if (!fs.existsSync(file)) fs.closeSync(fs.openSync(file, "a", 0o600))
             return SqliteConnection.make(pathToFileURL(file).toString())
@@ -172,45 +152,6 @@ export const sqliteClientLayer = (
       return LibsqlClient.layer({ liveClient: client })
     })
   )
-
-/**
- * The store's folder, made if need be, a level at a time, the owner's only (the sessions hold the user's research).
- * Not Node's recursive `mkdir`, which never returns under some paths (`/proc/...`).
- */
-const makeFolder = (folder: string): void => {
-  if (fs.existsSync(folder)) {
-    if (!fs.statSync(folder).isDirectory()) throw new Error(`${folder} is not a folder`)
-    return
-  }
-  const parent = nodePath.dirname(folder)
-  if (parent !== folder) makeFolder(parent)
-  try {
-    fs.mkdirSync(folder, { mode: 0o700 })
-  } catch (error) {
-    const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : ""
-    if (code === "EEXIST" && fs.statSync(folder).isDirectory()) return
-    if (code === "EEXIST" || code === "ENOTDIR") throw new Error(`${folder} is not a folder`)
-    throw error
-  }
-}
-
-/**
- * SQLite says only "unable to open database file" of a file or folder the system refuses it: the system's own reason
- * is asked first, so that the refusal names it. Both must be writable (SQLite writes its log beside the file).
- */
-const refuseWhatCannotBeWritten = (file: string) => {
-  for (const path of [nodePath.dirname(file), ...(fs.existsSync(file) ? [file] : [])]) {
-    try {
-      fs.accessSync(path, fs.constants.R_OK | fs.constants.W_OK)
-    } catch (error) {
-      const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : ""
-      throw new Error(
-        code === "EACCES" || code === "EPERM" || code === "EROFS"
-          ? `permission denied: ${path} cannot be ${code === "EROFS" ? "written (a read-only file system)" : "read and written by this user"}`
-          : `${path}: ${error instanceof Error ? error.message : String(error)}`
-      )
-    }
-  }
 }
 
 /** The store in an SQLite file (by default `deep-research.db` of the store folder). */
@@ -220,19 +161,13 @@ export const layerSqlite = (
 ): Layer.Layer<SessionStore.SessionStore | Unheld, DatabaseUnavailable> =>
   layer({ address: file, ...options }).pipe(Layer.provide(sqliteClientLayer(file)))
 
-/** The address of a database URL without its password, for messages. */
-export const describeUrl: (url: string) => string = Environment.describeDatabaseUrl
-
-/**
- * What the driver said beneath a failure to connect (a refused connection, a role or database the server does not
- * have), each address's when it tried several. Its messages name hosts, users and databases, never a password.
- */
-const causesOf = (cause: unknown): ReadonlyArray<string> => {
-  if (cause instanceof AggregateError) {
-    return [[...new Set(cause.errors.flatMap((inner) => causesOf(inner)))].join("; ")].filter((text) => text !== "")
-  }
-  return cause instanceof Error && cause.message !== "" ? [cause.message] : []
-}
+/** What the driver said beneath a failure to connect, each address's when it tried several (never a password). */
+const causesOf = (cause: unknown): ReadonlyArray<string> =>
+  cause instanceof AggregateError
+    ? [[...new Set(cause.errors.flatMap(causesOf))].join("; ")].filter((text) => text !== "")
+    : cause instanceof Error && cause.message !== ""
+      ? [cause.message]
+      : []
 
 /**
  * A PostgreSQL client of a database URL (a pool: a connection that breaks is replaced); `DatabaseUnavailable` when it
@@ -257,7 +192,7 @@ export const pgClientLayer = (
     Layer.mapError(
       (error) =>
         new DatabaseUnavailable({
-          address: describeUrl(Redacted.value(url)),
+          address: Environment.describeDatabaseUrl(Redacted.value(url)),
           reason: [error.message, ...causesOf(error.cause)].join(": ")
         })
     )
@@ -268,7 +203,9 @@ export const layerPostgres = (
   url: Redacted.Redacted<string>,
   options: Options = {}
 ): Layer.Layer<SessionStore.SessionStore | Unheld, DatabaseUnavailable> =>
-  layer({ address: describeUrl(Redacted.value(url)), ...options }).pipe(Layer.provide(pgClientLayer(url)))
+  layer({ address: Environment.describeDatabaseUrl(Redacted.value(url)), ...options }).pipe(
+    Layer.provide(pgClientLayer(url))
+  )
 
 /** The PostgreSQL store at `DEEP_RESEARCH_DATABASE_URL`. */
 export const layerConfig = (

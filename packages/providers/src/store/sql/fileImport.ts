@@ -6,72 +6,62 @@
  * as it is, and a session that cannot be read is named, with why, in the line that reports the import.
  */
 import { ResearchEvents, Session, SessionStore } from "@deep-research/core"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { Dirent } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as nodePath from "node:path"
 import { decodeStored } from "../sessionMigrations.js"
 import { orDie, patiently } from "./sqlDatabase.js"
-import * as SqlStore from "./sqlStore.js"
 
-/** What an import found. */
-export interface Imported {
-  readonly imported: number
-  readonly unreadable: ReadonlyArray<{ readonly id: string; readonly reason: string }>
-}
-
-type Journaled = { readonly session?: string; readonly artefact?: string; readonly of?: string; readonly text: string }
-
+const JournalLine = Schema.parseJson(
+  Schema.Union(
+    Schema.Struct({ gone: Schema.String }),
+    Schema.Struct({ session: Schema.String, text: Schema.String }),
+    Schema.Struct({ artefact: Schema.String, of: Schema.String, text: Schema.String })
+  )
+)
+const decodeLine = Schema.decodeUnknownOption(JournalLine)
 const reservedFiles = new Set(["session.json", "events.jsonl", "report.md"])
 const isSessionId = Schema.is(Session.SessionId)
 
 const readText = (path: string) =>
-  Effect.promise(() =>
-    fs.readFile(path, "utf8").then(
-      (text) => Either.right(text),
-      (error: unknown) => Either.left(error)
-    )
-  )
+  Effect.promise(() => fs.readFile(path, "utf8").then(Either.right, (error: unknown) => Either.left(error)))
 
-const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+const namesIn = (folder: string) => Effect.promise(() => fs.readdir(folder).catch(() => [] as Array<string>))
 
 /** The records of the journals a stopped file store left: sessions it had acknowledged before making their folders. */
 const journaled = (directory: string) =>
   Effect.gen(function* () {
     const folder = nodePath.join(directory, ".intake")
-    const names = yield* Effect.promise(() => fs.readdir(folder).catch(() => [] as Array<string>))
+    const names = yield* namesIn(folder)
     const sessions = new Map<string, { text: string; artefacts: Map<string, string> }>()
     const gone = new Set(names.filter((name) => name.endsWith(".gone")).map((name) => name.slice(0, -5)))
     for (const name of names.filter((name) => name.includes(".jsonl")).sort()) {
       const text = yield* readText(nodePath.join(folder, name))
-      if (Either.isLeft(text)) continue
-      for (const line of text.right.split("\n")) {
-        let record: Journaled | { readonly gone: string }
-        try {
-          record = JSON.parse(line) as Journaled | { readonly gone: string }
-        } catch {
-          continue // a line cut short by a crash was never acknowledged
-        }
-        if ("gone" in record) {
-          gone.add(record.gone)
-        } else if (record.session !== undefined) {
-          const entry = sessions.get(record.session)
-          sessions.set(record.session, { text: record.text, artefacts: entry?.artefacts ?? new Map() })
-        } else if (record.artefact !== undefined && record.of !== undefined) {
-          sessions.get(record.of)?.artefacts.set(record.artefact, record.text)
-        }
+      // A line cut short by a crash was never acknowledged: it does not decode, and is left out.
+      for (const line of Either.getOrElse(text, () => "").split("\n")) {
+        const record = Option.getOrUndefined(decodeLine(line))
+        if (record === undefined) continue
+        if ("gone" in record) gone.add(record.gone)
+        else if ("session" in record) {
+          sessions.set(record.session, {
+            text: record.text,
+            artefacts: sessions.get(record.session)?.artefacts ?? new Map()
+          })
+        } else sessions.get(record.of)?.artefacts.set(record.artefact, record.text)
       }
     }
-    for (const id of gone) sessions.delete(id)
-    for (const id of sessions.keys()) if (!isSessionId(id)) sessions.delete(id)
+    for (const id of sessions.keys()) if (gone.has(id) || !isSessionId(id)) sessions.delete(id)
     return sessions
   })
 
 /** One session's folder (or journal record) into the store; false when the database holds it already. */
 const importOne = (
-  store: SqlStore.Store,
+  store: SessionStore.Service,
   directory: string,
   id: string,
   fromJournal: { text: string; artefacts: Map<string, string> } | undefined
@@ -79,38 +69,39 @@ const importOne = (
   Effect.scoped(
     Effect.gen(function* () {
       // Held while it is imported: two processes opening the store at once import it once.
-      const held = yield* Effect.either(store.leases.lock(id))
+      const held = yield* Effect.either(store.lock(id))
       if (Either.isLeft(held)) return false
-      const existing = yield* Effect.either(SqlStore.load(store)(id))
+      const existing = yield* Effect.either(store.load(id))
       if (Either.isRight(existing) || existing.left._tag === "SessionCorrupt") return false
       const folder = nodePath.join(directory, id)
       const file = yield* readText(nodePath.join(folder, "session.json"))
       const text = Either.isRight(file) ? file.right : fromJournal?.text
-      if (text === undefined) return yield* Effect.fail(reasonOf(Either.isLeft(file) ? file.left : "no session.json"))
+      if (text === undefined)
+        return yield* Effect.fail(
+          Either.isLeft(file) && file.left instanceof Error ? file.left.message : "no session.json"
+        )
       const data = yield* Effect.try({ try: (): unknown => JSON.parse(text), catch: () => "session.json is not JSON" })
       const session = yield* Effect.mapError(decodeStored(data), (error) => error.reason)
       if (session.id !== id) return yield* Effect.fail(`its session.json holds session ${session.id}`)
-      yield* Effect.mapError(SqlStore.save(store)(session), (error) => error.message)
+      yield* Effect.mapError(store.save(session), (error) => error.message)
       const events = yield* readText(nodePath.join(folder, "events.jsonl"))
       if (Either.isRight(events)) {
         const lines = events.right.split("\n").filter((line) => line.trim() !== "")
         // An unreadable line (a torn last one) is left out, as the file store left it out when reading.
         const decoded = yield* Effect.forEach(lines, (line) => Effect.option(ResearchEvents.decodeJson(line)))
         const readable = decoded.flatMap((event) => (event._tag === "Some" ? [event.value] : []))
-        yield* Effect.mapError(SqlStore.appendEvents(store)(id, readable), (error) => error.message)
+        yield* Effect.mapError(store.appendEvents(id, readable), (error) => error.message)
       }
       const report = yield* readText(nodePath.join(folder, "report.md"))
-      if (Either.isRight(report)) yield* Effect.mapError(SqlStore.saveReport(store)(id, report.right), (e) => e.message)
-      const names = yield* Effect.promise(() => fs.readdir(folder).catch(() => [] as Array<string>))
+      if (Either.isRight(report)) yield* Effect.mapError(store.saveReport(id, report.right), (e) => e.message)
+      const names = yield* namesIn(folder)
       const artefacts = new Map(fromJournal?.artefacts ?? [])
       for (const name of names.filter((name) => !reservedFiles.has(name))) {
         if (Either.isLeft(yield* Effect.either(SessionStore.validateArtefactName(name)))) continue
         const content = yield* readText(nodePath.join(folder, name))
         if (Either.isRight(content)) artefacts.set(name, content.right)
       }
-      for (const [name, content] of artefacts) {
-        yield* Effect.ignore(SqlStore.saveArtefact(store)(id, name, content))
-      }
+      for (const [name, content] of artefacts) yield* Effect.ignore(store.saveArtefact(id, name, content))
       return true
     })
   )
@@ -119,15 +110,14 @@ const importOne = (
  * Imports the sessions of a file store's folder, once for the database: a second call (this process's or another's)
  * finds the import recorded and reads nothing. Logs one line of what it did.
  */
-export const importOnce = (store: SqlStore.Store, directory: string) =>
+export const importOnce = (sql: SqlClient.SqlClient, store: SessionStore.Service, directory: string) =>
   Effect.gen(function* () {
     const source = nodePath.resolve(directory)
-    const { sql } = store
     const done = yield* sql`SELECT source FROM deep_research_imports WHERE source = ${source}`.pipe(
       patiently,
       orDie("cannot read which file stores were imported")
     )
-    if (done.length > 0) return undefined
+    if (done.length > 0) return
     const entries = yield* Effect.promise(() =>
       fs.readdir(source, { withFileTypes: true }).catch(() => [] as Array<Dirent>)
     )
@@ -153,5 +143,4 @@ export const importOnce = (store: SqlStore.Store, directory: string) =>
           ". The old folders are left in place: remove them once you no longer need them."
       )
     }
-    return { imported, unreadable } satisfies Imported
   })

@@ -1,16 +1,19 @@
 /**
  * What the session store asks of its database beyond plain statements: the database's own clock (leases are judged
- * by it, so that processes on several machines agree), which failures are passing (a busy SQLite file, a PostgreSQL
- * server restarting) and the retry schedule that waits them out, and how a failure that no caller can act on ends.
+ * by it, so that processes on several machines agree), the retry schedule that waits out a busy SQLite file, how the
+ * store's writes are committed, and how a failure that no caller can act on ends.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as ParseResult from "effect/ParseResult"
+import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import { isBusyCode } from "./sqliteConnection.js"
 
 /** The database's clock in milliseconds since the epoch, as an SQL expression of its dialect. */
 export const nowMillis = (sql: SqlClient.SqlClient) =>
@@ -20,36 +23,18 @@ export const nowMillis = (sql: SqlClient.SqlClient) =>
   })
 
 /** The codes, anywhere in a failure's chain of causes. */
-const codesOf = (error: unknown, depth = 0): ReadonlyArray<string> => {
-  if (typeof error !== "object" || error === null || depth > 5) return []
-  const code = "code" in error && typeof error.code === "string" ? [error.code] : []
-  return [...code, ...("cause" in error ? codesOf(error.cause, depth + 1) : [])]
-}
+const codesOf = (error: unknown, depth = 0): ReadonlyArray<string> =>
+  typeof error !== "object" || error === null || depth > 5
+    ? []
+    : [...("code" in error ? [String(error.code)] : []), ...("cause" in error ? codesOf(error.cause, depth + 1) : [])]
 
-/**
- * A failure that passes by itself: SQLite's file held by another writer (`SQLITE_BUSY`, `SQLITE_LOCKED`). A PostgreSQL
- * server that cannot be reached is not waited out here: a client is told at once (a 503 naming the database), and the
- * pool's next connection finds the server when it is back.
- */
-export const isPassing = (error: SqlError): boolean =>
-  codesOf(error).some((code) => code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"))
-
-/**
- * How long a statement waits out a passing failure: the busy timeout of the SQLite store. SQLite's own busy handler
- * waits only briefly (`sqliteConnection.ts`): it waits inside the native call, holding Node's event loop; these waits
- * are timers.
- */
-export const patience = Duration.seconds(60)
-
-/** Retries of a passing failure: from 10 ms, doubling, jittered, at most 2 s apart, until `patience` is spent. */
-export const passingSchedule = Schedule.exponential("10 millis", 2).pipe(
-  Schedule.jittered,
-  Schedule.either(Schedule.spaced("2 seconds")),
-  Schedule.upTo(patience)
-)
-
-const isSqlError = (error: unknown): error is SqlError =>
-  typeof error === "object" && error !== null && "_tag" in error && error._tag === "SqlError"
+/** A failure that passes by itself: SQLite's file held by another process's writer (not a server out of reach). */
+const isPassing = (error: unknown): boolean =>
+  typeof error === "object" &&
+  error !== null &&
+  "_tag" in error &&
+  error._tag === "SqlError" &&
+  codesOf(error).some(isBusyCode)
 
 /**
  * The clock of the database's waits: the wall clock, whatever clock the caller runs on (a test's `TestClock` drives
@@ -57,20 +42,112 @@ const isSqlError = (error: unknown): error is SqlError =>
  */
 export const wallClock = Clock.make()
 
-/** A statement or transaction that waits out passing failures. */
+/**
+ * A statement or transaction that waits out a busy file: from 10 ms, doubling, jittered, at most 2 s apart, for 60 s
+ * (the SQLite store's busy timeout; SQLite's own handler waits only briefly, inside the native call that holds Node's
+ * event loop, `sqliteConnection.ts`).
+ */
 export const patiently = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.retry(effect, { schedule: passingSchedule, while: (error) => isSqlError(error) && isPassing(error) }).pipe(
-    Effect.withClock(wallClock)
-  )
+  Effect.retry(effect, {
+    schedule: Schedule.exponential("10 millis", 2).pipe(
+      Schedule.jittered,
+      Schedule.either(Schedule.spaced("2 seconds")),
+      Schedule.upTo("60 seconds")
+    ),
+    while: isPassing
+  }).pipe(Effect.withClock(wallClock))
 
-/** Runs the writes of a store one at a time: SQLite has one writer, and a second one of the same process only waits. */
-export type Writer = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+/** A server out of reach: the connection refused, cut, or the server shutting down or starting (PostgreSQL's 57P0x, 08xxx). */
+const isUnreachable = (error: unknown): boolean =>
+  codesOf(error).some((code) => /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|57P0[123]|08\d\d\d)$/.test(code)) ||
+  /Connection terminated|connection error|not queryable/i.test(messagesOf(error))
 
-/** One writer at a time on SQLite (the process's writes queue here, not in SQLite's lock); any number on PostgreSQL. */
-export const makeWriter = (sql: SqlClient.SqlClient): Effect.Effect<Writer> =>
+/** The messages, anywhere in a failure's chain of causes. */
+const messagesOf = (error: unknown, depth = 0): string =>
+  typeof error !== "object" || error === null || depth > 5
+    ? ""
+    : `${"message" in error ? String(error.message) : ""} ${"cause" in error ? messagesOf(error.cause, depth + 1) : ""}`
+
+/** How long a run's write waits for a database out of reach before its run fails. */
+export const outagePatience = "120 seconds"
+
+/**
+ * A run's write (a checkpoint, events, a report) that meets a database out of reach waits for it, trying again every
+ * second, for `outagePatience`, and says so once, rather than ending the run. An acceptance does not wait: its client
+ * is told at once.
+ */
+export const throughOutage =
+  (what: string) =>
+  <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
+    let said = false
+    // Sandboxed: a transaction whose connection broke fails its rollback too, which the driver raises as a defect.
+    const unreachable = (cause: Cause.Cause<E>) => isUnreachable(Cause.squash(cause))
+    return Effect.sandbox(effect).pipe(
+      Effect.tapError((cause) =>
+        said || !unreachable(cause)
+          ? Effect.void
+          : Effect.zipRight(
+              Effect.sync(() => (said = true)),
+              Effect.logWarning(
+                `SqlSessionStore: the database cannot be reached to ${what}; waiting for it (up to ${outagePatience})`
+              )
+            )
+      ),
+      Effect.retry({ schedule: Schedule.spaced("1 second").pipe(Schedule.upTo(outagePatience)), while: unreachable }),
+      Effect.unsandbox,
+      Effect.withClock(wallClock)
+    )
+  }
+
+/** Runs a write of the store as a transaction, and returns once it is committed. */
+export type Writer = <A, E>(transaction: Effect.Effect<A, E>) => Effect.Effect<A, E | SqlError>
+
+/** A write waiting for the next commit: it runs in the batch's transaction and settles its caller once that ends. */
+interface Pending {
+  readonly run: Effect.Effect<Effect.Effect<void>>
+  readonly fail: (cause: Cause.Cause<SqlError>) => Effect.Effect<void>
+}
+
+/** How many writes one commit carries at most. */
+const batchSize = 128
+
+/**
+ * The store's writes. PostgreSQL: each its own transaction, any number at once. SQLite has one writer and syncs each
+ * commit: the writes of this process that wait at the same moment (a burst of acceptances, the checkpoints of many
+ * runs) are committed together, one transaction and one sync, each in a savepoint of its own so that one that fails
+ * leaves the others; each caller returns only once the transaction holding its write is committed.
+ */
+export const makeWriter = (sql: SqlClient.SqlClient): Effect.Effect<Writer, never, Scope.Scope> =>
   sql.onDialectOrElse({
-    pg: () => Effect.succeed((effect) => effect),
-    orElse: () => Effect.map(Effect.makeSemaphore(1), (semaphore): Writer => semaphore.withPermits(1))
+    pg: () =>
+      Effect.succeed<Writer>((transaction) => patiently(Effect.uninterruptible(sql.withTransaction(transaction)))),
+    orElse: () => groupCommit(sql)
+  })
+
+const groupCommit = (sql: SqlClient.SqlClient): Effect.Effect<Writer, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const queue = yield* Effect.acquireRelease(Queue.unbounded<Pending>(), Queue.shutdown)
+    const commit = (batch: Iterable<Pending>) =>
+      sql.withTransaction(Effect.forEach(batch, (pending) => pending.run)).pipe(
+        patiently,
+        Effect.matchCauseEffect({
+          onFailure: (cause) => Effect.forEach(batch, (pending) => pending.fail(cause), { discard: true }),
+          onSuccess: (settles) => Effect.all(settles, { discard: true })
+        }),
+        Effect.uninterruptible
+      )
+    yield* Queue.takeBetween(queue, 1, batchSize).pipe(Effect.flatMap(commit), Effect.forever, Effect.forkScoped)
+    const writer: Writer = <A, E>(transaction: Effect.Effect<A, E>) =>
+      Effect.flatMap(Deferred.make<A, E | SqlError>(), (done) =>
+        Effect.zipRight(
+          Queue.offer(queue, {
+            run: Effect.map(Effect.exit(sql.withTransaction(transaction)), (exit) => Deferred.done(done, exit)),
+            fail: (cause) => Deferred.failCause(done, cause)
+          }),
+          Deferred.await(done)
+        )
+      )
+    return writer
   })
 
 /**

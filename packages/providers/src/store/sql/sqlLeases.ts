@@ -7,16 +7,15 @@
  *
  * A session stored queued by a store that holds what it accepts (`holdAccepted`) is leased to that store until a run
  * takes it: a live process's queue is its own, and a dead one's is taken over once the lease lapses (`unheld`).
- * A checkpoint is fenced: a run that lost its lease (an outage longer than the lease, during which another process
- * took the session over) cannot write over the new holder's work.
+ * A checkpoint is fenced by its run's token (`sqlStore.ts`): a run that lost its lease (an outage longer than the
+ * lease, during which another process took the session over) cannot write over the new holder's work.
  */
 import { Errors } from "@deep-research/core"
 import * as SqlClient from "@effect/sql/SqlClient"
-import type * as Statement from "@effect/sql/Statement"
 import type { SqlError } from "@effect/sql/SqlError"
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as ParseResult from "effect/ParseResult"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -29,14 +28,12 @@ export const defaultDuration = Duration.seconds(15)
 
 /** The leases of one store. */
 export interface Leases {
-  /** This store's name in the leases it owns. */
-  readonly owner: string
   /** Holds the session for the life of the scope; `SessionBusy` while a live lease of another run holds it. */
   readonly lock: (sessionId: string) => Effect.Effect<void, Errors.SessionBusy, Scope.Scope>
   /** Inside a checkpoint's transaction: a queued session is leased to this store, unless something holds it. */
   readonly holdAccepted: (sessionId: string) => Effect.Effect<void, SqlError>
-  /** Inside a checkpoint's transaction: fails when a run of this store held the session and lost its lease. */
-  readonly fence: (sessionId: string) => Effect.Effect<void, SqlError | ParseResult.ParseError | LeaseLost>
+  /** The token of the run of this store holding the session, if one does: its checkpoints are fenced by it. */
+  readonly token: (sessionId: string) => string | undefined
   /** Sessions stored queued or running that nothing holds: a stopped process's, to be taken over. */
   readonly unheld: Effect.Effect<ReadonlyArray<{ readonly id: string; readonly status: string }>>
 }
@@ -54,149 +51,96 @@ export class LeaseLost extends Schema.TaggedError<LeaseLost>()("LeaseLost", { se
 const LeaseRow = Schema.Struct({ token: Schema.String, holder: Schema.String })
 const UnheldRow = Schema.Struct({ id: Schema.String, status: Schema.String })
 
-/** What the leases of a store share. */
-interface Holder {
-  readonly sql: SqlClient.SqlClient
-  readonly now: Statement.Fragment
-  readonly millis: number
-  readonly owner: string
-  readonly holder: string
-  readonly writes: Writer
-  /** The runs of this store holding a session now, by session: their tokens. */
-  readonly held: Map<string, string>
-  /** Sessions whose lease a run of this store lost. */
-  readonly lost: Set<string>
-}
-
-const holderOf = (h: Holder, sessionId: string) =>
-  h.sql`SELECT token, holder FROM deep_research_leases WHERE session_id = ${sessionId}`.pipe(
-    Effect.flatMap(Schema.decodeUnknown(Schema.Array(LeaseRow))),
-    patiently
-  )
-
-const acquire = (h: Holder, sessionId: string, token: string) =>
-  Effect.gen(function* () {
-    // Two runs of one store never share a session; the database decides between stores and processes.
-    if (h.held.has(sessionId)) {
-      return yield* new Errors.SessionBusy({ sessionId, holder: `another run of ${h.holder}` })
-    }
-    h.held.set(sessionId, token)
-    const rows = yield* h.sql
-      .withTransaction(
-        Effect.zipRight(
-          h.sql`INSERT INTO deep_research_leases (session_id, owner, token, holder, expires_at)
-            VALUES (${sessionId}, ${h.owner}, ${token}, ${h.holder}, ${h.now} + ${h.millis})
-            ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, token = excluded.token,
-              holder = excluded.holder, expires_at = excluded.expires_at
-            WHERE deep_research_leases.expires_at < ${h.now} OR deep_research_leases.owner = ${h.owner}`,
-          holderOf(h, sessionId)
-        )
-      )
-      .pipe(patiently, h.writes, orDie(`cannot lock session ${sessionId}`))
-    const row = rows[0]
-    if (row?.token === token) {
-      h.lost.delete(sessionId)
-      return
-    }
-    h.held.delete(sessionId)
-    return yield* new Errors.SessionBusy({ sessionId, holder: row?.holder ?? "another run" })
-  })
-
-const release = (h: Holder, sessionId: string, token: string) =>
-  Effect.suspend(() => {
-    if (h.held.get(sessionId) === token) h.held.delete(sessionId)
-    return h.sql`DELETE FROM deep_research_leases WHERE session_id = ${sessionId} AND token = ${token}`.pipe(
-      patiently,
-      h.writes,
-      Effect.catchAllCause((cause) =>
-        Effect.logWarning(`SqlSessionStore: could not release session ${sessionId}; its lease lapses`, cause)
-      )
-    )
-  })
-
-const fence = (h: Holder, sessionId: string) =>
-  Effect.gen(function* () {
-    const token = h.held.get(sessionId)
-    if (token === undefined) return
-    const rows = yield* holderOf(h, sessionId)
-    if (h.lost.has(sessionId) || rows[0]?.token !== token) {
-      h.lost.add(sessionId)
-      return yield* new LeaseLost({ sessionId })
-    }
-  })
-
-const unheld = (h: Holder) =>
-  h.sql`SELECT s.id AS id, s.status AS status FROM deep_research_sessions s
-    LEFT JOIN deep_research_leases l ON l.session_id = s.id
-    WHERE s.status IN ('queued', 'running') AND (l.session_id IS NULL OR l.expires_at < ${h.now})
-    ORDER BY s.created_at, s.id`.pipe(
-    Effect.flatMap(Schema.decodeUnknown(Schema.Array(UnheldRow))),
-    patiently,
-    orDie("cannot read which sessions nothing holds")
-  )
-
-/**
- * Renews every lease of the store a third of the way through its duration (so that one missed renewal, a slow
- * statement, loses nothing), for the life of the scope; a database that cannot be reached is said once, and tried on.
- */
-const renewing = (h: Holder) => {
-  const renew = h.writes(
-    patiently(h.sql`UPDATE deep_research_leases SET expires_at = ${h.now} + ${h.millis} WHERE owner = ${h.owner}`)
-  )
-  let failing = false
-  return renew.pipe(
-    Effect.tap(() => Effect.sync(() => (failing = false))),
-    Effect.catchAll((error) =>
-      failing
-        ? Effect.void
-        : Effect.zipRight(
-            Effect.sync(() => (failing = true)),
-            Effect.logWarning(`SqlSessionStore: cannot renew this process's leases (${error.message}); retrying`)
-          )
-    ),
-    Effect.repeat(Schedule.spaced(Duration.millis(Math.max(50, Math.floor(h.millis / 3))))),
-    Effect.withClock(wallClock),
-    Effect.interruptible,
-    Effect.forkScoped
-  )
-}
-
 /** The leases of a store over the client in context, renewed for the life of the scope. */
 export const make = (options: {
   readonly duration?: Duration.DurationInput | undefined
   readonly holdAccepted?: boolean | undefined
-  readonly writes: Writer
+  readonly write: Writer
 }): Effect.Effect<Leases, never, SqlClient.SqlClient | Scope.Scope> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const h: Holder = {
-      sql,
-      now: nowMillis(sql),
-      millis: Duration.toMillis(Duration.decode(options.duration ?? defaultDuration)),
-      owner: `${os.hostname()}/${process.pid}/${randomUUID()}`,
-      holder: `pid ${process.pid} on host ${os.hostname()}`,
-      writes: options.writes,
-      held: new Map(),
-      lost: new Set()
-    }
-    yield* renewing(h)
-    const holdAccepted = (sessionId: string) =>
-      options.holdAccepted !== true
-        ? Effect.void
-        : Effect.asVoid(h.sql`INSERT INTO deep_research_leases (session_id, owner, token, holder, expires_at)
-            VALUES (${sessionId}, ${h.owner}, ${`accepted/${randomUUID()}`}, ${h.holder}, ${h.now} + ${h.millis})
-            ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, token = excluded.token,
-              holder = excluded.holder, expires_at = excluded.expires_at
-            WHERE deep_research_leases.expires_at < ${h.now}`)
+    const now = nowMillis(sql)
+    const millis = Duration.toMillis(Duration.decode(options.duration ?? defaultDuration))
+    const owner = `${os.hostname()}/${process.pid}/${randomUUID()}`
+    const holder = `pid ${process.pid} on host ${os.hostname()}`
+    /** The runs of this store holding a session now, by session: their tokens. */
+    const held = new Map<string, string>()
+    /** Leases the session, unless a live lease of another store holds it (`replaceOwn`: or one of this store). */
+    const take = (sessionId: string, token: string, replaceOwn: boolean) =>
+      sql`INSERT INTO deep_research_leases (session_id, owner, token, holder, expires_at)
+        VALUES (${sessionId}, ${owner}, ${token}, ${holder}, ${now} + ${millis})
+        ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, token = excluded.token,
+          holder = excluded.holder, expires_at = excluded.expires_at
+        WHERE deep_research_leases.expires_at < ${now}${replaceOwn ? sql` OR deep_research_leases.owner = ${owner}` : sql``}`
+
+    const acquire = (sessionId: string, token: string) =>
+      Effect.gen(function* () {
+        // Two runs of one store never share a session; the database decides between stores and processes.
+        if (held.has(sessionId)) return yield* new Errors.SessionBusy({ sessionId, holder: `another run of ${holder}` })
+        held.set(sessionId, token)
+        const rows = yield* options
+          .write(
+            Effect.zipRight(
+              take(sessionId, token, true),
+              sql`SELECT token, holder FROM deep_research_leases WHERE session_id = ${sessionId}`
+            )
+          )
+          .pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(LeaseRow))), orDie(`cannot lock session ${sessionId}`))
+        if (rows[0]?.token === token) return
+        held.delete(sessionId)
+        return yield* new Errors.SessionBusy({ sessionId, holder: rows[0]?.holder ?? "another run" })
+      })
+    const release = (sessionId: string, token: string) =>
+      Effect.suspend(() => {
+        if (held.get(sessionId) === token) held.delete(sessionId)
+        return options
+          .write(sql`DELETE FROM deep_research_leases WHERE session_id = ${sessionId} AND token = ${token}`)
+          .pipe(
+            Effect.catchAllCause((cause) =>
+              Effect.logWarning(`SqlSessionStore: could not release session ${sessionId}; its lease lapses`, cause)
+            )
+          )
+      })
+
+    // Every lease of the store renewed a third of the way through its duration (one missed renewal loses nothing),
+    // for the life of the scope; a database that cannot be reached is said once, and tried on.
+    let failing = false
+    yield* options
+      .write(sql`UPDATE deep_research_leases SET expires_at = ${now} + ${millis} WHERE owner = ${owner}`)
+      .pipe(
+        Effect.matchCauseEffect({
+          onSuccess: () => Effect.sync(() => (failing = false)),
+          onFailure: (cause) =>
+            failing
+              ? Effect.void
+              : Effect.zipRight(
+                  Effect.sync(() => (failing = true)),
+                  Effect.logWarning(
+                    `SqlSessionStore: cannot renew this process's leases (${Cause.squash(cause)}); retrying`
+                  )
+                )
+        }),
+        Effect.repeat(Schedule.spaced(Duration.millis(Math.max(50, Math.floor(millis / 3))))),
+        Effect.withClock(wallClock),
+        Effect.interruptible,
+        Effect.forkScoped
+      )
     return {
-      owner: h.owner,
       lock: (sessionId) =>
         Effect.suspend(() => {
           const token = randomUUID()
-          return Effect.acquireRelease(acquire(h, sessionId, token), () => release(h, sessionId, token))
+          return Effect.acquireRelease(acquire(sessionId, token), () => release(sessionId, token))
         }),
-      holdAccepted,
-      fence: (sessionId) => fence(h, sessionId),
-      unheld: unheld(h)
+      holdAccepted: (sessionId) =>
+        options.holdAccepted === true ? Effect.asVoid(take(sessionId, `accepted/${randomUUID()}`, false)) : Effect.void,
+      token: (sessionId) => held.get(sessionId),
+      unheld: sql`SELECT s.id AS id, s.status AS status FROM deep_research_sessions s
+        LEFT JOIN deep_research_leases l ON l.session_id = s.id
+        WHERE s.status IN ('queued', 'running') AND (l.session_id IS NULL OR l.expires_at < ${now})
+        ORDER BY s.created_at, s.id`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(UnheldRow))),
+        patiently,
+        orDie("cannot read which sessions nothing holds")
+      )
     }
   })

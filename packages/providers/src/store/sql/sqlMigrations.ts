@@ -110,10 +110,24 @@ const leasesAndSummaries = Effect.gen(function* () {
   )`
 })
 
+/**
+ * On SQLite, `list` reads its columns from an index that holds them: a row's columns after its JSON would otherwise
+ * be reached through the JSON's overflow pages, the whole database read for a listing. (PostgreSQL keeps a large
+ * JSON value out of its row already.) Number 3 is the library's.
+ */
+const listingIndex = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.onDialectOrElse({
+    pg: () => Effect.void,
+    orElse: () =>
+      Effect.asVoid(sql`CREATE INDEX deep_research_sessions_listing ON deep_research_sessions (id, status, summary)`)
+  })
+)
+
 /** Every migration, by number. */
 export const migrations = Migrator.fromRecord({
   "1_create_tables": createTables,
-  "2_leases_and_summaries": leasesAndSummaries
+  "2_leases_and_summaries": leasesAndSummaries,
+  "4_listing_index": listingIndex
 })
 
 const migrator = Migrator.make({})

@@ -24,12 +24,11 @@ export const transactionPatienceMillis = 60_000
 
 const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
 
+/** SQLite's file held by another writer: `SQLITE_BUSY`, `SQLITE_LOCKED` and their extended codes. */
+export const isBusyCode = (code: string): boolean => code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")
+
 const isBusy = (error: unknown): boolean =>
-  typeof error === "object" &&
-  error !== null &&
-  "code" in error &&
-  typeof error.code === "string" &&
-  (error.code.startsWith("SQLITE_BUSY") || error.code.startsWith("SQLITE_LOCKED"))
+  typeof error === "object" && error !== null && "code" in error && isBusyCode(String(error.code))
 
 /** A client of the SQLite file at `url` (a `file:` URL), as `Libsql.Client`. */
 export const make = (url: string): Libsql.Client => {

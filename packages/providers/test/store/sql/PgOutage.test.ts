@@ -1,0 +1,91 @@
+/**
+ * The PostgreSQL store while its database goes away and comes back: the database (PGlite in this process, or the
+ * server `DEEP_RESEARCH_TEST_DATABASE_URL` names) is reached through a TCP proxy on loopback that the test closes
+ * (every connection cut, new ones refused) and opens again. A run's checkpoint waits for the database, says so once,
+ * and is committed when it is back; the run's hold on its session stays its own.
+ */
+import { SessionStore } from "@deep-research/core"
+import { SqlSessionStore } from "@deep-research/providers"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import * as net from "node:net"
+import * as PgDatabase from "../../support/pgDatabase.js"
+import { makeSession } from "../../support/sessionStoreContract.js"
+
+const fileScope = Effect.runSync(Scope.make())
+let database: PgDatabase.TestDatabase | undefined
+
+beforeAll(async () => {
+  database = await Effect.runPromise(Scope.extend(PgDatabase.make, fileScope))
+}, 60_000)
+
+afterAll(() => Effect.runPromise(Scope.close(fileScope, Exit.void)))
+
+/** A TCP proxy on loopback to `target`, which the test can close (every connection cut) and open again. */
+const proxy = (target: URL) =>
+  Effect.gen(function* () {
+    const sockets = new Set<net.Socket>()
+    const server = net.createServer((client) => {
+      const upstream = net.connect(Number(target.port), target.hostname)
+      for (const socket of [client, upstream]) {
+        sockets.add(socket)
+        socket.on("close", () => sockets.delete(socket))
+        socket.on("error", () => socket.destroy())
+      }
+      client.pipe(upstream).pipe(client)
+    })
+    const listen = (port: number) =>
+      Effect.async<number>((resume) => {
+        server.listen(port, "127.0.0.1", () => {
+          const address = server.address()
+          resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0))
+        })
+      })
+    const close = Effect.async<void>((resume) => {
+      for (const socket of sockets) socket.destroy()
+      server.close(() => resume(Effect.void))
+    })
+    const port = yield* listen(0)
+    yield* Effect.addFinalizer(() => (server.listening ? close : Effect.void))
+    const url = new URL(target)
+    url.port = String(port)
+    return { url: url.toString(), close, open: Effect.asVoid(listen(port)) }
+  })
+
+describe("SqlSessionStore on PostgreSQL, its database gone for a while", () => {
+  it.scopedLive("a run's checkpoint waits for the database, says so once, and is committed when it is back", () =>
+    Effect.gen(function* () {
+      const way = yield* proxy(new URL(database?.url ?? ""))
+      const logged: Array<string> = []
+      const logger = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ message }) => logged.push(String(message)))
+      )
+      const context = yield* Layer.build(
+        SqlSessionStore.layerPostgres(Redacted.make(way.url), { leaseDuration: "30 seconds" })
+      ).pipe(Effect.orDie)
+      const store = Context.get(context, SessionStore.SessionStore)
+      const id = "through-outage"
+      yield* store.lock(id)
+      yield* store.save(makeSession(id, { status: "running" }))
+      yield* way.close
+      const checkpoint = yield* Effect.fork(
+        store.save(makeSession(id, { status: "completed" })).pipe(Effect.provide(logger))
+      )
+      yield* Effect.sleep("3 seconds")
+      assert.isNull(checkpoint.unsafePoll(), "the checkpoint waits while the database is away")
+      yield* way.open
+      yield* Fiber.join(checkpoint)
+      assert.strictEqual((yield* store.load(id)).status, "completed")
+      const waited = logged.filter((line) => line.includes("cannot be reached to save session through-outage"))
+      assert.lengthOf(waited, 1, logged.join("\n"))
+    })
+  )
+})
