@@ -255,7 +255,13 @@ const runStored = <R>(
       Effect.gen(function* () {
         const answered = yield* withAnswer(stored, options?.answer)
         // The decision is stored before research goes on: a crash right after it does not lose it.
-        const session = options?.review === undefined ? answered : yield* Review.apply(answered, options.review)
+        // Stamped with its time, so that whoever follows the session from the store sees that it moved.
+        const session =
+          options?.review === undefined
+            ? answered
+            : Checkpoint.patch(yield* Review.apply(answered, options.review), {
+                updatedAt: yield* Clock.currentTimeMillis
+              })
         if (options?.review !== undefined) yield* store.save(session)
         if (options?.review?.action === "cancel") return session
         const events = yield* SessionRecord.recordingEvents(id)
