@@ -12,7 +12,7 @@
  * `_corrupt_sessions` (rows found unreadable, kept aside rather than overwritten) and `_imports` (file stores
  * imported).
  */
-import { SessionStore } from "@deep-research/core"
+import * as SessionStore from "@deep-research/core/SessionStore"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as LibsqlClient from "@effect/sql-libsql/LibsqlClient"
 import type * as PgClient from "@effect/sql-pg/PgClient"
