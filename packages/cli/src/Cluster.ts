@@ -8,7 +8,7 @@
  * The submitting side (`deep-research "<question>" --database URL`) joins as a client only: it sends `Run`, then
  * follows the session's events and report from the store.
  */
-import { Pipeline, ResearchConfig, type Session, SessionStore } from "@deep-research/core"
+import { Pipeline, ResearchConfig, Review, type Session, SessionStore } from "@deep-research/core"
 import * as SqlSessionStore from "@deep-research/providers/SqlSessionStore"
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
@@ -33,6 +33,10 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as ClusterStorage from "./ClusterStorage.js"
 
+/** Whether a plan to review waits for a decision sent later (`await`) or the run goes on as planned (`proceed`). */
+const ReviewWait = Schema.Literal("await", "proceed")
+type ReviewWait = typeof ReviewWait.Type
+
 /** A research session as a cluster entity. */
 export const ResearchSession = Entity.make("ResearchSession", [
   /** Researches the question, or continues the session when it was already started (after a runner died). */
@@ -41,15 +45,28 @@ export const ResearchSession = Entity.make("ResearchSession", [
       question: Schema.String,
       config: ResearchConfig.ResearchConfig,
       clarification: Schema.Literal("await", "proceed"),
+      /**
+       * With `review`, whether the plan waits in the store for a decision sent later (`await`, the default) or the run
+       * goes on as planned (`proceed`: the sender cannot answer, off a terminal).
+       */
+      review: Schema.optional(ReviewWait),
       /** When it was sent: the session's creation time, however late a runner starts it (absent in older messages). */
       sentAt: Schema.optional(Schema.Number)
     },
     // One `Run` per session: sent twice, it is stored once.
     primaryKey: () => "run"
   }),
-  /** Continues a stored session, with the answer to its clarifying question when it waits for one. */
+  /**
+   * Continues a stored session, with the answer to its clarifying question, or the decision about its plan, when it
+   * waits for one.
+   */
   Rpc.make("Resume", {
-    payload: { answer: Schema.optional(Schema.String), request: Schema.String },
+    payload: {
+      answer: Schema.optional(Schema.String),
+      decision: Schema.optional(Review.Decision),
+      review: Schema.optional(ReviewWait),
+      request: Schema.String
+    },
     primaryKey: (payload) => payload.request
   }),
   /** Stops the session's research if it runs now; it is saved as cancelled, resumable. */
@@ -128,7 +145,12 @@ export const runnerShardingLayer = (
  * A session the cluster leaves alone. Not `cancelled`: on a cluster that is what a session interrupted by its runner's
  * shutdown or a shard's move is left as, and the shard's next owner resumes it.
  */
-const terminal: ReadonlySet<Session.Session["status"]> = new Set(["completed", "awaiting_clarification", "failed"])
+const terminal: ReadonlySet<Session.Session["status"]> = new Set([
+  "completed",
+  "awaiting_clarification",
+  "awaiting_review",
+  "failed"
+])
 
 /**
  * The events a run publishes last: when it completes, fails, is cancelled, or stops to wait for an answer. A run
@@ -138,7 +160,8 @@ const lastEvents: ReadonlySet<string> = new Set([
   "SessionCompleted",
   "SessionFailed",
   "SessionCancelled",
-  "SessionAwaitingClarification"
+  "SessionAwaitingClarification",
+  "SessionAwaitingReview"
 ])
 
 /** Whether an event is the last a run publishes. */
@@ -147,7 +170,7 @@ export const isLastEvent = (event: { readonly _tag: string }): boolean => lastEv
 /** How many times a follower polling every 300 ms reads on, once the session has stopped, for the run's last event. */
 export const pollsForLastEvent = 16
 
-/** Whether a session has stopped: done, waiting for an answer, or failed. */
+/** Whether a session has stopped: done, waiting for an answer or a review, or failed. */
 export const isSettled = (session: Session.Session): boolean => terminal.has(session.status)
 
 /**
@@ -171,7 +194,9 @@ const whenFree = <A, E extends { readonly _tag: string }, R>(sessionId: string, 
 /**
  * What a runner does with `Run`: a session not yet in the store is started; one that is there and still running (its
  * runner died) or cancelled (its runner stopped, or its shard moved) is resumed from its last checkpoint, once no other
- * run holds it; one that has settled (completed, waiting for an answer, failed) is left as it is.
+ * run holds it; one that has settled (completed, waiting for an answer or a review, failed) is left as it is. A plan to
+ * review (`review`) waits in the store, `awaiting_review`, for the decision a `Resume` brings, unless the sender said
+ * nobody can answer.
  */
 export const runSession = (
   sessionId: string,
@@ -179,6 +204,7 @@ export const runSession = (
     readonly question: string
     readonly config: ResearchConfig.ResearchConfig
     readonly clarification: "await" | "proceed"
+    readonly review?: ReviewWait | undefined
     readonly sentAt?: number | undefined
   }
 ) =>
@@ -200,6 +226,7 @@ export const runSession = (
     })
   }).pipe(
     (work) => whenFree(sessionId, work),
+    Effect.provideService(Review.ReviewMode, payload.review ?? "await"),
     Effect.tap((session) => Effect.logInfo(`cluster: session ${sessionId} settled ${session.status}`)),
     Effect.onInterrupt(() => Effect.logInfo(`cluster: session ${sessionId} stopped`)),
     Effect.asVoid,
@@ -209,10 +236,34 @@ export const runSession = (
     Effect.annotateLogs("session", sessionId)
   )
 
-/** What a runner does with `Resume`. */
-export const resumeSession = (sessionId: string, answer: string | undefined) =>
-  Pipeline.resume(sessionId, { answer }).pipe(
+/**
+ * What a runner does with `Resume`. A decision about a plan is applied to a session that waits for one; delivered again
+ * (its runner died after storing it), it finds the session already decided: one left running goes on from its
+ * checkpoint, any other is left as it is.
+ */
+export const resumeSession = (
+  sessionId: string,
+  payload: {
+    readonly answer?: string | undefined
+    readonly decision?: Review.Decision | undefined
+    readonly review?: ReviewWait | undefined
+  }
+) =>
+  Effect.gen(function* () {
+    const { answer, decision } = payload
+    if (decision !== undefined) {
+      const stored = yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.load(sessionId))
+      if (stored.status !== "awaiting_review") {
+        if (stored.status !== "running") return stored
+        yield* Effect.logInfo(`cluster: session ${sessionId} was reviewed already; resumed from its last checkpoint`)
+        return yield* Pipeline.resume(sessionId)
+      }
+      yield* Effect.logInfo(`cluster: session ${sessionId} plan ${Review.decisionWord(decision)}`)
+    }
+    return yield* Pipeline.resume(sessionId, { answer, review: decision })
+  }).pipe(
     (work) => whenFree(sessionId, work),
+    Effect.provideService(Review.ReviewMode, payload.review ?? "await"),
     Effect.asVoid,
     Effect.catchAll((error) => Effect.logWarning(`session ${sessionId}: ${error.message}`)),
     Effect.annotateLogs("session", sessionId)
@@ -244,7 +295,7 @@ export const entityLayer = ResearchSession.toLayer(
       )
     return ResearchSession.of({
       Run: (envelope) => inTurn(runSession(envelope.address.entityId, envelope.payload)),
-      Resume: (envelope) => inTurn(resumeSession(envelope.address.entityId, envelope.payload.answer)),
+      Resume: (envelope) => inTurn(resumeSession(envelope.address.entityId, envelope.payload)),
       Cancel: (envelope) =>
         Effect.suspend(() => {
           const running = current
@@ -269,12 +320,13 @@ export const submit = (
   sessionId: string,
   question: string,
   config: ResearchConfig.ResearchConfig,
-  clarification: "await" | "proceed"
+  clarification: "await" | "proceed",
+  review: ReviewWait = "await"
 ) =>
   Effect.gen(function* () {
     const client = yield* ResearchSession.client
     const sentAt = yield* Clock.currentTimeMillis
-    yield* client(sessionId).Run({ question, config, clarification, sentAt }, { discard: true })
+    yield* client(sessionId).Run({ question, config, clarification, review, sentAt }, { discard: true })
   })
 
 /**
@@ -311,9 +363,25 @@ export const cancel = (sessionId: string, request: string) =>
     yield* client(sessionId).Cancel({ request }, { discard: true })
   })
 
-/** Sends `Resume` to a stored session. */
-export const resume = (sessionId: string, answer: string | undefined, request: string) =>
+/**
+ * Sends `Resume` to a stored session: with the answer to its question, or the decision about its plan, when given;
+ * `review` says whether a plan still to review waits for a later decision (the default) or goes on as planned.
+ */
+export const resume = (
+  sessionId: string,
+  answer: string | undefined,
+  request: string,
+  options: { readonly decision?: Review.Decision | undefined; readonly review?: ReviewWait | undefined } = {}
+) =>
   Effect.gen(function* () {
     const client = yield* ResearchSession.client
-    yield* client(sessionId).Resume(answer === undefined ? { request } : { answer, request }, { discard: true })
+    yield* client(sessionId).Resume(
+      {
+        request,
+        ...(answer === undefined ? {} : { answer }),
+        ...(options.decision === undefined ? {} : { decision: options.decision }),
+        ...(options.review === undefined ? {} : { review: options.review })
+      },
+      { discard: true }
+    )
   })

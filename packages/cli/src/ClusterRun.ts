@@ -2,9 +2,11 @@
  * `deep-research "<question>" --database URL` and `deep-research resume <id> --database URL`: the session is sent to
  * the cluster (whichever runner holds its shard runs it), and this process follows its progress and report from the
  * PostgreSQL store; `--detach` prints the session's id and returns at once. Stopping this process (Ctrl-C) stops
- * only the following: the session runs on.
+ * only the following: the session runs on. A plan to review (`--review`) waits in the database; on a terminal it is
+ * asked here and the decision sent to the session, elsewhere the run goes on as planned (detached, it waits for
+ * `resume` or the HTTP API).
  */
-import { Pipeline, type ResearchEvents, type Session, SessionStore } from "@deep-research/core"
+import { Pipeline, type ResearchEvents, Review, type Session, SessionStore, UserInput } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -17,6 +19,7 @@ import * as Progress from "./Progress.js"
 import { conflict } from "./RunSchema.js"
 import * as Store from "./Store.js"
 import { reportFile, reportSummary, unwrittenReport, writeReport } from "./internal/terminal/reportSummary.js"
+import { userInput } from "./internal/terminal/userInput.js"
 import type { Refusal } from "./Worker.js"
 
 const sink: Progress.Sink = {
@@ -91,6 +94,16 @@ export const follow = (sessionId: string, renderer: Progress.Renderer, since = 0
 const conclude = (resolved: CliConfig.Resolved, session: Session.Session | undefined, resumeHint: string) =>
   Effect.gen(function* () {
     if (session === undefined) return yield* Effect.fail<Refusal>({ code: 1, message: "the session was lost" })
+    if (session.status === "awaiting_review" || (session.status === "cancelled" && session.review !== undefined)) {
+      const plan = Review.planOf(session)
+      const waiting =
+        session.status === "awaiting_review" ? "waits for its plan to be reviewed" : "was cancelled at review"
+      return yield* say(
+        resolved,
+        `${plan === undefined ? "" : `${Review.describe(plan)}\n\n`}The session ${session.id} ${waiting}; its plan ` +
+          `is kept. Review it with: ${resumeHint} (on a terminal), or POST /api/sessions/${session.id}/review`
+      )
+    }
     if (session.status === "awaiting_clarification") {
       const question = session.clarification?.decision.question ?? ""
       return yield* say(
@@ -130,6 +143,34 @@ const toRefusal = (error: Refusal | { readonly _tag: string; readonly message: s
 const rendererOf = (resolved: CliConfig.Resolved) =>
   Progress.makeRenderer(resolved.json ? "json" : process.stderr.isTTY ? "live" : "plain", sink)
 
+/** Whether someone can review a plan here: a terminal, with the progress not printed as JSON. */
+const canReview = (resolved: CliConfig.Resolved) =>
+  !resolved.json && process.stdin.isTTY === true && process.stderr.isTTY === true
+
+/**
+ * A session as it settled, and while its plan waits for review on a terminal: the plan is asked about, the decision
+ * sent to the session, and the session followed on. Returns the session as it settled, or cancelled at review.
+ */
+const reviewed = (resolved: CliConfig.Resolved, sessionId: string, settled: Session.Session | undefined) =>
+  Effect.gen(function* () {
+    const store = yield* SessionStore.SessionStore
+    let session = settled
+    while (session?.status === "awaiting_review" && canReview(resolved)) {
+      const plan = Review.planOf(session)
+      if (plan === undefined) break
+      const asked = yield* Effect.provideService(Review.askNow(plan), UserInput.UserInput, userInput)
+      const seen = (yield* Effect.orElseSucceed(store.events(sessionId), () => [])).length
+      // No answer (an empty line, a closed input): the run goes on as planned, as a local one does.
+      yield* Option.match(asked, {
+        onNone: () => Cluster.resume(sessionId, undefined, randomUUID(), { review: "proceed" }),
+        onSome: (decision) => Cluster.resume(sessionId, undefined, randomUUID(), { decision })
+      })
+      if (Option.isSome(asked) && asked.value.action === "cancel") return { ...session, status: "cancelled" as const }
+      session = yield* follow(sessionId, rendererOf(resolved), session.updatedAt, seen)
+    }
+    return session
+  })
+
 /** Sends a new session to the cluster and follows it (or, detached, prints its id). */
 export const submit = (resolved: CliConfig.Resolved, question: string, options: { readonly detach: boolean }) =>
   Effect.gen(function* () {
@@ -137,10 +178,13 @@ export const submit = (resolved: CliConfig.Resolved, question: string, options: 
     const sessionId = yield* Pipeline.newSessionId
     const hint = `deep-research resume ${sessionId} --database URL`
     yield* Effect.gen(function* () {
-      yield* Cluster.submit(sessionId, question, resolved.research, resolved.askClarification ? "await" : "proceed")
+      // Nobody here to review the plan (no terminal, not detached): the run goes on as planned.
+      const review = options.detach || canReview(resolved) ? "await" : "proceed"
+      const clarification = resolved.askClarification ? "await" : "proceed"
+      yield* Cluster.submit(sessionId, question, resolved.research, clarification, review)
       if (options.detach) return yield* Effect.sync(() => process.stdout.write(`${sessionId}\n`))
       if (!resolved.json) yield* say(resolved, `Session ${sessionId} sent to the cluster; following it.`)
-      const session = yield* follow(sessionId, rendererOf(resolved))
+      const session = yield* reviewed(resolved, sessionId, yield* follow(sessionId, rendererOf(resolved)))
       yield* conclude(resolved, session, hint)
     }).pipe(Effect.mapError(toRefusal), Effect.provide(layer), Effect.scoped)
   })
@@ -181,9 +225,14 @@ export const resume = (resolved: CliConfig.Resolved, sessionId: string, answer: 
         })
       }
       if (stored.status === "completed") return yield* conclude(resolved, stored, hint)
+      if (stored.status === "awaiting_review" && canReview(resolved)) {
+        // The plan is asked about on the terminal: the session is followed from where it waits.
+        return yield* conclude(resolved, yield* reviewed(resolved, sessionId, stored), hint)
+      }
       const seen = (yield* Effect.orElseSucceed(store.events(sessionId), () => [])).length
-      yield* Cluster.resume(sessionId, answer, randomUUID())
+      // Off a terminal a plan waiting for review goes on as planned, as a local resume's does.
+      yield* Cluster.resume(sessionId, answer, randomUUID(), { review: "proceed" })
       const session = yield* follow(sessionId, rendererOf(resolved), stored.updatedAt, seen)
-      yield* conclude(resolved, session, hint)
+      yield* conclude(resolved, yield* reviewed(resolved, sessionId, session), hint)
     }).pipe(Effect.mapError(toRefusal), Effect.provide(layer), Effect.scoped)
   })

@@ -2,7 +2,7 @@
  * The runs of `deep-research serve --database URL` and `deep-research mcp --database URL`: this process runs no
  * research itself. It joins the cluster as a client, sends each session to the cluster (whichever runner holds its
  * shard runs it, see `Cluster.ts`), and answers clients from the PostgreSQL store: a session's status, its event log
- * (followed by reading on as runners append to it), its report. Answer, resume and cancel are messages to the
+ * (followed by reading on as runners append to it), its report. Answer, review, resume and cancel are messages to the
  * session's entity. An evaluation runs here, with this process's judge model when it has one (none is needed for the
  * rest).
  */
@@ -11,10 +11,10 @@ import {
   type ModelRouter,
   Pipeline,
   type ResearchEvents,
+  type Review,
   type Session,
   SessionStore
 } from "@deep-research/core"
-import * as Variables from "@deep-research/providers/Environment"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -30,9 +30,9 @@ import { randomUUID } from "node:crypto"
 import type * as CliConfig from "./CliConfig.js"
 import * as Cluster from "./Cluster.js"
 import * as ClusterQueue from "./ClusterQueue.js"
-import * as StoredEvaluation from "./StoredEvaluation.js"
+import * as ClusterEvaluation from "./internal/hosted/clusterEvaluation.js"
 import * as Progress from "./Progress.js"
-import { conflict, JudgeUnavailable, type Listed, type Started, type StartOptions } from "./RunSchema.js"
+import { conflict, type Listed, type Started, type StartOptions } from "./RunSchema.js"
 import * as Runs from "./Runs.js"
 import * as Store from "./Store.js"
 import * as Wiring from "./Wiring.js"
@@ -51,8 +51,8 @@ interface Sent {
 }
 
 /**
- * Whether the session has stopped since the last message this process sent it: completed, waiting for an answer,
- * failed, or cancelled (by a client; a runner's shutdown leaves a session cancelled too, until the next runner
+ * Whether the session has stopped since the last message this process sent it: completed, waiting for an answer or
+ * a review, failed, or cancelled (by a client; a runner's shutdown leaves a session cancelled too, until the next runner
  * resumes it a few seconds later).
  */
 const stoppedSince = (session: Session.Session, sent: Sent | undefined) =>
@@ -136,14 +136,14 @@ const send = (
     client.sent.set(sessionId, { query, at: yield* Clock.currentTimeMillis, since, logLength })
   })
 
-/** Sends the session's entity a resume, with the client's answer when there is one. */
-const sendResume = (client: Client, session: Session.Session, text: string | undefined) =>
+/** Sends the session's entity a resume, with the client's answer or decision about its plan when there is one. */
+const sendResume = (client: Client, session: Session.Session, text: string | undefined, decision?: Review.Decision) =>
   send(
     client,
     session.id,
     session.query,
     session.updatedAt,
-    toCluster(client, Cluster.resume(session.id, text, randomUUID()))
+    toCluster(client, Cluster.resume(session.id, text, randomUUID(), { decision }))
   )
 
 const toCluster = <A, E>(client: Client, effect: Effect.Effect<A, E, Cluster.ClientServices>) =>
@@ -240,6 +240,16 @@ const answer = (client: Client, sessionId: string, text: string) =>
     yield* notRunning(client, session, "cannot take an answer now")
     yield* Runs.answerable(session)
     yield* sendResume(client, session, text)
+    return { sessionId, status: "running" } satisfies Started
+  })
+
+/** The decision about a plan that waits for one in the store; the runner that holds the session applies it. */
+const review = (client: Client, sessionId: string, decision: Review.Decision) =>
+  Effect.gen(function* () {
+    const session = yield* loadOrQueued(client, sessionId, "cannot take a review of its plan")
+    yield* notRunning(client, session, "cannot take a review of its plan now")
+    yield* Runs.reviewable(session)
+    yield* sendResume(client, session, undefined, decision)
     return { sessionId, status: "running" } satisfies Started
   })
 
@@ -353,27 +363,6 @@ const events = (client: Client, sessionId: string, after: number): Stream.Stream
     )
   )
 
-const evaluate = (client: Client, sessionId: string) =>
-  Effect.gen(function* () {
-    const { resolved } = client
-    const evaluation = StoredEvaluation.evaluateStored(
-      sessionId,
-      Store.artefactPlace(resolved.storeDir, resolved.credentials)
-    ).pipe(Effect.provide(client.context))
-    // As `deep-research evaluate` does: a session a simulated run made is judged by the emulator, whatever this
-    // server was given; any other by this server's model.
-    if (!resolved.simulate && (yield* Store.wasSimulated(client.store, sessionId))) {
-      return yield* Effect.provide(evaluation, Wiring.simulatedJudgeLayer(resolved))
-    }
-    if (Option.isSome(client.judge)) return yield* Effect.provide(evaluation, client.judge.value)
-    return yield* new JudgeUnavailable({
-      message:
-        "This server has no model to judge a report with (its sessions run on the cluster's workers): start it " +
-        `with a model (${Variables.openaiApiKey} or ${Variables.anthropicApiKey}, or --model) to evaluate here, ` +
-        `or run deep-research evaluate ${sessionId} --database URL where a model is configured.`
-    })
-  })
-
 /** Joins the cluster of the configuration's database as a client, for the life of the scope. */
 export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Errors.InvalidInput, Scope.Scope> =>
   Effect.map(makeClient(resolved), (client): Runs.Runs => ({
@@ -382,11 +371,11 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
     list: list(client),
     load: (sessionId) => client.store.load(sessionId),
     answer: (sessionId, text) => answer(client, sessionId, text),
-    review: Runs.withoutReview((sessionId) => client.store.load(sessionId)),
+    review: (sessionId, decision) => review(client, sessionId, decision),
     resume: (sessionId) => resume(client, sessionId),
     cancel: (sessionId) => cancel(client, sessionId),
     remove: (sessionId) => remove(client, sessionId),
-    evaluate: (sessionId) => evaluate(client, sessionId),
+    evaluate: (sessionId) => ClusterEvaluation.evaluate(client, sessionId),
     // This process runs no session itself.
     isRunning: () => false,
     running: Effect.map(client.store.list, (summaries) => summaries.filter((s) => s.status === "running").length),

@@ -14,7 +14,6 @@ import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type * as CliConfig from "./CliConfig.js"
 import { secretsIn } from "./internal/config/credentials.js"
-import { conflict } from "./RunSchema.js"
 import type { JudgeUnavailable, Listed, RunConflict, RunStatus, Started, StartOptions } from "./RunSchema.js"
 import { events, type NumberedEvent } from "./internal/hosted/events.js"
 import { loadFrom, makeHost, storeOf } from "./internal/hosted/host.js"
@@ -78,22 +77,6 @@ export interface Runs {
   /** A text about to leave the process (an answer, a refusal, a log line) without the process's secrets. */
   readonly scrub: (text: string) => string
 }
-
-/**
- * The review of runs that never wait for one (a cluster's, which go on as planned where nobody can answer at once): a
- * decision is refused, saying where the session stands.
- */
-export const withoutReview =
-  (load: (sessionId: string) => Effect.Effect<Session.Session, StoreError>) =>
-  (sessionId: string): Effect.Effect<Started, StoreError | RunConflict> =>
-    Effect.flatMap(load(sessionId), (session) =>
-      Effect.zipRight(
-        reviewable(session),
-        Effect.fail(
-          conflict(sessionId, session.status, "cannot take a review on a cluster, whose runs do not wait for one")
-        )
-      )
-    )
 
 /** How a process hosts its runs. */
 export interface Options {

@@ -5,7 +5,7 @@
  * session. Sessions of the earlier file store (`<store>/sessions/`) are imported when the database is first opened.
  * Apart from `Wiring` so that the commands that only read or delete sessions load no provider's SDK.
  */
-import { SessionStore } from "@deep-research/core"
+import * as SessionStore from "@deep-research/core/SessionStore"
 import * as Environment from "@deep-research/providers/Environment"
 import * as SqlSessionStore from "@deep-research/providers/SqlSessionStore"
 import * as Duration from "effect/Duration"

@@ -29,6 +29,11 @@ describe("budget and grounding through the CLI", async () => {
     const store = nodePath.join(sandbox, "five-thousand")
     const ran = await research(store, "--budget-tokens", "5000")
     assert.strictEqual(ran.code, 0, ran.stderr)
+    // Said before anything was spent, in numbers: what research has, and what the smallest round needs.
+    assert.match(
+      ran.stderr,
+      /a budget of 5000 tokens is too small to research: after the report's reserve of 2000 tokens, research has 3000, and the smallest round needs about \d+ .*Give a budget of at least \d+ tokens/
+    )
     const spent = Number(/tokens: (\d+)/.exec(ran.stdout)?.[1] ?? NaN)
     assert.isAtMost(spent, 5_000)
     const budgetLines = ran.stderr.split("\n").filter((line) => line.startsWith("budget:"))
@@ -63,7 +68,7 @@ describe("resume with a budget", () => {
     const store = nodePath.join(sandbox, "resumed-budget")
     const failed = await research(store, "--require-sources", "--budget-tokens", "5000")
     assert.strictEqual(failed.code, 1, failed.stderr)
-    assert.include(failed.stderr, "The budget of 5000 tokens gave research 4250 and kept 750 for the report")
+    assert.include(failed.stderr, "The budget of 5000 tokens gave research 3000 and kept 2000 for the report")
     assert.match(
       failed.stderr,
       /resume it with a larger one, as in: deep-research resume (dr-\S+) .*--budget-tokens 20000/

@@ -34,7 +34,12 @@ const launch = Effect.acquireRelease(
 )
 
 const Target = Schema.Struct({ hash: Schema.String, entry: Schema.Boolean, inView: Schema.Boolean })
-const Widths = Schema.Struct({ scrollWidth: Schema.Number, innerWidth: Schema.Number })
+const Widths = Schema.Struct({
+  scrollWidth: Schema.Number,
+  innerWidth: Schema.Number,
+  reportTop: Schema.Number,
+  sessionsTop: Schema.Number
+})
 
 const question = "How do heat pumps compare with gas boilers for home heating?"
 
@@ -145,10 +150,16 @@ describe("the web page in a browser", () => {
         await page.reload()
         await page.locator("article.report h1").waitFor()
         return Schema.decodeUnknownSync(Widths)(
-          await page.evaluate("({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })")
+          await page.evaluate(
+            "({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth, " +
+              "reportTop: document.querySelector('article.report').getBoundingClientRect().top, " +
+              "sessionsTop: document.getElementById('sessions').getBoundingClientRect().top })"
+          )
         )
       })
       assert.isAtMost(phone.scrollWidth, phone.innerWidth)
+      // The report comes right after the question's form, before the list of sessions, however long that list is.
+      assert.isBelow(phone.reportTop, phone.sessionsTop)
       assert.deepStrictEqual(problems, [], problems.join("\n"))
     })
   )

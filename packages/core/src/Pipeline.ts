@@ -10,6 +10,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
 import type { ContentExtractor } from "./ContentExtractor.js"
@@ -35,6 +36,7 @@ import * as Session from "./Session.js"
 import * as SessionLimit from "./SessionLimit.js"
 import { SessionStore } from "./SessionStore.js"
 import type { Summarizer } from "./Summarizer.js"
+import * as BudgetPlan from "./internal/budget/budgetPlan.js"
 import * as ResumeSettings from "./internal/session/resumeSettings.js"
 import * as SessionRecord from "./internal/session/sessionRecord.js"
 import * as Telemetry from "./Telemetry.js"
@@ -116,7 +118,7 @@ export const newSessionId: Effect.Effect<string> = Effect.gen(function* () {
 const decodeConfig = (
   config: ResearchOptions["config"]
 ): Effect.Effect<ResearchConfig.ResearchConfig, InvalidInput> => {
-  if (config instanceof ResearchConfig.ResearchConfig) return Effect.succeed(config)
+  if (config instanceof ResearchConfig.ResearchConfig) return planned(config)
   // No configuration is the defaults, decoded once rather than for every session.
   if (config === undefined) return Effect.succeed(ResearchConfig.defaults)
   return ResearchConfig.decode(config).pipe(
@@ -125,9 +127,21 @@ const decodeConfig = (
         new InvalidInput({
           reason: `the research configuration is invalid:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`
         })
-    )
+    ),
+    Effect.flatMap(planned)
   )
 }
+
+/**
+ * A new session's configuration fitted to a small token budget before anything is spent (`BudgetPlan`): fewer
+ * researchers and searches, said in a line; or, when not even one researcher fits, a line that says so in numbers
+ * (the run goes on, writing from what the budget allows, as it always could).
+ */
+const planned = (config: ResearchConfig.ResearchConfig) =>
+  Either.match(BudgetPlan.fit(config), {
+    onLeft: (reason) => Effect.as(Effect.logWarning(reason), config),
+    onRight: ({ config, note }) => Effect.as(note === undefined ? Effect.void : Effect.logWarning(note), config)
+  })
 
 // =============================================================================
 // Beginning and continuing a session
@@ -255,7 +269,13 @@ const runStored = <R>(
       Effect.gen(function* () {
         const answered = yield* withAnswer(stored, options?.answer)
         // The decision is stored before research goes on: a crash right after it does not lose it.
-        const session = options?.review === undefined ? answered : yield* Review.apply(answered, options.review)
+        // Stamped with its time, so that whoever follows the session from the store sees that it moved.
+        const session =
+          options?.review === undefined
+            ? answered
+            : Checkpoint.patch(yield* Review.apply(answered, options.review), {
+                updatedAt: yield* Clock.currentTimeMillis
+              })
         if (options?.review !== undefined) yield* store.save(session)
         if (options?.review?.action === "cancel") return session
         const events = yield* SessionRecord.recordingEvents(id)

@@ -294,7 +294,9 @@ describe("Pipeline", () => {
       assert.isTrue(events.some((e) => e._tag === "BudgetWarning" && e.budget === "tokens" && e.limit === 20_000))
       assert.strictEqual(session.status, "completed")
       assert.strictEqual(session.supervisionStopReason, "budget")
-      assert.strictEqual(session.rounds.length, 1)
+      // The budget was planned before anything was spent: one researcher a round (BRAVO waited for the second).
+      assert.strictEqual(session.config.maxDirectivesPerRound, 1)
+      assert.strictEqual(session.rounds.length, 2)
       assert.include(session.report?.markdown ?? "", "[1]")
       assert.strictEqual(session.report?.citations[0]?.url, "https://alpha.example.org/facts")
     })

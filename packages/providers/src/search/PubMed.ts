@@ -378,20 +378,21 @@ export const readArticles = (
   ids: ReadonlyArray<string>
 ): Effect.Effect<ReadonlyArray<Source.SearchResult>, Errors.ProviderError> =>
   Effect.gen(function* () {
-    const set = yield* Xml.parse(answer.text, "PubmedArticleSet", provider)
+    // Each record is read as it is parsed and let go (`Xml.parseEach`): 2 MB of records are never one tree in memory.
+    const set = yield* Xml.parseEach(
+      answer.text,
+      "PubmedArticleSet",
+      provider,
+      ["PubmedArticle", "PubmedBookArticle"],
+      (record) =>
+        Option.toArray(Option.fromNullable(record.name === "PubmedArticle" ? paperOf(record) : bookOf(record)))
+    )
     if (set === undefined) {
       const failure = Xml.parseShort(answer.text, "eFetchResult")
       const detail = failure === undefined ? answer.text.slice(0, 200) : (Xml.textOf(failure, "ERROR") ?? "no records")
       return yield* new Errors.ProviderUnavailable({ provider, status: answer.status, detail: `efetch: ${detail}` })
     }
-    const papers = [
-      ...(yield* Xml.mapYielding(Xml.children(set, "PubmedArticle"), (record) =>
-        Option.toArray(Option.fromNullable(paperOf(record)))
-      )),
-      ...(yield* Xml.mapYielding(Xml.children(set, "PubmedBookArticle"), (record) =>
-        Option.toArray(Option.fromNullable(bookOf(record)))
-      ))
-    ]
+    const papers = set.items
     const ranked = ids.flatMap((id) => papers.find((p) => p.pmid === id)?.paper ?? [])
     return toSearchResults(ranked, provider)
   })

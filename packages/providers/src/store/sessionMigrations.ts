@@ -2,7 +2,8 @@
  * Reading stored sessions of any version: every stored format since the pre-release one is migrated, step by step,
  * to the current `Session` Schema. Migrations work on the JSON form, before the current Schema sees it.
  */
-import { Session, Usage } from "@deep-research/core"
+import * as Session from "@deep-research/core/Session"
+import * as Usage from "@deep-research/core/Usage"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"

@@ -109,6 +109,35 @@ describe("the keyless client", () => {
     })
   )
 
+  it.live("records are read one by one as they close, in order, and are not kept in the tree", () =>
+    Effect.gen(function* () {
+      const entries = Array.from({ length: 3_000 }, (_, i) => `<entry><id>${i}</id><title>Paper ${i}</title></entry>`)
+      const text = `<feed><title>Results</title>${entries.join("")}<other><entry><id>nested</id></entry></other></feed>`
+      let ticks = 0
+      let ticking = true
+      const tick = () => {
+        ticks++
+        if (ticking) setImmediate(tick)
+      }
+      setImmediate(tick)
+      const read = yield* Xml.parseEach(text, "feed", "test", ["entry"], (entry) => [Xml.textOf(entry, "id") ?? ""])
+      ticking = false
+      const { items, root } = read ?? assert.fail("no feed")
+      assert.deepStrictEqual(
+        items,
+        Array.from({ length: 3_000 }, (_, i) => String(i))
+      )
+      // Only the root's own records are taken; the rest of the tree is kept as it was.
+      assert.deepStrictEqual(
+        Xml.all(root, "entry").map((entry) => Xml.textOf(entry, "id")),
+        ["nested"]
+      )
+      assert.strictEqual(Xml.textOf(root, "title"), "Results")
+      assert.isAtLeast(ticks, 3, "other work ran while the answer was read")
+      assert.isUndefined(yield* Xml.parseEach(`<feed><entry>`, "feed", "test", ["entry"], () => [1]))
+    })
+  )
+
   it.live("XML nested deeper than the limit is refused, naming the provider and the limit", () =>
     Effect.gen(function* () {
       const text = `<feed>${"<a>".repeat(100_000)}${"</a>".repeat(100_000)}</feed>`

@@ -3,7 +3,16 @@
  * of a clarification asked on the terminal, the report written to its file, and what to type to resume it when it is
  * interrupted or fails.
  */
-import { Errors, Pipeline, ResearchEvents, type Session, SessionStore, Usage, UserInput } from "@deep-research/core"
+import {
+  Budget,
+  Errors,
+  Pipeline,
+  ResearchEvents,
+  type Session,
+  SessionStore,
+  Usage,
+  UserInput
+} from "@deep-research/core"
 import * as Keyless from "@deep-research/providers/Keyless"
 import * as Path from "@effect/platform/Path"
 import * as Cause from "effect/Cause"
@@ -231,7 +240,8 @@ const largerBudget = (resolved: CliConfig.Resolved): string => {
 const budgetNumbers = (resolved: CliConfig.Resolved): string => {
   const { maxTokens, synthesisReserve } = resolved.research.budget
   if (maxTokens === undefined) return ""
-  const reserve = Math.round(maxTokens * synthesisReserve)
+  // The report's reserve as the budget keeps it: its share, and never less than a report of useful length needs.
+  const reserve = Math.round(Math.min(maxTokens, Math.max(maxTokens * synthesisReserve, Budget.minimumReportTokens)))
   return (
     `The budget of ${maxTokens} tokens gave research ${maxTokens - reserve} and kept ${reserve} for the report; each ` +
     "model call reserves its whole input and output limit before it is sent (a researcher's turn, a few thousand " +

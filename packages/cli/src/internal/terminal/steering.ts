@@ -2,7 +2,9 @@
  * What `show` says of how a session was steered: its source policy and what the policy left out (a count per reason,
  * and each URL with its reason), and the review of its plan (waiting, or how it went).
  */
-import { Review, type Session, SourcePolicy } from "@deep-research/core"
+import * as Review from "@deep-research/core/Review"
+import type * as Session from "@deep-research/core/Session"
+import * as SourcePolicy from "@deep-research/core/SourcePolicy"
 
 const reasonWords: Readonly<Record<SourcePolicy.RemovalReason, string>> = {
   excluded_domain: "excluded domain",

@@ -6,7 +6,7 @@
  * session is a lease row renewed while its process lives (`sqlLeases.ts`), so a killed process's sessions are taken
  * over once it lapses.
  */
-import { SessionStore } from "@deep-research/core"
+import * as SessionStore from "@deep-research/core/SessionStore"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as LibsqlClient from "@effect/sql-libsql/LibsqlClient"
 import type * as PgClient from "@effect/sql-pg/PgClient"

@@ -5,7 +5,9 @@
  * database records that the folder was imported, so that it is read once. A session already in the database is left
  * as it is, and a session that cannot be read is named, with why, in the line that reports the import.
  */
-import { ResearchEvents, Session, SessionStore } from "@deep-research/core"
+import * as ResearchEvents from "@deep-research/core/ResearchEvents"
+import * as Session from "@deep-research/core/Session"
+import * as SessionStore from "@deep-research/core/SessionStore"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -10,7 +10,7 @@
  * A checkpoint is fenced by its run's token (`sqlStore.ts`): a run that lost its lease (an outage longer than the
  * lease, during which another process took the session over) cannot write over the new holder's work.
  */
-import { Errors } from "@deep-research/core"
+import * as Errors from "@deep-research/core/Errors"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Cause from "effect/Cause"

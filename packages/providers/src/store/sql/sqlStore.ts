@@ -5,7 +5,10 @@
  * (`patiently`), writes go through the writer (committed before they return); a failure that lasts is a defect
  * naming what could not be done.
  */
-import { Errors, ResearchEvents, Session, SessionStore } from "@deep-research/core"
+import * as Errors from "@deep-research/core/Errors"
+import * as ResearchEvents from "@deep-research/core/ResearchEvents"
+import * as Session from "@deep-research/core/Session"
+import * as SessionStore from "@deep-research/core/SessionStore"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
