@@ -12,7 +12,7 @@
  * `_corrupt_sessions` (rows found unreadable, kept aside rather than overwritten) and `_imports` (file stores
  * imported).
  */
-import { SessionStore } from "@deep-research/core"
+import { SessionStore, SourceLibrary } from "@deep-research/core"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as LibsqlClient from "@effect/sql-libsql/LibsqlClient"
 import type * as PgClient from "@effect/sql-pg/PgClient"
@@ -22,6 +22,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -34,6 +35,7 @@ import { importOnce } from "./fileImport.js"
 import { makeWriter, messageOf, patiently } from "./sqlDatabase.js"
 import * as SqliteConnection from "./sqliteConnection.js"
 import * as SqlLeases from "./sqlLeases.js"
+import * as SqlLibrary from "./sqlLibrary.js"
 import { migrate } from "./sqlMigrations.js"
 import * as SqlStore from "./sqlStore.js"
 
@@ -86,7 +88,7 @@ export class Unheld extends Context.Tag("@deep-research/providers/SqlSessionStor
 export const make = (
   options: Options = {}
 ): Effect.Effect<
-  { readonly store: SessionStore.Service; readonly unheld: Unheld["Type"] },
+  { readonly store: SessionStore.Service; readonly unheld: Unheld["Type"]; readonly library: SourceLibrary.Service },
   DatabaseUnavailable,
   SqlClient.SqlClient | Scope.Scope
 > =>
@@ -107,13 +109,28 @@ export const make = (
       leases,
       scrubbed: makeScrubbed("SqlSessionStore", (options.secrets ?? []).map(Redacted.value)),
       writes,
-      known: new Map()
+      known: new Map(),
+      indexed: new Map()
     }
     if (options.importFrom !== undefined) {
       // Imported sessions are nobody's yet: one stored queued is taken over as a stopped process's would be.
       yield* importOnce({ ...store, leases: { ...leases, holdAccepted: () => Effect.void } }, options.importFrom)
     }
+    // Sessions stored before the library are indexed once, here (imported ones were indexed as they were saved).
+    yield* SqlLibrary.backfill(store, (id) =>
+      Effect.map(
+        sql`SELECT ${sql.onDialectOrElse({ pg: () => sql.literal("data::text"), orElse: () => sql.literal("data") })} AS data
+          FROM deep_research_sessions WHERE id = ${id}`,
+        (rows) => rows[0]?.["data"]
+      ).pipe(
+        Effect.flatMap((data) =>
+          typeof data === "string" ? Effect.option(SqlStore.decodeRow(id, data)) : Effect.succeedNone
+        ),
+        Effect.map(Option.getOrUndefined)
+      )
+    )
     return {
+      library: SourceLibrary.SourceLibrary.of({ search: SqlLibrary.search(store) }),
       store: SessionStore.SessionStore.of({
         save: SqlStore.save(store),
         load: SqlStore.load(store),
@@ -134,10 +151,17 @@ export const make = (
 /** The store as the `SessionStore` in context (and `Unheld`), over the `SqlClient` in context. */
 export const layer = (
   options: Options = {}
-): Layer.Layer<SessionStore.SessionStore | Unheld, DatabaseUnavailable, SqlClient.SqlClient> =>
+): Layer.Layer<
+  SessionStore.SessionStore | Unheld | SourceLibrary.SourceLibrary,
+  DatabaseUnavailable,
+  SqlClient.SqlClient
+> =>
   Layer.scopedContext(
-    Effect.map(make(options), ({ store, unheld }) =>
-      Context.make(SessionStore.SessionStore, store).pipe(Context.add(Unheld, unheld))
+    Effect.map(make(options), ({ library, store, unheld }) =>
+      Context.make(SessionStore.SessionStore, store).pipe(
+        Context.add(Unheld, unheld),
+        Context.add(SourceLibrary.SourceLibrary, library)
+      )
     )
   )
 
@@ -217,7 +241,7 @@ const refuseWhatCannotBeWritten = (file: string) => {
 export const layerSqlite = (
   file: string,
   options: Options = {}
-): Layer.Layer<SessionStore.SessionStore | Unheld, DatabaseUnavailable> =>
+): Layer.Layer<SessionStore.SessionStore | Unheld | SourceLibrary.SourceLibrary, DatabaseUnavailable> =>
   layer({ address: file, ...options }).pipe(Layer.provide(sqliteClientLayer(file)))
 
 /** The address of a database URL without its password, for messages. */
@@ -267,11 +291,13 @@ export const pgClientLayer = (
 export const layerPostgres = (
   url: Redacted.Redacted<string>,
   options: Options = {}
-): Layer.Layer<SessionStore.SessionStore | Unheld, DatabaseUnavailable> =>
+): Layer.Layer<SessionStore.SessionStore | Unheld | SourceLibrary.SourceLibrary, DatabaseUnavailable> =>
   layer({ address: describeUrl(Redacted.value(url)), ...options }).pipe(Layer.provide(pgClientLayer(url)))
 
 /** The PostgreSQL store at `DEEP_RESEARCH_DATABASE_URL`. */
 export const layerConfig = (
   options: Options = {}
-): Layer.Layer<SessionStore.SessionStore | Unheld, DatabaseUnavailable | ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.map(Config.redacted(Environment.databaseUrl), (url) => layerPostgres(url, options)))
+): Layer.Layer<
+  SessionStore.SessionStore | Unheld | SourceLibrary.SourceLibrary,
+  DatabaseUnavailable | ConfigError.ConfigError
+> => Layer.unwrapEffect(Effect.map(Config.redacted(Environment.databaseUrl), (url) => layerPostgres(url, options)))

@@ -15,6 +15,7 @@ import type { Scrubbed } from "../secretScrubber.js"
 import { decodeStored } from "../sessionMigrations.js"
 import { nowMillis, orDie, patiently, type Writer } from "./sqlDatabase.js"
 import type { Leases } from "./sqlLeases.js"
+import * as SqlLibrary from "./sqlLibrary.js"
 
 /** What a store holds between calls. */
 export interface Store {
@@ -28,6 +29,8 @@ export interface Store {
    * checked before it is replaced.
    */
   readonly known: Map<string, number>
+  /** The sources of each session indexed in the library (`sqlLibrary.ts`). */
+  readonly indexed: Map<string, ReadonlySet<string>>
 }
 
 /** An integer column: PostgreSQL's driver gives a `bigint` as text. */
@@ -61,7 +64,7 @@ const jsonValue = (sql: SqlClient.SqlClient, text: string) =>
 const corrupt = (id: string, reason: string) =>
   new Errors.SessionCorrupt({ sessionId: id, path: `deep_research_sessions/${id}`, reason })
 
-const decodeRow = (id: string, text: string) =>
+export const decodeRow = (id: string, text: string) =>
   Effect.gen(function* () {
     const data = yield* Effect.try({ try: (): unknown => JSON.parse(text), catch: () => corrupt(id, "not JSON") })
     const session = yield* Effect.mapError(decodeStored(data), (error) => corrupt(id, error.reason))
@@ -109,7 +112,7 @@ export const save = (store: Store) =>
     const text = yield* store.scrubbed(`session ${id}`, JSON.stringify(encoded))
     const summary = yield* store.scrubbed(`session ${id}`, encodeSummary(Session.summarize(session)))
     const { sql } = store
-    const rows = yield* sql
+    const done = yield* sql
       .withTransaction(
         Effect.gen(function* () {
           yield* store.leases.fence(id)
@@ -124,7 +127,9 @@ export const save = (store: Store) =>
               RETURNING revision`
           )
           if (session.status === "queued") yield* store.leases.holdAccepted(id)
-          return saved
+          // The session's sources enter the library with the checkpoint that stores them.
+          const indexed = yield* SqlLibrary.index(store, session)
+          return { saved, indexed }
         })
       )
       .pipe(
@@ -135,7 +140,8 @@ export const save = (store: Store) =>
         Effect.catchTag("LeaseLost", (error) => Effect.die(new Error(`SqlSessionStore: ${error.message}`))),
         orDie(`cannot save session ${id}`)
       )
-    const revision = rows[0]?.revision
+    store.indexed.set(id, done.indexed)
+    const revision = done.saved[0]?.revision
     if (revision !== undefined) store.known.set(id, revision)
   })
 
@@ -331,6 +337,7 @@ export const remove = (store: Store) =>
                 sql`DELETE FROM deep_research_events WHERE session_id = ${valid}`,
                 sql`DELETE FROM deep_research_reports WHERE session_id = ${valid}`,
                 sql`DELETE FROM deep_research_artefacts WHERE session_id = ${valid}`,
+                SqlLibrary.remove(sql, valid),
                 sql`DELETE FROM deep_research_sessions WHERE id = ${valid}`
               ],
               { discard: true }
@@ -340,6 +347,7 @@ export const remove = (store: Store) =>
       )
     )
     store.known.delete(valid)
+    store.indexed.delete(valid)
   })
 
 export const lock = (store: Store) =>

@@ -113,7 +113,8 @@ for (const dialect of ["SQLite", "PostgreSQL"] as const) {
           rows.map((row) => [Number(row["migration_id"]), row["name"]]),
           [
             [1, "create_tables"],
-            [2, "leases_and_summaries"]
+            [2, "leases_and_summaries"],
+            [3, "library"]
           ]
         )
       })
