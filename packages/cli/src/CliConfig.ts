@@ -64,6 +64,8 @@ export interface Flags {
   readonly sources?: string | undefined
   readonly review?: boolean | undefined
   readonly reportLanguage?: string | undefined
+  /** Start from the library of earlier sessions' sources (`docs/library-search.md`). */
+  readonly library?: boolean | undefined
   readonly out?: string | undefined
   readonly store?: string | undefined
   /** A PostgreSQL URL: sessions live in that database and run on the cluster's runners. */
@@ -100,6 +102,8 @@ export class FileConfig extends Schema.Class<FileConfig>("@deep-research/cli/Fil
   sources: Schema.optional(Schema.Array(Schema.String)),
   review: Schema.optional(Schema.Boolean),
   reportLanguage: Schema.optional(Schema.String),
+  /** Start every run from the library of earlier sessions' sources (`--library`). */
+  library: Schema.optional(Schema.Boolean),
   /** Any other knob of `ResearchConfig`, by its name. */
   research: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   /**

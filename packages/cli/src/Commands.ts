@@ -36,6 +36,7 @@ export const root = Command.make("deep-research", {}).pipe(
     StoreCommands.list,
     StoreCommands.show,
     StoreCommands.remove,
+    StoreCommands.search,
     evaluate,
     mcp,
     serve,

@@ -103,6 +103,11 @@ export const StartOptions = Schema.Struct({
   }),
   reportLanguage: Schema.optional(Schema.String.pipe(Schema.minLength(2), Schema.maxLength(40))).annotations({
     description: "The report's language (de, German, ...) when it should differ from the question's"
+  }),
+  library: Schema.optional(Schema.Boolean).annotations({
+    description:
+      "Start from the library: passages of earlier sessions' sources that match the brief enter the research as " +
+      "known sources before any search, cited and marked with the session they came from (GET /api/library/search)"
   })
 })
 export type StartOptions = typeof StartOptions.Type

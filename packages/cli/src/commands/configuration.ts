@@ -25,7 +25,8 @@ type ResearchFlags = {
 }
 
 /** The options that steer research (the source policy, the review, the report's language): not every command has them. */
-type SteeringKey = "includeDomains" | "excludeDomains" | "since" | "until" | "sources" | "review" | "reportLanguage"
+type SteeringKey =
+  "includeDomains" | "excludeDomains" | "since" | "until" | "sources" | "review" | "reportLanguage" | "library"
 
 const optional = <A>(option: Option.Option<A> | undefined): A | undefined =>
   option === undefined ? undefined : Option.getOrUndefined(option)
@@ -59,6 +60,7 @@ export const toFlags = (
     sources: optional(flags.sources),
     review: flags.review,
     reportLanguage: optional(flags.reportLanguage),
+    library: flags.library,
     out: Option.getOrUndefined(flags.out),
     store: Option.getOrUndefined(flags.store),
     database: Option.getOrUndefined(flags.database),

@@ -97,6 +97,10 @@ export const research = {
     "review",
     "show the brief and the first directives before any search: approve, edit or cancel them (never waits off a terminal)"
   ),
+  library: flag(
+    "library",
+    "start from the library: what earlier sessions stored on the question enters the research before any search"
+  ),
   reportLanguage: text(
     "report-language",
     "LANG",
@@ -139,6 +143,10 @@ export const commands = {
   list: stored,
   show: stored,
   delete: stored,
+  search: {
+    limit: integer("limit", "passages at most (10; up to 200)"),
+    ...stored
+  },
   evaluate: {
     model: research.model,
     store: research.store,
@@ -204,6 +212,7 @@ export const commandNames: ReadonlyArray<Command> = [
   "list",
   "show",
   "delete",
+  "search",
   "evaluate",
   "mcp",
   "serve",

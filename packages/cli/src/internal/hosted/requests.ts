@@ -22,9 +22,9 @@ import { background, type Host, loadFrom, notRunning, storeOf } from "./host.js"
 
 /** The source policy, the review and the report's language a client chose, by the names the settings use. */
 const steeringOf = (options: StartOptions) => {
-  const { excludeDomains, includeDomains, reportLanguage, review, since, sources, until } = options
+  const { excludeDomains, includeDomains, library, reportLanguage, review, since, sources, until } = options
   return Object.fromEntries(
-    Object.entries({ includeDomains, excludeDomains, since, until, sources, review, reportLanguage }).filter(
+    Object.entries({ includeDomains, excludeDomains, since, until, sources, review, reportLanguage, library }).filter(
       ([, value]) => value !== undefined
     )
   )

@@ -42,6 +42,15 @@ export const steeringLines = (session: Session.Session): ReadonlyArray<string> =
     for (const removal of removals?.urls ?? []) lines.push(`  - ${removal.url} (${reasonWords[removal.reason]})`)
   }
   if (session.config.reportLanguage !== undefined) lines.push(`Report language: ${session.config.reportLanguage}`)
+  const borrowed = session.sources.filter((source) => source.origin !== undefined)
+  if (session.config.library === true) {
+    const from = [...new Set(borrowed.map((source) => source.origin?.sessionId))].join(", ")
+    lines.push(
+      borrowed.length === 0
+        ? "From the library: nothing matched"
+        : `From the library: ${borrowed.length} source${borrowed.length === 1 ? "" : "s"} of session ${from}`
+    )
+  }
   const plan = Review.planOf(session)
   if (session.status === "awaiting_review" && plan !== undefined) {
     lines.push(
