@@ -64,7 +64,7 @@ export interface Flags {
   readonly sources?: string | undefined
   readonly review?: boolean | undefined
   readonly reportLanguage?: string | undefined
-  /** Start from the library of earlier sessions' sources (`docs/library-search.md`). */
+  /** Start from the library of earlier sessions' sources (`docs/research-library.md`). */
   readonly library?: boolean | undefined
   readonly out?: string | undefined
   readonly store?: string | undefined
