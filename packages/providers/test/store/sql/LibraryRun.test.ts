@@ -51,7 +51,11 @@ const scriptedWeb = (script: ScriptedRun.Script, log: WebLog) =>
           }),
           Layer.succeed(ContentExtractor.ContentExtractor, {
             ...extractor,
-            extract: (urls) => Effect.zipRight(Effect.sync(() => log.extracted.push(...urls)), extractor.extract(urls))
+            extract: (urls) =>
+              Effect.zipRight(
+                Effect.sync(() => log.extracted.push(...urls)),
+                extractor.extract(urls)
+              )
           })
         )
       )
