@@ -7,7 +7,7 @@
  *    one word and two words that must both occur (what `deep-research search` asks), and a brief's 25 content words of
  *    which any may occur (what a run with `--library` asks), 10 and 24 passages.
  * The text is made of a Zipf-distributed vocabulary of 20,000 words, as prose is: a few words are in most passages,
- * most words in few. Usage: node bench/dist/librarySearch.js [--passages N] [--queries N] [--keep DIR]
+ * most words in few. Usage: node bench/dist/librarySearch.js [--passages N] [--queries N] [--keep DIR [--search-only]]
  */
 import { ResearchConfig, Session, SessionStore, Source, SourceLibrary } from "@deep-research/core"
 import { SqlSessionStore } from "@deep-research/providers"
@@ -28,6 +28,8 @@ const argument = (name: string): string | undefined => {
 const targetPassages = Number(argument("--passages") ?? 100_000)
 const queries = Number(argument("--queries") ?? 60)
 const kept = argument("--keep")
+/** Searches the library a run with `--keep DIR` left, without filling it again. */
+const searchOnly = process.argv.includes("--search-only")
 
 const vocabularySize = 20_000
 const vocabulary = Array.from({ length: vocabularySize }, (_, i) => {
@@ -129,7 +131,7 @@ const program = Effect.gen(function* () {
   const filled = performance.now()
   const firstSaves: Array<number> = []
   const againSaves: Array<number> = []
-  for (let n = 0; n < sessions; n++) {
+  for (let n = 0; n < (searchOnly ? 0 : sessions); n++) {
     const session = sessionOf(n, perSession)
     firstSaves.push((yield* timed(store.save(session))).millis)
     // Every tenth session saved again, as a run's next checkpoint saves it: nothing new to index.
@@ -164,8 +166,9 @@ const program = Effect.gen(function* () {
     passages: sessions * perSession,
     sessions,
     fillSeconds: Math.round(fillSeconds * 10) / 10,
-    saveWith100NewSourcesMillis: summary(firstSaves),
-    saveAgainNothingNewMillis: summary(againSaves),
+    ...(searchOnly
+      ? {}
+      : { saveWith100NewSourcesMillis: summary(firstSaves), saveAgainNothingNewMillis: summary(againSaves) }),
     databaseMegabytes: Math.round((statSync(file).size / 1024 / 1024) * 10) / 10,
     searchMillis: searches,
     node: process.version

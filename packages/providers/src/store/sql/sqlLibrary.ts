@@ -39,7 +39,6 @@ const PassageRow = Schema.Struct({
   title: Schema.String,
   position: Integer,
   text: Schema.String,
-  snippet: Schema.NullOr(Schema.String),
   score: Integer
 })
 
@@ -147,6 +146,36 @@ export const backfill = (
 // Search
 // =============================================================================
 
+/** Words a snippet shows at most. */
+const snippetWords = 30
+
+/**
+ * The words of a passage around its matches, the matched words in `**`: the window of `snippetWords` holding the most
+ * of them. A word matches a term when it starts with the term less its last two letters (a rough stem, as the
+ * search's stemmer finds `cells` for `cell`).
+ */
+export const snippetOf = (text: string, terms: ReadonlyArray<string>): string => {
+  const words = text.split(/\s+/).filter((word) => word !== "")
+  const stems = terms.map((term) => (term.length > 4 ? term.slice(0, term.length - 2) : term))
+  const matches = words.map((word) => {
+    const lower = word.toLowerCase().replace(/^[^\p{L}\p{N}]+/u, "")
+    return stems.some((stem) => lower.startsWith(stem))
+  })
+  let best = 0
+  let bestCount = -1
+  for (let start = 0; start < Math.max(1, words.length - snippetWords + 1); start++) {
+    let count = 0
+    for (let i = start; i < Math.min(words.length, start + snippetWords); i++) if (matches[i]) count++
+    if (count > bestCount) {
+      best = start
+      bestCount = count
+    }
+  }
+  const end = Math.min(words.length, best + snippetWords)
+  const shown = words.slice(best, end).map((word, i) => (matches[best + i] ? `**${word}**` : word))
+  return `${best > 0 ? "… " : ""}${shown.join(" ")}${end < words.length ? " …" : ""}`
+}
+
 const noTerms = () =>
   new Errors.InvalidInput({
     reason: 'nothing to search for: give words to look for (letters or digits; common words such as "the" are left out)'
@@ -169,9 +198,7 @@ export const search =
         sql.onDialectOrElse({
           pg: () => {
             const query = words.join(any ? " | " : " & ")
-            return sql`SELECT p.session_id, p.source_id, p.url, p.title, p.position, p.text, t.score,
-                ts_headline('english', p.text, to_tsquery('english', ${query}),
-                  'StartSel=**, StopSel=**, MaxWords=30, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "') AS snippet
+            return sql`SELECT p.session_id, p.source_id, p.url, p.title, p.position, p.text, t.score
               FROM (SELECT id, ts_rank(search, q) AS score
                 FROM deep_research_passages, to_tsquery('english', ${query}) q
                 WHERE search @@ q AND session_id <> ${excluded}
@@ -179,14 +206,17 @@ export const search =
               JOIN deep_research_passages p ON p.id = t.id
               ORDER BY t.score DESC`
           },
+          // The best passages first, by the index alone; their rows are read for those only.
           orElse: () => {
             const query = words.map((word) => `"${word}"`).join(any ? " OR " : " AND ")
-            return sql`SELECT p.session_id, p.source_id, p.url, p.title, p.position, p.text,
-                snippet(deep_research_passages_fts, 1, '**', '**', ' … ', 24) AS snippet,
-                -bm25(deep_research_passages_fts, 4.0, 1.0) AS score
-              FROM deep_research_passages_fts JOIN deep_research_passages p ON p.id = deep_research_passages_fts.rowid
-              WHERE deep_research_passages_fts MATCH ${query} AND p.session_id <> ${excluded}
-              ORDER BY bm25(deep_research_passages_fts, 4.0, 1.0) LIMIT ${fetched}`
+            return sql`SELECT p.session_id, p.source_id, p.url, p.title, p.position, p.text, -t.rank AS score
+              FROM (SELECT rowid AS id, rank FROM deep_research_passages_fts
+                WHERE deep_research_passages_fts MATCH ${query}
+                  AND rank MATCH 'bm25(4.0, 1.0)'
+                  AND rowid NOT IN (SELECT id FROM deep_research_passages WHERE session_id = ${excluded})
+                ORDER BY rank LIMIT ${fetched}) t
+              JOIN deep_research_passages p ON p.id = t.id
+              ORDER BY t.rank`
           }
         })
       ).pipe(patiently, orDie("cannot search the library"))
@@ -204,7 +234,7 @@ export const search =
             title: row.title,
             position: row.position,
             text: row.text,
-            snippet: (row.snippet ?? row.text.slice(0, 200)).replace(/\s+/g, " ").trim(),
+            snippet: snippetOf(row.text, words),
             score: row.score
           })
         )
