@@ -61,10 +61,15 @@ export const passagesOf = (source: Source.Source): ReadonlyArray<string> =>
  * Inside a save's transaction: the passages of the session's sources not indexed yet are added, those of sources it no
  * longer holds removed. Returns the sources indexed, for the store to remember once the transaction commits.
  */
-export const index = (library: Library, session: Session.Session): Effect.Effect<ReadonlySet<string>, SqlError> =>
+export const index = (
+  library: Library,
+  session: Session.Session
+): Effect.Effect<ReadonlySet<string> | undefined, SqlError> =>
   Effect.gen(function* () {
     const { sql } = library
     let indexed = library.indexed.get(session.id)
+    // A session with no source yet (one just accepted) has nothing in the library: its acknowledgement asks nothing more.
+    if (indexed === undefined && session.sources.length === 0) return undefined
     if (indexed === undefined) {
       const rows = yield* decodeRows(SourceIdRow)(
         sql`SELECT DISTINCT source_id FROM deep_research_passages WHERE session_id = ${session.id}`
@@ -127,7 +132,7 @@ export const backfill = (
               const session = yield* read(id)
               return session === undefined
                 ? new Set<string>()
-                : yield* index({ ...library, indexed: new Map() }, session)
+                : ((yield* index({ ...library, indexed: new Map() }, session)) ?? new Set<string>())
             })
           )
           .pipe(patiently, library.writes, orDie(`cannot index the sources of session ${id} for the library`))

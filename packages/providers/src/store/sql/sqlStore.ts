@@ -140,7 +140,7 @@ export const save = (store: Store) =>
         Effect.catchTag("LeaseLost", (error) => Effect.die(new Error(`SqlSessionStore: ${error.message}`))),
         orDie(`cannot save session ${id}`)
       )
-    store.indexed.set(id, done.indexed)
+    if (done.indexed !== undefined) store.indexed.set(id, done.indexed)
     const revision = done.saved[0]?.revision
     if (revision !== undefined) store.known.set(id, revision)
   })
