@@ -28,6 +28,14 @@ const decodeFile = (json: unknown) => {
 }
 
 describe("CliConfig", () => {
+  it("the library is on by --library or the config file's library, off by default", () => {
+    const env = { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "tvly-x", HOME: "/home/u" }
+    assert.isUndefined(resolveRight({}, env).research.library)
+    assert.isTrue(resolveRight({ library: true }, env).research.library)
+    assert.isTrue(resolveRight({}, env, decodeFile({ library: true })).research.library)
+    assert.isFalse(resolveRight({}, env, decodeFile({ library: false })).research.library)
+  })
+
   it("flags beat the environment, which beats the config file, which beats the defaults", () => {
     const env = { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "tvly-x", DEEP_RESEARCH_MAX_ROUNDS: "4", HOME: "/home/u" }
     const file = decodeFile({ maxRounds: 2, concurrency: 3, maxToolCalls: 7, model: "openai:gpt-4o" })
