@@ -3,6 +3,8 @@ import { Duration, Either, Option, Redacted } from "effect"
 import { ResearchConfig, Resilience } from "@deep-research/core"
 import * as fs from "node:fs"
 import * as CliConfig from "../src/CliConfig.js"
+import * as McpResearch from "../src/McpResearch.js"
+import * as Runs from "../src/Runs.js"
 import * as Help from "../src/internal/commandLine/help.js"
 
 const resolveRight = (
@@ -34,6 +36,10 @@ describe("CliConfig", () => {
     assert.isTrue(resolveRight({ library: true }, env).research.library)
     assert.isTrue(resolveRight({}, env, decodeFile({ library: true })).research.library)
     assert.isFalse(resolveRight({}, env, decodeFile({ library: false })).research.library)
+    // The API's and MCP's library option sets it for one run.
+    const asked = Runs.configFor(resolveRight({}, env), { library: true })
+    assert.isTrue(Either.isRight(asked) && asked.right.library === true)
+    assert.property(McpResearch.Args.fields, "library")
   })
 
   it("flags beat the environment, which beats the config file, which beats the defaults", () => {
