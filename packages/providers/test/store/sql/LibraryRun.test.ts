@@ -130,6 +130,9 @@ describe("a run with the library", () => {
       const assignment = researcher?.request.messages[0]?.content ?? ""
       assert.include(assignment, `FROM THE LIBRARY (session ${first.id})`)
       assert.include(assignment, "33.9 percent")
+      // The supervisor plans knowing what is in hand.
+      const supervisor = calls.calls.find((call) => call.role === "supervisor")
+      assert.include(supervisor?.request.messages[0]?.content ?? "", "Already in hand: 1 source from earlier research")
     })
   )
 
