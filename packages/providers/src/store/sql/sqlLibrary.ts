@@ -116,11 +116,19 @@ export const backfill = (
   Effect.gen(function* () {
     const { sql } = library
     let done = 0
+    let said = false
     for (;;) {
       const waiting = yield* decodeRows(Schema.Struct({ session_id: Schema.String }))(
         sql`SELECT session_id FROM deep_research_library_pending LIMIT 50`
       ).pipe(patiently, orDie("cannot read the sessions waiting for the library"))
       if (waiting.length === 0) break
+      // A large store takes a while, once: said when it starts, and every 500 sessions.
+      if (!said || (done > 0 && done % 500 < 50)) {
+        said = true
+        yield* Effect.logInfo(
+          `SqlSessionStore: indexing the sources of the sessions stored before the library (once): ${done} done`
+        )
+      }
       for (const { session_id: id } of waiting) {
         const indexed = yield* sql
           .withTransaction(
