@@ -69,6 +69,8 @@ export interface Flags {
   readonly words?: string | undefined
   readonly outline?: string | undefined
   readonly instructions?: string | undefined
+  /** Start from the library of earlier sessions' sources (`docs/research-library.md`). */
+  readonly library?: boolean | undefined
   readonly out?: string | undefined
   readonly store?: string | undefined
   /** A PostgreSQL URL: sessions live in that database and run on the cluster's runners. */
@@ -109,6 +111,8 @@ export class FileConfig extends Schema.Class<FileConfig>("@deep-research/cli/Fil
   words: Schema.optional(Schema.Union(Schema.Int, Schema.String)),
   outline: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
   instructions: Schema.optional(Schema.String),
+  /** Start every run from the library of earlier sessions' sources (`--library`). */
+  library: Schema.optional(Schema.Boolean),
   /** Any other knob of `ResearchConfig`, by its name. */
   research: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   /**

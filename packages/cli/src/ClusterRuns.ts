@@ -381,5 +381,5 @@ export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Err
     running: Effect.map(client.store.list, (summaries) => summaries.filter((s) => s.status === "running").length),
     awaitRun: (sessionId) => awaitStopped(client, sessionId),
     events: (sessionId, after) => events(client, sessionId, after),
-    ...Runs.storeParts(client.store, resolved)
+    ...Runs.storeParts(client.context, resolved)
   }))

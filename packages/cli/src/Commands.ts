@@ -38,6 +38,7 @@ export const root = Command.make("deep-research", {}).pipe(
     StoreCommands.show,
     StoreCommands.remove,
     exportCommand,
+    StoreCommands.search,
     evaluate,
     mcp,
     serve,

@@ -120,6 +120,11 @@ export const StartOptions = Schema.Struct({
   ).annotations({ description: "The report's sections, in order: its ## sections are these titles" }),
   instructions: Schema.optional(Schema.String.pipe(Schema.maxLength(4_000))).annotations({
     description: "What the writer is told besides the structure: audience, tone, what to stress"
+  }),
+  library: Schema.optional(Schema.Boolean).annotations({
+    description:
+      "Start from the library: passages of earlier sessions' sources that match the brief enter the research as " +
+      "known sources before any search, cited and marked with the session they came from (GET /api/library/search)"
   })
 })
 export type StartOptions = typeof StartOptions.Type

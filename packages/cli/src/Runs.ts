@@ -4,9 +4,10 @@
  * the store and the progress stream; runs go on in the background and are reached by their session id. The host's
  * machinery is `internal/hosted/` (the host, what clients ask of it, a session's event stream).
  */
-import type { Errors, Review, Session, SessionStore } from "@deep-research/core"
+import { type Errors, type Review, type Session, SessionStore, SourceLibrary } from "@deep-research/core"
 import * as Secrets from "@deep-research/providers/Secrets"
 import type { Evaluation } from "@deep-research/evaluation"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
@@ -76,6 +77,11 @@ export interface Runs {
   readonly saveArtefact: (sessionId: string, name: string, content: string) => Effect.Effect<void, Errors.InvalidInput>
   /** A text about to leave the process (an answer, a refusal, a log line) without the process's secrets. */
   readonly scrub: (text: string) => string
+  /** The library's passages that match `terms`, best first (`SourceLibrary.search`). */
+  readonly searchLibrary: (
+    terms: string,
+    limit?: number
+  ) => Effect.Effect<ReadonlyArray<SourceLibrary.Passage>, Errors.InvalidInput>
 }
 
 /** How a process hosts its runs. */
@@ -116,19 +122,29 @@ export const make = (
       artefact: (sessionId, name) => Effect.flatMap(storeOf(host), (store) => store.artefact(sessionId, name)),
       saveArtefact: (sessionId, name, content) =>
         Effect.flatMap(storeOf(host), (store) => store.saveArtefact(sessionId, name, content)),
-      scrub: Secrets.scrubber(secretsIn(resolved.credentials))
+      scrub: Secrets.scrubber(secretsIn(resolved.credentials)),
+      searchLibrary: (terms, limit) =>
+        host.onRuntime(Effect.flatMap(SourceLibrary.SourceLibrary, (library) => library.search(terms, { limit })))
     }))
   )
 
-/** What runs take of their session store and their configuration alike: artefacts, and their secrets to scrub. */
+/**
+ * What runs take of their session store and their configuration alike: artefacts, the library, and their secrets to
+ * scrub.
+ */
 export const storeParts = (
-  store: SessionStore.Service,
+  context: Context.Context<SessionStore.SessionStore | SourceLibrary.SourceLibrary>,
   resolved: CliConfig.Resolved
-): Pick<Runs, "artefact" | "saveArtefact" | "scrub"> => ({
-  artefact: (sessionId, name) => store.artefact(sessionId, name),
-  saveArtefact: (sessionId, name, content) => store.saveArtefact(sessionId, name, content),
-  scrub: Secrets.scrubber(secretsIn(resolved.credentials))
-})
+): Pick<Runs, "artefact" | "saveArtefact" | "scrub" | "searchLibrary"> => {
+  const store = Context.get(context, SessionStore.SessionStore)
+  const library = Context.get(context, SourceLibrary.SourceLibrary)
+  return {
+    artefact: (sessionId, name) => store.artefact(sessionId, name),
+    saveArtefact: (sessionId, name, content) => store.saveArtefact(sessionId, name, content),
+    scrub: Secrets.scrubber(secretsIn(resolved.credentials)),
+    searchLibrary: (terms, limit) => library.search(terms, { limit })
+  }
+}
 
 /**
  * Runs that take questions and answers without the process's secrets (its keys, its API token, its database's URL):

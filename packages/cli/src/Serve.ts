@@ -297,9 +297,12 @@ const routesProbing = (runs: Runs.Runs, options: Options, database: DatabaseProb
     ),
     Layer.provide(HttpApiBuilder.api(Api)),
     Layer.provide(
-      Layer.mergeAll(Handlers.sessionsLayer(runs), Handlers.systemLayer(runs, database), OpenAiCompat.layer(runs)).pipe(
-        Layer.provide(Handlers.authorizationLayer(options.token))
-      )
+      Layer.mergeAll(
+        Handlers.sessionsLayer(runs),
+        Handlers.systemLayer(runs, database),
+        Handlers.libraryLayer(runs),
+        OpenAiCompat.layer(runs)
+      ).pipe(Layer.provide(Handlers.authorizationLayer(options.token)))
     )
   )
 

@@ -6,6 +6,7 @@
  * Apart from `Wiring` so that the commands that only read or delete sessions load no provider's SDK.
  */
 import * as SessionStore from "@deep-research/core/SessionStore"
+import type * as SourceLibrary from "@deep-research/core/SourceLibrary"
 import * as Environment from "@deep-research/providers/Environment"
 import * as SqlSessionStore from "@deep-research/providers/SqlSessionStore"
 import * as Duration from "effect/Duration"
@@ -31,13 +32,16 @@ const leaseDuration = (env: NodeJS.ProcessEnv = process.env) => {
 /**
  * The session store of a store folder: PostgreSQL when the credentials name a database, else the SQLite database of
  * the folder; either keeps the environment's keys (and the database's URL) out of what it writes, and gives the
- * sessions that no live process holds (`Unheld`). `DatabaseUnavailable` when the database cannot be opened, reached or
+ * sessions that no live process holds (`Unheld`) and the library of every stored source (`SourceLibrary`). `DatabaseUnavailable` when the database cannot be opened, reached or
  * prepared.
  */
 export const storeLayerOrFail = (
   storeDir: string,
   credentials?: CliConfig.Credentials
-): Layer.Layer<SessionStore.SessionStore | SqlSessionStore.Unheld, SqlSessionStore.DatabaseUnavailable> => {
+): Layer.Layer<
+  SessionStore.SessionStore | SqlSessionStore.Unheld | SourceLibrary.SourceLibrary,
+  SqlSessionStore.DatabaseUnavailable
+> => {
   const secrets = credentials === undefined ? [] : secretsIn(credentials)
   const database = credentials?.databaseUrl
   const leases = { leaseDuration: leaseDuration() }
@@ -57,7 +61,7 @@ export const storeLayerOrFail = (
 export const storeLayer = (
   storeDir: string,
   credentials?: CliConfig.Credentials
-): Layer.Layer<SessionStore.SessionStore | SqlSessionStore.Unheld> =>
+): Layer.Layer<SessionStore.SessionStore | SqlSessionStore.Unheld | SourceLibrary.SourceLibrary> =>
   Layer.orDie(storeLayerOrFail(storeDir, credentials))
 
 /** Fails with a plain message when the credentials name a database that cannot be reached or prepared. */

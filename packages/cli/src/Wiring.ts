@@ -14,6 +14,7 @@ import {
   SearchProvider,
   Session,
   SessionStore,
+  SourceLibrary,
   Summarizer
 } from "@deep-research/core"
 import {
@@ -48,6 +49,7 @@ export type Services =
   | ContentExtractor.ContentExtractor
   | Summarizer.Summarizer
   | SessionStore.SessionStore
+  | SourceLibrary.SourceLibrary
   | ResearchEvents.ResearchEvents
   | Resilience.Resilience
 
@@ -131,12 +133,15 @@ const simulatedStore = (store: SessionStore.Service): SessionStore.Service => ({
 
 const simulatedMark = '{"simulated": true}\n'
 
-const sessionStoreLayer = (resolved: CliConfig.Resolved): Layer.Layer<SessionStore.SessionStore> => {
+const sessionStoreLayer = (
+  resolved: CliConfig.Resolved
+): Layer.Layer<SessionStore.SessionStore | SourceLibrary.SourceLibrary> => {
   const files = storeLayer(resolved.storeDir, resolved.credentials)
   return resolved.simulate
-    ? Layer.effect(SessionStore.SessionStore, Effect.map(SessionStore.SessionStore, simulatedStore)).pipe(
-        Layer.provide(files)
-      )
+    ? Layer.merge(
+        Layer.effect(SessionStore.SessionStore, Effect.map(SessionStore.SessionStore, simulatedStore)),
+        Layer.effect(SourceLibrary.SourceLibrary, SourceLibrary.SourceLibrary)
+      ).pipe(Layer.provide(files))
     : files
 }
 
@@ -213,7 +218,7 @@ const openCorpus = (resolved: CliConfig.Resolved, root: string) =>
  */
 const servicesLayer = (
   resolved: CliConfig.Resolved,
-  store: Layer.Layer<SessionStore.SessionStore>
+  store: Layer.Layer<SessionStore.SessionStore | SourceLibrary.SourceLibrary>
 ): Layer.Layer<Services, Errors.InvalidInput> =>
   // Scoped: some search providers pace their requests for as long as the services live.
   Layer.unwrapScoped(
@@ -313,8 +318,9 @@ export const layer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Error
  * The session store alone, as research would open it: for a process that runs no model itself (a client of a
  * cluster).
  */
-export const storeOnlyLayer = (resolved: CliConfig.Resolved): Layer.Layer<SessionStore.SessionStore> =>
-  sessionStoreLayer(resolved)
+export const storeOnlyLayer = (
+  resolved: CliConfig.Resolved
+): Layer.Layer<SessionStore.SessionStore | SourceLibrary.SourceLibrary> => sessionStoreLayer(resolved)
 
 /** The models alone (the judge is the `evaluation` role), for a process that has its store already. */
 export const judgeLayer = (resolved: CliConfig.Resolved): Layer.Layer<ModelRouter.ModelRouter, Errors.InvalidInput> =>

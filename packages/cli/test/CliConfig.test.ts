@@ -3,6 +3,8 @@ import { Duration, Either, Option, Redacted } from "effect"
 import { ResearchConfig, Resilience } from "@deep-research/core"
 import * as fs from "node:fs"
 import * as CliConfig from "../src/CliConfig.js"
+import * as McpResearch from "../src/McpResearch.js"
+import * as Runs from "../src/Runs.js"
 import * as Help from "../src/internal/commandLine/help.js"
 
 const resolveRight = (
@@ -28,6 +30,18 @@ const decodeFile = (json: unknown) => {
 }
 
 describe("CliConfig", () => {
+  it("the library is on by --library or the config file's library, off by default", () => {
+    const env = { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "tvly-x", HOME: "/home/u" }
+    assert.isUndefined(resolveRight({}, env).research.library)
+    assert.isTrue(resolveRight({ library: true }, env).research.library)
+    assert.isTrue(resolveRight({}, env, decodeFile({ library: true })).research.library)
+    assert.isFalse(resolveRight({}, env, decodeFile({ library: false })).research.library)
+    // The API's and MCP's library option sets it for one run.
+    const asked = Runs.configFor(resolveRight({}, env), { library: true })
+    assert.isTrue(Either.isRight(asked) && asked.right.library === true)
+    assert.property(McpResearch.Args.fields, "library")
+  })
+
   it("flags beat the environment, which beats the config file, which beats the defaults", () => {
     const env = { OPENAI_API_KEY: "sk-x", TAVILY_API_KEY: "tvly-x", DEEP_RESEARCH_MAX_ROUNDS: "4", HOME: "/home/u" }
     const file = decodeFile({ maxRounds: 2, concurrency: 3, maxToolCalls: 7, model: "openai:gpt-4o" })

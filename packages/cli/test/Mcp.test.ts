@@ -347,7 +347,8 @@ describe("the MCP server's own work", () => {
         events: () => Stream.empty,
         artefact: () => unused,
         saveArtefact: () => unused,
-        scrub: (text) => text
+        scrub: (text) => text,
+        searchLibrary: () => unused
       }
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
       yield* Effect.forkScoped(

@@ -168,7 +168,8 @@ export const sourceList = (citations: ReadonlyArray<Citation>, heading: string):
         ...citations.map((c) => {
           const link = `${c.number}. [${escapeTitle(c.title) || c.url}](${c.url.replace(/\)/g, "%29")})`
           const work = c.work === undefined ? "" : describeWork(c.work)
-          return work === "" ? link : `${link} — ${work}`
+          const from = c.fromSession === undefined ? "" : ` (from session ${c.fromSession})`
+          return `${work === "" ? link : `${link} — ${work}`}${from}`
         })
       ].join("\n")
 
@@ -196,7 +197,8 @@ export const finalize = (markdown: string, sources: ReadonlyArray<Source>, headi
             sourceId: source.id,
             url: source.url,
             title: source.title,
-            ...(source.work !== undefined ? { work: source.work } : {})
+            ...(source.work !== undefined ? { work: source.work } : {}),
+            ...(source.origin !== undefined ? { fromSession: source.origin.sessionId } : {})
           })
         ]
   })

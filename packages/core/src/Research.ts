@@ -97,7 +97,9 @@ export class Citation extends Schema.Class<Citation>("@deep-research/core/Citati
   url: Schema.String,
   title: Schema.String,
   /** The authors, year and venue of a scholarly source, and whether it is a preprint. */
-  work: Schema.optional(Work)
+  work: Schema.optional(Work),
+  /** The earlier session a source of the library came from. */
+  fromSession: Schema.optional(Schema.String)
 }) {}
 
 /** Why a report rests on no source. */

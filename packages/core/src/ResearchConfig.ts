@@ -95,6 +95,11 @@ export class ResearchConfig extends Schema.Class<ResearchConfig>("@deep-research
    */
   review: Schema.optional(Schema.Boolean),
   /**
+   * Start from the library: passages of earlier sessions' sources that match the brief enter the research as known
+   * sources before any search, cited as any other and marked with the session they came from (`SourceLibrary`).
+   */
+  library: Schema.optional(Schema.Boolean),
+  /**
    * The language the report is written in (an ISO 639-1 code such as `de`, or a name such as `German`), when it
    * should differ from the question's. Searches stay in the question's language.
    */

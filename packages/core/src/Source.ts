@@ -79,6 +79,12 @@ export class SourceSummary extends Schema.Class<SourceSummary>("@deep-research/c
   excerpts: Schema.Array(Schema.String).pipe(Schema.maxItems(5))
 }) {}
 
+/** Where a source of the library came from: the earlier session that stored it, and its id there (`library`). */
+export class SourceOrigin extends Schema.Class<SourceOrigin>("@deep-research/core/SourceOrigin")({
+  sessionId: Schema.String,
+  sourceId: Schema.String
+}) {}
+
 /** A source the session retrieved. Its id is stable within a session and is what citations point at. */
 export class Source extends Schema.Class<Source>("@deep-research/core/Source")({
   id: Schema.String,
@@ -96,5 +102,7 @@ export class Source extends Schema.Class<Source>("@deep-research/core/Source")({
   /** Characters of raw text behind this source, before summarisation. */
   rawLength: Schema.Number,
   /** The bibliographic facts of a scholarly source: what its entry in the report's source list names. */
-  work: Schema.optional(Work)
+  work: Schema.optional(Work),
+  /** The earlier session it was taken from, for a source of the library (never fetched by this session). */
+  origin: Schema.optional(SourceOrigin)
 }) {}

@@ -9,6 +9,7 @@ import * as Language from "./internal/text/language.js"
 import type { Brief, ClarificationRecord } from "./Research.js"
 import type { ResearchConfig } from "./ResearchConfig.js"
 import type { Session } from "./Session.js"
+import type { Source } from "./Source.js"
 
 /** What a research run works on, from the brief to the report. */
 export interface Task {
@@ -29,6 +30,8 @@ export interface Task {
   readonly questionLanguage: Language.Language
   /** The run's settings. */
   readonly config: ResearchConfig
+  /** The sources the run took from the library before its first search (`library`): shown to every researcher. */
+  readonly library: ReadonlyArray<Source>
 }
 
 /** What the clarification contributes to later phases as constraints: the answer, else the understanding. */
@@ -46,6 +49,7 @@ export const make = (options: {
   readonly config: ResearchConfig
   readonly clarification?: ClarificationRecord | undefined
   readonly brief?: Brief | undefined
+  readonly library?: ReadonlyArray<Source> | undefined
 }): Task => {
   const questionLanguage = Language.forReport(options.query, options.brief?.language)
   const asked = options.config.reportLanguage
@@ -56,10 +60,17 @@ export const make = (options: {
     brief: options.brief,
     language: asked === undefined ? questionLanguage : Language.named(asked),
     questionLanguage,
-    config: options.config
+    config: options.config,
+    library: options.library ?? []
   }
 }
 
-/** The task as the session holds it: its question, settings, clarification and brief. */
+/** The task as the session holds it: its question, settings, clarification, brief and the library's sources. */
 export const fromSession = (session: Session): Task =>
-  make({ query: session.query, config: session.config, clarification: session.clarification, brief: session.brief })
+  make({
+    query: session.query,
+    config: session.config,
+    clarification: session.clarification,
+    brief: session.brief,
+    library: session.sources.filter((source) => source.origin !== undefined)
+  })

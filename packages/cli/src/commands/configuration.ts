@@ -38,6 +38,7 @@ type SteeringKey =
   | "words"
   | "outline"
   | "instructions"
+  | "library"
 
 const optional = <A>(option: Option.Option<A> | undefined): A | undefined =>
   option === undefined ? undefined : Option.getOrUndefined(option)
@@ -74,6 +75,7 @@ export const toFlags = (
     words: optional(flags.words),
     outline: optional(flags.outline),
     instructions: optional(flags.instructions),
+    library: flags.library,
     out: Option.getOrUndefined(flags.out),
     store: Option.getOrUndefined(flags.store),
     database: Option.getOrUndefined(flags.database),

@@ -3,7 +3,7 @@
  * before any research wiring is loaded (to find whether a session was simulated).
  */
 import { Args, Command } from "@effect/cli"
-import { type SessionStore } from "@deep-research/core"
+import type { SessionStore, SourceLibrary } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -62,6 +62,8 @@ export const rememberSimulated = <F extends { readonly simulate: boolean }>(
         Effect.map((simulated) => ({ ...options, simulate: simulated }))
       )
 
+const searchOptions = ParserOptions.optionsOf(OptionTable.commands.search)
+
 /** Runs `f` over the session store the options, the environment and the config file name. */
 export const withStore = <A, E>(
   options: { readonly store: Option.Option<string>; readonly database: Option.Option<string> },
@@ -77,6 +79,47 @@ export const withStore = <A, E>(
     })
     return yield* StoreActions.withStoreAt(directory, credentials, f)
   })
+
+/** Runs `f` over the library of the store (or of the database) the options name. */
+const withLibrary = <A, E>(
+  options: { readonly store: Option.Option<string>; readonly database: Option.Option<string> },
+  f: (library: SourceLibrary.Service) => Effect.Effect<A, E>
+) =>
+  Effect.gen(function* () {
+    const file = yield* loadConfigFile
+    const directory = CliConfig.storeDirOf(Option.getOrUndefined(options.store), process.env, file)
+    const fromEnv = CliConfig.credentialsFrom(process.env)
+    const credentials = Option.match(options.database, {
+      onNone: () => fromEnv,
+      onSome: (url) => ({ ...fromEnv, databaseUrl: Redacted.make(url) })
+    })
+    return yield* StoreActions.withLibraryAt(directory, credentials, f)
+  })
+
+/** `search`: the passages of every stored source that hold the words, best first. */
+export const search = Command.make(
+  "search",
+  {
+    terms: Args.text({ name: "terms" }).pipe(Args.repeated, Args.withDescription("The words to look for")),
+    ...searchOptions
+  },
+  ({ json, limit, terms, ...where }) =>
+    Effect.gen(function* () {
+      const text = terms.join(" ").trim()
+      const empty = StoreActions.emptyTerms(text)
+      if (empty !== undefined) return yield* Effect.fail(new Exited({ code: 2, message: empty }))
+      const most = Option.getOrUndefined(limit)
+      if (most !== undefined && (!Number.isInteger(most) || most < 1 || most > 200)) {
+        return yield* Effect.fail(new Exited({ code: 2, message: "error: --limit takes a whole number from 1 to 200" }))
+      }
+      return yield* withLibrary(where, (library) => StoreActions.search(library, text, most, json))
+    })
+).pipe(
+  Command.withDescription(
+    "Search the library: the passages of every stored session's sources that hold all the words, best first, with " +
+      "their session, title and URL (--json: one JSON line each)"
+  )
+)
 
 /** `list`: every session of the store, one line each under a header (--json: one JSON line each). */
 export const list = Command.make("list", storeOption, ({ json, ...where }) =>

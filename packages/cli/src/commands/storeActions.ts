@@ -5,6 +5,7 @@
  */
 import * as Session from "@deep-research/core/Session"
 import * as SessionStore from "@deep-research/core/SessionStore"
+import * as SourceLibrary from "@deep-research/core/SourceLibrary"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -16,17 +17,61 @@ import type { Credentials } from "../internal/config/credentials.js"
 import { printable, printableLine } from "../internal/terminal/printable.js"
 import { steeringLines } from "../internal/terminal/steering.js"
 
+const storeAt = (directory: string, credentials: Credentials) =>
+  Store.storeLayerOrFail(directory, credentials).pipe(
+    Layer.mapError((error) => new Exited({ code: 2, message: `error: ${error.message}` }))
+  )
+
 /** Runs `f` over the session store of a store folder (or of the database the credentials name). */
 export const withStoreAt = <A, E>(
   directory: string,
   credentials: Credentials,
   f: (sessions: SessionStore.Service, credentials: Credentials) => Effect.Effect<A, E>
-) => {
-  const layer = Store.storeLayerOrFail(directory, credentials).pipe(
-    Layer.mapError((error) => new Exited({ code: 2, message: `error: ${error.message}` }))
+) =>
+  Effect.flatMap(SessionStore.SessionStore, (sessions) => f(sessions, credentials)).pipe(
+    Effect.provide(storeAt(directory, credentials))
   )
-  return Effect.flatMap(SessionStore.SessionStore, (sessions) => f(sessions, credentials)).pipe(Effect.provide(layer))
-}
+
+/** Runs `f` over the library of a store folder's sessions (or of the database the credentials name). */
+export const withLibraryAt = <A, E>(
+  directory: string,
+  credentials: Credentials,
+  f: (library: SourceLibrary.Service) => Effect.Effect<A, E>
+) => Effect.flatMap(SourceLibrary.SourceLibrary, f).pipe(Effect.provide(storeAt(directory, credentials)))
+
+/** Why `search` has nothing to look for, or undefined when its terms hold a word. */
+export const emptyTerms = (terms: string): string | undefined =>
+  SourceLibrary.termsOf(terms).length > 0
+    ? undefined
+    : 'error: nothing to search for: give words to look for, such as deep-research search "heat pump efficiency" ' +
+      '(letters or digits; common words such as "the" are left out)'
+
+/** `search`: the library's passages holding every word of `terms`, best first (json: one JSON line each). */
+export const search = (library: SourceLibrary.Service, terms: string, limit: number | undefined, json: boolean) =>
+  Effect.gen(function* () {
+    const passages = yield* library
+      .search(terms, { limit })
+      .pipe(Effect.mapError((error) => new Exited({ code: 2, message: `error: ${error.message}` })))
+    if (json) {
+      for (const [i, { score, sessionId, snippet, sourceId, title, url }] of passages.entries()) {
+        yield* Console.log(JSON.stringify({ rank: i + 1, sessionId, sourceId, url, title, snippet, score }))
+      }
+      return
+    }
+    if (passages.length === 0) {
+      return yield* Console.log(`Nothing in the library holds every word of "${printableLine(terms)}".`)
+    }
+    for (const [i, passage] of passages.entries()) {
+      yield* Console.log(
+        [
+          `${i + 1}. ${printableLine(passage.title) || passage.url}`,
+          `   ${printableLine(passage.url)}`,
+          `   session ${passage.sessionId} · source ${passage.sourceId}`,
+          `   ${printableLine(passage.snippet)}`
+        ].join("\n")
+      )
+    }
+  })
 
 /**
  * With a database, the sessions sent to its cluster that no runner has started yet (`ClusterQueue`); the store has

@@ -304,6 +304,43 @@ export class System extends HttpApiGroup.make("system")
   )
   .annotate(OpenApi.Description, "The server's health, open without a token.") {}
 
+/** A passage of the library that matched a search. */
+export const LibraryPassage = Schema.Struct({
+  sessionId: Schema.String.annotations({ description: "The session that stored the source" }),
+  sourceId: Schema.String.annotations({ description: "The source's id in that session" }),
+  url: Schema.String,
+  title: Schema.String,
+  snippet: Schema.String.annotations({ description: "The words around the matches, the matched words in **" }),
+  score: Schema.Number.annotations({ description: "How well it matched: higher is better, within one search" })
+}).annotations({ identifier: "LibraryPassage" })
+
+const LibrarySearchParams = Schema.Struct({
+  q: Schema.String.annotations({ description: "The words to look for; every one must occur (stemmed, in English)" }),
+  limit: Schema.optional(
+    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)).annotations({
+      description: "Passages at most (default 10, at most 200)"
+    })
+  )
+})
+
+/** The library: every source any session stored, searchable across sessions. */
+export class Library extends HttpApiGroup.make("library")
+  .add(
+    HttpApiEndpoint.get("search", "/api/library/search")
+      .annotate(OpenApi.Summary, "Search the library")
+      .setUrlParams(LibrarySearchParams)
+      .addSuccess(Schema.Array(LibraryPassage))
+      .addError(BadRequest)
+      .annotate(
+        OpenApi.Description,
+        "The passages of every stored session's sources that hold all the words of q, best first, each with its " +
+          "session, title, URL and a snippet. A deleted session's sources leave the library with it."
+      )
+  )
+  .addError(ServiceUnavailable)
+  .middleware(Authorization)
+  .annotate(OpenApi.Description, "Full-text search over every source the sessions stored.") {}
+
 /** The OpenAI-compatible endpoints: model `deep-research`, the last user message is the question. */
 export class OpenAi extends HttpApiGroup.make("openai")
   .add(
@@ -346,6 +383,7 @@ export class OpenAi extends HttpApiGroup.make("openai")
 export class Api extends HttpApi.make("deep-research")
   .add(Sessions)
   .add(System)
+  .add(Library)
   .add(OpenAi)
   .annotate(OpenApi.Title, "deep-research")
   .annotate(OpenApi.Transform, withValidComponentNames)

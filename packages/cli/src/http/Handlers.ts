@@ -234,6 +234,26 @@ export const sessionsLayer = (runs: Runs.Runs) =>
       .handle("delete", ({ path }) => Effect.mapError(runs.remove(path.id), fromRunError))
   )
 
+/** The library group: full-text search over every stored source. */
+export const libraryLayer = (runs: Runs.Runs) =>
+  HttpApiBuilder.group(Api, "library", (handlers) =>
+    handlers.handle("search", ({ urlParams }) =>
+      runs.searchLibrary(urlParams.q, urlParams.limit).pipe(
+        Effect.map((passages) =>
+          passages.map(({ score, sessionId, snippet, sourceId, title, url }) => ({
+            sessionId,
+            sourceId,
+            url,
+            title,
+            snippet,
+            score
+          }))
+        ),
+        Effect.mapError((error) => new BadRequest({ message: error.message }))
+      )
+    )
+  )
+
 /** The system group: health, a 503 naming the database when there is one and it does not answer. */
 export const systemLayer = (runs: Runs.Runs, database?: DatabaseProbe.Probe) =>
   HttpApiBuilder.group(Api, "system", (handlers) =>

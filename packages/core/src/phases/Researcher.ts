@@ -342,7 +342,10 @@ const environment = Effect.fnUntraced(function* (input: Input, now: number) {
     extractor: yield* ContentExtractor.ContentExtractor,
     summarizer: yield* Summarizer.Summarizer
   }
-  return { env, task: Prompt.task(task, directive.directive) }
+  // The library's sources (a run with `library`) are numbered first and shown with the assignment, before any search.
+  const library = env.ledger.preload(task.library)
+  const assignment = Prompt.task(task, directive.directive)
+  return { env, task: library.length === 0 ? assignment : Prompt.withLibrary(assignment, env.ledger.render(library)) }
 })
 
 /** Runs a researcher on its directive. Never fails: a failure ends the loop with `stopReason` "failed". */

@@ -31,6 +31,7 @@ import * as UsageLedger from "../UsageLedger.js"
 import * as Brief from "./Brief.js"
 import * as Checkpoint from "./Checkpoint.js"
 import * as Clarify from "./Clarify.js"
+import * as Library from "./Library.js"
 import * as Review from "./Review.js"
 import type * as ResearchUnit from "./ResearchUnit.js"
 import * as Supervisor from "./Supervisor.js"
@@ -337,6 +338,9 @@ const steps = <R>(run: Run<R>) =>
     yield* markRunning(run)
     if (yield* clarify(run)) return yield* run.session.get
     yield* writeBrief(run)
+    // With the library on, what earlier sessions stored on the question comes first, before any search.
+    if (run.config.library === true)
+      yield* Library.consult(Task.fromSession(yield* run.session.get), run.session, run.store)
     const stopped = yield* review(run, Task.fromSession(yield* run.session.get))
     if (stopped !== undefined) return stopped
     // The task, from here to the report: the question, its clarification and brief (as reviewed), and the settings.

@@ -79,6 +79,16 @@ export const task = (context: Pick<Task, "query" | "brief">, directive: Directiv
   ].join("\n\n")
 }
 
+/** The assignment with the sources the run took from the library, already read: cited as any other. */
+export const withLibrary = (assignment: string, sources: string): string =>
+  [
+    assignment,
+    "## Sources from the library",
+    "Earlier research sessions already read these sources on the same subject. Cite them as [n] like any other " +
+      "source; search only for what they do not cover.",
+    sources
+  ].join("\n\n")
+
 /** The note shown with every turn: the calls left, and what to do when they run low. */
 export const status = (options: { readonly turn: number; readonly remaining: number; readonly total: number }) => {
   const advice =

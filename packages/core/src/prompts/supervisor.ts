@@ -49,7 +49,9 @@ export const system = (today: string, limits: Limits): string =>
   ].join("\n")
 
 /** The first user message: the request, the brief, the constraints. */
-export const task = (input: Pick<Task, "query" | "brief" | "constraints">): string =>
+export const task = (
+  input: Pick<Task, "query" | "brief" | "constraints"> & { readonly library?: Task["library"] | undefined }
+): string =>
   [
     "Research request:",
     input.query,
@@ -66,6 +68,14 @@ export const task = (input: Pick<Task, "query" | "brief" | "constraints">): stri
             : [])
         ]),
     ...(input.constraints === undefined || input.constraints === "" ? [] : ["", "Constraints:", input.constraints]),
+    ...((input.library?.length ?? 0) > 0
+      ? [
+          "",
+          `Already in hand: ${input.library?.length} source${input.library?.length === 1 ? "" : "s"} from earlier ` +
+            "research sessions on this subject (the library). Every researcher is shown them first; direct the " +
+            "research at what they are unlikely to cover."
+        ]
+      : []),
     "",
     "Plan the research: think, then delegate the first round of directives."
   ].join("\n")

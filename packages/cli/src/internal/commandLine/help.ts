@@ -81,6 +81,7 @@ Usage
   deep-research show <id>                   a session and its report
   deep-research delete <id>                 delete a session and its files
   deep-research export <id> --format pdf    the report as md, html, pdf, docx or json, citations and check kept
+  deep-research search "<words>"            search the sources every session stored (the library)
   deep-research evaluate <id>               judge a report on eight dimensions and check its citations
   deep-research mcp                         serve MCP on stdio (the research options apply)
   deep-research serve [--host H] [--port N]  HTTP API, OpenAI-compatible endpoint and web page (default ${OptionTable.defaults.serveHost}:${OptionTable.defaults.servePort})
@@ -156,6 +157,15 @@ report in a script its font cannot show (Chinese, Japanese, Korean) or written r
 refused with the reason; docx and html carry every script. --json-schema prints the schema the json export follows.
 
 ${options("export")}
+`,
+  search: `Usage: deep-research search "<words>" [options]
+
+Searches the library: the passages of the sources every stored session read, ranked by full-text search (SQLite's
+FTS5, PostgreSQL's text search), each with its session, title, URL and a snippet. Every word must occur (English
+words are stemmed: "cells" finds "cell"). A deleted session's sources leave the library with it. A run with
+--library starts from the passages that match its question.
+
+${options("search")}
 `,
   evaluate: `Usage: deep-research evaluate <id> [options]
 

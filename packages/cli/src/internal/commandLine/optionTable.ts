@@ -97,6 +97,10 @@ export const research = {
     "review",
     "show the brief and the first directives before any search: approve, edit or cancel them (never waits off a terminal)"
   ),
+  library: flag(
+    "library",
+    "start from the library: what earlier sessions stored on the question enters the research before any search"
+  ),
   reportLanguage: text(
     "report-language",
     "LANG",
@@ -157,6 +161,10 @@ export const commands = {
     jsonSchema: flag("json-schema", "print the JSON Schema of the json export (no id needed)"),
     store: research.store,
     database: stored.database
+  },
+  search: {
+    limit: integer("limit", "passages at most (10; up to 200)"),
+    ...stored
   },
   evaluate: {
     model: research.model,
@@ -224,6 +232,7 @@ export const commandNames: ReadonlyArray<Command> = [
   "show",
   "delete",
   "export",
+  "search",
   "evaluate",
   "mcp",
   "serve",

@@ -12,6 +12,7 @@ interface Flags {
   readonly sources?: string | undefined
   readonly review?: boolean | undefined
   readonly reportLanguage?: string | undefined
+  readonly library?: boolean | undefined
 }
 
 /** The steering keys of the config file. */
@@ -23,6 +24,7 @@ interface FileConfig {
   readonly sources?: ReadonlyArray<string> | undefined
   readonly review?: boolean | undefined
   readonly reportLanguage?: string | undefined
+  readonly library?: boolean | undefined
 }
 
 const first = <A>(...values: ReadonlyArray<A | undefined>): A | undefined => values.find((v) => v !== undefined)
@@ -47,5 +49,6 @@ export const steeringOf = (flags: Flags, file: FileConfig | undefined): Record<s
   set("sources", flags.sources === undefined ? file?.sources : listOf(flags.sources))
   set("review", flags.review === true ? true : file?.review)
   set("reportLanguage", first(flags.reportLanguage, file?.reportLanguage))
+  set("library", flags.library === true ? true : file?.library)
   return steering
 }

@@ -25,9 +25,9 @@ import { background, type Host, loadFrom, notRunning, storeOf } from "./host.js"
  * report's length, outline and instructions are `reportWords`, `reportOutline` and `reportInstructions` there).
  */
 const steeringOf = (options: StartOptions) => {
-  const { excludeDomains, includeDomains, reportLanguage, review, since, sources, until } = options
+  const { excludeDomains, includeDomains, library, reportLanguage, review, since, sources, until } = options
   const { instructions: reportInstructions, outline: reportOutline, words: reportWords } = options
-  const chosen = { includeDomains, excludeDomains, since, until, sources, review, reportLanguage }
+  const chosen = { includeDomains, excludeDomains, since, until, sources, review, reportLanguage, library }
   const shape = { reportWords, reportOutline, reportInstructions }
   return Object.fromEntries(Object.entries({ ...chosen, ...shape }).filter(([, value]) => value !== undefined))
 }

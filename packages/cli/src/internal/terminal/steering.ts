@@ -48,6 +48,15 @@ export const steeringLines = (session: Session.Session): ReadonlyArray<string> =
   if (reportWords !== undefined) lines.push(`Report length: about ${reportWords} words`)
   if (reportOutline !== undefined) lines.push(`Report sections: ${reportOutline.join("; ")}`)
   if (reportInstructions !== undefined) lines.push(`Report instructions: ${reportInstructions}`)
+  const borrowed = session.sources.filter((source) => source.origin !== undefined)
+  if (session.config.library === true) {
+    const from = [...new Set(borrowed.map((source) => source.origin?.sessionId))].join(", ")
+    lines.push(
+      borrowed.length === 0
+        ? "From the library: nothing matched"
+        : `From the library: ${borrowed.length} source${borrowed.length === 1 ? "" : "s"} of session ${from}`
+    )
+  }
   const plan = Review.planOf(session)
   if (session.status === "awaiting_review" && plan !== undefined) {
     lines.push(

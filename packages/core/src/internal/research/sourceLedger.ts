@@ -57,7 +57,7 @@ export interface Summarised {
 
 /** One line of a tool result. */
 export type Line =
-  | { readonly _tag: "Source"; readonly number: number; readonly origin: "new" | "known" | "page" }
+  | { readonly _tag: "Source"; readonly number: number; readonly origin: "new" | "known" | "page" | "library" }
   | { readonly _tag: "Duplicate"; readonly number: number; readonly reason: Novelty.DuplicateReason }
   | { readonly _tag: "Note"; readonly text: string }
 
@@ -85,6 +85,8 @@ export interface Ledger {
   readonly fetchedAt: (millis: number) => void
   /** Every source shown, in number order. */
   readonly seen: () => ReadonlyArray<SeenSource>
+  /** Numbers the library's sources first, before any search, as the lines that show them. */
+  readonly preload: (library: ReadonlyArray<Source>) => ReadonlyArray<Line>
 }
 
 /** A summary with its excerpts, as the researcher reads it. */
@@ -101,13 +103,15 @@ const tagOf = (entry: Entry): string =>
       : `DUPLICATE${entry.relatedTo === undefined ? "" : ` of [${entry.relatedTo}]`}`
 
 // A page's title is web text too: it appears only inside the block's attributes, never in our own lines.
-const renderEntry = (entry: Entry, origin: "new" | "known" | "page"): string => {
+const renderEntry = (entry: Entry, origin: "new" | "known" | "page" | "library"): string => {
   const heading =
     origin === "known"
       ? `[${entry.number}] DUPLICATE (known from earlier research)`
-      : origin === "page"
-        ? `[${entry.number}] FULL PAGE`
-        : `[${entry.number}] ${tagOf(entry)}`
+      : origin === "library"
+        ? `[${entry.number}] FROM THE LIBRARY (session ${entry.known?.origin?.sessionId ?? "unknown"})`
+        : origin === "page"
+          ? `[${entry.number}] FULL PAGE`
+          : `[${entry.number}] ${tagOf(entry)}`
   return `${heading}\n${Untrusted.wrap(
     {
       kind: entry.summary === undefined ? "page text" : "page summary",
@@ -314,6 +318,14 @@ export const make = (options: {
     fetchedAt: (millis) => {
       book.fetchedAt = millis
     },
-    seen: () => seen(book)
+    seen: () => seen(book),
+    preload: (library) =>
+      library.map((source): Line => {
+        if (!book.knownById.has(source.id)) {
+          book.knownById.set(source.id, source)
+          book.index.add({ id: source.id, url: source.url, title: source.title, text: source.content })
+        }
+        return { _tag: "Source", number: entryOfKnown(book, source).number, origin: "library" }
+      })
   }
 }

@@ -64,7 +64,7 @@ const encodeDirective = Schema.encodeSync(Directive)
 /** The supervisor's conversation, rebuilt from the session's rounds (from typed parts: not validated again). */
 export const history = (
   session: Session,
-  task: Pick<Task, "query" | "brief" | "constraints">,
+  task: Pick<Task, "query" | "brief" | "constraints" | "library">,
   maxRounds: number
 ): ReadonlyArray<LanguageModel.Message> => {
   const messages: Array<LanguageModel.Message> = [LanguageModel.user(Prompt.task(task))]

@@ -7,6 +7,7 @@
  * over once it lapses.
  */
 import * as SessionStore from "@deep-research/core/SessionStore"
+import * as SourceLibrary from "@deep-research/core/SourceLibrary"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as LibsqlClient from "@effect/sql-libsql/LibsqlClient"
 import type * as PgClient from "@effect/sql-pg/PgClient"
@@ -27,6 +28,7 @@ import { importOnce } from "./fileImport.js"
 import { makeWriter, messageOf, patiently } from "./sqlDatabase.js"
 import * as SqliteConnection from "./sqliteConnection.js"
 import * as SqlLeases from "./sqlLeases.js"
+import * as SqlLibrary from "./sqlLibrary.js"
 import { migrate } from "./sqlMigrations.js"
 import * as SqlStore from "./sqlStore.js"
 
@@ -60,10 +62,14 @@ export class Unheld extends Context.Tag("@deep-research/providers/SqlSessionStor
   Effect.Effect<ReadonlyArray<{ readonly id: string; readonly status: string }>>
 >() {}
 
-/** The store (and `Unheld`) over the `SqlClient` in context: migrates the schema, imports a file store if asked. */
+/** The store (and `Unheld`, and the library) over the `SqlClient` in context: migrates the schema, imports a file store if asked. */
 export const layer = (
   options: Options = {}
-): Layer.Layer<SessionStore.SessionStore | Unheld, DatabaseUnavailable, SqlClient.SqlClient> =>
+): Layer.Layer<
+  SessionStore.SessionStore | Unheld | SourceLibrary.SourceLibrary,
+  DatabaseUnavailable,
+  SqlClient.SqlClient
+> =>
   Layer.scopedContext(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
@@ -83,12 +89,24 @@ export const layer = (
         write
       })
       const scrubbed = makeScrubbed("SqlSessionStore", (options.secrets ?? []).map(Redacted.value))
-      const storeOf = (leases: SqlLeases.Leases) => SqlStore.service({ sql, leases, scrubbed, write, known: new Map() })
+      const kept = {
+        sql,
+        scrubbed,
+        write,
+        known: new Map<string, number>(),
+        indexed: new Map<string, ReadonlySet<string>>()
+      }
+      const storeOf = (leases: SqlLeases.Leases) => SqlStore.service({ ...kept, leases })
       if (options.importFrom !== undefined) {
         // Imported sessions are nobody's yet: one stored queued is taken over as a stopped process's would be.
         yield* importOnce(sql, storeOf({ ...leases, holdAccepted: () => Effect.void }), options.importFrom)
       }
-      return Context.make(SessionStore.SessionStore, storeOf(leases)).pipe(Context.add(Unheld, leases.unheld))
+      // Sessions stored before the library are indexed once, here (imported ones were indexed as they were saved).
+      yield* SqlLibrary.backfill(kept, (id) => SqlStore.readSession(kept, id))
+      return Context.make(SessionStore.SessionStore, storeOf(leases)).pipe(
+        Context.add(Unheld, leases.unheld),
+        Context.add(SourceLibrary.SourceLibrary, SourceLibrary.SourceLibrary.of({ search: SqlLibrary.search(kept) }))
+      )
     })
   )
 
@@ -158,7 +176,7 @@ export const sqliteClientLayer = (
 export const layerSqlite = (
   file: string,
   options: Options = {}
-): Layer.Layer<SessionStore.SessionStore | Unheld, DatabaseUnavailable> =>
+): Layer.Layer<SessionStore.SessionStore | Unheld | SourceLibrary.SourceLibrary, DatabaseUnavailable> =>
   layer({ address: file, ...options }).pipe(Layer.provide(sqliteClientLayer(file)))
 
 /** What the driver said beneath a failure to connect, each address's when it tried several (never a password). */
@@ -202,7 +220,7 @@ export const pgClientLayer = (
 export const layerPostgres = (
   url: Redacted.Redacted<string>,
   options: Options = {}
-): Layer.Layer<SessionStore.SessionStore | Unheld, DatabaseUnavailable> =>
+): Layer.Layer<SessionStore.SessionStore | Unheld | SourceLibrary.SourceLibrary, DatabaseUnavailable> =>
   layer({ address: Environment.describeDatabaseUrl(Redacted.value(url)), ...options }).pipe(
     Layer.provide(pgClientLayer(url))
   )
@@ -210,5 +228,7 @@ export const layerPostgres = (
 /** The PostgreSQL store at `DEEP_RESEARCH_DATABASE_URL`. */
 export const layerConfig = (
   options: Options = {}
-): Layer.Layer<SessionStore.SessionStore | Unheld, DatabaseUnavailable | ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.map(Config.redacted(Environment.databaseUrl), (url) => layerPostgres(url, options)))
+): Layer.Layer<
+  SessionStore.SessionStore | Unheld | SourceLibrary.SourceLibrary,
+  DatabaseUnavailable | ConfigError.ConfigError
+> => Layer.unwrapEffect(Effect.map(Config.redacted(Environment.databaseUrl), (url) => layerPostgres(url, options)))

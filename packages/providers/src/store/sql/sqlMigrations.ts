@@ -111,6 +111,63 @@ const leasesAndSummaries = Effect.gen(function* () {
 })
 
 /**
+ * The research library: every stored source's text as passages, searchable by full text (SQLite's FTS5 with bm25,
+ * kept by triggers over an external-content table; PostgreSQL's `tsvector`, stored and GIN-indexed, ranked by
+ * `ts_rank`). English stemming on both. The sessions already stored are listed as waiting to be indexed: the store
+ * indexes them when it first opens (`sqlLibrary.ts`), not this migration, which must not depend on how a session is
+ * read.
+ */
+const library = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.onDialectOrElse({
+    pg: () =>
+      Effect.zipRight(
+        sql`CREATE TABLE deep_research_passages (
+          id bigserial PRIMARY KEY,
+          session_id text NOT NULL,
+          source_id text NOT NULL,
+          position integer NOT NULL,
+          url text NOT NULL,
+          title text NOT NULL,
+          text text NOT NULL,
+          search tsvector GENERATED ALWAYS AS (
+            setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', text), 'B')
+          ) STORED
+        )`,
+        sql`CREATE INDEX deep_research_passages_search ON deep_research_passages USING GIN (search)`
+      ),
+    orElse: () =>
+      Effect.all(
+        [
+          sql`CREATE TABLE deep_research_passages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id text NOT NULL,
+            source_id text NOT NULL,
+            position integer NOT NULL,
+            url text NOT NULL,
+            title text NOT NULL,
+            text text NOT NULL
+          )`,
+          sql`CREATE VIRTUAL TABLE deep_research_passages_fts USING fts5(title, text,
+            content = 'deep_research_passages', content_rowid = 'id',
+            tokenize = 'porter unicode61 remove_diacritics 2')`,
+          sql`CREATE TRIGGER deep_research_passages_added AFTER INSERT ON deep_research_passages BEGIN
+            INSERT INTO deep_research_passages_fts (rowid, title, text) VALUES (new.id, new.title, new.text);
+          END`,
+          sql`CREATE TRIGGER deep_research_passages_removed AFTER DELETE ON deep_research_passages BEGIN
+            INSERT INTO deep_research_passages_fts (deep_research_passages_fts, rowid, title, text)
+              VALUES ('delete', old.id, old.title, old.text);
+          END`
+        ],
+        { discard: true }
+      )
+  })
+  yield* sql`CREATE INDEX deep_research_passages_session ON deep_research_passages (session_id, source_id)`
+  yield* sql`CREATE TABLE deep_research_library_pending (session_id text PRIMARY KEY)`
+  yield* sql`INSERT INTO deep_research_library_pending (session_id) SELECT id FROM deep_research_sessions`
+})
+
+/**
  * On SQLite, `list` reads its columns from an index that holds them: a row's columns after its JSON would otherwise
  * be reached through the JSON's overflow pages, the whole database read for a listing. (PostgreSQL keeps a large
  * JSON value out of its row already.) Number 3 is the library's.
@@ -127,6 +184,7 @@ const listingIndex = Effect.flatMap(SqlClient.SqlClient, (sql) =>
 export const migrations = Migrator.fromRecord({
   "1_create_tables": createTables,
   "2_leases_and_summaries": leasesAndSummaries,
+  "3_library": library,
   "4_listing_index": listingIndex
 })
 

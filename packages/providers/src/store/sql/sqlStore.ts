@@ -21,6 +21,7 @@ import type { Scrubbed } from "../secretScrubber.js"
 import { decodeStored } from "../sessionMigrations.js"
 import { nowMillis, orDie, patiently, throughOutage, type Writer } from "./sqlDatabase.js"
 import { LeaseLost, type Leases } from "./sqlLeases.js"
+import * as SqlLibrary from "./sqlLibrary.js"
 
 /** What a store holds between calls. */
 export interface Store {
@@ -30,6 +31,8 @@ export interface Store {
   readonly write: Writer
   /** The revision of each session as this store last wrote or read it: a row changed by another is checked first. */
   readonly known: Map<string, number>
+  /** The sources of each session indexed in the library (`sqlLibrary.ts`). */
+  readonly indexed: Map<string, ReadonlySet<string>>
 }
 
 /** An integer column: PostgreSQL's driver gives a `bigint` as text. */
@@ -60,7 +63,7 @@ const dataText = (sql: SqlClient.SqlClient) =>
 const corrupt = (id: string, reason: string) =>
   new Errors.SessionCorrupt({ sessionId: id, path: `deep_research_sessions/${id}`, reason })
 
-const decodeRow = (id: string, text: string) =>
+export const decodeRow = (id: string, text: string) =>
   Effect.gen(function* () {
     const data = yield* Effect.try({ try: (): unknown => JSON.parse(text), catch: () => corrupt(id, "not JSON") })
     const session = yield* Effect.mapError(decodeStored(data), (error) => corrupt(id, error.reason))
@@ -68,8 +71,19 @@ const decodeRow = (id: string, text: string) =>
     return session
   })
 
-const selectRow = (store: Store, id: string) =>
+const selectRow = (store: Pick<Store, "sql">, id: string) =>
   rows(DataRow)(store.sql`SELECT ${dataText(store.sql)} AS data, revision FROM deep_research_sessions WHERE id = ${id}`)
+
+/** A stored session, or `undefined` when it is not there or cannot be read. */
+export const readSession = (
+  store: Pick<Store, "sql">,
+  id: string
+): Effect.Effect<Session.Session | undefined, SqlError> =>
+  Effect.flatMap(Effect.orDie(selectRow(store, id)), (found) =>
+    found[0] === undefined
+      ? Effect.succeed(undefined)
+      : Effect.map(Effect.option(decodeRow(id, found[0].data)), Option.getOrUndefined)
+  )
 
 /** Whether the store holds the session: its row, or anything kept for it before its first checkpoint. */
 const present = (store: Store, id: string) =>
@@ -133,7 +147,9 @@ const checkpoint = (store: Store, session: Session.Session, text: string, summar
       saved = yield* upsert(sql.literal("1 = 1"))
     }
     if (session.status === "queued") yield* store.leases.holdAccepted(id)
-    return saved[0]?.revision
+    // The session's sources enter the library with the checkpoint that stores them.
+    const indexed = yield* SqlLibrary.index(store, session)
+    return { revision: saved[0]?.revision, indexed }
   })
 
 /** A named artefact's name, and the session's id, checked. */
@@ -275,12 +291,13 @@ export const service = (store: Store): SessionStore.Service => {
       )
       const text = yield* store.scrubbed(`session ${id}`, JSON.stringify(encoded))
       const summary = yield* store.scrubbed(`session ${id}`, encodeSummary(Session.summarize(session)))
-      const revision = yield* store.write(checkpoint(store, session, text, summary)).pipe(
+      const { indexed, revision } = yield* store.write(checkpoint(store, session, text, summary)).pipe(
         session.status === "queued" ? (effect) => effect : throughOutage(`save session ${id}`),
         Effect.catchTag("LeaseLost", (error) => Effect.die(new Error(`SqlSessionStore: ${error.message}`))),
         orDie(`cannot save session ${id}`)
       )
       if (revision !== undefined) store.known.set(id, revision)
+      if (indexed !== undefined) store.indexed.set(id, indexed)
     }),
     load: Effect.fn("SqlSessionStore.load")(function* (id) {
       const valid = yield* Session.validateId(id)
@@ -327,12 +344,16 @@ export const service = (store: Store): SessionStore.Service => {
                 ["deep_research_events", "deep_research_reports", "deep_research_artefacts"],
                 (table) => sql`DELETE FROM ${sql(table)} WHERE session_id = ${valid}`,
                 { discard: true }
-              ).pipe(Effect.zipRight(sql`DELETE FROM deep_research_sessions WHERE id = ${valid}`))
+              ).pipe(
+                Effect.zipRight(SqlLibrary.remove(sql, valid)),
+                Effect.zipRight(sql`DELETE FROM deep_research_sessions WHERE id = ${valid}`)
+              )
             )
             .pipe(orDie(`cannot delete session ${valid}`))
         )
       )
       store.known.delete(valid)
+      store.indexed.delete(valid)
     }),
     lock: Effect.fn("SqlSessionStore.lock")(function* (id) {
       yield* store.leases.lock(yield* Session.validateId(id))

@@ -114,6 +114,7 @@ for (const dialect of ["SQLite", "PostgreSQL"] as const) {
           [
             [1, "create_tables"],
             [2, "leases_and_summaries"],
+            [3, "library"],
             [4, "listing_index"]
           ]
         )
