@@ -66,6 +66,10 @@ export interface Options {
   readonly verify?: boolean | undefined
 }
 
+/** An answer as the session keeps it (the schema of `Session.answers`). */
+export const Answer = FollowUpAnswer
+export type Answer = FollowUpAnswer
+
 /** A session with the answer kept, and the answer. */
 export interface Answered {
   readonly session: Session.Session

@@ -3,7 +3,16 @@
  * of a clarification asked on the terminal, the report written to its file, and what to type to resume it when it is
  * interrupted or fails.
  */
-import { Errors, Pipeline, ResearchEvents, type Session, SessionStore, Usage, UserInput } from "@deep-research/core"
+import {
+  Errors,
+  FollowUp,
+  Pipeline,
+  ResearchEvents,
+  type Session,
+  SessionStore,
+  Usage,
+  UserInput
+} from "@deep-research/core"
 import * as Keyless from "@deep-research/providers/Keyless"
 import * as Path from "@effect/platform/Path"
 import * as Cause from "effect/Cause"
@@ -77,6 +86,9 @@ type Start =
       readonly answer?: string | undefined
       /** A new budget from the command line: it replaces the stored one (`Pipeline.ResumeOptions.budget`). */
       readonly budget?: Pipeline.ResumeOptions["budget"]
+      /** A direction to research further: the finished session is reopened in it (`FollowUp.extend`). */
+      readonly direction?: string | undefined
+      readonly rounds?: number | undefined
     }
 
 /** A run in the terminal: what its steps share. */
@@ -143,7 +155,9 @@ const research = (run: TerminalRun) =>
                 (stored) => conflict(stored.id, stored.status, "cannot take an answer")
               )
             ),
-            Pipeline.resume(start.resumeId, { answer: start.answer, budget: start.budget })
+            start.direction === undefined
+              ? Pipeline.resume(start.resumeId, { answer: start.answer, budget: start.budget })
+              : FollowUp.extend(start.resumeId, start.direction, { rounds: start.rounds, budget: start.budget })
           )
     ).pipe(Effect.onExit(() => drain))
   }).pipe(Effect.scoped)
