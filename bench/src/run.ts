@@ -60,7 +60,8 @@ const steps: ReadonlyArray<Step> = [
   { name: "perCall", script: "perCall.js", args: ["--calls", quick ? "100" : "400"] },
   { name: "budget", script: "budget.js", args: ["--runs", quick ? "1" : "3"] },
   { name: "verification", script: "verification.js", args: ["--runs", quick ? "1" : "2"] },
-  { name: "chain", script: "chain.js", args: ["--runs", quick ? "1" : "2"] }
+  { name: "chain", script: "chain.js", args: ["--runs", quick ? "1" : "2"] },
+  { name: "followUp", script: "followUp.js", args: ["--runs", quick ? "1" : "3"] }
 ]
 
 mkdirSync(results, { recursive: true })
