@@ -55,8 +55,13 @@ export const ask = Command.make(
         ? Console.log(JSON.stringify(Schema.encodeSync(FollowUp.Answer)(answer)))
         : Console.log(answerText(id, answer))
       if (answer.covered || !research) return
-      // Not covered, and asked to research it: a short continuation in the direction the answer named.
-      yield* runSession(resolved, flags, { resumeId: id, direction: answer.suggestedDirection ?? question })
+      // Not covered, and asked to research it: a short continuation (one round) in the direction the answer named.
+      yield* Effect.sync(() => process.stderr.write("Researching it now: a continuation of one round.\n"))
+      yield* runSession(resolved, flags, {
+        resumeId: id,
+        direction: answer.suggestedDirection ?? question,
+        rounds: 1
+      })
     })
 ).pipe(
   Command.withDescription(
