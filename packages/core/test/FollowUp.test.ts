@@ -4,6 +4,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
 import * as ContentExtractor from "../src/ContentExtractor.js"
 import * as FollowUp from "../src/FollowUp.js"
+import * as Passages from "../src/internal/text/passages.js"
 import * as Continuation from "../src/phases/Continuation.js"
 import * as Pipeline from "../src/Pipeline.js"
 import { SessionStore } from "../src/SessionStore.js"
@@ -191,6 +192,41 @@ describe("FollowUp.extend", () => {
       const queued = yield* Pipeline.enqueue(question)
       assert.strictEqual((yield* Effect.flip(FollowUp.extend(queued.id, "more")))._tag, "InvalidInput")
       assert.strictEqual((yield* Effect.flip(FollowUp.extend(queued.id, " ")))._tag, "InvalidInput")
+    }).pipe(Effect.provide(ScriptedRun.layer(base)))
+  )
+})
+
+describe("passages and numbering", () => {
+  it("cuts a text into passages of at most 700 characters and ranks them by the question's terms", () => {
+    const long = Array.from({ length: 40 }, (_, i) => `Sentence ${i} is about nothing much.`).join(" ")
+    const pieces = Passages.split(`${long}\n\nTidal range depends on the moon and the sun.`)
+    assert.isTrue(pieces.every((piece) => piece.length <= Passages.passageChars))
+    assert.isAbove(pieces.length, 1)
+    const ranked = Passages.rank(
+      Passages.passagesOf(["a", "b"], (id) => (id === "a" ? long : "Tidal range depends on the moon and the sun.")),
+      "What does the tidal range depend on?"
+    )
+    assert.strictEqual(ranked[0]?.passage.source, "b")
+    // A passage that shares no term with the question is left out.
+    assert.deepStrictEqual(
+      ranked.map((r) => r.passage.source),
+      ["b"]
+    )
+  })
+
+  it.effect("keeps the report's numbers and numbers the sources it did not cite after them", () =>
+    Effect.gen(function* () {
+      const session = yield* Pipeline.research(question)
+      const numbered = FollowUp.numbering(session)
+      const cited = session.report?.citations ?? []
+      assert.deepStrictEqual(
+        numbered.slice(0, cited.length).map((n) => [n.number, n.source.id]),
+        cited.map((c) => [c.number, c.sourceId])
+      )
+      assert.deepStrictEqual(
+        numbered.map((n) => n.number),
+        Array.from({ length: session.sources.length }, (_, i) => i + 1)
+      )
     }).pipe(Effect.provide(ScriptedRun.layer(base)))
   )
 })
