@@ -3,7 +3,7 @@
  * model and search endpoints with injected latency, the layers are wired as the CLI wires them, and the run records
  * every backend request (server side) and every research unit's start and end (from the event stream).
  */
-import { Pipeline, ResearchEvents, type Session } from "@deep-research/core"
+import { FollowUp, Pipeline, ResearchEvents, type Research, type Session } from "@deep-research/core"
 import { Emulator } from "@deep-research/emulator"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -36,6 +36,8 @@ export interface Options {
    */
   readonly remote?: RemoteEmulator.RemoteEmulator | undefined
   /** Changes to the simulated world (extra responders, a wrapped fallback), given the emulator and the simulator. */
+  /** A follow-up question asked of the finished session (`FollowUp.ask`), in the same wiring, timed apart. */
+  readonly followUp?: string | undefined
   readonly customize?:
     | ((
         handle: Emulator.Handle,
@@ -57,6 +59,8 @@ export interface UnitSpan {
 /** What a run produced. */
 export interface Outcome {
   readonly session: Session.Session
+  /** The follow-up question's answer from the finished session, and its wall time, when the options asked one. */
+  readonly followUp?: { readonly answer: Research.FollowUpAnswer; readonly wallMillis: number } | undefined
   readonly wallMillis: number
   readonly from: number
   readonly to: number
@@ -180,11 +184,19 @@ const measured = (options: Options, backend: Backend): Effect.Effect<Omit<Outcom
         Effect.orDieWith((error) => new Error(`the benchmark run failed: ${error.message}`))
       )
       const to = performance.now()
+      const followUp =
+        options.followUp === undefined
+          ? undefined
+          : yield* FollowUp.ask(session.id, options.followUp).pipe(
+              Effect.provide(context),
+              Effect.map(({ answer }) => ({ answer, wallMillis: performance.now() - to })),
+              Effect.orDieWith((error) => new Error(`the benchmark's follow-up failed: ${error.message}`))
+            )
       const intervals = yield* backend.intervals
       // Let the watcher drain what was published before the run returned.
       yield* Effect.sleep(20)
       yield* Fiber.interrupt(watcher)
-      return { session, wallMillis: to - from, from, to, intervals, units: [...units.values()] }
+      return { session, followUp, wallMillis: to - from, from, to, intervals, units: [...units.values()] }
     })
   )
 

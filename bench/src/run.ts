@@ -62,7 +62,8 @@ const steps: ReadonlyArray<Step> = [
   { name: "verification", script: "verification.js", args: ["--runs", quick ? "1" : "2"] },
   { name: "chain", script: "chain.js", args: ["--runs", quick ? "1" : "2"] },
   { name: "longReport", script: "longReport.js", args: ["--runs", "1"] },
-  { name: "librarySearch", script: "librarySearch.js", args: ["--passages", quick ? "10000" : "100000"] }
+  { name: "librarySearch", script: "librarySearch.js", args: ["--passages", quick ? "10000" : "100000"] },
+  { name: "followUp", script: "followUp.js", args: ["--runs", quick ? "1" : "3"] }
 ]
 
 mkdirSync(results, { recursive: true })

@@ -1,5 +1,5 @@
 /**
- * The `deep-research` command line: run (the default), resume, list, show, delete, export, evaluate, mcp, serve, worker and
+ * The `deep-research` command line: run (the default), resume, ask, continue, list, show, delete, export, evaluate, mcp, serve, worker and
  * bench, put together for the parser. Each command is defined in `commands/` (the configuration they resolve in
  * `commands/configuration`, the list, show and delete over the session store in `commands/store`); their options are
  * declared once, in `internal/commandLine/optionTable`. A session's run in the terminal is `internal/terminal/runSession`.
@@ -14,6 +14,7 @@ import { version } from "./version.js"
 import { bench } from "./commands/bench.js"
 import { evaluate } from "./commands/evaluate.js"
 import { exportCommand } from "./commands/export.js"
+import { ask, continueCommand } from "./commands/followUp.js"
 import { mcp } from "./commands/mcp.js"
 import { resume } from "./commands/resume.js"
 import { runCommand } from "./commands/run.js"
@@ -34,6 +35,8 @@ export const root = Command.make("deep-research", {}).pipe(
   Command.withSubcommands([
     runCommand,
     resume,
+    ask,
+    continueCommand,
     StoreCommands.list,
     StoreCommands.show,
     StoreCommands.remove,

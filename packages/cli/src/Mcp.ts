@@ -20,6 +20,7 @@ import type * as CliConfig from "./CliConfig.js"
 import * as StoredEvaluation from "./StoredEvaluation.js"
 import { Unanswered } from "./internal/mcp/answeredBeforeClose.js"
 import * as DatabaseProbe from "./internal/serving/databaseProbe.js"
+import * as FollowUpTools from "./internal/mcp/followUpTools.js"
 import * as McpCall from "./internal/mcp/mcpCall.js"
 import { decisionOf, ReviewArgs } from "./internal/mcp/reviewArgs.js"
 import { Cancelled, Deleted, hostedNote, SessionList, StartedHere } from "./internal/mcp/toolResults.js"
@@ -152,7 +153,8 @@ const tools: ReadonlyArray<ToolSpec> = [
     SessionIdArgs,
     // A judge model reads the report; its evaluation replaces the one stored before.
     { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false }
-  )
+  ),
+  ...FollowUpTools.specs
 ]
 
 // =============================================================================
@@ -189,6 +191,7 @@ const handlersOf = (
   const answer = McpCall.answerIn(runtime, database)
   return {
     research: McpResearch.handler(runs, runtime, owners),
+    ...FollowUpTools.handlers(runs, runtime, database, startedHere(runs)),
     start_research: withArgs(StartArgs, ({ question, ...options }) =>
       answer(runs.start(question, options), startedHere(runs))
     ),

@@ -4,7 +4,15 @@
  * the store and the progress stream; runs go on in the background and are reached by their session id. The host's
  * machinery is `internal/hosted/` (the host, what clients ask of it, a session's event stream).
  */
-import { type Errors, type Review, type Session, SessionStore, SourceLibrary } from "@deep-research/core"
+import {
+  type Errors,
+  type FollowUp,
+  type Research,
+  type Review,
+  type Session,
+  SessionStore,
+  SourceLibrary
+} from "@deep-research/core"
 import * as Secrets from "@deep-research/providers/Secrets"
 import type { Evaluation } from "@deep-research/evaluation"
 import * as Context from "effect/Context"
@@ -50,6 +58,20 @@ export interface Runs {
   /** Approves, edits or cancels the plan of a session waiting for its review (`awaiting_review`). */
   readonly review: (sessionId: string, decision: Review.Decision) => Effect.Effect<Started, StoreError | RunConflict>
   readonly resume: (sessionId: string) => Effect.Effect<Started, StoreError | RunConflict>
+  /**
+   * Answers a follow-up question from a finished session's stored sources (`FollowUp.ask`), kept with the session.
+   * Absent where runs cannot answer here (a cluster's client).
+   */
+  readonly ask?: (
+    sessionId: string,
+    question: string
+  ) => Effect.Effect<Research.FollowUpAnswer, FollowUp.Failure | RunConflict>
+  /** Goes deeper: a finished session researches `direction` in the background (`FollowUp.extend`). */
+  readonly extend?: (
+    sessionId: string,
+    direction: string,
+    rounds?: number
+  ) => Effect.Effect<Started, StoreError | RunConflict>
   readonly cancel: (
     sessionId: string
   ) => Effect.Effect<{ readonly sessionId: string; readonly status: string }, StoreError | RunConflict>
@@ -112,6 +134,8 @@ export const make = (
       answer: (sessionId, text) => Requests.answer(host, sessionId, text),
       review: (sessionId, decision) => Requests.review(host, sessionId, decision),
       resume: (sessionId) => Requests.resume(host, sessionId),
+      ask: (sessionId, question) => Requests.ask(host, sessionId, question),
+      extend: (sessionId, direction, rounds) => Requests.extend(host, sessionId, direction, rounds),
       cancel: (sessionId) => Requests.cancel(host, sessionId),
       remove: (sessionId) => Requests.remove(host, sessionId),
       evaluate: (sessionId) => Requests.evaluate(host, sessionId),
@@ -153,10 +177,15 @@ export const storeParts = (
  */
 export const withoutSecrets = (runs: Runs, secrets: ReadonlyArray<Redacted.Redacted<string>>): Runs => {
   const scrub = Secrets.scrubber(secrets)
+  const { ask, extend } = runs
   return {
     ...runs,
     start: (question, options, clarification) => runs.start(scrub(question), options, clarification),
     answer: (sessionId, answer) => runs.answer(sessionId, scrub(answer)),
+    ...(ask === undefined ? {} : { ask: (sessionId, question) => ask(sessionId, scrub(question)) }),
+    ...(extend === undefined
+      ? {}
+      : { extend: (sessionId, direction, rounds) => extend(sessionId, scrub(direction), rounds) }),
     scrub: (text) => scrub(runs.scrub(text)),
     review: (sessionId, decision) =>
       runs.review(

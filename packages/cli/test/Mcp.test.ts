@@ -52,7 +52,7 @@ describe("the MCP server", () => {
       }
       assert.deepStrictEqual(
         named((a) => a.readOnlyHint),
-        ["get_status", "get_report", "list_sessions"]
+        ["get_status", "get_report", "list_sessions", "get_answers"]
       )
       assert.deepStrictEqual(
         named((a) => a.readOnlyHint === false && a.destructiveHint),
@@ -60,7 +60,7 @@ describe("the MCP server", () => {
       )
       assert.deepStrictEqual(
         named((a) => a.openWorldHint),
-        ["research", "start_research", "answer_clarification", "review_plan", "resume_research"]
+        ["research", "start_research", "answer_clarification", "review_plan", "resume_research", "continue_research"]
       )
       assert.deepStrictEqual(
         named((a) => a.readOnlyHint === false && a.idempotentHint),
@@ -93,7 +93,8 @@ describe("the MCP server", () => {
             "review_plan",
             "cancel_research",
             "resume_research",
-            "delete_session"
+            "delete_session",
+            "continue_research"
           ]
         )
         const checked: Array<string> = []
@@ -124,6 +125,29 @@ describe("the MCP server", () => {
         assert.strictEqual(status["status"], "completed")
         const listed = yield* callChecked("list_sessions", {})
         assert.include(JSON.stringify(listed["sessions"]), sessionId)
+        // After the report: a follow-up answered from its sources and kept in its thread, then a continuation.
+        const asked = yield* Effect.promise(() =>
+          mcp.client.callTool({
+            name: "ask_session",
+            arguments: { sessionId, question: "What do the sources say on tides?" }
+          })
+        )
+        assert.notStrictEqual(asked.isError, true, JSON.stringify(asked.content))
+        assert.match(Schema.decodeUnknownSync(Text)(asked.content)[0]?.text ?? "", /\[\d+\]/)
+        const thread = yield* Effect.promise(() =>
+          mcp.client.callTool({ name: "get_answers", arguments: { sessionId } })
+        )
+        assert.include(
+          Schema.decodeUnknownSync(Text)(thread.content)[0]?.text ?? "",
+          "Q1: What do the sources say on tides?"
+        )
+        yield* callChecked("continue_research", { sessionId, direction: "spring tides", rounds: 1 })
+        status = yield* callChecked("get_status", { sessionId })
+        while (status["status"] === "running" || status["status"] === "queued") {
+          yield* Effect.sleep("50 millis")
+          status = yield* callChecked("get_status", { sessionId })
+        }
+        assert.strictEqual(status["status"], "completed")
         yield* callChecked("delete_session", { sessionId })
         assert.includeMembers(checked, [
           "start_research",
@@ -131,7 +155,8 @@ describe("the MCP server", () => {
           "cancel_research",
           "resume_research",
           "list_sessions",
-          "delete_session"
+          "delete_session",
+          "continue_research"
         ])
         // A refusal is a result with isError and no structured content, which the schema does not cover.
         const refused = yield* Effect.promise(() =>

@@ -245,4 +245,33 @@ describe("the web page in a browser", () => {
         assert.strictEqual(seen.moreLeft, 0)
       })
   )
+
+  it.scopedLive("under a finished report: a follow-up question is answered from its sources and joins the thread", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true })
+      const { sessionId } = yield* s.runs.start(question, {})
+      yield* s.runs.awaitRun(sessionId)
+      const browser = yield* launch
+      const page = yield* Effect.promise(() => browser.newPage())
+      const problems: Array<string> = []
+      page.on("pageerror", (error) => problems.push(error.message))
+      const thread = yield* Effect.promise(async () => {
+        await page.goto(`${s.url}/?session=${sessionId}`)
+        await page.locator("article.report h1").waitFor({ timeout: 60_000 })
+        await page.fill("#follow-up-question", "What do the sources say about heat pumps?")
+        await page.getByRole("button", { name: "Ask" }).click()
+        await page.locator(".follow-up h4").first().waitFor()
+        return {
+          question: await page.locator(".follow-up h4").first().textContent(),
+          answer: await page.locator(".follow-up pre.answer").first().textContent(),
+          sources: await page.locator(".follow-up .sources li").count()
+        }
+      })
+      assert.strictEqual(thread.question, "What do the sources say about heat pumps?")
+      assert.match(thread.answer ?? "", /\[\d+\]/)
+      assert.isAbove(thread.sources, 0)
+      assert.strictEqual((yield* s.runs.load(sessionId)).answers.length, 1)
+      assert.deepStrictEqual(problems, [], problems.join("\n"))
+    })
+  )
 })

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
 import OpenAI from "openai"
+import * as OpenAiFollowUp from "../src/http/OpenAiFollowUp.js"
 import { served, servedSlowly } from "./ServeHarness.js"
 
 /** The official SDK pointed at the server, as any OpenAI client would be. */
@@ -54,7 +55,8 @@ describe("deep-research serve: the OpenAI-compatible endpoint, with the official
         const [listed] = yield* s.runs.list
         const session = yield* s.runs.load(listed?.id ?? "")
         assert.strictEqual(session.query, "How do tides work?")
-        assert.strictEqual(answer, session.report?.markdown)
+        // The report, then the marker a follow-up turn finds its session by.
+        assert.strictEqual(answer, OpenAiFollowUp.marked(session.report?.markdown ?? "", session.id))
         const input = session.usage.reduce((n, r) => n + r.inputTokens, 0)
         const output = session.usage.reduce((n, r) => n + r.outputTokens, 0)
         assert.deepStrictEqual(completion.usage, {
@@ -101,7 +103,7 @@ describe("deep-research serve: the OpenAI-compatible endpoint, with the official
       const report = chunks.map((c) => c.content ?? "").join("")
       const [listed] = yield* s.runs.list
       const session = yield* s.runs.load(listed?.id ?? "")
-      assert.strictEqual(report, session.report?.markdown)
+      assert.strictEqual(report, OpenAiFollowUp.marked(session.report?.markdown ?? "", session.id))
       assert.strictEqual(chunks.find((c) => c.finish !== undefined)?.finish, "stop")
       const usage = chunks[chunks.length - 1]?.usage
       assert.deepInclude(usage, { prompt_tokens: session.usage.reduce((n, r) => n + r.inputTokens, 0) })

@@ -26,6 +26,7 @@ import {
 import type * as ModelRouter from "./ModelRouter.js"
 import * as Checkpoint from "./phases/Checkpoint.js"
 import * as Clarify from "./phases/Clarify.js"
+import * as Continuation from "./phases/Continuation.js"
 import * as Review from "./phases/Review.js"
 import * as ResearchUnit from "./phases/ResearchUnit.js"
 import { drive } from "./phases/Run.js"
@@ -82,6 +83,10 @@ export interface ResumeOptions {
    * the `UserInput` in context is asked; where there is none, research goes on as planned.
    */
   readonly review?: Review.Decision | undefined
+  /** A direction to research further: a completed session is reopened in it (`extend`). */
+  readonly direction?: string | undefined
+  /** The supervision rounds a continuation may run; `Continuation.defaultRounds` when left out. */
+  readonly rounds?: number | undefined
 }
 
 /**
@@ -260,14 +265,25 @@ const runStored = <R>(
         reason: `session ${id} is not waiting for its plan to be reviewed (its status is ${stored.status})`
       })
     }
-    if (stored.status === "completed") return stored
-    if (stored.status === "queued") {
+    if (stored.status === "completed" && options?.direction === undefined) return stored
+    if (options?.direction !== undefined && stored.status !== "completed") {
+      return yield* new InvalidInput({ reason: `session ${id} is not finished (its status is ${stored.status})` })
+    }
+    // A continuation is stored reopened before research goes on: a crash right after leaves one `resume` carries on.
+    const direction = options?.direction
+    const current = direction === undefined ? stored : yield* Continuation.stored(stored, direction, options?.rounds)
+    if (current.status === "queued") {
       const now = yield* Clock.currentTimeMillis
-      return yield* begin(runUnit, interruptible, Checkpoint.patch(stored, { status: "running", updatedAt: now }), mode)
+      return yield* begin(
+        runUnit,
+        interruptible,
+        Checkpoint.patch(current, { status: "running", updatedAt: now }),
+        mode
+      )
     }
     return yield* interruptible(
       Effect.gen(function* () {
-        const answered = yield* withAnswer(stored, options?.answer)
+        const answered = yield* withAnswer(current, options?.answer)
         // The decision is stored before research goes on: a crash right after it does not lose it.
         // Stamped with its time, so that whoever follows the session from the store sees that it moved.
         const session =

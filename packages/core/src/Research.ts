@@ -3,7 +3,7 @@
  * The same Schemas decode model output, stored sessions and MCP arguments.
  */
 import * as Schema from "effect/Schema"
-import { Usage } from "./Usage.js"
+import { RoleUsage, Usage } from "./Usage.js"
 import { Work } from "./Source.js"
 
 /** The clarification model's decision. */
@@ -188,4 +188,55 @@ export class Verification extends Schema.Class<Verification>("@deep-research/cor
   /** Why some sentences were not checked: the budget could not pay, or checks failed. */
   incomplete: Schema.optional(Schema.Literal("budget", "failed")),
   verdicts: Schema.Array(SentenceVerdict)
+}) {}
+
+// =============================================================================
+// After the report: follow-up answers, continuations and report versions
+// =============================================================================
+
+/**
+ * An answer to a follow-up question about a finished session, from its stored sources. Its citations keep the
+ * session's numbering (the report's numbers, then the sources the report did not cite, numbered after them).
+ */
+export class FollowUpAnswer extends Schema.Class<FollowUpAnswer>("@deep-research/core/FollowUpAnswer")({
+  question: Schema.String,
+  /** The answer in markdown with `[n]` citations (after the check: unsupported citations removed, marks added). */
+  markdown: Schema.String,
+  /** The sources it cites, under the session's numbers. */
+  citations: Schema.Array(Citation),
+  /** False when the stored sources do not cover the question: the answer says so. */
+  covered: Schema.Boolean,
+  /** A direction to research when the sources do not cover the question (`continue`). */
+  suggestedDirection: Schema.optional(Schema.String),
+  /** The check of its cited sentences against their sources, as a report's. */
+  verification: Schema.optional(Verification),
+  askedAt: Schema.Number,
+  durationMillis: Schema.Number,
+  /** What answering spent, per role. */
+  usage: Schema.Array(RoleUsage)
+}) {}
+
+/** A direction a finished session was asked to research further (`continue`). */
+export class Continuation extends Schema.Class<Continuation>("@deep-research/core/Continuation")({
+  direction: Schema.String,
+  requestedAt: Schema.Number,
+  /** The supervision rounds the session had when it was asked: the continuation's rounds come after them. */
+  afterRound: Schema.Int,
+  /** Supervision rounds the continuation may run. */
+  maxRounds: Schema.Int,
+  /** Milliseconds spent in supervision before it: the continuation's time limit counts from there. */
+  supervisionMillisBefore: Schema.Number
+}) {}
+
+/** An earlier version of a session's report, kept when a continuation writes it again. */
+export class ReportVersion extends Schema.Class<ReportVersion>("@deep-research/core/ReportVersion")({
+  /** 1 for the first report. */
+  version: Schema.Int,
+  report: Report,
+  verification: Schema.optional(Verification),
+  /** How many sources the session held when it was written. */
+  sources: Schema.Int,
+  /** The continuation it was written after; absent for the first report. */
+  direction: Schema.optional(Schema.String),
+  supersededAt: Schema.Number
 }) {}

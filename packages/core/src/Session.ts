@@ -9,7 +9,17 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import { InvalidInput, ResearchError } from "./Errors.js"
-import { Brief, ClarificationRecord, Grounding, Report, SupervisionRound, Verification } from "./Research.js"
+import {
+  Brief,
+  ClarificationRecord,
+  Continuation,
+  FollowUpAnswer,
+  Grounding,
+  Report,
+  ReportVersion,
+  SupervisionRound,
+  Verification
+} from "./Research.js"
 import { ResearchConfig } from "./ResearchConfig.js"
 import { Source } from "./Source.js"
 import { Removals } from "./SourcePolicy.js"
@@ -94,7 +104,13 @@ export class Session extends Schema.Class<Session>("@deep-research/core/Session"
   /** The review of the plan, when the run asked for one (`review`). */
   review: Schema.optional(PlanReview),
   /** What the source policy removed, when the run has one and it removed anything. */
-  sourcePolicyRemovals: Schema.optional(Removals)
+  sourcePolicyRemovals: Schema.optional(Removals),
+  /** Follow-up questions answered from the session's stored sources (`FollowUp.ask`), in the order asked. */
+  answers: Schema.optionalWith(Schema.Array(FollowUpAnswer), { default: () => [] }),
+  /** Directions the finished session was asked to research further (`Pipeline.extend`), in order. */
+  continuations: Schema.optionalWith(Schema.Array(Continuation), { default: () => [] }),
+  /** The earlier versions of the report, oldest first; `report` is the newest. */
+  reportVersions: Schema.optionalWith(Schema.Array(ReportVersion), { default: () => [] })
 }) {}
 
 // =============================================================================

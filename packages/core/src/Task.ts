@@ -6,7 +6,7 @@
  * its parts, so it is not stored itself; it lives below the phases and prompts that read it.
  */
 import * as Language from "./internal/text/language.js"
-import type { Brief, ClarificationRecord } from "./Research.js"
+import { Brief, type ClarificationRecord } from "./Research.js"
 import type { ResearchConfig } from "./ResearchConfig.js"
 import type { Session } from "./Session.js"
 import type { Source } from "./Source.js"
@@ -65,12 +65,29 @@ export const make = (options: {
   }
 }
 
-/** The task as the session holds it: its question, settings, clarification, brief and the library's sources. */
-export const fromSession = (session: Session): Task =>
-  make({
+/** What a finished session was later asked to research further (`continue`), as one paragraph; empty when nothing. */
+export const directionsOf = (session: Session): string =>
+  session.continuations.length === 0
+    ? ""
+    : `The user later asked to go deeper: ${session.continuations.map((c) => c.direction).join("; then: ")}`
+
+/**
+ * The task as the session holds it: its question, settings, clarification, brief and the library's sources; the directions a continuation
+ * asked for are part of the brief (supervision and the report both read it), or of the constraints without a brief.
+ */
+export const fromSession = (session: Session): Task => {
+  const directions = directionsOf(session)
+  const task = make({
     query: session.query,
     config: session.config,
     clarification: session.clarification,
-    brief: session.brief,
+    brief:
+      session.brief === undefined || directions === ""
+        ? session.brief
+        : new Brief({ ...session.brief, brief: `${session.brief.brief}\n\n${directions}` }, true),
     library: session.sources.filter((source) => source.origin !== undefined)
   })
+  return session.brief !== undefined || directions === ""
+    ? task
+    : { ...task, constraints: [task.constraints, directions].filter((part) => part !== undefined).join("\n\n") }
+}

@@ -82,8 +82,8 @@ export const addToRole = (self: RoleUsage, usage: Usage, costUsd: number): RoleU
     true
   )
 
-/** The phases of a run. */
-export const Phase = Schema.Literal("clarification", "brief", "supervision", "synthesis", "verification")
+/** The phases of a run, and `answer`: a follow-up question answered from a finished session's sources. */
+export const Phase = Schema.Literal("clarification", "brief", "supervision", "synthesis", "verification", "answer")
 export type Phase = typeof Phase.Type
 
 /** What one phase took: wall time, and what each role spent during it. */

@@ -132,9 +132,18 @@ export const list = Command.make("list", storeOption, ({ json, ...where }) =>
 )
 
 /** `show`: a session and its report. */
-export const show = Command.make("show", { id: sessionIdArg, ...storeOption }, ({ id, json, ...where }) =>
-  withStore(where, (sessions, credentials) => StoreActions.show(sessions, credentials, id, json))
-).pipe(Command.withDescription("Show a session and its report (--json: the whole session)"))
+export const show = Command.make(
+  "show",
+  { id: sessionIdArg, ...ParserOptions.optionsOf(OptionTable.commands.show) },
+  ({ id, json, version, ...where }) =>
+    withStore(where, (sessions, credentials) =>
+      StoreActions.show(sessions, credentials, id, json, Option.getOrUndefined(version))
+    )
+).pipe(
+  Command.withDescription(
+    "Show a session, its report and its follow-up answers (--report-version N: an earlier report; --json: the whole session)"
+  )
+)
 
 /** `delete`: a session and its files, and its messages in a cluster's database. */
 export const remove = Command.make("delete", { id: sessionIdArg, ...storeOption }, ({ id, json: _json, ...where }) =>

@@ -3,6 +3,7 @@
  * that the quick entry of these commands (`internal/commandLine/storeCommandLine`) runs them without loading the
  * parser or anything a research run needs.
  */
+import * as Research from "@deep-research/core/Research"
 import * as Session from "@deep-research/core/Session"
 import * as SessionStore from "@deep-research/core/SessionStore"
 import * as SourceLibrary from "@deep-research/core/SourceLibrary"
@@ -15,6 +16,7 @@ import * as Store from "../Store.js"
 import { Exited } from "../internal/commandLine/exited.js"
 import type { Credentials } from "../internal/config/credentials.js"
 import { printable, printableLine } from "../internal/terminal/printable.js"
+import * as FollowUps from "../internal/terminal/followUps.js"
 import { steeringLines } from "../internal/terminal/steering.js"
 
 const storeAt = (directory: string, credentials: Credentials) =>
@@ -147,7 +149,13 @@ export const list = (sessions: SessionStore.Service, credentials: Credentials, j
   })
 
 /** `show`: a session and its report (json: the whole session). */
-export const show = (sessions: SessionStore.Service, credentials: Credentials, id: string, json: boolean) =>
+export const show = (
+  sessions: SessionStore.Service,
+  credentials: Credentials,
+  id: string,
+  json: boolean,
+  version?: number | undefined
+) =>
   Effect.gen(function* () {
     const sent = yield* waitingOf(credentials, id)
     const loaded = yield* Effect.either(sessions.load(id))
@@ -160,6 +168,7 @@ export const show = (sessions: SessionStore.Service, credentials: Credentials, i
       return yield* Console.log("Waiting for a runner: no deep-research worker on this database has started it yet.")
     }
     const session = loaded.right
+    if (version !== undefined) return yield* showVersion(session, version, json)
     if (json) return yield* Console.log(JSON.stringify(Schema.encodeSync(Session.Session)(session)))
     yield* Console.log(`Session ${session.id} · ${session.status} · ${formatDate(session.createdAt)}`)
     yield* Console.log(`Question: ${printableLine(session.query)}`)
@@ -170,7 +179,27 @@ export const show = (sessions: SessionStore.Service, credentials: Credentials, i
     if (session.status === "awaiting_clarification" && session.clarification !== undefined) {
       yield* Console.log(`Waiting for an answer to: ${printableLine(session.clarification.decision.question)}`)
     }
+    const changes = FollowUps.changesText(session)
+    if (changes !== "") yield* Console.log(changes)
     if (session.report !== undefined) yield* Console.log(`\n${printable(session.report.markdown)}`)
+    const thread = FollowUps.threadText(session)
+    if (thread !== "") yield* Console.log(`\n${thread}`)
+  })
+
+/** `show --report-version N`: one version of the report (json: the report as stored). */
+const showVersion = (session: Session.Session, version: number, json: boolean) =>
+  Effect.gen(function* () {
+    const report = FollowUps.reportOf(session, version)
+    if (report === undefined) {
+      const versions = session.reportVersions.length + (session.report === undefined ? 0 : 1)
+      return yield* new Exited({
+        code: 2,
+        message: `session ${session.id} has no report version ${version} (it has ${versions})`
+      })
+    }
+    if (json) return yield* Console.log(JSON.stringify(Schema.encodeSync(Research.Report)(report)))
+    yield* Console.log(`Session ${session.id} · report version ${version}`)
+    yield* Console.log(`\n${printable(report.markdown)}`)
   })
 
 /** `delete`: a session and its files, and its messages in a cluster's database. */

@@ -3,7 +3,7 @@
  * describe it, and `Client.make` calls it. Sessions (REST and Server-Sent Events), health, and an OpenAI-compatible
  * chat endpoint; every group but health sits behind the bearer token when one is configured.
  */
-import { Review } from "@deep-research/core"
+import { Research, Review } from "@deep-research/core"
 import { Evaluation } from "@deep-research/evaluation"
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
@@ -88,6 +88,22 @@ export const CreateSession = Schema.Struct({
 export const Answer = Schema.Struct({
   answer: trimmedText("The answer to the clarification question")
 }).annotations({ identifier: "Answer", parseOptions: { onExcessProperty: "error", errors: "all" } })
+
+/** A follow-up question about a finished session. */
+export const Ask = Schema.Struct({
+  question: trimmedText("The follow-up question, answered from the session's stored sources")
+}).annotations({ identifier: "Ask", parseOptions: { onExcessProperty: "error", errors: "all" } })
+
+/** A direction a finished session researches further. */
+export const Continue = Schema.Struct({
+  direction: trimmedText("What to research further, from what the session found"),
+  rounds: Schema.optional(
+    Schema.Int.pipe(Schema.between(1, 50)).annotations({ description: "Supervision rounds at most (default 2)" })
+  )
+}).annotations({ identifier: "Continue", parseOptions: { onExcessProperty: "error", errors: "all" } })
+
+/** An answer to a follow-up question, as the session keeps it. */
+export const FollowUpAnswer = Research.FollowUpAnswer.annotations({ identifier: "FollowUpAnswer" })
 
 /** The decision about a session's plan: approve it, edit it (the brief's text, the directives) or cancel the run. */
 export const ReviewDecision = Review.Decision.annotations({
@@ -203,6 +219,43 @@ export class Sessions extends HttpApiGroup.make("sessions")
       )
       .setPath(SessionPath)
       .setPayload(ReviewDecision)
+      .addSuccess(Started, { status: 202 })
+      .addError(NotFound)
+      .addError(Conflict)
+      .addError(BadRequest)
+  )
+  .add(
+    HttpApiEndpoint.post("ask", "/api/sessions/:id/ask")
+      .annotate(OpenApi.Summary, "Ask a follow-up question")
+      .annotate(
+        OpenApi.Description,
+        "Answers from the finished session's stored sources, cited with the session's own numbers and checked as a " +
+          "report is; `covered: false` says the sources do not cover it (continue can research it). Kept in order."
+      )
+      .setPath(SessionPath)
+      .setPayload(Ask)
+      .addSuccess(FollowUpAnswer)
+      .addError(NotFound)
+      .addError(Conflict)
+      .addError(BadRequest)
+  )
+  .add(
+    HttpApiEndpoint.get("answers", "/api/sessions/:id/answers")
+      .annotate(OpenApi.Summary, "Read the follow-up answers")
+      .setPath(SessionPath)
+      .addSuccess(Schema.Array(FollowUpAnswer))
+      .addError(NotFound)
+  )
+  .add(
+    HttpApiEndpoint.post("continue", "/api/sessions/:id/continue")
+      .annotate(OpenApi.Summary, "Go deeper in a new direction")
+      .annotate(
+        OpenApi.Description,
+        "A completed session researches the direction in a few more rounds from what it found (nothing it read is " +
+          "fetched again) and writes its report again as a new version; the earlier ones are kept."
+      )
+      .setPath(SessionPath)
+      .setPayload(Continue)
       .addSuccess(Started, { status: 202 })
       .addError(NotFound)
       .addError(Conflict)

@@ -2,7 +2,7 @@
  * The server side of the sessions, health and authorization parts of the API, over the process's hosted runs (and the
  * probe of their database, when they have one).
  */
-import { type Errors, ResearchEvents, type Session } from "@deep-research/core"
+import { type Errors, type FollowUp, ResearchEvents, type Session } from "@deep-research/core"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
@@ -54,6 +54,23 @@ const fromRunError = (
   error._tag === "RunConflict" || error._tag === "SessionBusy"
     ? new Conflict({ message: error.message })
     : fromStoreError(error)
+
+/** A follow-up that failed: the session's state or the store as any request's, the model's failure a 500. */
+const fromAskError = (
+  error: FollowUp.Failure | RunConflict
+): NotFound | BadRequest | ServerError | Conflict | ServiceUnavailable => {
+  switch (error._tag) {
+    case "SessionNotFound":
+    case "InvalidInput":
+    case "SessionCorrupt":
+      return fromStoreError(error)
+    case "RunConflict":
+    case "SessionBusy":
+      return new Conflict({ message: error.message })
+    default:
+      return new ServerError({ message: `the question was not answered: ${error.message}` })
+  }
+}
 
 // =============================================================================
 // Authorization
@@ -193,6 +210,22 @@ export const sessionsLayer = (runs: Runs.Runs) =>
         )
       )
       .handle("resume", ({ path }) => Effect.mapError(runs.resume(path.id), fromRunError))
+      .handle("ask", ({ path, payload }) =>
+        runs.ask === undefined
+          ? Effect.fail(new ServiceUnavailable({ message: "follow-up questions are answered by a local server" }))
+          : Effect.mapError(runs.ask(path.id, payload.question), fromAskError)
+      )
+      .handle("answers", ({ path }) =>
+        Effect.mapError(
+          Effect.map(runs.load(path.id), (session) => session.answers),
+          fromStoreError
+        )
+      )
+      .handle("continue", ({ path, payload }) =>
+        runs.extend === undefined
+          ? Effect.fail(new ServiceUnavailable({ message: "continuations run on a local server" }))
+          : Effect.mapError(runs.extend(path.id, payload.direction, payload.rounds), fromRunError)
+      )
       .handle("report", ({ path, request, urlParams }) =>
         Effect.flatMap(Effect.mapError(runs.load(path.id), fromStoreError), (session) =>
           reportResponse(session, {

@@ -3,7 +3,8 @@
  * conversation's last user message is the question, the research runs as a session like any other (listed, stored,
  * resumable), and the report is the answer. Streamed, the progress lines arrive as `reasoning_content` (where OpenAI-compatible servers put a model's
  * thinking, so clients show them apart from the answer) and the report as `content`. A client that goes away cancels
- * the run, as closing a completion stops generation.
+ * the run, as closing a completion stops generation. A follow-up turn about a report this server wrote is answered
+ * from that session's sources (`OpenAiFollowUp.ts`).
  */
 import type { Session } from "@deep-research/core"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -16,6 +17,7 @@ import * as Progress from "../Progress.js"
 import type * as Runs from "../Runs.js"
 import * as ServingRuns from "../ServingRuns.js"
 import { Api, ServiceUnavailable } from "./Api.js"
+import * as OpenAiFollowUp from "./OpenAiFollowUp.js"
 import * as OpenAiSchema from "./OpenAiSchema.js"
 import * as Sse from "./Sse.js"
 
@@ -82,7 +84,11 @@ const completion = (runs: Runs.Runs, sessionId: string) =>
       choices: [
         {
           index: 0,
-          message: { role: "assistant" as const, content: session.report.markdown, refusal: null },
+          message: {
+            role: "assistant" as const,
+            content: OpenAiFollowUp.marked(session.report.markdown, sessionId),
+            refusal: null
+          },
           finish_reason: "stop" as const,
           logprobs: null
         }
@@ -118,7 +124,9 @@ const chunkStream = (runs: Runs.Runs, sessionId: string, includeUsage: boolean, 
     }
     const session = outcome.right
     return [
-      ...pieces(session.report?.markdown ?? "").map((piece) => data(chunk({ content: piece }))),
+      ...pieces(OpenAiFollowUp.marked(session.report?.markdown ?? "", sessionId)).map((piece) =>
+        data(chunk({ content: piece }))
+      ),
       data({
         ...chunk({}, "stop"),
         ...(session.report?.grounding === undefined ? {} : { grounding: session.report.grounding })
@@ -146,6 +154,19 @@ export const layer = (runs: Runs.Runs) =>
       )
       .handle("chatCompletions", ({ payload }) =>
         Effect.gen(function* () {
+          const followed = OpenAiFollowUp.followedSession(payload.messages)
+          const question = OpenAiSchema.questionOf(payload.messages)
+          if (followed !== undefined && question !== undefined && payload.model === OpenAiSchema.modelId) {
+            const answer = yield* OpenAiFollowUp.answerOf(runs, followed, question)
+            if (answer !== undefined) {
+              const created = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+              const turn = (yield* Effect.orElseSucceed(runs.load(followed), () => undefined))?.answers.length ?? 0
+              const includeUsage = payload.stream_options?.include_usage === true
+              return payload.stream === true
+                ? Sse.response(OpenAiFollowUp.chunks(followed, answer, created, turn, includeUsage))
+                : OpenAiFollowUp.completion(followed, answer, created, turn)
+            }
+          }
           const sessionId = yield* start(runs, payload)
           if (payload.stream !== true) return yield* completion(runs, sessionId)
           const created = Math.floor((yield* Clock.currentTimeMillis) / 1000)

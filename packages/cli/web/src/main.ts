@@ -9,6 +9,7 @@ import * as Api from "./api.js"
 import { byId, button, h } from "./dom.js"
 import * as Progress from "./progress.js"
 import { follow } from "./sse.js"
+import * as FollowUp from "./followUp.js"
 import * as Steering from "./steering.js"
 
 const view = byId("view", HTMLElement)
@@ -247,7 +248,7 @@ const show = async (sessionId: string): Promise<void> => {
     liveView
   ]
   if (report !== undefined) {
-    body.push(report)
+    body.push(report, await FollowUp.section(sessionId, () => show(sessionId).then(refreshSessions)))
     body.push(h("details", {}, h("summary", {}, "How the research went"), researchersView, log))
   } else {
     body.push(researchersView, h("h3", {}, "Progress"), log)

@@ -31,6 +31,7 @@ import * as UsageLedger from "../UsageLedger.js"
 import * as Brief from "./Brief.js"
 import * as Checkpoint from "./Checkpoint.js"
 import * as Clarify from "./Clarify.js"
+import * as Continuation from "./Continuation.js"
 import * as Library from "./Library.js"
 import * as Review from "./Review.js"
 import type * as ResearchUnit from "./ResearchUnit.js"
@@ -60,6 +61,8 @@ const isDone = (session: Session.Session, phase: Usage.Phase): boolean => {
       return session.report !== undefined
     case "verification":
       return session.verification !== undefined
+    case "answer":
+      return false
   }
 }
 
@@ -358,6 +361,8 @@ const within = <R, A, E extends ResearchError, R2>(run: Run<R>, body: Effect.Eff
     PolicedSources.enforce(run.enforcement),
     // Searches, extractions and summaries are shared by the session's researchers and its runs: none is made twice.
     SessionRequests.shareJournaled(run.journal),
+    // A continuation reads no page again that the session read before: those are answered from its stored sources.
+    Continuation.storedPages(run.initial.continuations.length === 0 ? [] : run.initial.sources),
     Effect.provideService(UsageLedger.UsageLedger, run.ledger),
     // Every model call of the run is reserved against its budget (see `ModelRouter`).
     Effect.provideService(Budget.Budget, run.budget),

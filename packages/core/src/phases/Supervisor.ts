@@ -7,11 +7,9 @@
  * limit or when the budget runs low. A failing research unit is recorded and the others go on.
  *
  * The supervisor's conversation is rebuilt from the session's rounds before every call, so a resumed run continues
- * exactly where the checkpoint left it; a round interrupted midway re-runs only its unfinished directives.
- *
- * The loop below runs over an explicit `State` (the turns since the last round) with one named step per kind of turn;
- * the tools and the reading of a turn's calls live in `internal/research/supervisorTurn.ts`, the rebuilt conversation
- * in `internal/research/supervisorHistory.ts`.
+ * where the checkpoint left it; an interrupted round re-runs only its unfinished directives. The loop runs over a
+ * `State` (the turns since the last round), one named step per kind of turn; the tools and the reading of a turn are
+ * in `internal/research/supervisorTurn.ts`; a continuation (`Continuation.ts`) counts its own rounds and time.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -19,6 +17,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as Budget from "../Budget.js"
 import * as ContextRecovery from "../ContextRecovery.js"
+import * as Continuation from "./Continuation.js"
 import { mergeUnitSources } from "../internal/research/sessionSources.js"
 import { history } from "../internal/research/supervisorHistory.js"
 import * as Turn from "../internal/research/supervisorTurn.js"
@@ -297,7 +296,7 @@ export const afterNoDirectives = (
 /** Why supervision must stop before another turn, if it must: the round limit, the time limit or the budget. */
 const limitReached = <R>(env: Environment<R>, current: Session) =>
   Effect.gen(function* () {
-    if (current.rounds.length >= env.task.config.maxSupervisionRounds) return "max_rounds" as const
+    if (Continuation.roundsSpent(current, env.task.config.maxSupervisionRounds)) return "max_rounds" as const
     if (yield* env.timeUp) return "time_limit" as const
     if (yield* env.options.budget.researchExhausted) return "budget" as const
     return undefined
@@ -363,7 +362,8 @@ const environment = <R>(task: Task, options: Options<R>) =>
   Effect.gen(function* () {
     const { config } = task
     const limitMillis = Duration.toMillis(config.maxResearchDuration)
-    const remainingMillis = Effect.map(options.session.elapsedIn("supervision"), (elapsed) => limitMillis - elapsed)
+    const since = Continuation.supervisionMillisBefore(yield* options.session.get)
+    const remainingMillis = Effect.map(options.session.elapsedIn("supervision"), (t) => limitMillis - t + since)
     const timeUp = Effect.map(remainingMillis, (remaining) => remaining <= 0)
     const env: Environment<R> = {
       task,

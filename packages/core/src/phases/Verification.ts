@@ -171,6 +171,26 @@ export const run = Effect.fn("Verification.run")(function* (task: Task.Task, inp
 })
 
 /**
+ * Checks the cited sentences of a text that is not a report (a follow-up answer) as a report's are checked: a citation
+ * its source does not back is removed, a sentence left with no backing is marked, and a closing line says what the
+ * check found. The citation numbers are kept (they are the session's); `resolve` gives the source of each.
+ */
+export const checkText = Effect.fn("Verification.checkText")(function* (
+  markdown: string,
+  resolve: (number: number) => Source | undefined,
+  languageCode: string
+) {
+  const claims = ClaimVerification.claimsOf(markdown)
+  if (claims.length === 0) return { markdown, verification: recordOf([]) }
+  const model = yield* ModelRouter.forRole("summarization")
+  const checked = yield* ClaimVerification.check(model, claims, resolve, { batchSize, concurrency })
+  const edits = checked.map(editOf)
+  const verification = recordOf(edits)
+  const body = applyEdits(markdown, edits, Notices.unsupportedMark(languageCode)).trimEnd()
+  return { markdown: `${body}\n\n${Notices.checkLine(languageCode, verification)}\n`, verification }
+})
+
+/**
  * Runs the phase on the session's report, when it has one: the checked report is saved to the report file first,
  * then checkpointed with the verdicts, the completion mark and, when `completes` says the report completes the run,
  * the status `completed`.

@@ -138,3 +138,14 @@ export const afterRound = (input: {
 /** The nudge after a turn without delegation or completion. */
 export const nudge =
   "Delegate the research with conductResearch (after thinking), or call researchComplete if the evidence is enough."
+
+/** The user message that reopens a finished research in a new direction (`continue`), after its earlier rounds. */
+export const continuation = (direction: string, maxRounds: number): string =>
+  [
+    "The research above is finished and its report was written. The user now asks to go deeper in this direction:",
+    Untrusted.sanitize(direction),
+    "",
+    "What the earlier rounds found stands, and their sources are known: do not research them again. Delegate " +
+      `directives on what this direction needs that the evidence above does not cover, in at most ${maxRounds} more ` +
+      "rounds; then call researchComplete."
+  ].join("\n")

@@ -15,6 +15,7 @@ import * as Researcher from "../phases/Researcher.js"
 import * as Supervisor from "../phases/Supervisor.js"
 import type * as ClaimVerification from "../ClaimVerification.js"
 import type * as ContentExtractor from "../ContentExtractor.js"
+import type * as FollowUp from "../FollowUp.js"
 import type * as LanguageModel from "../LanguageModel.js"
 import type * as ModelRouter from "../ModelRouter.js"
 import type { Brief, Clarification, Directive as ResearchDirective, SupportLabel } from "../Research.js"
@@ -143,14 +144,21 @@ export interface Script {
   readonly report?: string | ScriptedModel.Script | undefined
   /** The verdict on every cited sentence; `supported` by default. */
   readonly verdict?: SupportLabel | undefined
+  /** The supervisor's rounds after the session is reopened in a new direction (`FollowUp.extend`); none by default. */
+  readonly continuationRounds?: ReadonlyArray<ReadonlyArray<string | Directive>> | undefined
+  /** The report written after a continuation; `report` by default. */
+  readonly continuationReport?: string | undefined
+  /** The answer to a follow-up question (`FollowUp.ask`); covered, citing `[1]`, by default. */
+  readonly answer?: typeof FollowUp.ModelAnswer.Encoded | undefined
 }
 
 const defaultTopic = "Find the primary sources on the question and what they say."
 
+const roundsOf = (rounds: ReadonlyArray<ReadonlyArray<string | Directive>>): ReadonlyArray<ReadonlyArray<Directive>> =>
+  rounds.map((round) => round.map((directive) => (typeof directive === "string" ? { topic: directive } : directive)))
+
 const directivesOf = (script: Script): ReadonlyArray<ReadonlyArray<Directive>> =>
-  (script.rounds ?? [[defaultTopic]]).map((round) =>
-    round.map((directive) => (typeof directive === "string" ? { topic: directive } : directive))
-  )
+  roundsOf(script.rounds ?? [[defaultTopic]])
 
 const firstUserText = (request: LanguageModel.GenerateRequest): string => {
   const first = request.messages.find((message) => message._tag === "user")
@@ -163,10 +171,31 @@ const allText = (request: LanguageModel.GenerateRequest): string =>
 const findingsOf = (directive: Directive): string =>
   directive.findings ?? `What the sources say on this topic, in brief [1].`
 
+/** What the supervisor's conversation says when a finished research is reopened in a new direction. */
+const continuationMarker = "The user now asks to go deeper"
+
+/** Whether a request carries the brief of a reopened session (the report's does). */
+const reopenedBrief = (request: LanguageModel.GenerateRequest): boolean =>
+  allText(request).includes("The user later asked to go deeper")
+
+/** The supervisor's turn that delegates one round. */
+const delegating = (round: ReadonlyArray<Directive>): ScriptedModel.Reply =>
+  ScriptedModel.toolCalls(
+    ...round.map((d) =>
+      conductResearch({
+        topic: d.topic,
+        perspective: d.perspective ?? "the evidence",
+        evidenceNeeded: d.evidenceNeeded ?? "primary sources",
+        priority: d.priority ?? 1
+      })
+    )
+  )
+
 /** The scripts of every role for a scripted run. */
 export const scripts = (script: Script): ScriptedModel.RouterScripts => {
   const rounds = directivesOf(script)
-  const directives = rounds.flat()
+  const continuationRounds = roundsOf(script.continuationRounds ?? [])
+  const directives = [...rounds, ...continuationRounds].flat()
   // The directive a researcher or compression request is about: the one whose topic it carries (longest first, so
   // that a topic that contains another is not mistaken for it).
   const byLength = [...directives].sort((a, b) => b.topic.length - a.topic.length)
@@ -210,21 +239,17 @@ export const scripts = (script: Script): ScriptedModel.RouterScripts => {
         capabilities: { structuredOutput: true }
       },
       brief: { script: [brief(briefValue)], capabilities: { structuredOutput: true } },
-      supervisor: [
-        ...rounds.map((round) =>
-          ScriptedModel.toolCalls(
-            ...round.map((d) =>
-              conductResearch({
-                topic: d.topic,
-                perspective: d.perspective ?? "the evidence",
-                evidenceNeeded: d.evidenceNeeded ?? "primary sources",
-                priority: d.priority ?? 1
-              })
-            )
-          )
-        ),
-        ScriptedModel.toolCalls(supervisorComplete)
-      ],
+      supervisor: (request, { call }) => {
+        // After a continuation's direction, its own rounds; before it, the research's, counted by calls.
+        const reopened = request.messages.reduce(
+          (last, m, index) => (m._tag === "user" && m.content.includes(continuationMarker) ? index : last),
+          -1
+        )
+        const turn =
+          reopened < 0 ? call - 1 : request.messages.slice(reopened).filter((m) => m._tag === "assistant").length
+        const round = (reopened < 0 ? rounds : continuationRounds)[turn]
+        return round === undefined ? ScriptedModel.toolCalls(supervisorComplete) : delegating(round)
+      },
       researcher,
       summarization: { script: summarization, capabilities: { structuredOutput: true } },
       compression: (request) => {
@@ -232,9 +257,23 @@ export const scripts = (script: Script): ScriptedModel.RouterScripts => {
         return compression(findingsOf(directive), directive.topic)
       },
       report:
-        script.report === undefined || typeof script.report === "string"
-          ? [script.report ?? "# Report\n\nWhat the sources say [1]."]
-          : script.report
+        script.report !== undefined && typeof script.report !== "string"
+          ? script.report
+          : {
+              script: (request) => {
+                if (request.responseFormat?.name === "follow_up_answer") {
+                  return ScriptedModel.json(
+                    script.answer ?? { covered: true, answer: "What the stored sources say on it [1].", direction: "" }
+                  )
+                }
+                const report =
+                  typeof script.report === "string" ? script.report : "# Report\n\nWhat the sources say [1]."
+                return allText(request).includes(continuationMarker) || reopenedBrief(request)
+                  ? (script.continuationReport ?? report)
+                  : report
+              },
+              capabilities: { structuredOutput: true }
+            }
     }
   }
 }

@@ -6,6 +6,7 @@
  */
 import { type Conversation, numbered, pageTextOf, promptedSchema, sentence, subjectOf } from "./conversation.js"
 import { fakeFromSchema, type FakeContext } from "./fake.js"
+import { followUpAnswer, isFollowUp } from "./followUpAnswer.js"
 import { claimVerdicts, isClaimCheck } from "./verifier.js"
 import { getObjects, getString } from "../wire/json.js"
 import type { Refusals } from "./localServers.js"
@@ -50,12 +51,25 @@ const callOf = (
   arguments: fakeFromSchema(conversation.tools.get(name), { ...fake, hints })
 })
 
-const supervisorTurn = (conversation: Conversation, options: Settings, fake: FakeContext): Decision => {
-  if (assistantTurns(conversation, "conductResearch") >= options.supervisorRounds) {
+/** A finished research reopened in a new direction: the turns after the user asked for it, and the direction. */
+const continued = (conversation: Conversation): Conversation => {
+  const at = conversation.turns.reduce(
+    (last, turn, i) => (turn.role === "user" && turn.text.includes("The user now asks to go deeper") ? i : last),
+    -1
+  )
+  return at < 0 ? conversation : { ...conversation, turns: conversation.turns.slice(at) }
+}
+
+const supervisorTurn = (whole: Conversation, options: Settings, fake: FakeContext): Decision => {
+  // A continuation runs its own rounds (one), on its direction.
+  const conversation = continued(whole)
+  const reopened = conversation !== whole
+  if (assistantTurns(conversation, "conductResearch") >= (reopened ? 1 : options.supervisorRounds)) {
     return { kind: "tools", calls: [callOf(conversation, "researchComplete", fake, {})] }
   }
-  const subject = subjectOf(conversation)
-  const round = assistantTurns(conversation, "conductResearch")
+  const direction = /go deeper in this direction:\n([^\n]*)/.exec(conversation.turns[0]?.text ?? "")?.[1]
+  const subject = reopened && direction !== undefined ? direction : subjectOf(whole)
+  const round = assistantTurns(conversation, "conductResearch") + (reopened ? 1 : 0)
   const count = Math.max(1, round === 0 ? options.directives : Math.min(2, options.directives))
   const calls = Array.from({ length: count }, (_, i) => {
     const angle = directiveAngles[(round * count + i) % directiveAngles.length] ?? "the evidence"
@@ -248,6 +262,9 @@ export const decide = (conversation: Conversation, options: Settings): Decision 
       const actions = turn.calls.map((call) => ({ tool: call.name, arguments: call.arguments }))
       return { kind: "text", text: JSON.stringify({ actions }) }
     }
+  }
+  if (isFollowUp(conversation)) {
+    return { kind: "json", value: followUpAnswer(conversation), tool: conversation.forcedTool }
   }
   if (isClaimCheck(conversation)) {
     return { kind: "json", value: claimVerdicts(conversation), tool: conversation.forcedTool }

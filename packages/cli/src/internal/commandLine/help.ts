@@ -128,6 +128,23 @@ settings; give the model, search, corpus and store options again (the interrupte
 
 ${options("resume")}
 `,
+  ask: `Usage: deep-research ask <id> "<question>" [--research] [options]
+
+Answers a follow-up question about a finished session from the sources it stored (their text, not only the report),
+citing them with the session's own numbers, the citations checked as a report's are. When the sources do not cover
+the question the answer says so and prints the continue command that would research it; --research runs it. Answers
+are kept with the session (show lists them). Give the model options as for resume. See docs/follow-up.md.
+
+${options("ask")}
+`,
+  continue: `Usage: deep-research continue <id> "<direction>" [--rounds N] [options]
+
+Goes deeper: a finished session researches a new direction in a few more supervision rounds, starting from its
+brief, findings and sources (no page it read is fetched again), and its report is written again as a new version;
+earlier versions stay readable (show <id> --report-version N). See docs/follow-up.md.
+
+${options("continue")}
+`,
   list: `Usage: deep-research list [options]
 
 Lists the sessions, newest first, under a header: id, status, created, cost and question, [simulated] before the
@@ -137,7 +154,8 @@ ${options("list")}
 `,
   show: `Usage: deep-research show <id> [options]
 
-Shows a session (question, brief, rounds, sources, status) and its report. With --json, the whole session.
+Shows a session (question, brief, rounds, sources, status), its report (what the last continuation changed) and its
+follow-up answers. --report-version N shows an earlier version of the report. With --json, the whole session.
 
 ${options("show")}
 `,

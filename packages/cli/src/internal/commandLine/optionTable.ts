@@ -147,8 +147,16 @@ export const commands = {
     detach: flag("detach", "with --database: print the session's id once the cluster has it, and return")
   },
   resume: { answer: text("answer", "TEXT", "the answer to a pending clarifying question"), ...research },
+  ask: {
+    research: flag("research", "when the stored sources do not cover the question, research it (a continuation)"),
+    ...research
+  },
+  continue: {
+    rounds: integer("rounds", "supervision rounds the continuation may run (2; at most the round limit)"),
+    ...research
+  },
   list: stored,
-  show: stored,
+  show: { ...stored, version: integer("report-version", "show this earlier version of the report (1 is the first)") },
   delete: stored,
   export: {
     format: text("format", "FORMAT", "md (the default), html, pdf, docx or json"),
@@ -228,6 +236,8 @@ export type Command = keyof typeof commands
 export const commandNames: ReadonlyArray<Command> = [
   "run",
   "resume",
+  "ask",
+  "continue",
   "list",
   "show",
   "delete",

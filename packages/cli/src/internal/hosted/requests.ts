@@ -2,7 +2,7 @@
  * What clients ask of the runs a process hosts (`Runs`): start, status, list, answer, resume, cancel, delete,
  * evaluate, and the resumption of what a stopped process accepted. Each is a function over the `Host`.
  */
-import { Errors, Pipeline, ResearchConfig, type Review, SessionStore } from "@deep-research/core"
+import { Errors, FollowUp, Pipeline, ResearchConfig, type Review, SessionStore } from "@deep-research/core"
 import type { Session } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -118,6 +118,25 @@ export const resume = (host: Host, sessionId: string, clarification?: "await" | 
     yield* notRunning(host, sessionId, "cannot be resumed")
     yield* resumable(yield* loadFrom(host, sessionId))
     return yield* background(host, sessionId, Pipeline.resume(sessionId, { clarification }))
+  })
+
+/** A follow-up question answered from a finished session's stored sources; not while this process runs it. */
+export const ask = (host: Host, sessionId: string, question: string) =>
+  Effect.gen(function* () {
+    yield* notRunning(host, sessionId, "cannot answer a follow-up question while it runs")
+    return (yield* host.onRuntime(FollowUp.ask(sessionId, question))).answer
+  })
+
+/** A finished session reopened in `direction`, researched in the background. */
+export const extend = (host: Host, sessionId: string, direction: string, rounds: number | undefined) =>
+  Effect.gen(function* () {
+    yield* notRunning(host, sessionId, "cannot go deeper while it runs")
+    const session = yield* loadFrom(host, sessionId)
+    if (session.status !== "completed") {
+      return yield* Effect.fail(conflict(sessionId, session.status, "cannot go deeper before it is completed"))
+    }
+    if (direction.trim() === "") return yield* new Errors.InvalidInput({ reason: "the direction is empty" })
+    return yield* background(host, sessionId, FollowUp.extend(sessionId, direction, { rounds }))
   })
 
 /** The sessions already said to be left for a run of the other kind (simulated or not), by host: said once each. */

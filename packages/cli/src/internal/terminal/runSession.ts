@@ -6,6 +6,7 @@
 import {
   Budget,
   Errors,
+  FollowUp,
   Pipeline,
   ResearchEvents,
   type Session,
@@ -86,6 +87,9 @@ type Start =
       readonly answer?: string | undefined
       /** A new budget from the command line: it replaces the stored one (`Pipeline.ResumeOptions.budget`). */
       readonly budget?: Pipeline.ResumeOptions["budget"]
+      /** A direction to research further: the finished session is reopened in it (`FollowUp.extend`). */
+      readonly direction?: string | undefined
+      readonly rounds?: number | undefined
     }
 
 /** A run in the terminal: what its steps share. */
@@ -152,7 +156,9 @@ const research = (run: TerminalRun) =>
                 (stored) => conflict(stored.id, stored.status, "cannot take an answer")
               )
             ),
-            Pipeline.resume(start.resumeId, { answer: start.answer, budget: start.budget })
+            start.direction === undefined
+              ? Pipeline.resume(start.resumeId, { answer: start.answer, budget: start.budget })
+              : FollowUp.extend(start.resumeId, start.direction, { rounds: start.rounds, budget: start.budget })
           )
     ).pipe(Effect.onExit(() => drain))
   }).pipe(Effect.scoped)

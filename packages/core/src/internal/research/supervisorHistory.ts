@@ -68,6 +68,13 @@ export const history = (
   maxRounds: number
 ): ReadonlyArray<LanguageModel.Message> => {
   const messages: Array<LanguageModel.Message> = [LanguageModel.user(Prompt.task(task))]
+  // A continuation's direction is asked after the rounds that came before it.
+  const reopened = (afterRound: number) => {
+    for (const c of session.continuations) {
+      if (c.afterRound === afterRound) messages.push(LanguageModel.user(Prompt.continuation(c.direction, c.maxRounds)))
+    }
+  }
+  reopened(0)
   for (const round of session.rounds) {
     const thinkCall =
       round.reflection === undefined
@@ -114,6 +121,7 @@ export const history = (
         })
       )
     )
+    reopened(round.round)
   }
   return messages
 }
