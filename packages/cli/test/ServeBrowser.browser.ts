@@ -127,10 +127,14 @@ describe("the web page in a browser", () => {
         const path = await download.path()
         return { name: download.suggestedFilename(), text: fs.readFileSync(path, "utf8") }
       })
-      assert.match(downloaded.name, /^dr-.*\.md$/)
-      const sessionId = downloaded.name.replace(/\.md$/, "")
+      // The Markdown export: each citation a link to its entry of the source list, each entry its anchor.
+      assert.match(downloaded.name, /^deep-research-dr-.*\.md$/)
+      const sessionId = downloaded.name.replace(/^deep-research-/, "").replace(/\.md$/, "")
       const stored = yield* s.runs.load(sessionId)
-      assert.strictEqual(downloaded.text, stored.report?.markdown)
+      const firstLine = (stored.report?.markdown ?? "").split("\n")[0] ?? ""
+      assert.isTrue(downloaded.text.startsWith(firstLine), "the download is this session's report")
+      assert.match(downloaded.text, /\[\d+\]\(#source-\d+\)/)
+      assert.include(downloaded.text, '<a id="source-1"></a>')
 
       const screenshot = yield* Effect.promise(async () => {
         await page.evaluate("window.scrollTo(0, 0)")

@@ -170,8 +170,7 @@ const actions = (sessionId: string, status: string) => {
         await Api.call("POST", `${path}/resume`)
         await show(sessionId)
       }),
-    status === "completed" &&
-      button("Download Markdown", () => Api.download(`${path}/report?download=true`, `${sessionId}.md`), "secondary"),
+    status === "completed" && exported("Download Markdown", "md"),
     status === "completed" &&
       button(
         "Download HTML",
