@@ -10,9 +10,6 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
-import * as Random from "effect/Random"
 import type { ContentExtractor } from "./ContentExtractor.js"
 import {
   InvalidInput,
@@ -37,7 +34,7 @@ import * as Session from "./Session.js"
 import * as SessionLimit from "./SessionLimit.js"
 import { SessionStore } from "./SessionStore.js"
 import type { Summarizer } from "./Summarizer.js"
-import * as BudgetPlan from "./internal/budget/budgetPlan.js"
+import * as NewSession from "./internal/session/newSession.js"
 import * as ResumeSettings from "./internal/session/resumeSettings.js"
 import * as SessionRecord from "./internal/session/sessionRecord.js"
 import * as Telemetry from "./Telemetry.js"
@@ -109,44 +106,10 @@ export type Requirements = ModelRouter.ModelRouter | SearchProvider | ContentExt
 // Helpers
 // =============================================================================
 
-const idAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-
 /** A new session id: the UTC time and six random characters, e.g. `dr-20260301-142530-k3x9qa`. */
-export const newSessionId: Effect.Effect<string> = Effect.gen(function* () {
-  const now = yield* Clock.currentTimeMillis
-  const stamp = new Date(now).toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")
-  let suffix = ""
-  for (let i = 0; i < 6; i++) suffix += idAlphabet[yield* Random.nextIntBetween(0, idAlphabet.length)] ?? "x"
-  return `dr-${stamp}-${suffix}`
-})
+export const newSessionId: Effect.Effect<string> = NewSession.newSessionId
 
-const decodeConfig = (
-  config: ResearchOptions["config"]
-): Effect.Effect<ResearchConfig.ResearchConfig, InvalidInput> => {
-  if (config instanceof ResearchConfig.ResearchConfig) return planned(config)
-  // No configuration is the defaults, decoded once rather than for every session.
-  if (config === undefined) return Effect.succeed(ResearchConfig.defaults)
-  return ResearchConfig.decode(config).pipe(
-    Effect.mapError(
-      (error) =>
-        new InvalidInput({
-          reason: `the research configuration is invalid:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`
-        })
-    ),
-    Effect.flatMap(planned)
-  )
-}
-
-/**
- * A new session's configuration fitted to a small token budget before anything is spent (`BudgetPlan`): fewer
- * researchers and searches, said in a line; or, when not even one researcher fits, a line that says so in numbers
- * (the run goes on, writing from what the budget allows, as it always could).
- */
-const planned = (config: ResearchConfig.ResearchConfig) =>
-  Either.match(BudgetPlan.fit(config), {
-    onLeft: (reason) => Effect.as(Effect.logWarning(reason), config),
-    onRight: ({ config, note }) => Effect.as(note === undefined ? Effect.void : Effect.logWarning(note), config)
-  })
+const decodeConfig = NewSession.decodeConfig
 
 // =============================================================================
 // Beginning and continuing a session

@@ -8,75 +8,28 @@ import { Evaluation } from "@deep-research/evaluation"
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import * as RunSchema from "../RunSchema.js"
 import { Listed, RunStatus, Started, StartOptions, trimmedText } from "../RunSchema.js"
 import { version } from "../version.js"
+import { Authorization, BadRequest, Conflict, NotFound, ServerError, ServiceUnavailable } from "./ApiErrors.js"
+import { Library } from "./ApiLibrary.js"
 import { withValidComponentNames } from "./openApiNames.js"
 import * as OpenAiSchema from "./OpenAiSchema.js"
 
-// =============================================================================
-// Errors
-// =============================================================================
-
-/** The request names no session this server knows. */
-export class NotFound extends Schema.TaggedError<NotFound>()(
-  "NotFound",
-  { message: Schema.String },
-  HttpApiSchema.annotations({ status: 404 })
-) {}
-
-/** The request is well formed but its values cannot be used (an id with a slash, a setting out of range). */
-export class BadRequest extends Schema.TaggedError<BadRequest>()(
-  "BadRequest",
-  { message: Schema.String },
-  HttpApiSchema.annotations({ status: 400 })
-) {}
-
-/** The session's state does not allow this now (answering a running session, cancelling a finished one). */
-export class Conflict extends Schema.TaggedError<Conflict>()(
-  "Conflict",
-  { message: Schema.String },
-  HttpApiSchema.annotations({ status: 409 })
-) {}
-
-/** The research failed, or the store could not read the session. */
-export class ServerError extends Schema.TaggedError<ServerError>()(
-  "ServerError",
-  { message: Schema.String },
-  HttpApiSchema.annotations({ status: 500 })
-) {}
-
-/** No bearer token, or not the configured one. Under `/v1`, said again in the shape OpenAI clients read (`error`). */
-export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
-  "Unauthorized",
-  { message: Schema.String, error: Schema.optional(OpenAiSchema.ErrorBody) },
-  HttpApiSchema.annotations({ status: 401 })
-) {}
-
-/**
- * What the server depends on is out (the database of `serve --database`, or a judge model it was not given): which,
- * and why, in the sentence the CLI says too. Under `/v1`, said again in the shape OpenAI clients read (`error`).
- */
-export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()(
-  "ServiceUnavailable",
-  { message: Schema.String, error: Schema.optional(OpenAiSchema.ErrorBody) },
-  HttpApiSchema.annotations({ status: 503 })
-) {}
-
-/** The bearer token check; it passes every request when the server has no token (loopback only). */
-export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("@deep-research/cli/Authorization", {
-  failure: Unauthorized,
-  security: { bearer: HttpApiSecurity.bearer }
-}) {}
-
-// =============================================================================
-// Schemas
-// =============================================================================
+// The errors and the token check every group shares, and the library's group.
+export {
+  Authorization,
+  BadRequest,
+  Conflict,
+  NotFound,
+  ServerError,
+  ServiceUnavailable,
+  Unauthorized
+} from "./ApiErrors.js"
+export { Library, LibraryPassage } from "./ApiLibrary.js"
 
 /** A new session: the question and the run's options. Unknown fields are refused, so a typo is not ignored. */
 export const CreateSession = Schema.Struct({
@@ -356,43 +309,6 @@ export class System extends HttpApiGroup.make("system")
       .addError(ServiceUnavailable)
   )
   .annotate(OpenApi.Description, "The server's health, open without a token.") {}
-
-/** A passage of the library that matched a search. */
-export const LibraryPassage = Schema.Struct({
-  sessionId: Schema.String.annotations({ description: "The session that stored the source" }),
-  sourceId: Schema.String.annotations({ description: "The source's id in that session" }),
-  url: Schema.String,
-  title: Schema.String,
-  snippet: Schema.String.annotations({ description: "The words around the matches, the matched words in **" }),
-  score: Schema.Number.annotations({ description: "How well it matched: higher is better, within one search" })
-}).annotations({ identifier: "LibraryPassage" })
-
-const LibrarySearchParams = Schema.Struct({
-  q: Schema.String.annotations({ description: "The words to look for; every one must occur (stemmed, in English)" }),
-  limit: Schema.optional(
-    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200)).annotations({
-      description: "Passages at most (default 10, at most 200)"
-    })
-  )
-})
-
-/** The library: every source any session stored, searchable across sessions. */
-export class Library extends HttpApiGroup.make("library")
-  .add(
-    HttpApiEndpoint.get("search", "/api/library/search")
-      .annotate(OpenApi.Summary, "Search the library")
-      .setUrlParams(LibrarySearchParams)
-      .addSuccess(Schema.Array(LibraryPassage))
-      .addError(BadRequest)
-      .annotate(
-        OpenApi.Description,
-        "The passages of every stored session's sources that hold all the words of q, best first, each with its " +
-          "session, title, URL and a snippet. A deleted session's sources leave the library with it."
-      )
-  )
-  .addError(ServiceUnavailable)
-  .middleware(Authorization)
-  .annotate(OpenApi.Description, "Full-text search over every source the sessions stored.") {}
 
 /** The OpenAI-compatible endpoints: model `deep-research`, the last user message is the question. */
 export class OpenAi extends HttpApiGroup.make("openai")

@@ -21,7 +21,7 @@ import * as StructuredOutput from "../StructuredOutput.js"
 import type { Task } from "../Task.js"
 import * as Tokens from "../Tokens.js"
 import type { Section } from "../Truncation.js"
-import type { Material } from "./Synthesis.js"
+import type { Material } from "../internal/report/material.js"
 
 /** Sections written at once at most. */
 export const sectionConcurrency = 4

@@ -29,19 +29,10 @@ import type { Task } from "../Task.js"
 import * as Tokens from "../Tokens.js"
 import * as ReportSections from "./ReportSections.js"
 import { isProtected, type Section } from "../Truncation.js"
+import type { Material } from "../internal/report/material.js"
 import { today } from "../internal/text/calendar.js"
 
-/** One topic's findings with citations numbered against the report's source list. */
-export interface TopicFindings {
-  readonly topic: string
-  readonly findings: string
-}
-
-/** The material of the report: numbered sources and the findings citing them. */
-export interface Material {
-  readonly sources: ReadonlyArray<Source>
-  readonly topics: ReadonlyArray<TopicFindings>
-}
+export type { Material, TopicFindings } from "../internal/report/material.js"
 
 /** The completed results of the session, in round and priority order. */
 export const completedResults = (session: Session): ReadonlyArray<{ topic: string; result: TopicResult }> =>

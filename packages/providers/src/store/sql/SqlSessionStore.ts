@@ -10,7 +10,6 @@ import * as SessionStore from "@deep-research/core/SessionStore"
 import * as SourceLibrary from "@deep-research/core/SourceLibrary"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as LibsqlClient from "@effect/sql-libsql/LibsqlClient"
-import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -189,12 +188,13 @@ const causesOf = (cause: unknown): ReadonlyArray<string> =>
 
 /**
  * A PostgreSQL client of a database URL (a pool: a connection that breaks is replaced); `DatabaseUnavailable` when it
- * cannot be reached in `connectTimeout` (10 s). The driver is loaded by the first call, not by importing this module.
+ * cannot be reached in `connectTimeout` (10 s). The driver is loaded by the first call, not by importing this module,
+ * and its types are not named here: a program on SQLite type-checks without the driver's types (`skipLibCheck: false`).
  */
 export const pgClientLayer = (
   url: Redacted.Redacted<string>,
   options: { readonly connectTimeout?: Duration.DurationInput; readonly maxConnections?: number } = {}
-): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, DatabaseUnavailable> =>
+): Layer.Layer<SqlClient.SqlClient, DatabaseUnavailable> =>
   Layer.unwrapEffect(
     Effect.map(
       Effect.promise(() => import("@effect/sql-pg/PgClient")),
