@@ -64,37 +64,32 @@ export const rememberSimulated = <F extends { readonly simulate: boolean }>(
 
 const searchOptions = ParserOptions.optionsOf(OptionTable.commands.search)
 
-/** Runs `f` over the session store the options, the environment and the config file name. */
-export const withStore = <A, E>(
-  options: { readonly store: Option.Option<string>; readonly database: Option.Option<string> },
-  f: (sessions: SessionStore.Service, credentials: CliConfig.Credentials) => Effect.Effect<A, E>
-) =>
-  Effect.gen(function* () {
-    const file = yield* loadConfigFile
+type StoreOptions = { readonly store: Option.Option<string>; readonly database: Option.Option<string> }
+
+/** The store folder and the credentials (the database's URL among them) the options, the environment and the config file name. */
+const placeOf = (options: StoreOptions) =>
+  Effect.map(loadConfigFile, (file) => {
     const directory = CliConfig.storeDirOf(Option.getOrUndefined(options.store), process.env, file)
     const fromEnv = CliConfig.credentialsFrom(process.env)
     const credentials = Option.match(options.database, {
       onNone: () => fromEnv,
       onSome: (url) => ({ ...fromEnv, databaseUrl: Redacted.make(url) })
     })
-    return yield* StoreActions.withStoreAt(directory, credentials, f)
+    return { directory, credentials }
   })
 
-/** Runs `f` over the library of the store (or of the database) the options name. */
-const withLibrary = <A, E>(
-  options: { readonly store: Option.Option<string>; readonly database: Option.Option<string> },
-  f: (library: SourceLibrary.Service) => Effect.Effect<A, E>
+/** Runs `f` over the session store the options, the environment and the config file name. */
+export const withStore = <A, E>(
+  options: StoreOptions,
+  f: (sessions: SessionStore.Service, credentials: CliConfig.Credentials) => Effect.Effect<A, E>
 ) =>
-  Effect.gen(function* () {
-    const file = yield* loadConfigFile
-    const directory = CliConfig.storeDirOf(Option.getOrUndefined(options.store), process.env, file)
-    const fromEnv = CliConfig.credentialsFrom(process.env)
-    const credentials = Option.match(options.database, {
-      onNone: () => fromEnv,
-      onSome: (url) => ({ ...fromEnv, databaseUrl: Redacted.make(url) })
-    })
-    return yield* StoreActions.withLibraryAt(directory, credentials, f)
-  })
+  Effect.flatMap(placeOf(options), ({ credentials, directory }) => StoreActions.withStoreAt(directory, credentials, f))
+
+/** Runs `f` over the library of the store (or of the database) the options name. */
+const withLibrary = <A, E>(options: StoreOptions, f: (library: SourceLibrary.Service) => Effect.Effect<A, E>) =>
+  Effect.flatMap(placeOf(options), ({ credentials, directory }) =>
+    StoreActions.withLibraryAt(directory, credentials, f)
+  )
 
 /** `search`: the passages of every stored source that hold the words, best first. */
 export const search = Command.make(

@@ -150,15 +150,16 @@ export const plainText = (spans: ReadonlyArray<Span>): string =>
 // Blocks
 // =============================================================================
 
-const isTableRow = (line: string): boolean => /^\s*\|.*\|\s*$/.test(line)
-const isTableRule = (line: string): boolean => /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/.test(line)
-const cells = (line: string): Array<string> =>
+/** Whether a line is a row of a Markdown table, or the rule under its header; a row's cells; a list item's number and text. */
+export const isTableRow = (line: string): boolean => /^\s*\|.*\|\s*$/.test(line)
+export const isTableRule = (line: string): boolean => /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/.test(line)
+export const cells = (line: string): Array<string> =>
   line
     .trim()
     .replace(/^\||\|$/g, "")
     .split("|")
     .map((cell) => cell.trim())
-const listItem = /^\s*(?:[-*+]|(\d+)[.)])\s+(.*)$/
+export const listItem = /^\s*(?:[-*+]|(\d+)[.)])\s+(.*)$/
 const blockStart = /^(#{1,6}\s|>|```|~~~|\s*(?:[-*+]|\d+[.)])\s+|\s*(?:-{3,}|\*{3,})\s*$)/
 
 /** The blocks of a markdown body. */

@@ -99,17 +99,7 @@ const completion = (runs: Runs.Runs, sessionId: string) =>
   }).pipe(Effect.onInterrupt(() => Effect.ignore(runs.cancel(sessionId))))
 
 const chunkStream = (runs: Runs.Runs, sessionId: string, includeUsage: boolean, created: number) => {
-  const chunk = (
-    delta: OpenAiSchema.ChatCompletionChunk["choices"][number]["delta"],
-    finish: "stop" | null = null
-  ): OpenAiSchema.ChatCompletionChunk => ({
-    id: `chatcmpl-${sessionId}`,
-    object: "chat.completion.chunk",
-    created,
-    model: OpenAiSchema.modelId,
-    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
-    ...(includeUsage ? { usage: null } : {})
-  })
+  const chunk = OpenAiSchema.chunkOf(`chatcmpl-${sessionId}`, created, includeUsage)
   const data = (value: unknown) => Sse.encode({ data: JSON.stringify(value) })
   const progress = runs.events(sessionId, 0).pipe(
     Stream.filterMap(({ event }) => {

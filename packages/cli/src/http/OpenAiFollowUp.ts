@@ -98,17 +98,7 @@ export const chunks = (
   turn: number,
   includeUsage: boolean
 ): Stream.Stream<string> => {
-  const chunk = (
-    delta: OpenAiSchema.ChatCompletionChunk["choices"][number]["delta"],
-    finish: "stop" | null = null
-  ): OpenAiSchema.ChatCompletionChunk => ({
-    id: `chatcmpl-${sessionId}-a${turn}`,
-    object: "chat.completion.chunk",
-    created,
-    model: OpenAiSchema.modelId,
-    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
-    ...(includeUsage ? { usage: null } : {})
-  })
+  const chunk = OpenAiSchema.chunkOf(`chatcmpl-${sessionId}-a${turn}`, created, includeUsage)
   const data = (value: unknown) => Sse.encode({ data: JSON.stringify(value) })
   const lines = [
     data(chunk({ role: "assistant", content: "" })),

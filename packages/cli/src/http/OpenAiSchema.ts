@@ -201,3 +201,18 @@ export const questionOf = (messages: ReadonlyArray<ChatMessage>): string | undef
   }
   return undefined
 }
+
+/**
+ * A chunk of a streamed completion (`id`, its creation time, whether the client asked for `usage` in the last one):
+ * every chunk before the last carries `usage: null` when it did, as OpenAI's stream does.
+ */
+export const chunkOf =
+  (id: string, created: number, includeUsage: boolean) =>
+  (delta: ChatCompletionChunk["choices"][number]["delta"], finish: "stop" | null = null): ChatCompletionChunk => ({
+    id,
+    object: "chat.completion.chunk",
+    created,
+    model: modelId,
+    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+    ...(includeUsage ? { usage: null } : {})
+  })

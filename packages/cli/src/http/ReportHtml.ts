@@ -54,16 +54,7 @@ export const inline = (text: string, known: ReadonlySet<number>): string =>
     })
     .join("")
 
-const isTableRow = (line: string): boolean => /^\s*\|.*\|\s*$/.test(line)
-const isTableRule = (line: string): boolean => /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/.test(line)
-const cells = (line: string): Array<string> =>
-  line
-    .trim()
-    .replace(/^\||\|$/g, "")
-    .split("|")
-    .map((cell) => cell.trim())
-
-const listItem = /^\s*(?:[-*+]|(\d+)[.)])\s+(.*)$/
+const { cells, isTableRow, isTableRule, listItem } = ReportDocument
 const blockStart = /^(#{1,6}\s|>|```|\s*(?:[-*+]|\d+[.)])\s+|\s*(?:-{3,}|\*{3,})\s*$)/
 
 /** Block-level Markdown to HTML. */
