@@ -103,7 +103,8 @@ export const make = (options: {
       })
 
     // Every lease of the store renewed a third of the way through its duration (one missed renewal loses nothing),
-    // for the life of the scope; a database that cannot be reached is said once, and tried on.
+    // for the life of the scope; a database that cannot be reached is said once, and tried on. The first renewal is
+    // a third of a duration after the store opens: a store owns no lease before then that needs it.
     let failing = false
     yield* options
       .write(sql`UPDATE deep_research_leases SET expires_at = ${now} + ${millis} WHERE owner = ${owner}`)
@@ -120,7 +121,7 @@ export const make = (options: {
                   )
                 )
         }),
-        Effect.repeat(Schedule.spaced(Duration.millis(Math.max(50, Math.floor(millis / 3))))),
+        Effect.schedule(Schedule.spaced(Duration.millis(Math.max(50, Math.floor(millis / 3))))),
         Effect.withClock(wallClock),
         Effect.interruptible,
         Effect.forkScoped
