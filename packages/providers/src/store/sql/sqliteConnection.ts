@@ -1,9 +1,11 @@
 /**
  * The libSQL client the SQLite store runs on, with two of the driver's habits mended:
  *
- * - SQLite's busy timeout (and `synchronous`) is set per connection, and the client opens a new connection after every transaction (the
- *   transaction keeps the one it began on): each new connection gets it here, in the same step as the transaction
- *   that makes it due, so no statement runs on a connection without it.
+ * - The client opens a new connection for every transaction (the transaction keeps the one it began on, and never
+ *   closes it): a connection opened, set up and its statements prepared anew for each commit, and left for the
+ *   garbage collector. Here a transaction runs on the client's one connection, between `BEGIN` and `COMMIT`:
+ *   `@effect/sql-libsql` lets no other statement through while a transaction is open (one permit), so nothing else
+ *   can run inside it. SQLite's busy timeout (and `synchronous`) is set when a connection opens.
  * - A statement that fails with `SQLITE_BUSY` is left unfinished on its connection, which then refuses every commit
  *   ("SQL statements in progress"): the client is replaced, and the caller's retry (`patiently`) runs on a clean one.
  * - A transaction that cannot begin because another process writes is begun again here, on timers, until
@@ -30,16 +32,75 @@ export const isBusyCode = (code: string): boolean => code.startsWith("SQLITE_BUS
 const isBusy = (error: unknown): boolean =>
   typeof error === "object" && error !== null && "code" in error && isBusyCode(String(error.code))
 
+const beginOf: Record<Libsql.TransactionMode, string> = {
+  write: "BEGIN IMMEDIATE",
+  read: "BEGIN DEFERRED",
+  deferred: "BEGIN DEFERRED"
+}
+
+/**
+ * A transaction begun on `client`'s connection. A statement in it that meets a busy file fails the transaction, and
+ * the connection is replaced once it has been rolled back (`replace`), as is one whose transaction could not end.
+ */
+const sameConnection = (client: Libsql.Client, replace: () => void): Libsql.Transaction => {
+  let open = true
+  let busy = false
+  const guarded = <A>(run: () => Promise<A>): Promise<A> => {
+    if (!open) return Promise.reject(new Libsql.LibsqlError("The transaction is closed", "TRANSACTION_CLOSED"))
+    return run().catch((error: unknown) => {
+      if (isBusy(error)) busy = true
+      throw error
+    })
+  }
+  const end = async (statement: "COMMIT" | "ROLLBACK") => {
+    if (!open) return
+    open = false
+    try {
+      await client.execute(statement)
+    } catch (error) {
+      // A transaction that could not end (a full disk at its commit, say) is rolled back, on a connection not used again.
+      await client.execute("ROLLBACK").catch(() => undefined)
+      busy = true
+      throw error
+    } finally {
+      if (busy) replace()
+    }
+  }
+  const transaction: Libsql.Transaction = {
+    execute: ((statement: Libsql.InStatement | string, args?: Libsql.InArgs) =>
+      guarded(() =>
+        typeof statement === "string" && args !== undefined
+          ? client.execute({ sql: statement, args })
+          : client.execute(statement)
+      )) as Libsql.Transaction["execute"],
+    batch: async (statements) => {
+      const results: Array<Libsql.ResultSet> = []
+      for (const statement of statements) results.push(await transaction.execute(statement))
+      return results
+    },
+    // The client's own runs a ROLLBACK after its statements when a transaction is open: never inside one.
+    executeMultiple: () =>
+      Promise.reject(new Libsql.LibsqlError("executeMultiple is not run inside a transaction", "TRANSACTION_CLOSED")),
+    commit: () => end("COMMIT"),
+    rollback: () => end("ROLLBACK"),
+    close: () => void end("ROLLBACK").catch(() => undefined),
+    get closed() {
+      return !open
+    }
+  }
+  return transaction
+}
+
 /** A client of the SQLite file at `url` (a `file:` URL), as `Libsql.Client`. */
 export const make = (url: string): Libsql.Client => {
   /** The settings of a connection: the busy timeout, and commits synced (libSQL's default, said here). */
-  const prepareNext = (client: Libsql.Client) => {
+  const configure = (client: Libsql.Client) => {
     void client.execute(`PRAGMA busy_timeout = ${busyTimeoutMillis}`).catch(() => undefined)
     void client.execute("PRAGMA synchronous = FULL").catch(() => undefined)
   }
   const open = () => {
     const client = Libsql.createClient({ url })
-    prepareNext(client)
+    configure(client)
     return client
   }
   let current = open()
@@ -62,18 +123,19 @@ export const make = (url: string): Libsql.Client => {
       )) as Libsql.Client["execute"],
     batch: (statements, mode) => replacedOnBusy((client) => client.batch(statements, mode)),
     migrate: (statements) => replacedOnBusy((client) => client.migrate(statements)),
-    transaction: async (mode?: Libsql.TransactionMode) => {
-      const begin = () =>
-        replacedOnBusy((client) => {
-          // Both run now, in this order: the transaction takes the connection, the pragma opens the next one.
-          const transaction = client.transaction(mode)
-          prepareNext(client)
-          return transaction
-        })
+    transaction: async (mode: Libsql.TransactionMode = "write") => {
       const deadline = Date.now() + transactionPatienceMillis
       for (let delay = 5; ; delay = Math.min(delay * 2, 1000)) {
         try {
-          return await begin()
+          return await replacedOnBusy(async (client) => {
+            await client.execute(beginOf[mode])
+            return sameConnection(client, () => {
+              if (current === client && !client.closed) {
+                current = open()
+                client.close()
+              }
+            })
+          })
         } catch (error) {
           if (!isBusy(error) || Date.now() + delay > deadline) throw error
           await sleep(delay * (0.5 + Math.random()))
