@@ -319,8 +319,8 @@ export const research: (
 /**
  * Stores a new session of `query`, queued: its question and settings, nothing researched, so that its id can be given
  * out before its research begins (a server's acknowledgement); `resume` begins it. Durable once this returns, as the
- * store's `save` is (the file store syncs the file and its folders; PostgreSQL commits). The id must be new: one that
- * is stored already is `InvalidInput`.
+ * store's `save` is (SQLite and PostgreSQL commit). A given id must be new: one that is stored already is
+ * `InvalidInput`; without one, a new id is made (and not looked for in the store: ids are random).
  */
 export const enqueue = (
   query: string,
@@ -333,13 +333,16 @@ export const enqueue = (
   Effect.gen(function* () {
     if (query.trim() === "") return yield* Effect.fail(new InvalidInput({ reason: "the question is empty" }))
     const config = yield* decodeConfig(options?.config)
-    const id = yield* Session.validateId(options?.sessionId ?? (yield* newSessionId))
+    const given = options?.sessionId
+    const id = given === undefined ? yield* newSessionId : yield* Session.validateId(given)
     const store = yield* SessionStore
-    const existing = yield* Effect.either(store.load(id))
-    if (existing._tag === "Right") {
-      return yield* new InvalidInput({ reason: `a session with id ${id} already exists; resume it instead` })
+    if (given !== undefined) {
+      const existing = yield* Effect.either(store.load(id))
+      if (existing._tag === "Right") {
+        return yield* new InvalidInput({ reason: `a session with id ${id} already exists; resume it instead` })
+      }
+      if (existing.left._tag !== "SessionNotFound") return yield* existing.left
     }
-    if (existing.left._tag !== "SessionNotFound") return yield* existing.left
     const session = yield* SessionRecord.newSession(id, query, config, options?.createdAt, "queued")
     yield* store.save(session)
     return session

@@ -59,9 +59,8 @@ export const configFor = (resolved: CliConfig.Resolved, options: StartOptions) =
 export const start = (host: Host, question: string, options: StartOptions, clarification: "await" | "proceed") =>
   Effect.gen(function* () {
     const config = yield* configFor(host.resolved, options)
-    const sessionId = yield* Pipeline.newSessionId
-    yield* host
-      .onRuntime(Pipeline.enqueue(question, { config, sessionId }))
+    const { id: sessionId } = yield* host
+      .onRuntime(Pipeline.enqueue(question, { config }))
       .pipe(Effect.catchTag("SessionCorrupt", (error) => new Errors.InvalidInput({ reason: error.message })))
     return yield* background(
       host,
