@@ -106,6 +106,31 @@ describe("SlicedScheduler", () => {
     })
   )
 
+  it.live("work in the background gives way: the other work put off runs first, and the background still moves", () =>
+    Effect.gen(function* () {
+      let background = 0
+      let foreground = 0
+      let backgroundWhenForegroundEnded = -1
+      const steps = (fibers: number, count: number, step: () => void) =>
+        Effect.forEach(
+          Array.from({ length: fibers }, (_, i) => i),
+          () => Effect.repeatN(Effect.zipRight(busy(0.02), Effect.sync(step)), count - 1),
+          { concurrency: "unbounded", discard: true }
+        )
+      // About 200 ms of work each, started together, background first.
+      const inBackground = yield* Effect.fork(SlicedScheduler.background(steps(20, 500, () => background++)))
+      yield* steps(20, 500, () => foreground++).pipe(
+        Effect.zipRight(Effect.sync(() => (backgroundWhenForegroundEnded = background)))
+      )
+      yield* Fiber.join(inBackground)
+      assert.strictEqual(foreground, 10_000)
+      assert.strictEqual(background, 10_000)
+      assert.isBelow(backgroundWhenForegroundEnded, 5_000, `background had done ${backgroundWhenForegroundEnded}`)
+      // At least one background queue a turn of the event loop: it was not held still while the rest ran.
+      assert.isAbove(backgroundWhenForegroundEnded, 0)
+    }).pipe(SlicedScheduler.withSlices())
+  )
+
   it.live("Effect's default scheduler, for comparison, lets the timer wait for the whole burst", () =>
     Effect.gen(function* () {
       const { seenByTimer, total } = yield* stepsBeforeTimer(20, 500).pipe(

@@ -9,6 +9,10 @@
  * loop far longer than a slice (BENCHMARKS.md, "Home-made parts"). Slicing changes when work runs, not how much there
  * is.
  *
+ * Work at a scheduling priority below zero (`background`: the runs a server hosts) gives way: it runs in what a slice
+ * leaves once the other work put off has had its turn, and at least once a turn, so that it is never starved. A burst
+ * of clients is then answered before the runs it starts take the loop (BENCHMARKS.md, the serve burst).
+ *
  * `deep-research` runs every command under it (`withSlices()`), and the benchmarks as the CLI does.
  */
 import * as Effect from "effect/Effect"
@@ -28,11 +32,20 @@ export const defaultSliceMillis = 5
 /** Consecutive microtask turns a fiber's queue takes at most within a slice, as Effect's default scheduler does. */
 const maxTurnsInSlice = 2048
 
+/** The scheduling priority of work that gives way to the rest (`background`). */
+export const backgroundPriority = -1
+
+/** Runs `effect`, and every fiber it starts, as work that gives way to the rest under a sliced scheduler. */
+export const background = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withSchedulingPriority(effect, backgroundPriority)
+
 class Sliced implements Scheduler.Scheduler {
   private sliceStart = 0
   private sliceOpen = false
   // Fibers' queues whose turn comes after the current slice, in the order they were put off.
   private later: Array<() => void> = []
+  // The same, of work that gives way: run after `later`.
+  private laterInBackground: Array<() => void> = []
   private laterScheduled = false
 
   constructor(private readonly sliceMillis: number) {}
@@ -55,27 +68,37 @@ class Sliced implements Scheduler.Scheduler {
     setImmediate(this.runLater)
   }
 
-  // Runs the queues put off, in order, for one slice; the rest wait for the loop's next turn.
+  private inSlice() {
+    return performance.now() - this.sliceStart < this.sliceMillis
+  }
+
+  // Runs the queues put off, in order, for one slice: those that give way after the others, and at least one of each
+  // lane whatever the time; the rest wait for the loop's next turn.
   private readonly runLater = () => {
     this.laterScheduled = false
     this.sliceOpen = false
     this.beginSlice(performance.now())
-    const queued = this.later
-    this.later = []
-    let next = 0
     try {
-      while (next < queued.length && (next === 0 || performance.now() - this.sliceStart < this.sliceMillis)) {
-        const drain = queued[next++]
-        drain?.()
-      }
+      this.runLane("later")
+      this.runLane("laterInBackground")
     } finally {
-      if (next < queued.length) this.later = queued.slice(next).concat(this.later)
-      if (this.later.length > 0) this.scheduleLater()
+      if (this.later.length > 0 || this.laterInBackground.length > 0) this.scheduleLater()
     }
   }
 
-  private putOff(drain: (turns: number) => void) {
-    this.later.push(() => drain(0))
+  private runLane(lane: "later" | "laterInBackground") {
+    const queued = this[lane]
+    this[lane] = []
+    let next = 0
+    try {
+      while (next < queued.length && (next === 0 || this.inSlice())) queued[next++]?.()
+    } finally {
+      this[lane] = queued.slice(next).concat(this[lane])
+    }
+  }
+
+  private putOff(drain: (turns: number) => void, inBackground: boolean) {
+    ;(inBackground ? this.laterInBackground : this.later).push(() => drain(0))
     this.scheduleLater()
   }
 
@@ -86,20 +109,23 @@ class Sliced implements Scheduler.Scheduler {
       // Looked at again when it runs: fibers woken together (a gate opened, a burst of answers) are each given a turn
       // in the slice as they are woken, and without this second look they would all run in it, however long it grew.
       Promise.resolve(undefined).then(() => {
-        if (performance.now() - this.sliceStart < this.sliceMillis) drain(turns + 1)
-        else this.putOff(drain)
+        if (this.inSlice()) drain(turns + 1)
+        else this.putOff(drain, false)
       })
     } else {
-      this.putOff(drain)
+      this.putOff(drain, false)
     }
   })
+
+  // Work that gives way always waits for the loop's next turn, and runs there after the rest.
+  private readonly backgroundRunnerOf = Scheduler.SchedulerRunner.cached((_turns, drain) => this.putOff(drain, true))
 
   shouldYield(fiber: Fiber.RuntimeFiber<unknown, unknown>): number | false {
     return Scheduler.defaultScheduler.shouldYield(fiber)
   }
 
   scheduleTask(task: Scheduler.Task, priority: number, fiber?: Fiber.RuntimeFiber<unknown, unknown>): void {
-    this.runnerOf(fiber).scheduleTask(task, priority)
+    ;(priority <= backgroundPriority ? this.backgroundRunnerOf : this.runnerOf)(fiber).scheduleTask(task, priority)
   }
 }
 

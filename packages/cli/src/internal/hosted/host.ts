@@ -18,6 +18,7 @@ import * as OtlpExport from "../../OtlpExport.js"
 import * as Progress from "../../Progress.js"
 import { conflict, type Started } from "../../RunSchema.js"
 import * as Wiring from "../../Wiring.js"
+import * as SlicedScheduler from "../SlicedScheduler.js"
 import * as Logging from "../telemetry/logging.js"
 
 /** A run of this process, going or queued. */
@@ -114,6 +115,8 @@ export const background = (
       effect.pipe(
         // A plan to review waits, durably, for the client's decision (`review`).
         Review.awaiting,
+        // Runs give way to what clients ask: a burst of them is answered before the runs it starts take the loop.
+        SlicedScheduler.background,
         Effect.tapDefect((cause) =>
           Cause.isInterruptedOnly(cause)
             ? Effect.void
