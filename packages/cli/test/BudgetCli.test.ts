@@ -40,6 +40,11 @@ describe("budget and grounding through the CLI", async () => {
     assert.isAbove(budgetLines.length, 0)
     assert.strictEqual(new Set(budgetLines).size, budgetLines.length, budgetLines.join("\n"))
     assert.match(ran.stdout, /^Warning: no source was found or read \(budget\)/m)
+    // The numbers after the run are the plan's before it: the same reserve, the same smallest budget.
+    const planned = /reserve of (\d+) tokens.*at least (\d+) tokens/.exec(ran.stderr)
+    assert.isNotNull(planned, ran.stderr)
+    assert.include(ran.stdout, `and ${planned?.[1]} kept for the report`)
+    assert.include(ran.stdout, `a budget under about ${planned?.[2]} tokens researches nothing`)
     assert.match(ran.stderr, /warning: the report rests on no source \(budget\)/)
     assert.include(fs.readFileSync(nodePath.join(store, "r.md"), "utf8"), "No source was found or read for this report")
     const listed = await cli(["list", "--store", store, "--json"])

@@ -19,6 +19,7 @@ import * as Pricing from "./Pricing.js"
 import type * as ResearchConfig from "./ResearchConfig.js"
 import * as ResearchEvents from "./ResearchEvents.js"
 import * as Account from "./internal/budget/budgetAccount.js"
+import * as BudgetPlan from "./internal/budget/budgetPlan.js"
 import type { Role, Usage } from "./Usage.js"
 
 // =============================================================================
@@ -129,6 +130,15 @@ export const minimumOutput: Readonly<Record<Role, number>> = {
  * report of useful length.
  */
 export const minimumReportTokens = 2_000
+
+/** The tokens a budget of `maxTokens` keeps for the report: its share, and at least `minimumReportTokens`. */
+export const reportReserveTokens = (maxTokens: number, synthesisReserve: number): number =>
+  maxTokens -
+  Account.limitsOf({ maxTokens }, synthesisReserve, minimumReportTokens, { input: 0, output: 0 }).research.tokens
+
+/** The smallest token budget that researches at all under a configuration: below it, research has not one round. */
+export const smallestResearchBudget = (config: ResearchConfig.ResearchConfig): number =>
+  BudgetPlan.smallestBudget(config)
 
 // =============================================================================
 // Constructor

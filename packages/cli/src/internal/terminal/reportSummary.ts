@@ -2,7 +2,7 @@
  * Where a run's report goes and the lines that end a research run in the terminal, the same whether it ran here or on
  * the cluster's runners.
  */
-import type { Session } from "@deep-research/core"
+import { Budget, type Session } from "@deep-research/core"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -75,13 +75,14 @@ export const budgetStory = (session: Session.Session): string | undefined => {
     session.rounds.some((round) => round.results.some((result) => result.stopReason === "run_budget"))
   if (!stopped || budget.maxTokens === undefined) return undefined
   const spent = session.usage.reduce((n, r) => n + r.inputTokens + r.outputTokens, 0)
-  const reserve = Math.round(budget.maxTokens * budget.synthesisReserve)
+  const reserve = Budget.reportReserveTokens(budget.maxTokens, budget.synthesisReserve)
   const research = budget.maxTokens - reserve
+  const smallest = Budget.smallestResearchBudget(session.config)
   return (
-    `The budget of ${budget.maxTokens} tokens stopped research: ${research} were for research and ${reserve} ` +
-    `(${Math.round(budget.synthesisReserve * 100)}%) kept for the report; ${spent} were spent in all. Each model call ` +
-    "reserves its whole input and output limit before it is sent (a researcher's turn, a few thousand tokens), so a " +
-    `budget under about 20000 tokens leaves little research: give --budget-tokens ${Math.max(20_000, 2 * budget.maxTokens)} or more.`
+    `The budget of ${budget.maxTokens} tokens stopped research: ${research} were for research and ${reserve} kept ` +
+    `for the report; ${spent} were spent in all. Each model call reserves its whole input and output limit before it ` +
+    `is sent (a researcher's turn, a few thousand tokens), so a budget under about ${smallest} tokens researches ` +
+    `nothing: give --budget-tokens ${Math.max(smallest, 2 * budget.maxTokens)} or more.`
   )
 }
 

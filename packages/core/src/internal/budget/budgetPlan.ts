@@ -37,6 +37,22 @@ export const researcherCost = (searches: number): number => {
 /** The searches a researcher is planned for where the budget is tight: what a useful researcher does. */
 const typicalSearches = 2
 
+/** The tokens of the smallest round: the setup, one researcher with one search, and what its last call holds. */
+const smallestRound = (config: ResearchConfig.ResearchConfig): number =>
+  setupOf(config) + researcherCost(1) + estimates.headroom
+
+/**
+ * The smallest token budget that researches at all under `config`: one whose research, after the report's reserve (its
+ * share, or at least 2,000), holds the smallest round; rounded up to a thousand.
+ */
+export const smallestBudget = (config: ResearchConfig.ResearchConfig): number => {
+  const smallest = smallestRound(config)
+  return roundUp(Math.max(smallest + 2_000, smallest / (1 - config.budget.synthesisReserve)))
+}
+
+const setupOf = (config: ResearchConfig.ResearchConfig) =>
+  (config.allowClarification ? estimates.clarification : 0) + estimates.brief + estimates.supervisor
+
 /** A budget's plan: the research it leaves, and what a round's setup costs. */
 export interface Plan {
   readonly budget: number
@@ -54,8 +70,7 @@ const planOf = (config: ResearchConfig.ResearchConfig, budget: number): Plan => 
     2_000,
     { input: 0, output: 0 }
   )
-  const setup = (config.allowClarification ? estimates.clarification : 0) + estimates.brief + estimates.supervisor
-  return { budget, research: research.tokens, report: budget - research.tokens, setup }
+  return { budget, research: research.tokens, report: budget - research.tokens, setup: setupOf(config) }
 }
 
 /** Whether `researchers` researchers with `searches` searches each fit the plan. */
@@ -83,16 +98,15 @@ export const fit = (config: ResearchConfig.ResearchConfig): Either.Either<Fitted
   const wanted = width(config)
   const searches = Math.min(config.researcherMaxToolCalls, typicalSearches)
   if (fits(plan, wanted, searches)) return Either.right({ config, note: undefined })
-  const smallest = plan.setup + researcherCost(1) + estimates.headroom
+  const smallest = smallestRound(config)
   if (!fits(plan, 1, 1)) {
-    // The budget whose research, after the report's reserve (its share, or at least 2,000), holds the smallest round.
-    const needed = Math.max(smallest + 2_000, smallest / (1 - config.budget.synthesisReserve))
+    const needed = smallestBudget(config)
     return Either.left(
       `a budget of ${budget} tokens is too small to research: after the report's reserve of ${plan.report} tokens, research ` +
         `has ${plan.research}, and the smallest round needs about ${smallest} (the brief and the supervisor's plan ` +
         `about ${plan.setup}, one researcher with one search about ${researcherCost(1)}: two turns, a summary and ` +
         `a compression, and ${estimates.headroom} that the last call holds for its answer). Give a budget of at ` +
-        `least ${roundUp(needed)} tokens.`
+        `least ${needed} tokens.`
     )
   }
   let researchers = 1
