@@ -166,9 +166,9 @@ type Content = McpCall.Content
 
 /** A run started, with the note of a run this process hosts (a cluster's runs go on without it). */
 const startedHere =
-  (runs: Runs.Runs) =>
+  (runs: Runs.Runs, note: string) =>
   (started: RunSchema.Started): Content =>
-    structured(StartedHere)(runs.isRunning(started.sessionId) ? { ...started, note: hostedNote } : started)
+    structured(StartedHere)(runs.isRunning(started.sessionId) ? { ...started, note } : started)
 
 /** Said on the server's stderr when it stops with runs going: each is stored cancelled, to be resumed. */
 const stoppedRuns = (runs: Runs.Runs) =>
@@ -186,15 +186,15 @@ const handlersOf = (
   runs: Runs.Runs,
   runtime: Runtime.Runtime<never>,
   database: DatabaseProbe.Probe | undefined,
-  owners: TaskOwners.Owners
+  owners: TaskOwners.Owners,
+  note: string
 ): Record<string, McpCall.Handler> => {
   const answer = McpCall.answerIn(runtime, database)
+  const started = startedHere(runs, note)
   return {
     research: McpResearch.handler(runs, runtime, owners),
-    ...FollowUpTools.handlers(runs, runtime, database, startedHere(runs)),
-    start_research: withArgs(StartArgs, ({ question, ...options }) =>
-      answer(runs.start(question, options), startedHere(runs))
-    ),
+    ...FollowUpTools.handlers(runs, runtime, database, started),
+    start_research: withArgs(StartArgs, ({ question, ...options }) => answer(runs.start(question, options), started)),
     get_status: withArgs(SessionIdArgs, ({ sessionId }) =>
       answer(runs.status(sessionId), structured(RunSchema.RunStatus))
     ),
@@ -207,13 +207,11 @@ const handlersOf = (
     ),
     list_sessions: withArgs(NoArgs, () => answer(runs.list, (sessions) => structured(SessionList)({ sessions }))),
     answer_clarification: withArgs(AnswerArgs, ({ answer: reply, sessionId }) =>
-      answer(runs.answer(sessionId, reply), startedHere(runs))
+      answer(runs.answer(sessionId, reply), started)
     ),
-    review_plan: withArgs(ReviewArgs, (args) =>
-      answer(runs.review(args.sessionId, decisionOf(args)), startedHere(runs))
-    ),
+    review_plan: withArgs(ReviewArgs, (args) => answer(runs.review(args.sessionId, decisionOf(args)), started)),
     cancel_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.cancel(sessionId), structured(Cancelled))),
-    resume_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.resume(sessionId), startedHere(runs))),
+    resume_research: withArgs(SessionIdArgs, ({ sessionId }) => answer(runs.resume(sessionId), started)),
     delete_session: withArgs(SessionIdArgs, ({ sessionId }) =>
       answer(runs.remove(sessionId), () => structured(Deleted)({ sessionId, deleted: true }))
     ),
@@ -246,13 +244,18 @@ export interface ToolSet {
 
 /**
  * The tools over these runs. Their work runs in the caller's runtime: its logger, its scheduler, its tracer (the
- * server's: its log lines go to stderr, never among the messages on stdout).
+ * server's: its log lines go to stderr, never among the messages on stdout). `note` goes with a run this process
+ * hosts: what keeps it going (the stdio server's by default).
  */
-export const toolSet = (runs: Runs.Runs, database?: DatabaseProbe.Probe): Effect.Effect<ToolSet> =>
+export const toolSet = (
+  runs: Runs.Runs,
+  database?: DatabaseProbe.Probe,
+  note: string = hostedNote
+): Effect.Effect<ToolSet> =>
   Effect.map(Effect.runtime<never>(), (runtime) => {
     const owners = TaskOwners.make(runs)
     return {
-      handlers: handlersOf(runs, runtime, database, owners),
+      handlers: handlersOf(runs, runtime, database, owners, note),
       taskStore: McpResearch.taskStore(runs, runtime, owners),
       owners,
       scrub: runs.scrub

@@ -117,6 +117,22 @@ describe("MCP over Streamable HTTP on serve", () => {
     })
   )
 
+  it.scopedLive("start_research's note says the run is the server's, not the stdio server's advice", () =>
+    Effect.gen(function* () {
+      const s = yield* served({ noClarify: true })
+      const { mcp } = yield* connectedOver(s.url)
+      const result = yield* Effect.promise(() =>
+        mcp.callTool({ name: "start_research", arguments: { question: "How do tides work?", maxRounds: 1 } })
+      )
+      const { note } = Schema.decodeUnknownSync(Schema.Struct({ sessionId: Schema.String, note: Schema.String }))(
+        result.structuredContent
+      )
+      assert.include(note, "deep-research serve")
+      assert.include(note, "get_status")
+      assert.notInclude(note, "MCP Inspector")
+    })
+  )
+
   it.scopedLive("its tools are the stdio server's: names, titles, hints, schemas and task support", () =>
     Effect.gen(function* () {
       const s = yield* served()

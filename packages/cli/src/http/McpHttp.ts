@@ -23,6 +23,7 @@ import * as crypto from "node:crypto"
 import * as Mcp from "../Mcp.js"
 import type * as Runs from "../Runs.js"
 import * as TaskOwners from "../internal/mcp/taskOwners.js"
+import { servedNote } from "../internal/mcp/toolResults.js"
 import { originOf } from "../internal/serving/hosts.js"
 import { accepts } from "./Handlers.js"
 
@@ -208,7 +209,7 @@ const handle = (sessions: ReturnType<typeof makeSessions>, options: Options) =>
 export const layer = (runs: Runs.Runs, options: Options) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function* () {
-      const sessions = makeSessions(yield* Mcp.toolSet(runs))
+      const sessions = makeSessions(yield* Mcp.toolSet(runs, undefined, servedNote))
       yield* Effect.addFinalizer(() => Effect.asVoid(sessions.closeAll))
       yield* router.all(path, handle(sessions, options))
     })

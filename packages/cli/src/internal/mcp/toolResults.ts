@@ -22,6 +22,11 @@ export const hostedNote =
   "completes. If the server stops first (a client that starts a server for each call, such as the MCP Inspector's " +
   "CLI mode, stops it right after this answer), the session is stored cancelled; resume it with resume_research."
 
+/** The same over HTTP: the run belongs to `deep-research serve`, not to the client's connection. */
+export const servedNote =
+  "The research runs in this server (deep-research serve), whether or not this client stays connected: poll " +
+  "get_status until it completes, or follow its events at /api/sessions/{sessionId}/events."
+
 /** What `cancel_research` gives: the session and where it stands now. */
 export const Cancelled = Schema.Struct({ sessionId: Schema.String, status: Schema.String })
 
