@@ -166,8 +166,8 @@ export const guard =
           // As RFC 6750 has it, and as MCP clients read it to know they need a bearer token.
           return finish(
             HttpServerResponse.unsafeJson(
-              { _tag: "Unauthorized", message: Handlers.tokenNeeded },
-              { status: 401, headers: { "www-authenticate": "Bearer" } }
+              { _tag: "Unauthorized", message: Handlers.tokenRefused(presented) },
+              { status: 401, headers: { "www-authenticate": Handlers.challengeOf(presented) } }
             )
           )
         }

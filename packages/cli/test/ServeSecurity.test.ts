@@ -124,6 +124,9 @@ describe("deep-research serve: who may call it", () => {
       assert.include(page.headers.get("content-security-policy") ?? "", "script-src 'self'")
       const wrong = yield* request(`${s.url}/api/sessions`, { headers: { authorization: "Bearer nope" } })
       assert.strictEqual(wrong.status, 401)
+      // A wrong token is told so (not that one is missing), as RFC 6750's invalid_token.
+      assert.include(JSON.parse(wrong.text).message, "is not this server's")
+      assert.include(JSON.parse(none.text).message, "needs its API token")
       assert.strictEqual((yield* request(`${s.url}/api/sessions`, { headers: bearer })).status, 200)
       assert.strictEqual((yield* post(`${s.url}/api/sessions`, { question: "x?" })).status, 401)
       assert.strictEqual((yield* request(`${s.url}/v1/models`)).status, 401)
@@ -150,7 +153,13 @@ describe("deep-research serve: who may call it", () => {
           assert.strictEqual(refused.status, 401, path)
           const body = JSON.parse(refused.text)
           const message = path.startsWith("/v1") ? body.error.message : body.message
-          assert.strictEqual(message, "This server needs its API token: Authorization: Bearer <token>")
+          assert.strictEqual(
+            message,
+            authorization === undefined
+              ? "This server needs its API token: Authorization: Bearer <token>"
+              : "The API token sent is not this server's: send the one it was given (DEEP_RESEARCH_API_TOKEN) as " +
+                  "Authorization: Bearer <token>"
+          )
         }
       }
       assert.deepStrictEqual(yield* s.runs.list, [])

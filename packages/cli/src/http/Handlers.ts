@@ -99,8 +99,18 @@ export const accepts = (presented: string, token: Redacted.Redacted<string>): bo
     .map((expected) => tokenMatches(presented, expected))
     .reduce((found, matches) => found || matches, false)
 
-/** What a request without the token, or with another, is told. */
+/** What a request without the token is told. */
 export const tokenNeeded = "This server needs its API token: Authorization: Bearer <token>"
+
+/** What a request is told whose token is not the server's: one without any, or one with another (never quoted). */
+export const tokenRefused = (presented: string): string =>
+  presented === ""
+    ? tokenNeeded
+    : "The API token sent is not this server's: send the one it was given (DEEP_RESEARCH_API_TOKEN) as " +
+      "Authorization: Bearer <token>"
+
+/** RFC 6750's challenge with the refusal: `invalid_token` when a token was sent. */
+export const challengeOf = (presented: string): string => (presented === "" ? "Bearer" : 'Bearer error="invalid_token"')
 
 /** The bearer check: with no token configured (a loopback server) every request passes. */
 export const authorizationLayer = (token: Redacted.Redacted<string> | undefined): Layer.Layer<Authorization> =>
@@ -110,7 +120,7 @@ export const authorizationLayer = (token: Redacted.Redacted<string> | undefined)
       bearer: (presented) =>
         token === undefined || accepts(Redacted.value(presented), token)
           ? Effect.void
-          : Effect.fail(new Unauthorized({ message: tokenNeeded }))
+          : Effect.fail(new Unauthorized({ message: tokenRefused(Redacted.value(presented)) }))
     })
   )
 

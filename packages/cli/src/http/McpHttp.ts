@@ -25,7 +25,7 @@ import type * as Runs from "../Runs.js"
 import * as TaskOwners from "../internal/mcp/taskOwners.js"
 import { servedNote } from "../internal/mcp/toolResults.js"
 import { originOf } from "../internal/serving/hosts.js"
-import { accepts } from "./Handlers.js"
+import { accepts, challengeOf, tokenRefused } from "./Handlers.js"
 
 /** Where MCP is served. */
 export const path = "/mcp"
@@ -178,9 +178,8 @@ const handle = (sessions: ReturnType<typeof makeSessions>, options: Options) =>
     const request = yield* HttpServerRequest.HttpServerRequest
     const caller = callerOf(request.headers["authorization"], options.token)
     if (caller === undefined) {
-      return refusal(401, "Unauthorized", "This server needs its API token: Authorization: Bearer <token>", {
-        "www-authenticate": "Bearer"
-      })
+      const presented = bearerOf(request.headers["authorization"]) ?? ""
+      return refusal(401, "Unauthorized", tokenRefused(presented), { "www-authenticate": challengeOf(presented) })
     }
     if (!originAllowed(request.headers["origin"], request.headers["host"], options.corsOrigins)) {
       return refusal(403, "Forbidden", "Pages from this Origin may not call this server.")
