@@ -20,14 +20,20 @@ import * as StoreCommands from "./store.js"
 
 const loadWiring = Effect.promise(() => import("../Wiring.js"))
 
-/** How a failed answer ends the command: a usage error (exit 2), or the answer's failure (exit 1). */
+/**
+ * How a failed answer ends the command: a usage error (exit 2), or the answer's failure (exit 1); a session whose
+ * budget cannot pay for an answer says how to give it more.
+ */
 const answerFailed = (error: { readonly _tag: string; readonly message: string }) =>
   new Exited({
     code: error._tag === "InvalidInput" || error._tag === "SessionNotFound" ? 2 : 1,
     message:
       error._tag === "InvalidInput" || error._tag === "SessionNotFound" || error._tag === "SessionBusy"
         ? error.message
-        : `The question was not answered: ${error.message}\nThe session is as it was; ask again once the cause is fixed.`
+        : `The question was not answered: ${error.message}\nThe session is as it was; ` +
+          (error._tag === "BudgetExhausted"
+            ? "ask again with a larger budget for the session (--budget-usd or --budget-tokens)."
+            : "ask again once the cause is fixed.")
   })
 
 /** `ask`: a follow-up question answered from a finished session's stored sources. */
@@ -47,7 +53,9 @@ export const ask = Command.make(
       const resolved = yield* resolveConfig(flags, purposeOf(flags))
       yield* checkModelServers(resolved, "The session was left as it was.")
       const Wiring = yield* loadWiring
-      const { answer } = yield* FollowUp.ask(id, withoutSecrets(resolved.credentials, question)).pipe(
+      // A budget given here replaces the session's, as it does for resume and continue.
+      const budget = { maxTokens: flags.budgetTokens, maxUsd: flags.budgetUsd }
+      const { answer } = yield* FollowUp.ask(id, withoutSecrets(resolved.credentials, question), { budget }).pipe(
         Effect.provide(Wiring.layer(resolved)),
         Effect.mapError(answerFailed)
       )
