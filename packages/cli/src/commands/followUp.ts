@@ -1,7 +1,9 @@
 /**
  * `deep-research ask` and `deep-research continue`: after the report. `ask` answers a follow-up question from the
  * session's stored sources (and with --research goes on to research what they do not cover); `continue` researches a
- * new direction and writes the report again as a new version. Both run here, against the session's store.
+ * new direction and writes the report again as a new version. Both run here, against the session's store; with
+ * --database, `continue` is sent to the cluster (a worker researches it, this process follows it), and `ask` still runs
+ * here, with this process's model, against the database's store.
  */
 import { Args, Command } from "@effect/cli"
 import { FollowUp, Session } from "@deep-research/core"
@@ -15,6 +17,7 @@ import * as ParserOptions from "../internal/commandLine/parserOptions.js"
 import { withoutSecrets } from "../internal/config/credentials.js"
 import { answerText } from "../internal/terminal/followUps.js"
 import { runSession } from "../internal/terminal/runSession.js"
+import { loadCluster, refused } from "./cluster.js"
 import { checkModelServers, purposeOf, resolveConfig, toFlags } from "./configuration.js"
 import * as StoreCommands from "./store.js"
 
@@ -93,12 +96,20 @@ export const continueCommand = Command.make(
       const options = yield* StoreCommands.rememberSimulated(id, given, "resumed")
       const flags = toFlags(options)
       const resolved = yield* resolveConfig(flags, purposeOf(flags))
+      const budget = { maxTokens: flags.budgetTokens, maxUsd: flags.budgetUsd }
+      const scrubbed = withoutSecrets(resolved.credentials, direction)
+      // On a database the continuation is a run of the cluster's: a worker researches it, as it would `resume`.
+      if (resolved.credentials.databaseUrl !== undefined) {
+        const [ClusterRun] = yield* loadCluster
+        const options = { rounds: Option.getOrUndefined(rounds), budget }
+        return yield* Effect.mapError(ClusterRun.extend(resolved, id, scrubbed, options), refused)
+      }
       yield* checkModelServers(resolved, "The session was left as it was.")
       yield* runSession(resolved, flags, {
         resumeId: id,
-        direction: withoutSecrets(resolved.credentials, direction),
+        direction: scrubbed,
         rounds: Option.getOrUndefined(rounds),
-        budget: { maxTokens: flags.budgetTokens, maxUsd: flags.budgetUsd }
+        budget
       })
     })
 ).pipe(

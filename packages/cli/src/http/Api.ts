@@ -44,7 +44,13 @@ export const Answer = Schema.Struct({
 
 /** A follow-up question about a finished session. */
 export const Ask = Schema.Struct({
-  question: trimmedText("The follow-up question, answered from the session's stored sources")
+  question: trimmedText("The follow-up question, answered from the session's stored sources"),
+  budgetTokens: Schema.optional(RunSchema.setting.budgetTokens).annotations({
+    description: "A new token budget for the session, kept with it: for an answer its budget can no longer pay for"
+  }),
+  budgetUsd: Schema.optional(RunSchema.setting.budgetUsd).annotations({
+    description: "A new USD budget for the session, kept with it: for an answer its budget can no longer pay for"
+  })
 }).annotations({ identifier: "Ask", parseOptions: { onExcessProperty: "error", errors: "all" } })
 
 /** A direction a finished session researches further. */
