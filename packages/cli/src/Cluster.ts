@@ -88,9 +88,17 @@ export const ResearchSession = Entity.make("ResearchSession", [
     },
     primaryKey: (payload) => payload.request
   }),
-  /** Answers a follow-up question from the session's stored sources (`FollowUp.ask`); the reply is the answer. */
+  /**
+   * Answers a follow-up question from the session's stored sources (`FollowUp.ask`); the reply is the answer.
+   * `answered` is how many answers the session had when this was sent, so that a delivery again does not pay twice.
+   */
   Rpc.make("Ask", {
-    payload: { question: Schema.String, budget: Schema.optional(BudgetChange), request: Schema.String },
+    payload: {
+      question: Schema.String,
+      answered: Schema.Number,
+      budget: Schema.optional(BudgetChange),
+      request: Schema.String
+    },
     success: Research.FollowUpAnswer,
     error: AskFailure,
     primaryKey: (payload) => payload.request
@@ -329,8 +337,17 @@ export const extend = (
     )
   })
 
-/** Sends `Ask` to a finished session and waits for its reply: the answer, kept with the session, or why there is none. */
-export const ask = (sessionId: string, question: string, request: string, budget?: typeof BudgetChange.Type) =>
+/**
+ * Sends `Ask` to a finished session, which had `answered` answers when it was sent, and waits for its reply: the
+ * answer, kept with the session, or why there is none.
+ */
+export const ask = (
+  sessionId: string,
+  question: string,
+  answered: number,
+  request: string,
+  budget?: typeof BudgetChange.Type
+) =>
   Effect.flatMap(ResearchSession.client, (client) =>
-    client(sessionId).Ask({ question, request, ...(budget === undefined ? {} : { budget }) })
+    client(sessionId).Ask({ question, answered, request, ...(budget === undefined ? {} : { budget }) })
   )

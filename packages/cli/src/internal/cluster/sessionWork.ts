@@ -152,20 +152,27 @@ export const resumeSession = (
 
 /**
  * What a runner does with `Ask`: the question answered from the session's stored sources (`FollowUp.ask`), kept with
- * the session; the reply is the answer, or why there is none. Not in the session's turn: a session a run holds is
+ * the session; the reply is the answer, or why there is none. `answered` is how many answers the session kept when the
+ * message was sent: delivered again (its runner died after keeping the answer, before replying), it finds the answer
+ * kept and replies with it rather than paying for it twice. Not in the session's turn: a session a run holds is
  * `SessionBusy` at once, as it is on a single server.
  */
 export const askSession = (
   sessionId: string,
-  payload: { readonly question: string; readonly budget?: typeof BudgetChange.Type | undefined }
+  payload: {
+    readonly question: string
+    readonly answered: number
+    readonly budget?: typeof BudgetChange.Type | undefined
+  }
 ) =>
-  FollowUp.ask(sessionId, payload.question, { budget: payload.budget }).pipe(
-    Effect.map(({ answer }) => answer),
-    Effect.tap((answer) =>
-      Effect.logInfo(`cluster: session ${sessionId} answered a follow-up question (covered: ${answer.covered})`)
-    ),
-    Effect.annotateLogs("session", sessionId)
-  )
+  Effect.gen(function* () {
+    const stored = yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.load(sessionId))
+    const kept = stored.answers.slice(payload.answered).find((answer) => answer.question === payload.question.trim())
+    if (kept !== undefined) return kept
+    const { answer } = yield* FollowUp.ask(sessionId, payload.question, { budget: payload.budget })
+    yield* Effect.logInfo(`cluster: session ${sessionId} answered a follow-up question (covered: ${answer.covered})`)
+    return answer
+  }).pipe(Effect.annotateLogs("session", sessionId))
 
 /**
  * What a runner does with `Continue`: the finished session goes deeper in `direction` (`FollowUp.extend`).

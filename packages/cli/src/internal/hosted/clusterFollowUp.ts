@@ -25,7 +25,10 @@ export const ask = (client: Client, sessionId: string, question: string, budget?
     const session = yield* loadOrQueued(client, sessionId, "cannot answer a follow-up question")
     yield* notRunning(client, session, "cannot answer a follow-up question while it runs")
     if (question.trim() === "") return yield* new Errors.InvalidInput({ reason: "the question is empty" })
-    return yield* Effect.provide(Cluster.ask(sessionId, question, randomUUID(), budget), client.context).pipe(
+    return yield* Effect.provide(
+      Cluster.ask(sessionId, question, session.answers.length, randomUUID(), budget),
+      client.context
+    ).pipe(
       Effect.catchTags({
         // The cluster's own failures (its storage, a malformed message): no caller can act on them.
         AlreadyProcessingMessage: Effect.die,
