@@ -1,6 +1,7 @@
 /**
  * Research sessions on `@effect/cluster`: a session is an entity addressed by its id, placed on one of the cluster's
- * shards; the runner that holds the shard runs it (see `Worker.ts`). Messages to a session (`Run`, `Resume`) are
+ * shards; the runner that holds the shard runs it (see `Worker.ts`; what it does with each message is
+ * `internal/cluster/sessionWork.ts`). Messages to a session (`Run`, `Resume`, `Continue`, `Ask`, `Cancel`) are
  * persisted in PostgreSQL by the cluster's `SqlMessageStorage` before they are delivered, so when a runner dies its
  * shards move to the others and the new owner receives the unanswered messages again: it resumes each session from its
  * last checkpoint in the PostgreSQL session store, without redoing finished research units.
@@ -194,8 +195,8 @@ export const isLastEvent = (event: { readonly _tag: string }): boolean => lastEv
 export const pollsForLastEvent = 16
 
 /**
- * The entity's handlers, over the research services in context. `Run` and `Resume` take turns; `Cancel` is handled
- * beside them (the entity takes messages side by side) and interrupts the message running, as a client's interrupt
+ * The entity's handlers, over the research services in context. `Run`, `Resume` and `Continue` take turns; `Ask` is
+ * answered beside them (a session a run holds is busy for it); `Cancel` is handled beside them (the entity takes messages side by side) and interrupts the message running, as a client's interrupt
  * would: the session is saved as cancelled and the message is answered, so the cluster does not deliver it again.
  * A message interrupted because its runner stops or its shard moves is left unanswered, and the shard's next owner
  * receives it again.

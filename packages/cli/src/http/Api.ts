@@ -189,7 +189,9 @@ export class Sessions extends HttpApiGroup.make("sessions")
       .annotate(
         OpenApi.Description,
         "Answers from the finished session's stored sources, cited with the session's own numbers and checked as a " +
-          "report is; `covered: false` says the sources do not cover it (continue can research it). Kept in order."
+          "report is; `covered: false` says the sources do not cover it (continue can research it). Kept in order. " +
+          "Its model calls draw on the session's budget: 409 when it is spent, unless `budgetTokens` or `budgetUsd` " +
+          "give the session a larger one. On a cluster the session's worker answers it (503 when none does in time)."
       )
       .setPath(SessionPath)
       .setPayload(Ask)
