@@ -196,8 +196,9 @@ export const pollsForLastEvent = 16
 
 /**
  * The entity's handlers, over the research services in context. `Run`, `Resume` and `Continue` take turns; `Ask` is
- * answered beside them (a session a run holds is busy for it); `Cancel` is handled beside them (the entity takes messages side by side) and interrupts the message running, as a client's interrupt
- * would: the session is saved as cancelled and the message is answered, so the cluster does not deliver it again.
+ * answered beside them (a session a run holds is busy for it); `Cancel` is handled beside them too (the entity takes
+ * messages side by side) and interrupts the message running, as a client's interrupt would: the session is saved as
+ * cancelled and the message is answered, so the cluster does not deliver it again.
  * A message interrupted because its runner stops or its shard moves is left unanswered, and the shard's next owner
  * receives it again.
  */

@@ -4,8 +4,8 @@
  * shard runs it, see `Cluster.ts`), and answers clients from the PostgreSQL store: a session's status, its event log
  * (followed by reading on as runners append to it), its report. Answer, review, resume, cancel, a follow-up question
  * and a continuation are messages to the session's entity (the follow-ups: `internal/hosted/clusterFollowUp.ts`; the
- * client's state and reads: `internal/hosted/clusterClient.ts`). An evaluation runs here, with this process's judge model when it has one (none is needed for the
- * rest).
+ * client's state and reads: `internal/hosted/clusterClient.ts`). An evaluation runs here, with this process's judge
+ * model when it has one (none is needed for the rest).
  */
 import { Errors, Pipeline, type Review, SessionStore } from "@deep-research/core"
 import * as Chunk from "effect/Chunk"

@@ -72,7 +72,8 @@ export interface Options {
   readonly verify?: boolean | undefined
   /**
    * A new budget for the session (either field left out keeps the stored one), kept with it as a resumed run's is:
-   * for an ask the stored budget can no longer cover. One that does not exceed what the session spent is `InvalidInput`.
+   * for an ask the stored budget can no longer cover. One that does not exceed what the session spent is
+   * `InvalidInput`.
    */
   readonly budget?: ResumeSettings.BudgetChange | undefined
 }

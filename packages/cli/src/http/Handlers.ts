@@ -68,6 +68,7 @@ const fromAskError = (
     case "SessionBusy":
       return new Conflict({ message: error.message })
     case "Timeout":
+    case "ProviderUnavailable":
       return new ServiceUnavailable({ message: `the question was not answered: ${error.message}` })
     case "BudgetExhausted":
       return new Conflict({

@@ -41,8 +41,8 @@ export interface Sent {
 
 /**
  * Whether the session has stopped since the last message this process sent it: completed, waiting for an answer or
- * a review, failed, or cancelled (by a client; a runner's shutdown leaves a session cancelled too, until the next runner
- * resumes it a few seconds later).
+ * a review, failed, or cancelled (by a client; a runner's shutdown leaves a session cancelled too, until the next
+ * runner resumes it a few seconds later).
  */
 export const stoppedSince = (session: Session.Session, sent: Sent | undefined) =>
   (Cluster.isSettled(session) || session.status === "cancelled") && session.updatedAt > (sent?.since ?? -1)

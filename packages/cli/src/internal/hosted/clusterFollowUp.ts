@@ -18,7 +18,7 @@ export const askWait = Duration.minutes(3)
 
 /**
  * A follow-up question answered by the runner that holds the session; a session running now is a conflict, as on a
- * single server. No runner answering within `askWait` is a `Timeout` that says so.
+ * single server. No runner answering within `askWait` is `ProviderUnavailable`, saying so.
  */
 export const ask = (client: Client, sessionId: string, question: string, budget?: FollowUp.Options["budget"]) =>
   Effect.gen(function* () {
@@ -38,7 +38,12 @@ export const ask = (client: Client, sessionId: string, question: string, budget?
       Effect.timeoutFail({
         duration: askWait,
         onTimeout: () =>
-          new Errors.Timeout({ provider: "the cluster's workers (is a deep-research worker running?)", after: askWait })
+          new Errors.ProviderUnavailable({
+            provider: "the cluster",
+            detail:
+              `no worker answered within ${Duration.toMinutes(askWait)} minutes (is a deep-research worker ` +
+              "running on this database?); the question was withdrawn"
+          })
       })
     )
   })
