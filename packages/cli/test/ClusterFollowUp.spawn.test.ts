@@ -2,9 +2,10 @@
  * Follow-ups on the cluster: `serve --database URL` has no model, and a `deep-research worker` (the built CLI) runs the
  * sessions. A follow-up question POSTed to `/api/sessions/{id}/ask` is answered by the session's runner from its stored
  * sources and kept with the session, its cost under the `answer` phase; a session whose budget is spent refuses it in
- * numbers until a larger budget comes with the question; `/continue` goes deeper on the runner, which writes a new
- * report version without fetching again a page the session read. The database is PGlite (or the server
- * DEEP_RESEARCH_TEST_DATABASE_URL names); the worker's models and search are the emulator in this process.
+ * numbers until a larger budget comes with the question; a `/v1` follow-up turn is answered there as well; `/continue`
+ * goes deeper on the runner, which writes a new report version without fetching again a page the session read. The
+ * database is PGlite (or the server DEEP_RESEARCH_TEST_DATABASE_URL names); the worker's models and search are the
+ * emulator in this process.
  */
 import { ResearchConfig, Session, UsageLedger } from "@deep-research/core"
 import type { Emulator } from "@deep-research/emulator"
@@ -12,6 +13,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
+import * as OpenAiFollowUp from "../src/http/OpenAiFollowUp.js"
 import * as ClusterWorld from "./support/clusterWorld.js"
 import { post, request, served } from "./ServeHarness.js"
 import { freePort, type Sandbox, sandbox, start } from "./support/builtCli.js"
@@ -138,6 +140,20 @@ describe("follow-ups on the cluster", () => {
         const afterRaise = yield* store.load(id)
         assert.strictEqual(afterRaise.answers.length, 2)
         assert.strictEqual(afterRaise.config.budget.maxTokens, spent + 200_000)
+
+        // A /v1 follow-up turn after the report is answered by the runner too: no new session is sent.
+        const turn = yield* post(`${url}/v1/chat/completions`, {
+          model: "deep-research",
+          messages: [
+            { role: "user", content: "How do ocean tides work?" },
+            { role: "assistant", content: OpenAiFollowUp.marked(researched.report?.markdown ?? "", id) },
+            { role: "user", content: "What key figures do the sources give on tides and the moon?" }
+          ]
+        })
+        assert.strictEqual(turn.status, 200, turn.text)
+        assert.include(turn.text, "deep-research:session=")
+        assert.strictEqual((yield* store.load(id)).answers.length, 3)
+        assert.strictEqual((yield* store.list).length, 1)
 
         // Going deeper is a run on the cluster: a new report version, and no page the session read fetched again.
         const readBefore = yield* extracted(emulator)
