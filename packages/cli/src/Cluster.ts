@@ -1,6 +1,7 @@
 /**
  * Research sessions on `@effect/cluster`: a session is an entity addressed by its id, placed on one of the cluster's
- * shards; the runner that holds the shard runs it (see `Worker.ts`). Messages to a session (`Run`, `Resume`) are
+ * shards; the runner that holds the shard runs it (see `Worker.ts`; what it does with each message is
+ * `internal/cluster/sessionWork.ts`). Messages to a session (`Run`, `Resume`, `Continue`, `Ask`, `Cancel`) are
  * persisted in PostgreSQL by the cluster's `SqlMessageStorage` before they are delivered, so when a runner dies its
  * shards move to the others and the new owner receives the unanswered messages again: it resumes each session from its
  * last checkpoint in the PostgreSQL session store, without redoing finished research units.
@@ -8,7 +9,7 @@
  * The submitting side (`deep-research "<question>" --database URL`) joins as a client only: it sends `Run`, then
  * follows the session's events and report from the store.
  */
-import { Pipeline, ResearchConfig, Review, type Session, SessionStore } from "@deep-research/core"
+import { type Pipeline, Research, ResearchConfig, Review } from "@deep-research/core"
 import * as SqlSessionStore from "@deep-research/providers/SqlSessionStore"
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
@@ -24,18 +25,23 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as ClusterStorage from "./ClusterStorage.js"
+import {
+  AskFailure,
+  askSession,
+  BudgetChange,
+  continueSession,
+  resumeSession,
+  ReviewWait,
+  runSession
+} from "./internal/cluster/sessionWork.js"
 
-/** Whether a plan to review waits for a decision sent later (`await`) or the run goes on as planned (`proceed`). */
-const ReviewWait = Schema.Literal("await", "proceed")
-type ReviewWait = typeof ReviewWait.Type
+export { isSettled, resumeSession, runSession } from "./internal/cluster/sessionWork.js"
 
 /** A research session as a cluster entity. */
 export const ResearchSession = Entity.make("ResearchSession", [
@@ -67,6 +73,35 @@ export const ResearchSession = Entity.make("ResearchSession", [
       review: Schema.optional(ReviewWait),
       request: Schema.String
     },
+    primaryKey: (payload) => payload.request
+  }),
+  /**
+   * Goes deeper into a finished session (`FollowUp.extend`); `continuations` is how many it had when this was sent, so
+   * that a delivery again does not start it twice.
+   */
+  Rpc.make("Continue", {
+    payload: {
+      direction: Schema.String,
+      rounds: Schema.optional(Schema.Number),
+      budget: Schema.optional(BudgetChange),
+      continuations: Schema.Number,
+      request: Schema.String
+    },
+    primaryKey: (payload) => payload.request
+  }),
+  /**
+   * Answers a follow-up question from the session's stored sources (`FollowUp.ask`); the reply is the answer.
+   * `answered` is how many answers the session had when this was sent, so that a delivery again does not pay twice.
+   */
+  Rpc.make("Ask", {
+    payload: {
+      question: Schema.String,
+      answered: Schema.Number,
+      budget: Schema.optional(BudgetChange),
+      request: Schema.String
+    },
+    success: Research.FollowUpAnswer,
+    error: AskFailure,
     primaryKey: (payload) => payload.request
   }),
   /** Stops the session's research if it runs now; it is saved as cancelled, resumable. */
@@ -142,17 +177,6 @@ export const runnerShardingLayer = (
 }
 
 /**
- * A session the cluster leaves alone. Not `cancelled`: on a cluster that is what a session interrupted by its runner's
- * shutdown or a shard's move is left as, and the shard's next owner resumes it.
- */
-const terminal: ReadonlySet<Session.Session["status"]> = new Set([
-  "completed",
-  "awaiting_clarification",
-  "awaiting_review",
-  "failed"
-])
-
-/**
  * The events a run publishes last: when it completes, fails, is cancelled, or stops to wait for an answer. A run
  * saves its final status before it publishes one, so whoever follows a session from the store waits for it.
  */
@@ -170,109 +194,11 @@ export const isLastEvent = (event: { readonly _tag: string }): boolean => lastEv
 /** How many times a follower polling every 300 ms reads on, once the session has stopped, for the run's last event. */
 export const pollsForLastEvent = 16
 
-/** Whether a session has stopped: done, waiting for an answer or a review, or failed. */
-export const isSettled = (session: Session.Session): boolean => terminal.has(session.status)
-
 /**
- * Until the session is free: a message whose shard has just moved here may find the session still held by the runner
- * it moved from (alive, stopping the run since it lost the shard) or by a runner that died (its lease not yet lapsed,
- * 15 s at most by default). Answering the message then would leave the session unrun, so the work is tried again, each
- * second, until the hold ends; the message's interruption (its shard moving on, a cancel) still stops it.
- */
-const whenFree = <A, E extends { readonly _tag: string }, R>(sessionId: string, work: Effect.Effect<A, E, R>) =>
-  Effect.tapError(work, (error) =>
-    error._tag === "SessionBusy"
-      ? Effect.logInfo(`cluster: session ${sessionId} still held by another run; trying again each second`)
-      : Effect.void
-  ).pipe(
-    Effect.retry({
-      while: (error) => error._tag === "SessionBusy",
-      schedule: Schedule.spaced(Duration.seconds(1))
-    })
-  )
-
-/**
- * What a runner does with `Run`: a session not yet in the store is started; one that is there and still running (its
- * runner died) or cancelled (its runner stopped, or its shard moved) is resumed from its last checkpoint, once no other
- * run holds it; one that has settled (completed, waiting for an answer or a review, failed) is left as it is. A plan to
- * review (`review`) waits in the store, `awaiting_review`, for the decision a `Resume` brings, unless the sender said
- * nobody can answer.
- */
-export const runSession = (
-  sessionId: string,
-  payload: {
-    readonly question: string
-    readonly config: ResearchConfig.ResearchConfig
-    readonly clarification: "await" | "proceed"
-    readonly review?: ReviewWait | undefined
-    readonly sentAt?: number | undefined
-  }
-) =>
-  Effect.gen(function* () {
-    const store = yield* SessionStore.SessionStore
-    const existing = yield* Effect.either(store.load(sessionId))
-    if (Either.isRight(existing)) {
-      if (isSettled(existing.right)) return existing.right
-      yield* Effect.logInfo(`cluster: session ${sessionId} running (resumed from its last checkpoint)`)
-      return yield* Pipeline.resume(sessionId)
-    }
-    if (existing.left._tag !== "SessionNotFound") return yield* existing.left
-    yield* Effect.logInfo(`cluster: session ${sessionId} running`)
-    return yield* Pipeline.research(payload.question, {
-      sessionId,
-      config: payload.config,
-      clarification: payload.clarification,
-      createdAt: payload.sentAt
-    })
-  }).pipe(
-    (work) => whenFree(sessionId, work),
-    Effect.provideService(Review.ReviewMode, payload.review ?? "await"),
-    Effect.tap((session) => Effect.logInfo(`cluster: session ${sessionId} settled ${session.status}`)),
-    Effect.onInterrupt(() => Effect.logInfo(`cluster: session ${sessionId} stopped`)),
-    Effect.asVoid,
-    // A session that fails is marked failed in the store by the pipeline; the message is answered all the same, so
-    // that the cluster does not deliver it again.
-    Effect.catchAll((error) => Effect.logWarning(`session ${sessionId}: ${error.message}`)),
-    Effect.annotateLogs("session", sessionId)
-  )
-
-/**
- * What a runner does with `Resume`. A decision about a plan is applied to a session that waits for one; delivered again
- * (its runner died after storing it), it finds the session already decided: one left running goes on from its
- * checkpoint, any other is left as it is.
- */
-export const resumeSession = (
-  sessionId: string,
-  payload: {
-    readonly answer?: string | undefined
-    readonly decision?: Review.Decision | undefined
-    readonly review?: ReviewWait | undefined
-  }
-) =>
-  Effect.gen(function* () {
-    const { answer, decision } = payload
-    if (decision !== undefined) {
-      const stored = yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.load(sessionId))
-      if (stored.status !== "awaiting_review") {
-        if (stored.status !== "running") return stored
-        yield* Effect.logInfo(`cluster: session ${sessionId} was reviewed already; resumed from its last checkpoint`)
-        return yield* Pipeline.resume(sessionId)
-      }
-      yield* Effect.logInfo(`cluster: session ${sessionId} plan ${Review.decisionWord(decision)}`)
-    }
-    return yield* Pipeline.resume(sessionId, { answer, review: decision })
-  }).pipe(
-    (work) => whenFree(sessionId, work),
-    Effect.provideService(Review.ReviewMode, payload.review ?? "await"),
-    Effect.asVoid,
-    Effect.catchAll((error) => Effect.logWarning(`session ${sessionId}: ${error.message}`)),
-    Effect.annotateLogs("session", sessionId)
-  )
-
-/**
- * The entity's handlers, over the research services in context. `Run` and `Resume` take turns; `Cancel` is handled
- * beside them (the entity takes messages side by side) and interrupts the message running, as a client's interrupt
- * would: the session is saved as cancelled and the message is answered, so the cluster does not deliver it again.
+ * The entity's handlers, over the research services in context. `Run`, `Resume` and `Continue` take turns; `Ask` is
+ * answered beside them (a session a run holds is busy for it); `Cancel` is handled beside them too (the entity takes
+ * messages side by side) and interrupts the message running, as a client's interrupt would: the session is saved as
+ * cancelled and the message is answered, so the cluster does not deliver it again.
  * A message interrupted because its runner stops or its shard moves is left unanswered, and the shard's next owner
  * receives it again.
  */
@@ -296,6 +222,8 @@ export const entityLayer = ResearchSession.toLayer(
     return ResearchSession.of({
       Run: (envelope) => inTurn(runSession(envelope.address.entityId, envelope.payload)),
       Resume: (envelope) => inTurn(resumeSession(envelope.address.entityId, envelope.payload)),
+      Continue: (envelope) => inTurn(continueSession(envelope.address.entityId, envelope.payload)),
+      Ask: (envelope) => Effect.provide(askSession(envelope.address.entityId, envelope.payload), context),
       Cancel: (envelope) =>
         Effect.suspend(() => {
           const running = current
@@ -385,3 +313,43 @@ export const resume = (
       { discard: true }
     )
   })
+
+/**
+ * Sends `Continue` to a finished session, which had `continuations` continuations when it was sent; returns once the
+ * message is persisted.
+ */
+export const extend = (
+  sessionId: string,
+  direction: string,
+  continuations: number,
+  request: string,
+  options: { readonly rounds?: number | undefined; readonly budget?: typeof BudgetChange.Type | undefined } = {}
+) =>
+  Effect.gen(function* () {
+    const client = yield* ResearchSession.client
+    yield* client(sessionId).Continue(
+      {
+        direction,
+        continuations,
+        request,
+        ...(options.rounds === undefined ? {} : { rounds: options.rounds }),
+        ...(options.budget === undefined ? {} : { budget: options.budget })
+      },
+      { discard: true }
+    )
+  })
+
+/**
+ * Sends `Ask` to a finished session, which had `answered` answers when it was sent, and waits for its reply: the
+ * answer, kept with the session, or why there is none.
+ */
+export const ask = (
+  sessionId: string,
+  question: string,
+  answered: number,
+  request: string,
+  budget?: typeof BudgetChange.Type
+) =>
+  Effect.flatMap(ResearchSession.client, (client) =>
+    client(sessionId).Ask({ question, answered, request, ...(budget === undefined ? {} : { budget }) })
+  )

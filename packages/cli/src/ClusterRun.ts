@@ -236,3 +236,38 @@ export const resume = (resolved: CliConfig.Resolved, sessionId: string, answer: 
       yield* conclude(resolved, yield* reviewed(resolved, sessionId, session), hint)
     }).pipe(Effect.mapError(toRefusal), Effect.provide(layer), Effect.scoped)
   })
+
+/**
+ * Sends `Continue` to a finished stored session (`deep-research continue <id> --database URL`): a runner researches
+ * the direction, and this process follows it to its new report as it follows any run.
+ */
+export const extend = (
+  resolved: CliConfig.Resolved,
+  sessionId: string,
+  direction: string,
+  options: {
+    readonly rounds?: number | undefined
+    readonly budget?: { readonly maxTokens?: number | undefined; readonly maxUsd?: number | undefined } | undefined
+  }
+) =>
+  Effect.gen(function* () {
+    const layer = yield* connect(resolved)
+    yield* Effect.gen(function* () {
+      const store = yield* SessionStore.SessionStore
+      const stored = yield* Effect.mapError(store.load(sessionId), (error): Refusal => ({
+        code: error._tag === "SessionNotFound" ? 2 : 1,
+        message: error.message
+      }))
+      if (stored.status !== "completed") {
+        return yield* Effect.fail<Refusal>({
+          code: 2,
+          message: conflict(sessionId, stored.status, "cannot go deeper before it is completed").message
+        })
+      }
+      const seen = (yield* Effect.orElseSucceed(store.events(sessionId), () => [])).length
+      yield* Cluster.extend(sessionId, direction, stored.continuations.length, randomUUID(), options)
+      if (!resolved.json) yield* say(resolved, `Session ${sessionId} sent to the cluster to go deeper; following it.`)
+      const session = yield* follow(sessionId, rendererOf(resolved), stored.updatedAt, seen)
+      yield* conclude(resolved, session, `deep-research resume ${sessionId} --database URL`)
+    }).pipe(Effect.mapError(toRefusal), Effect.provide(layer), Effect.scoped)
+  })

@@ -64,7 +64,8 @@ export interface Runs {
    */
   readonly ask?: (
     sessionId: string,
-    question: string
+    question: string,
+    budget?: FollowUp.Options["budget"]
   ) => Effect.Effect<Research.FollowUpAnswer, FollowUp.Failure | RunConflict>
   /** Goes deeper: a finished session researches `direction` in the background (`FollowUp.extend`). */
   readonly extend?: (
@@ -134,7 +135,7 @@ export const make = (
       answer: (sessionId, text) => Requests.answer(host, sessionId, text),
       review: (sessionId, decision) => Requests.review(host, sessionId, decision),
       resume: (sessionId) => Requests.resume(host, sessionId),
-      ask: (sessionId, question) => Requests.ask(host, sessionId, question),
+      ask: (sessionId, question, budget) => Requests.ask(host, sessionId, question, budget),
       extend: (sessionId, direction, rounds) => Requests.extend(host, sessionId, direction, rounds),
       cancel: (sessionId) => Requests.cancel(host, sessionId),
       remove: (sessionId) => Requests.remove(host, sessionId),
@@ -182,7 +183,7 @@ export const withoutSecrets = (runs: Runs, secrets: ReadonlyArray<Redacted.Redac
     ...runs,
     start: (question, options, clarification) => runs.start(scrub(question), options, clarification),
     answer: (sessionId, answer) => runs.answer(sessionId, scrub(answer)),
-    ...(ask === undefined ? {} : { ask: (sessionId, question) => ask(sessionId, scrub(question)) }),
+    ...(ask === undefined ? {} : { ask: (sessionId, question, budget) => ask(sessionId, scrub(question), budget) }),
     ...(extend === undefined
       ? {}
       : { extend: (sessionId, direction, rounds) => extend(sessionId, scrub(direction), rounds) }),

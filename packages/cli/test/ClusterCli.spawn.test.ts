@@ -1,7 +1,8 @@
 /**
  * The CLI over a cluster, as a user drives it: a `deep-research worker` runs on the database, and `deep-research
  * "<question>" --database URL` sends the question to it and follows the run to a report written here; `--detach`
- * prints the id and returns; `resume` of a finished session writes its report again. The worker is a process of
+ * prints the id and returns; `resume` of a finished session writes its report again; `continue` goes deeper on the
+ * worker, and `ask` answers in the process that asked. The worker is a process of
  * its own (the built CLI), started once for the file; the user's commands run in this process
  * (`support/inProcess.ts`). The models and search are the vendors' emulator in this process; the database is a real
  * PostgreSQL server when DEEP_RESEARCH_TEST_DATABASE_URL is set, else PGlite served over the wire protocol in this
@@ -125,6 +126,35 @@ describe("deep-research with --database and a worker", () => {
     assert.include(resumed.stdout, `Report: ${nodePath.join(box.dir, "again.md")}`)
     const stored = await Effect.runPromise(store.load(sessionId))
     assert.strictEqual(fs.readFileSync(nodePath.join(box.dir, "again.md"), "utf8"), stored.report?.markdown)
+  }, 120_000)
+  it("continue goes deeper on the worker and is followed to a new report version; ask answers here", async () => {
+    await startWorker()
+    const detached = await run(box, ["--database", database.url, ...research, "--detach", "How do tides work?"])
+    assert.strictEqual(detached.code, 0, describeRun(detached))
+    const sessionId = detached.stdout.trim()
+    await completion(sessionId)
+    const direction = "Tidal energy: how much power tides can give"
+    const continued = await run(box, ["continue", sessionId, direction, "--database", database.url, "--rounds", "1"])
+    assert.strictEqual(continued.code, 0, describeRun(continued))
+    assert.include(continued.stdout, `Session ${sessionId} sent to the cluster to go deeper`)
+    assert.include(worker?.output().stderr ?? "", `cluster: session ${sessionId} going deeper`)
+    const deeper = await Effect.runPromise(store.load(sessionId))
+    assert.strictEqual(deeper.status, "completed")
+    assert.deepStrictEqual(
+      deeper.continuations.map((c) => c.direction),
+      [direction]
+    )
+    assert.strictEqual(deeper.reportVersions.length, 1)
+    const asked = await run(box, [
+      "ask",
+      sessionId,
+      "What key figures do the sources give on tides?",
+      "--database",
+      database.url,
+      ...research
+    ])
+    assert.strictEqual(asked.code, 0, describeRun(asked))
+    assert.strictEqual((await Effect.runPromise(store.load(sessionId))).answers.length, 1)
   }, 120_000)
   // Last: it stops the worker.
   it("a worker stopped while it runs a session says that it stops, and warns of nothing", async () => {

@@ -1,7 +1,8 @@
 /**
  * After the report, through the command as a user runs it (`--simulate`, in this process): `ask` answers from the
  * session's stored sources and keeps the answer, says when they do not cover a question and prints the `continue`
- * command, `continue` writes a new report version that `show` describes, and bad input is a usage error.
+ * command, `continue` writes a new report version that `show` describes, and bad input is a usage error; an ask the
+ * session's budget cannot pay for is refused in numbers until `--budget-tokens` gives it more.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
@@ -62,5 +63,26 @@ describe("ask and continue through the CLI", () => {
     assert.strictEqual(empty.code, 2)
     const unknown = await cli(["ask", "no-such-session", "What?", "--store", store])
     assert.strictEqual(unknown.code, 2)
+  })
+
+  it("an ask the session's budget cannot pay for fails in numbers and says how to give more; a larger one answers", async () => {
+    const store = nodePath.join(sandbox, "budget-store")
+    const researched = await cli(["--simulate", "--no-clarify", "--store", store, "How do tides work?"])
+    assert.strictEqual(researched.code, 0, researched.stderr)
+    const listed = await cli(["list", "--store", store, "--json"])
+    const id = String(JSON.parse(listed.stdout.split("\n")[0] ?? "{}").id)
+    const shown = await cli(["show", id, "--store", store, "--json"])
+    const usage: ReadonlyArray<{ inputTokens: number; outputTokens: number }> = JSON.parse(shown.stdout).usage
+    const spent = usage.reduce((n, r) => n + r.inputTokens + r.outputTokens, 0)
+    const question = "What do the sources say about tides?"
+
+    const refused = await cli(["ask", id, question, "--store", store, "--budget-tokens", String(spent + 10)])
+    assert.strictEqual(refused.code, 1, refused.stderr)
+    assert.include(refused.stderr, `The budget of ${spent + 10} tokens is exhausted`)
+    assert.include(refused.stderr, "ask again with a larger budget for the session (--budget-usd or --budget-tokens)")
+    const answered = await cli(["ask", id, question, "--store", store, "--budget-tokens", String(spent + 200_000)])
+    assert.strictEqual(answered.code, 0, answered.stderr)
+    const thread = await cli(["show", id, "--store", store])
+    assert.include(thread.stdout, `Q1: ${question}`)
   })
 })

@@ -5,11 +5,15 @@
  * numbered after them), and the answer's citations are checked as a report's are (`Verification.checkText`). When the
  * sources do not cover the question, the answer says so and names a direction a continuation could research
  * (`extend`, below). Answers are kept with the session, in order; what they spent is in its usage and in its metrics
- * under the `answer` phase.
+ * under the `answer` phase. An answer's calls draw on the session's budget as a run's do (the whole of it, what the
+ * session spent counted): a session whose budget cannot cover them is refused with `BudgetExhausted`, unless the ask
+ * gives a larger budget, which replaces the stored one as a resumed run's does.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Budget from "./Budget.js"
 import * as ClaimVerification from "./ClaimVerification.js"
 import * as Citations from "./Citations.js"
 import * as Defaults from "./Defaults.js"
@@ -21,6 +25,7 @@ import {
   type SessionCorrupt,
   type SessionNotFound
 } from "./Errors.js"
+import * as ResumeSettings from "./internal/session/resumeSettings.js"
 import * as Passages from "./internal/text/passages.js"
 import * as LanguageModel from "./LanguageModel.js"
 import * as ModelRouter from "./ModelRouter.js"
@@ -28,6 +33,7 @@ import * as Pipeline from "./Pipeline.js"
 import * as Checkpoint from "./phases/Checkpoint.js"
 import * as Continuation from "./phases/Continuation.js"
 import * as Verification from "./phases/Verification.js"
+import * as Pricing from "./Pricing.js"
 import * as Prompt from "./prompts/followUp.js"
 import { Citation, FollowUpAnswer } from "./Research.js"
 import * as Session from "./Session.js"
@@ -64,6 +70,12 @@ export interface Options {
   readonly maxPassageChars?: number | undefined
   /** Check the answer's citations against their sources; the session's `verify` setting by default. */
   readonly verify?: boolean | undefined
+  /**
+   * A new budget for the session (either field left out keeps the stored one), kept with it as a resumed run's is:
+   * for an ask the stored budget can no longer cover. One that does not exceed what the session spent is
+   * `InvalidInput`.
+   */
+  readonly budget?: ResumeSettings.BudgetChange | undefined
 }
 
 /** An answer as the session keeps it (the schema of `Session.answers`). */
@@ -123,6 +135,20 @@ export const retrieve = (
 // =============================================================================
 // Answering
 // =============================================================================
+
+/**
+ * The session's budget for an answer's calls: what the session spent counted, and the whole of it open to them (the
+ * answer is written by the report role, and a report may draw on all of it).
+ */
+const budgetOf = (session: Session.Session) =>
+  Effect.gen(function* () {
+    const table = Option.getOrElse(yield* Effect.serviceOption(Pricing.Pricing), () => Pricing.defaultTable)
+    const budget = yield* Budget.make(session.config.budget, UsageLedger.totals(session.usage), {
+      table,
+      reportModel: (yield* ModelRouter.ModelRouter).resolve("report").model
+    })
+    return Budget.drawingOn("report")(budget)
+  })
 
 const notCoveredLine =
   "*The sources this session stored do not cover this question; a continuation (`continue`) can research it.*"
@@ -220,20 +246,20 @@ export const ask = (
       const store = yield* SessionStore
       yield* store.load(id)
       yield* store.lock(id)
-      const session = yield* store.load(id)
-      if (session.status !== "completed" || session.report === undefined) {
+      const loaded = yield* store.load(id)
+      if (loaded.status !== "completed" || loaded.report === undefined) {
         return yield* new InvalidInput({
-          reason: `session ${id} has no finished report to ask about (its status is ${session.status})`
+          reason: `session ${id} has no finished report to ask about (its status is ${loaded.status})`
         })
       }
+      const session = yield* ResumeSettings.withBudget(loaded, options?.budget)
       const startedAt = yield* Clock.currentTimeMillis
       const ledger = yield* UsageLedger.make()
       const entries = numbering(session)
       const chosen = retrieve(entries, question, options)
-      const outcome = yield* Effect.provideService(
-        answerFrom(session, question, chosen, options),
-        UsageLedger.UsageLedger,
-        ledger
+      const outcome = yield* answerFrom(session, question, chosen, options).pipe(
+        Effect.provideService(UsageLedger.UsageLedger, ledger),
+        Effect.provideService(Budget.Budget, yield* budgetOf(session))
       )
       const spent = yield* ledger.snapshot
       const durationMillis = (yield* Clock.currentTimeMillis) - startedAt

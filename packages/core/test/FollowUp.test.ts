@@ -5,10 +5,13 @@ import { Effect, Layer, Ref } from "effect"
 import * as ContentExtractor from "../src/ContentExtractor.js"
 import * as FollowUp from "../src/FollowUp.js"
 import * as Passages from "../src/internal/text/passages.js"
+import * as Checkpoint from "../src/phases/Checkpoint.js"
 import * as Continuation from "../src/phases/Continuation.js"
 import * as Pipeline from "../src/Pipeline.js"
+import * as ResearchConfig from "../src/ResearchConfig.js"
 import { SessionStore } from "../src/SessionStore.js"
 import { ScriptedRun } from "../src/testing/index.js"
+import * as UsageLedger from "../src/UsageLedger.js"
 
 const pages = [
   {
@@ -124,6 +127,45 @@ describe("FollowUp.ask", () => {
       assert.strictEqual(answer.suggestedDirection, "Zebra migration routes in Kenya?")
       assert.strictEqual((yield* ScriptedRun.calls).length, before)
     }).pipe(Effect.provide(ScriptedRun.layer(base)))
+  )
+
+  it.effect(
+    "draws on the session's budget: refused in numbers when it is spent, answered once a larger one is given",
+    () =>
+      Effect.gen(function* () {
+        const session = yield* Pipeline.research(question)
+        const store = yield* SessionStore
+        const spent = UsageLedger.totals(session.usage).tokens
+        assert.isAbove(spent, 0)
+        // The session's budget as a run that spent nearly all of it would leave it.
+        const budget = new ResearchConfig.Budget({ ...session.config.budget, maxTokens: spent + 10 })
+        yield* store.save(
+          Checkpoint.patch(session, { config: new ResearchConfig.ResearchConfig({ ...session.config, budget }) })
+        )
+        const asked = "What buffer was added on top of the minimum?"
+        const refused = yield* Effect.flip(FollowUp.ask(session.id, asked))
+        assert.strictEqual(refused._tag, "BudgetExhausted")
+        assert.include(refused.message, `The budget of ${spent + 10} tokens is exhausted`)
+        assert.deepStrictEqual((yield* store.load(session.id)).answers, [])
+        const { answer, session: after } = yield* FollowUp.ask(session.id, asked, {
+          budget: { maxTokens: spent + 100_000 }
+        })
+        assert.isTrue(answer.covered)
+        assert.strictEqual(after.config.budget.maxTokens, spent + 100_000)
+        // What the answer spent is counted with what the session spent, under the answer's phase.
+        const answerTokens = UsageLedger.totals(answer.usage).tokens
+        assert.isAbove(answerTokens, 0)
+        assert.strictEqual(UsageLedger.totals(after.usage).tokens, spent + answerTokens)
+        const phase = after.metrics.find((m) => m.phase === "answer")
+        assert.strictEqual(UsageLedger.totals(phase?.roles ?? []).tokens, answerTokens)
+      }).pipe(
+        Effect.provide(
+          ScriptedRun.layer({
+            ...base,
+            answer: { covered: true, answer: "A capital conservation buffer of 2.5% was added [1].", direction: "" }
+          })
+        )
+      )
   )
 
   it.effect("refuses a session with no finished report, and an empty question", () =>

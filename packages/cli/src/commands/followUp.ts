@@ -1,7 +1,9 @@
 /**
  * `deep-research ask` and `deep-research continue`: after the report. `ask` answers a follow-up question from the
  * session's stored sources (and with --research goes on to research what they do not cover); `continue` researches a
- * new direction and writes the report again as a new version. Both run here, against the session's store.
+ * new direction and writes the report again as a new version. Both run here, against the session's store; with
+ * --database, `continue` is sent to the cluster (a worker researches it, this process follows it), and `ask` still runs
+ * here, with this process's model, against the database's store.
  */
 import { Args, Command } from "@effect/cli"
 import { FollowUp, Session } from "@deep-research/core"
@@ -15,19 +17,26 @@ import * as ParserOptions from "../internal/commandLine/parserOptions.js"
 import { withoutSecrets } from "../internal/config/credentials.js"
 import { answerText } from "../internal/terminal/followUps.js"
 import { runSession } from "../internal/terminal/runSession.js"
+import { loadCluster, refused } from "./cluster.js"
 import { checkModelServers, purposeOf, resolveConfig, toFlags } from "./configuration.js"
 import * as StoreCommands from "./store.js"
 
 const loadWiring = Effect.promise(() => import("../Wiring.js"))
 
-/** How a failed answer ends the command: a usage error (exit 2), or the answer's failure (exit 1). */
+/**
+ * How a failed answer ends the command: a usage error (exit 2), or the answer's failure (exit 1); a session whose
+ * budget cannot pay for an answer says how to give it more.
+ */
 const answerFailed = (error: { readonly _tag: string; readonly message: string }) =>
   new Exited({
     code: error._tag === "InvalidInput" || error._tag === "SessionNotFound" ? 2 : 1,
     message:
       error._tag === "InvalidInput" || error._tag === "SessionNotFound" || error._tag === "SessionBusy"
         ? error.message
-        : `The question was not answered: ${error.message}\nThe session is as it was; ask again once the cause is fixed.`
+        : `The question was not answered: ${error.message}\nThe session is as it was; ` +
+          (error._tag === "BudgetExhausted"
+            ? "ask again with a larger budget for the session (--budget-usd or --budget-tokens)."
+            : "ask again once the cause is fixed.")
   })
 
 /** `ask`: a follow-up question answered from a finished session's stored sources. */
@@ -47,7 +56,9 @@ export const ask = Command.make(
       const resolved = yield* resolveConfig(flags, purposeOf(flags))
       yield* checkModelServers(resolved, "The session was left as it was.")
       const Wiring = yield* loadWiring
-      const { answer } = yield* FollowUp.ask(id, withoutSecrets(resolved.credentials, question)).pipe(
+      // A budget given here replaces the session's, as it does for resume and continue.
+      const budget = { maxTokens: flags.budgetTokens, maxUsd: flags.budgetUsd }
+      const { answer } = yield* FollowUp.ask(id, withoutSecrets(resolved.credentials, question), { budget }).pipe(
         Effect.provide(Wiring.layer(resolved)),
         Effect.mapError(answerFailed)
       )
@@ -85,12 +96,20 @@ export const continueCommand = Command.make(
       const options = yield* StoreCommands.rememberSimulated(id, given, "resumed")
       const flags = toFlags(options)
       const resolved = yield* resolveConfig(flags, purposeOf(flags))
+      const budget = { maxTokens: flags.budgetTokens, maxUsd: flags.budgetUsd }
+      const scrubbed = withoutSecrets(resolved.credentials, direction)
+      // On a database the continuation is a run of the cluster's: a worker researches it, as it would `resume`.
+      if (resolved.credentials.databaseUrl !== undefined) {
+        const [ClusterRun] = yield* loadCluster
+        const options = { rounds: Option.getOrUndefined(rounds), budget }
+        return yield* Effect.mapError(ClusterRun.extend(resolved, id, scrubbed, options), refused)
+      }
       yield* checkModelServers(resolved, "The session was left as it was.")
       yield* runSession(resolved, flags, {
         resumeId: id,
-        direction: withoutSecrets(resolved.credentials, direction),
+        direction: scrubbed,
         rounds: Option.getOrUndefined(rounds),
-        budget: { maxTokens: flags.budgetTokens, maxUsd: flags.budgetUsd }
+        budget
       })
     })
 ).pipe(

@@ -44,7 +44,13 @@ export const Answer = Schema.Struct({
 
 /** A follow-up question about a finished session. */
 export const Ask = Schema.Struct({
-  question: trimmedText("The follow-up question, answered from the session's stored sources")
+  question: trimmedText("The follow-up question, answered from the session's stored sources"),
+  budgetTokens: Schema.optional(RunSchema.setting.budgetTokens).annotations({
+    description: "A new token budget for the session, kept with it: for an answer its budget can no longer pay for"
+  }),
+  budgetUsd: Schema.optional(RunSchema.setting.budgetUsd).annotations({
+    description: "A new USD budget for the session, kept with it: for an answer its budget can no longer pay for"
+  })
 }).annotations({ identifier: "Ask", parseOptions: { onExcessProperty: "error", errors: "all" } })
 
 /** A direction a finished session researches further. */
@@ -183,7 +189,9 @@ export class Sessions extends HttpApiGroup.make("sessions")
       .annotate(
         OpenApi.Description,
         "Answers from the finished session's stored sources, cited with the session's own numbers and checked as a " +
-          "report is; `covered: false` says the sources do not cover it (continue can research it). Kept in order."
+          "report is; `covered: false` says the sources do not cover it (continue can research it). Kept in order. " +
+          "Its model calls draw on the session's budget: 409 when it is spent, unless `budgetTokens` or `budgetUsd` " +
+          "give the session a larger one. On a cluster the session's worker answers it (503 when none does in time)."
       )
       .setPath(SessionPath)
       .setPayload(Ask)

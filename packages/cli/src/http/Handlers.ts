@@ -67,6 +67,13 @@ const fromAskError = (
     case "RunConflict":
     case "SessionBusy":
       return new Conflict({ message: error.message })
+    case "Timeout":
+    case "ProviderUnavailable":
+      return new ServiceUnavailable({ message: `the question was not answered: ${error.message}` })
+    case "BudgetExhausted":
+      return new Conflict({
+        message: `the question was not answered: ${error.message}; ask again with a larger budget (budgetUsd or budgetTokens)`
+      })
     default:
       return new ServerError({ message: `the question was not answered: ${error.message}` })
   }
@@ -223,7 +230,13 @@ export const sessionsLayer = (runs: Runs.Runs) =>
       .handle("ask", ({ path, payload }) =>
         runs.ask === undefined
           ? Effect.fail(new ServiceUnavailable({ message: "follow-up questions are answered by a local server" }))
-          : Effect.mapError(runs.ask(path.id, payload.question), fromAskError)
+          : Effect.mapError(
+              runs.ask(path.id, payload.question, {
+                maxTokens: payload.budgetTokens,
+                maxUsd: payload.budgetUsd
+              }),
+              fromAskError
+            )
       )
       .handle("answers", ({ path }) =>
         Effect.mapError(

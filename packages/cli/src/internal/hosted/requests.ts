@@ -120,10 +120,10 @@ export const resume = (host: Host, sessionId: string, clarification?: "await" | 
   })
 
 /** A follow-up question answered from a finished session's stored sources; not while this process runs it. */
-export const ask = (host: Host, sessionId: string, question: string) =>
+export const ask = (host: Host, sessionId: string, question: string, budget?: FollowUp.Options["budget"]) =>
   Effect.gen(function* () {
     yield* notRunning(host, sessionId, "cannot answer a follow-up question while it runs")
-    return (yield* host.onRuntime(FollowUp.ask(sessionId, question))).answer
+    return (yield* host.onRuntime(FollowUp.ask(sessionId, question, { budget }))).answer
   })
 
 /** A finished session reopened in `direction`, researched in the background. */
