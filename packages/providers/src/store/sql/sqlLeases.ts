@@ -21,7 +21,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { randomUUID } from "node:crypto"
 import * as os from "node:os"
-import { nowMillis, orDie, patiently, wallClock, type Writer } from "./sqlDatabase.js"
+import { nowMillis, orDie, patiently, throughOutage, wallClock, type Writer } from "./sqlDatabase.js"
 
 /** How long a lease lasts unless renewed: how long a killed process's sessions stay held. */
 export const defaultDuration = Duration.seconds(15)
@@ -85,7 +85,16 @@ export const make = (options: {
               sql`SELECT token, holder FROM deep_research_leases WHERE session_id = ${sessionId}`
             )
           )
-          .pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(LeaseRow))), orDie(`cannot lock session ${sessionId}`))
+          .pipe(
+            // A run that starts while the database is out of reach waits for it, as its checkpoints do; a shard that
+            // moves on meanwhile still stops it.
+            throughOutage(`lock session ${sessionId}`),
+            Effect.interruptible,
+            Effect.flatMap(Schema.decodeUnknown(Schema.Array(LeaseRow))),
+            orDie(`cannot lock session ${sessionId}`),
+            // A lock that could not be taken (the database out of reach) leaves the session free for a later try.
+            Effect.onExit((exit) => (exit._tag === "Failure" ? Effect.sync(() => held.delete(sessionId)) : Effect.void))
+          )
         if (rows[0]?.token === token) return
         held.delete(sessionId)
         return yield* new Errors.SessionBusy({ sessionId, holder: rows[0]?.holder ?? "another run" })

@@ -88,4 +88,32 @@ describe("SqlSessionStore on PostgreSQL, its database gone for a while", () => {
       assert.lengthOf(waited, 1, logged.join("\n"))
     })
   )
+
+  it.scopedLive(
+    "a run that starts while the database is away waits for its lock, and one that gives up holds nothing",
+    () =>
+      Effect.gen(function* () {
+        const way = yield* proxy(new URL(database?.url ?? ""))
+        const context = yield* Layer.build(
+          SqlSessionStore.layerPostgres(Redacted.make(way.url), { leaseDuration: "30 seconds" })
+        ).pipe(Effect.orDie)
+        const store = Context.get(context, SessionStore.SessionStore)
+        yield* way.close
+        // Stopped while it waits (its shard moved on): the session is not left marked as this store's.
+        const abandoned = yield* Effect.fork(Effect.scoped(store.lock("lock-through-outage")))
+        yield* Effect.sleep("2 seconds")
+        assert.isNull(abandoned.unsafePoll(), "the lock waits while the database is away")
+        yield* Fiber.interrupt(abandoned)
+        const waiting = yield* Effect.fork(
+          Effect.scoped(
+            Effect.zipRight(store.lock("lock-through-outage"), store.save(makeSession("lock-through-outage")))
+          )
+        )
+        yield* Effect.sleep("2 seconds")
+        assert.isNull(waiting.unsafePoll(), "the lock waits while the database is away")
+        yield* way.open
+        yield* Fiber.join(waiting)
+        assert.strictEqual((yield* store.load("lock-through-outage")).id, "lock-through-outage")
+      })
+  )
 })
