@@ -21,6 +21,7 @@ import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as Rpc from "@effect/rpc/Rpc"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -29,9 +30,9 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as ClusterStorage from "./ClusterStorage.js"
+import { saidWhenHeld, whenFree } from "./internal/hosted/sessionHolds.js"
 
 /** Whether a plan to review waits for a decision sent later (`await`) or the run goes on as planned (`proceed`). */
 const ReviewWait = Schema.Literal("await", "proceed")
@@ -174,24 +175,6 @@ export const pollsForLastEvent = 16
 export const isSettled = (session: Session.Session): boolean => terminal.has(session.status)
 
 /**
- * Until the session is free: a message whose shard has just moved here may find the session still held by the runner
- * it moved from (alive, stopping the run since it lost the shard) or by a runner that died (its lease not yet lapsed,
- * 15 s at most by default). Answering the message then would leave the session unrun, so the work is tried again, each
- * second, until the hold ends; the message's interruption (its shard moving on, a cancel) still stops it.
- */
-const whenFree = <A, E extends { readonly _tag: string }, R>(sessionId: string, work: Effect.Effect<A, E, R>) =>
-  Effect.tapError(work, (error) =>
-    error._tag === "SessionBusy"
-      ? Effect.logInfo(`cluster: session ${sessionId} still held by another run; trying again each second`)
-      : Effect.void
-  ).pipe(
-    Effect.retry({
-      while: (error) => error._tag === "SessionBusy",
-      schedule: Schedule.spaced(Duration.seconds(1))
-    })
-  )
-
-/**
  * What a runner does with `Run`: a session not yet in the store is started; one that is there and still running (its
  * runner died) or cancelled (its runner stopped, or its shard moved) is resumed from its last checkpoint, once no other
  * run holds it; one that has settled (completed, waiting for an answer or a review, failed) is left as it is. A plan to
@@ -213,22 +196,27 @@ export const runSession = (
     const existing = yield* Effect.either(store.load(sessionId))
     if (Either.isRight(existing)) {
       if (isSettled(existing.right)) return existing.right
-      yield* Effect.logInfo(`cluster: session ${sessionId} running (resumed from its last checkpoint)`)
-      return yield* Pipeline.resume(sessionId)
+      return yield* Pipeline.resume(sessionId).pipe(
+        saidWhenHeld(sessionId, `cluster: session ${sessionId} running (resumed from its last checkpoint)`)
+      )
     }
     if (existing.left._tag !== "SessionNotFound") return yield* existing.left
-    yield* Effect.logInfo(`cluster: session ${sessionId} running`)
     return yield* Pipeline.research(payload.question, {
       sessionId,
       config: payload.config,
       clarification: payload.clarification,
       createdAt: payload.sentAt
-    })
+    }).pipe(saidWhenHeld(sessionId, `cluster: session ${sessionId} running`))
   }).pipe(
     (work) => whenFree(sessionId, work),
     Effect.provideService(Review.ReviewMode, payload.review ?? "await"),
     Effect.tap((session) => Effect.logInfo(`cluster: session ${sessionId} settled ${session.status}`)),
-    Effect.onInterrupt(() => Effect.logInfo(`cluster: session ${sessionId} stopped`)),
+    // Stopped (its shard moved, its runner stopping) or ended by a defect (the entity restarts and runs it again).
+    Effect.onError((cause) =>
+      Cause.isInterruptedOnly(cause) || Cause.isDie(cause)
+        ? Effect.logInfo(`cluster: session ${sessionId} stopped${Cause.isDie(cause) ? " by a defect" : ""}`)
+        : Effect.void
+    ),
     Effect.asVoid,
     // A session that fails is marked failed in the store by the pipeline; the message is answered all the same, so
     // that the cluster does not deliver it again.
