@@ -180,8 +180,14 @@ describe("the cluster's PostgreSQL stopped for 20 s and started again", () => {
         yield* Effect.orDie(database.stop)
         // While the database is away serve says why (a 503 naming it), and a session asked for now is either refused
         // so or acknowledged (then it must complete like the others).
+        yield* until(
+          "serve to say the database is away",
+          Effect.map(get(`${url}/api/health`), (h) => h.status === 503),
+          30,
+          seen
+        )
         const health = yield* get(`${url}/api/health`)
-        assert.strictEqual(health.status, 503, health.text)
+        assert.include(health.text, "cannot use the session database at", health.text)
         assert.include(health.text, "127.0.0.1", health.text)
         const during = yield* post(url, "What was asked while the database was away?")
         seen.push({ process: "test", line: `POST during the outage: ${during.status} ${during.text}`, at: Date.now() })
