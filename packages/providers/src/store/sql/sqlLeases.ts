@@ -57,6 +57,41 @@ export class LeaseLost extends Schema.TaggedError<LeaseLost>()("LeaseLost", { se
 const LeaseRow = Schema.Struct({ token: Schema.String, holder: Schema.String })
 const UnheldRow = Schema.Struct({ id: Schema.String, status: Schema.String })
 
+/**
+ * Every lease of the store renewed a third of the way through its duration (one missed renewal loses nothing), for the
+ * life of the scope; a database that cannot be reached is said once, and tried on. The first renewal is a third of a
+ * duration after the store opens: a store owns no lease before then that needs it. `renewed.at` is when the last
+ * renewal that committed began, by this process's clock.
+ */
+const keepRenewed = (renew: Effect.Effect<unknown, unknown>, millis: number, renewed: { at: number }) => {
+  let failing = false
+  return Effect.suspend(() => {
+    const startedAt = wallClock.unsafeCurrentTimeMillis()
+    return Effect.as(renew, startedAt)
+  }).pipe(
+    Effect.matchCauseEffect({
+      onSuccess: (startedAt) =>
+        Effect.sync(() => {
+          failing = false
+          renewed.at = startedAt
+        }),
+      onFailure: (cause) =>
+        failing
+          ? Effect.void
+          : Effect.zipRight(
+              Effect.sync(() => (failing = true)),
+              Effect.logWarning(
+                `SqlSessionStore: cannot renew this process's leases (${Cause.squash(cause)}); retrying`
+              )
+            )
+    }),
+    Effect.schedule(Schedule.spaced(Duration.millis(Math.max(50, Math.floor(millis / 3))))),
+    Effect.withClock(wallClock),
+    Effect.interruptible,
+    Effect.forkScoped
+  )
+}
+
 /** The leases of a store over the client in context, renewed for the life of the scope. */
 export const make = (options: {
   readonly duration?: Duration.DurationInput | undefined
@@ -73,7 +108,6 @@ export const make = (options: {
     const held = new Map<string, string>()
     /** When each lease of this store was last taken or renewed, by this process's clock (from before the statement). */
     const confirmed = new Map<string, number>()
-    let renewedAt = 0
     /** Leases the session, unless a live lease of another store holds it (`replaceOwn`: or one of this store). */
     const take = (sessionId: string, token: string, replaceOwn: boolean) =>
       sql`INSERT INTO deep_research_leases (session_id, owner, token, holder, expires_at)
@@ -124,37 +158,11 @@ export const make = (options: {
           )
       })
 
-    // Every lease of the store renewed a third of the way through its duration (one missed renewal loses nothing),
-    // for the life of the scope; a database that cannot be reached is said once, and tried on. The first renewal is
-    // a third of a duration after the store opens: a store owns no lease before then that needs it.
-    let failing = false
-    yield* Effect.suspend(() => {
-      const startedAt = wallClock.unsafeCurrentTimeMillis()
-      return Effect.as(
-        options.write(sql`UPDATE deep_research_leases SET expires_at = ${now} + ${millis} WHERE owner = ${owner}`),
-        startedAt
-      )
-    }).pipe(
-      Effect.matchCauseEffect({
-        onSuccess: (startedAt) =>
-          Effect.sync(() => {
-            failing = false
-            renewedAt = startedAt
-          }),
-        onFailure: (cause) =>
-          failing
-            ? Effect.void
-            : Effect.zipRight(
-                Effect.sync(() => (failing = true)),
-                Effect.logWarning(
-                  `SqlSessionStore: cannot renew this process's leases (${Cause.squash(cause)}); retrying`
-                )
-              )
-      }),
-      Effect.schedule(Schedule.spaced(Duration.millis(Math.max(50, Math.floor(millis / 3))))),
-      Effect.withClock(wallClock),
-      Effect.interruptible,
-      Effect.forkScoped
+    const renewed = { at: 0 }
+    yield* keepRenewed(
+      options.write(sql`UPDATE deep_research_leases SET expires_at = ${now} + ${millis} WHERE owner = ${owner}`),
+      millis,
+      renewed
     )
     return {
       lock: (sessionId) =>
@@ -167,7 +175,7 @@ export const make = (options: {
       token: (sessionId) => held.get(sessionId),
       lapsing: (sessionId) =>
         held.has(sessionId) &&
-        wallClock.unsafeCurrentTimeMillis() - Math.max(renewedAt, confirmed.get(sessionId) ?? 0) > (millis * 2) / 3,
+        wallClock.unsafeCurrentTimeMillis() - Math.max(renewed.at, confirmed.get(sessionId) ?? 0) > (millis * 2) / 3,
       unheld: sql`SELECT s.id AS id, s.status AS status FROM deep_research_sessions s
         LEFT JOIN deep_research_leases l ON l.session_id = s.id
         WHERE s.status IN ('queued', 'running') AND (l.session_id IS NULL OR l.expires_at < ${now})
