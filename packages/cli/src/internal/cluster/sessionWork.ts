@@ -14,11 +14,10 @@ import {
   type Session,
   SessionStore
 } from "@deep-research/core"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import { saidWhenHeld, saidWhenStopped, whenFree } from "../hosted/sessionHolds.js"
 
 /** Whether a plan to review waits for a decision sent later (`await`) or the run goes on as planned (`proceed`). */
 export const ReviewWait = Schema.Literal("await", "proceed")
@@ -55,24 +54,6 @@ const terminal: ReadonlySet<Session.Session["status"]> = new Set([
 export const isSettled = (session: Session.Session): boolean => terminal.has(session.status)
 
 /**
- * Until the session is free: a message whose shard has just moved here may find the session still held by the runner
- * it moved from (alive, stopping the run since it lost the shard) or by a runner that died (its lease not yet lapsed,
- * 15 s at most by default). Answering the message then would leave the session unrun, so the work is tried again, each
- * second, until the hold ends; the message's interruption (its shard moving on, a cancel) still stops it.
- */
-const whenFree = <A, E extends { readonly _tag: string }, R>(sessionId: string, work: Effect.Effect<A, E, R>) =>
-  Effect.tapError(work, (error) =>
-    error._tag === "SessionBusy"
-      ? Effect.logInfo(`cluster: session ${sessionId} still held by another run; trying again each second`)
-      : Effect.void
-  ).pipe(
-    Effect.retry({
-      while: (error) => error._tag === "SessionBusy",
-      schedule: Schedule.spaced(Duration.seconds(1))
-    })
-  )
-
-/**
  * What a runner does with `Run`: a session not yet in the store is started; one that is there and still running (its
  * runner died) or cancelled (its runner stopped, or its shard moved) is resumed from its last checkpoint, once no other
  * run holds it; one that has settled (completed, waiting for an answer or a review, failed) is left as it is. A plan to
@@ -94,22 +75,22 @@ export const runSession = (
     const existing = yield* Effect.either(store.load(sessionId))
     if (Either.isRight(existing)) {
       if (isSettled(existing.right)) return existing.right
-      yield* Effect.logInfo(`cluster: session ${sessionId} running (resumed from its last checkpoint)`)
-      return yield* Pipeline.resume(sessionId)
+      return yield* Pipeline.resume(sessionId).pipe(
+        saidWhenHeld(sessionId, `cluster: session ${sessionId} running (resumed from its last checkpoint)`)
+      )
     }
     if (existing.left._tag !== "SessionNotFound") return yield* existing.left
-    yield* Effect.logInfo(`cluster: session ${sessionId} running`)
     return yield* Pipeline.research(payload.question, {
       sessionId,
       config: payload.config,
       clarification: payload.clarification,
       createdAt: payload.sentAt
-    })
+    }).pipe(saidWhenHeld(sessionId, `cluster: session ${sessionId} running`))
   }).pipe(
     (work) => whenFree(sessionId, work),
     Effect.provideService(Review.ReviewMode, payload.review ?? "await"),
     Effect.tap((session) => Effect.logInfo(`cluster: session ${sessionId} settled ${session.status}`)),
-    Effect.onInterrupt(() => Effect.logInfo(`cluster: session ${sessionId} stopped`)),
+    saidWhenStopped(sessionId),
     Effect.asVoid,
     // A session that fails is marked failed in the store by the pipeline; the message is answered all the same, so
     // that the cluster does not deliver it again.
@@ -192,15 +173,22 @@ export const continueSession = (
     const stored = yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.load(sessionId))
     if (stored.continuations.length > payload.continuations || stored.status !== "completed") {
       if (isSettled(stored)) return stored
-      yield* Effect.logInfo(`cluster: session ${sessionId} continuation resumed from its last checkpoint`)
-      return yield* Pipeline.resume(sessionId)
+      return yield* Pipeline.resume(sessionId).pipe(
+        saidWhenHeld(
+          sessionId,
+          `cluster: session ${sessionId} running (its continuation resumed from its last checkpoint)`
+        )
+      )
     }
-    yield* Effect.logInfo(`cluster: session ${sessionId} going deeper`)
-    return yield* FollowUp.extend(sessionId, payload.direction, { rounds: payload.rounds, budget: payload.budget })
+    return yield* FollowUp.extend(sessionId, payload.direction, {
+      rounds: payload.rounds,
+      budget: payload.budget
+    }).pipe(saidWhenHeld(sessionId, `cluster: session ${sessionId} running (going deeper)`))
   }).pipe(
     (work) => whenFree(sessionId, work),
     Effect.provideService(Review.ReviewMode, "proceed"),
     Effect.tap((session) => Effect.logInfo(`cluster: session ${sessionId} settled ${session.status}`)),
+    saidWhenStopped(sessionId),
     Effect.asVoid,
     Effect.catchAll((error) => Effect.logWarning(`session ${sessionId}: ${error.message}`)),
     Effect.annotateLogs("session", sessionId)

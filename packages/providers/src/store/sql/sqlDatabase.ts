@@ -74,10 +74,12 @@ export const outagePatience = "120 seconds"
 /**
  * A run's write (a checkpoint, events, a report) that meets a database out of reach waits for it, trying again every
  * second, for `outagePatience`, and says so once, rather than ending the run. An acceptance does not wait: its client
- * is told at once.
+ * is told at once. A run whose hold on its session may lapse meanwhile (`lapsing`) stops waiting then, as a defect
+ * that says why: another process may take the session over once the hold has lapsed, and the session's run must have
+ * ended here by then (it resumes from its last checkpoint wherever it is taken up next).
  */
 export const throughOutage =
-  (what: string) =>
+  (what: string, lapsing: () => boolean = () => false) =>
   <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
     let said = false
     // Sandboxed: a transaction whose connection broke fails its rollback too, which the driver raises as a defect.
@@ -93,7 +95,18 @@ export const throughOutage =
               )
             )
       ),
-      Effect.retry({ schedule: Schedule.spaced("1 second").pipe(Schedule.upTo(outagePatience)), while: unreachable }),
+      Effect.retry({
+        schedule: Schedule.spaced("1 second").pipe(Schedule.upTo(outagePatience)),
+        while: (cause) => unreachable(cause) && !lapsing()
+      }),
+      Effect.catchAll((cause) =>
+        unreachable(cause) && lapsing()
+          ? Effect.dieMessage(
+              `the database stayed out of reach for longer than this process's hold on the session lasts, so it ` +
+                `cannot ${what}: the run stops here, to be resumed from its last checkpoint`
+            )
+          : Effect.fail(cause)
+      ),
       Effect.unsandbox,
       Effect.withClock(wallClock)
     )

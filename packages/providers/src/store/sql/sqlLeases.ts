@@ -21,7 +21,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { randomUUID } from "node:crypto"
 import * as os from "node:os"
-import { nowMillis, orDie, patiently, wallClock, type Writer } from "./sqlDatabase.js"
+import { nowMillis, orDie, patiently, throughOutage, wallClock, type Writer } from "./sqlDatabase.js"
 
 /** How long a lease lasts unless renewed: how long a killed process's sessions stay held. */
 export const defaultDuration = Duration.seconds(15)
@@ -34,6 +34,12 @@ export interface Leases {
   readonly holdAccepted: (sessionId: string) => Effect.Effect<void, SqlError>
   /** The token of the run of this store holding the session, if one does: its checkpoints are fenced by it. */
   readonly token: (sessionId: string) => string | undefined
+  /**
+   * Whether a run of this store holds the session and its lease may lapse before this process can renew it: nothing
+   * has renewed it for two thirds of its duration (the database out of reach). Such a run stops waiting for the
+   * database, so that it has ended before another process can take the session over.
+   */
+  readonly lapsing: (sessionId: string) => boolean
   /** Sessions stored queued or running that nothing holds: a stopped process's, to be taken over. */
   readonly unheld: Effect.Effect<ReadonlyArray<{ readonly id: string; readonly status: string }>>
 }
@@ -51,6 +57,41 @@ export class LeaseLost extends Schema.TaggedError<LeaseLost>()("LeaseLost", { se
 const LeaseRow = Schema.Struct({ token: Schema.String, holder: Schema.String })
 const UnheldRow = Schema.Struct({ id: Schema.String, status: Schema.String })
 
+/**
+ * Every lease of the store renewed a third of the way through its duration (one missed renewal loses nothing), for the
+ * life of the scope; a database that cannot be reached is said once, and tried on. The first renewal is a third of a
+ * duration after the store opens: a store owns no lease before then that needs it. `renewed.at` is when the last
+ * renewal that committed began, by this process's clock.
+ */
+const keepRenewed = (renew: Effect.Effect<unknown, unknown>, millis: number, renewed: { at: number }) => {
+  let failing = false
+  return Effect.suspend(() => {
+    const startedAt = wallClock.unsafeCurrentTimeMillis()
+    return Effect.as(renew, startedAt)
+  }).pipe(
+    Effect.matchCauseEffect({
+      onSuccess: (startedAt) =>
+        Effect.sync(() => {
+          failing = false
+          renewed.at = startedAt
+        }),
+      onFailure: (cause) =>
+        failing
+          ? Effect.void
+          : Effect.zipRight(
+              Effect.sync(() => (failing = true)),
+              Effect.logWarning(
+                `SqlSessionStore: cannot renew this process's leases (${Cause.squash(cause)}); retrying`
+              )
+            )
+    }),
+    Effect.schedule(Schedule.spaced(Duration.millis(Math.max(50, Math.floor(millis / 3))))),
+    Effect.withClock(wallClock),
+    Effect.interruptible,
+    Effect.forkScoped
+  )
+}
+
 /** The leases of a store over the client in context, renewed for the life of the scope. */
 export const make = (options: {
   readonly duration?: Duration.DurationInput | undefined
@@ -65,6 +106,8 @@ export const make = (options: {
     const holder = `pid ${process.pid} on host ${os.hostname()}`
     /** The runs of this store holding a session now, by session: their tokens. */
     const held = new Map<string, string>()
+    /** When each lease of this store was last taken or renewed, by this process's clock (from before the statement). */
+    const confirmed = new Map<string, number>()
     /** Leases the session, unless a live lease of another store holds it (`replaceOwn`: or one of this store). */
     const take = (sessionId: string, token: string, replaceOwn: boolean) =>
       sql`INSERT INTO deep_research_leases (session_id, owner, token, holder, expires_at)
@@ -78,6 +121,7 @@ export const make = (options: {
         // Two runs of one store never share a session; the database decides between stores and processes.
         if (held.has(sessionId)) return yield* new Errors.SessionBusy({ sessionId, holder: `another run of ${holder}` })
         held.set(sessionId, token)
+        const startedAt = wallClock.unsafeCurrentTimeMillis()
         const rows = yield* options
           .write(
             Effect.zipRight(
@@ -85,14 +129,26 @@ export const make = (options: {
               sql`SELECT token, holder FROM deep_research_leases WHERE session_id = ${sessionId}`
             )
           )
-          .pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(LeaseRow))), orDie(`cannot lock session ${sessionId}`))
-        if (rows[0]?.token === token) return
+          .pipe(
+            // A run that starts while the database is out of reach waits for it, as its checkpoints do; a shard that
+            // moves on meanwhile still stops it.
+            throughOutage(`lock session ${sessionId}`),
+            Effect.interruptible,
+            Effect.flatMap(Schema.decodeUnknown(Schema.Array(LeaseRow))),
+            orDie(`cannot lock session ${sessionId}`),
+            // A lock that could not be taken (the database out of reach) leaves the session free for a later try.
+            Effect.onExit((exit) => (exit._tag === "Failure" ? Effect.sync(() => held.delete(sessionId)) : Effect.void))
+          )
+        if (rows[0]?.token === token) return void confirmed.set(sessionId, startedAt)
         held.delete(sessionId)
         return yield* new Errors.SessionBusy({ sessionId, holder: rows[0]?.holder ?? "another run" })
       })
     const release = (sessionId: string, token: string) =>
       Effect.suspend(() => {
-        if (held.get(sessionId) === token) held.delete(sessionId)
+        if (held.get(sessionId) === token) {
+          held.delete(sessionId)
+          confirmed.delete(sessionId)
+        }
         return options
           .write(sql`DELETE FROM deep_research_leases WHERE session_id = ${sessionId} AND token = ${token}`)
           .pipe(
@@ -102,30 +158,12 @@ export const make = (options: {
           )
       })
 
-    // Every lease of the store renewed a third of the way through its duration (one missed renewal loses nothing),
-    // for the life of the scope; a database that cannot be reached is said once, and tried on. The first renewal is
-    // a third of a duration after the store opens: a store owns no lease before then that needs it.
-    let failing = false
-    yield* options
-      .write(sql`UPDATE deep_research_leases SET expires_at = ${now} + ${millis} WHERE owner = ${owner}`)
-      .pipe(
-        Effect.matchCauseEffect({
-          onSuccess: () => Effect.sync(() => (failing = false)),
-          onFailure: (cause) =>
-            failing
-              ? Effect.void
-              : Effect.zipRight(
-                  Effect.sync(() => (failing = true)),
-                  Effect.logWarning(
-                    `SqlSessionStore: cannot renew this process's leases (${Cause.squash(cause)}); retrying`
-                  )
-                )
-        }),
-        Effect.schedule(Schedule.spaced(Duration.millis(Math.max(50, Math.floor(millis / 3))))),
-        Effect.withClock(wallClock),
-        Effect.interruptible,
-        Effect.forkScoped
-      )
+    const renewed = { at: 0 }
+    yield* keepRenewed(
+      options.write(sql`UPDATE deep_research_leases SET expires_at = ${now} + ${millis} WHERE owner = ${owner}`),
+      millis,
+      renewed
+    )
     return {
       lock: (sessionId) =>
         Effect.suspend(() => {
@@ -135,6 +173,9 @@ export const make = (options: {
       holdAccepted: (sessionId) =>
         options.holdAccepted === true ? Effect.asVoid(take(sessionId, `accepted/${randomUUID()}`, false)) : Effect.void,
       token: (sessionId) => held.get(sessionId),
+      lapsing: (sessionId) =>
+        held.has(sessionId) &&
+        wallClock.unsafeCurrentTimeMillis() - Math.max(renewed.at, confirmed.get(sessionId) ?? 0) > (millis * 2) / 3,
       unheld: sql`SELECT s.id AS id, s.status AS status FROM deep_research_sessions s
         LEFT JOIN deep_research_leases l ON l.session_id = s.id
         WHERE s.status IN ('queued', 'running') AND (l.session_id IS NULL OR l.expires_at < ${now})

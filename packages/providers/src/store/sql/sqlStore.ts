@@ -216,9 +216,10 @@ const keptBeside = (
         orElse: () =>
           sql`INSERT INTO deep_research_events ${sql.insert(texts.map((data) => ({ session_id: valid, data })))}`
       })
-      yield* store
-        .write(insert)
-        .pipe(throughOutage(`append events of session ${valid}`), orDie(`cannot append events of session ${valid}`))
+      yield* store.write(insert).pipe(
+        throughOutage(`append events of session ${valid}`, () => store.leases.lapsing(valid)),
+        orDie(`cannot append events of session ${valid}`)
+      )
     }),
     events: Effect.fn("SqlSessionStore.events")(function* (id) {
       const valid = yield* Session.validateId(id)
@@ -246,7 +247,10 @@ const keptBeside = (
             VALUES (${valid}, ${text}, CURRENT_TIMESTAMP)
             ON CONFLICT (session_id) DO UPDATE SET markdown = excluded.markdown, updated_at = CURRENT_TIMESTAMP`
         )
-        .pipe(throughOutage(`save the report of session ${valid}`), orDie(`cannot save the report of session ${valid}`))
+        .pipe(
+          throughOutage(`save the report of session ${valid}`, () => store.leases.lapsing(valid)),
+          orDie(`cannot save the report of session ${valid}`)
+        )
     }),
     saveArtefact: Effect.fn("SqlSessionStore.saveArtefact")(function* (id, name, content) {
       const [valid, artefact] = yield* named(id, name)
@@ -292,7 +296,9 @@ export const service = (store: Store): SessionStore.Service => {
       const text = yield* store.scrubbed(`session ${id}`, JSON.stringify(encoded))
       const summary = yield* store.scrubbed(`session ${id}`, encodeSummary(Session.summarize(session)))
       const { indexed, revision } = yield* store.write(checkpoint(store, session, text, summary)).pipe(
-        session.status === "queued" ? (effect) => effect : throughOutage(`save session ${id}`),
+        session.status === "queued"
+          ? (effect) => effect
+          : throughOutage(`save session ${id}`, () => store.leases.lapsing(id)),
         Effect.catchTag("LeaseLost", (error) => Effect.die(new Error(`SqlSessionStore: ${error.message}`))),
         orDie(`cannot save session ${id}`)
       )

@@ -7,6 +7,7 @@
 import { SessionStore } from "@deep-research/core"
 import { SqlSessionStore } from "@deep-research/providers"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -87,5 +88,54 @@ describe("SqlSessionStore on PostgreSQL, its database gone for a while", () => {
       const waited = logged.filter((line) => line.includes("cannot be reached to save session through-outage"))
       assert.lengthOf(waited, 1, logged.join("\n"))
     })
+  )
+
+  it.scopedLive("a run's checkpoint stops waiting once its hold could lapse before the database is back", () =>
+    Effect.gen(function* () {
+      const way = yield* proxy(new URL(database?.url ?? ""))
+      const context = yield* Layer.build(
+        SqlSessionStore.layerPostgres(Redacted.make(way.url), { leaseDuration: "3 seconds" })
+      ).pipe(Effect.orDie)
+      const store = Context.get(context, SessionStore.SessionStore)
+      const id = "hold-lapsing"
+      yield* store.lock(id)
+      yield* store.save(makeSession(id, { status: "running" }))
+      yield* way.close
+      // Another process may take the session once its lease has lapsed (3 s): this run has ended before then.
+      const exit = yield* Effect.exit(store.save(makeSession(id, { status: "completed" })))
+      yield* way.open
+      assert.isTrue(Exit.isFailure(exit) && Cause.isDie(exit.cause), String(exit))
+      if (Exit.isFailure(exit))
+        assert.include(Cause.pretty(exit.cause), "longer than this process's hold on the session")
+      assert.strictEqual((yield* store.load(id)).status, "running")
+    })
+  )
+
+  it.scopedLive(
+    "a run that starts while the database is away waits for its lock, and one that gives up holds nothing",
+    () =>
+      Effect.gen(function* () {
+        const way = yield* proxy(new URL(database?.url ?? ""))
+        const context = yield* Layer.build(
+          SqlSessionStore.layerPostgres(Redacted.make(way.url), { leaseDuration: "30 seconds" })
+        ).pipe(Effect.orDie)
+        const store = Context.get(context, SessionStore.SessionStore)
+        yield* way.close
+        // Stopped while it waits (its shard moved on): the session is not left marked as this store's.
+        const abandoned = yield* Effect.fork(Effect.scoped(store.lock("lock-through-outage")))
+        yield* Effect.sleep("2 seconds")
+        assert.isNull(abandoned.unsafePoll(), "the lock waits while the database is away")
+        yield* Fiber.interrupt(abandoned)
+        const waiting = yield* Effect.fork(
+          Effect.scoped(
+            Effect.zipRight(store.lock("lock-through-outage"), store.save(makeSession("lock-through-outage")))
+          )
+        )
+        yield* Effect.sleep("2 seconds")
+        assert.isNull(waiting.unsafePoll(), "the lock waits while the database is away")
+        yield* way.open
+        yield* Fiber.join(waiting)
+        assert.strictEqual((yield* store.load("lock-through-outage")).id, "lock-through-outage")
+      })
   )
 })
