@@ -147,7 +147,7 @@ describe("quickAnswer", () => {
 })
 
 describe("list, show and delete", () => {
-  it("load the session store and what prints, not the parser, the servers, the cluster or a provider", () => {
+  it("load the session store and what prints, not the parser, the servers, the cluster, a provider or core's pipeline (its index)", () => {
     const { foreign, seen } = staticGraph("cli/src/internal/commandLine/storeCommandLine.ts")
     const loaded = [...seen].map((file) => path.relative(packages, file))
     assert.include(loaded, "cli/src/commands/storeActions.ts")
@@ -162,10 +162,22 @@ describe("list, show and delete", () => {
       assert.notInclude(loaded, heavy)
     assert.deepStrictEqual(
       [...foreign].filter((specifier) =>
-        /^(@effect\/cli|@effect\/platform-node\/(NodeContext|NodeHttp)|@opentelemetry|openai|@anthropic-ai|@tavily|pg$)/.test(
+        /^(@effect\/cli|@effect\/platform-node\/(NodeContext|NodeHttp)|@opentelemetry|openai|@anthropic-ai|@tavily|pg$|@deep-research\/core$)/.test(
           specifier
         )
       ),
+      []
+    )
+  })
+
+  it("are sent to their bundled entry by a module that loads nothing but Node's own", () => {
+    const { foreign, seen } = staticGraph("cli/src/internal/commandLine/quickBundle.ts")
+    assert.deepStrictEqual(
+      [...seen].map((file) => path.relative(packages, file)),
+      ["cli/src/internal/commandLine/quickBundle.ts"]
+    )
+    assert.deepStrictEqual(
+      [...foreign].filter((specifier) => !specifier.startsWith("node:")),
       []
     )
   })

@@ -8,8 +8,12 @@ import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import { fileURLToPath } from "node:url"
+import { freshBundle } from "../../src/internal/commandLine/quickBundle.js"
 
 const root = fileURLToPath(new URL("../../../..", import.meta.url))
+
+/** Where the quick entry of list, show and delete is built into one file. */
+export const quickFolder = nodePath.join(root, "packages/cli/dist/quick")
 const packages = ["core", "emulator", "providers", "evaluation", "cli"]
 
 const newestSource = (dir: string): number => {
@@ -37,21 +41,32 @@ const outOfDate = () => {
     : `${stale.join(", ")} changed since the last build`
 }
 
-/** Builds the packages when they are missing or stale. */
-export const ensureBuilt = async (): Promise<void> => {
-  const reason = outOfDate()
-  if (reason === undefined) return
-  const output = await new Promise<string | undefined>((resolve) =>
-    execFile(nodePath.join(root, "node_modules/.bin/tsc"), ["-b"], { cwd: root }, (error, stdout) =>
-      resolve(error === null ? undefined : `${stdout}${error.message}`)
+/** Runs a build command of the workspace; what it printed when it failed. */
+const build = (command: string, args: ReadonlyArray<string>) =>
+  new Promise<string | undefined>((resolve) =>
+    execFile(command, args, { cwd: root }, (error, stdout, stderr) =>
+      resolve(error === null ? undefined : `${stdout}${stderr}${error.message}`)
     )
   )
-  if (output !== undefined) {
-    throw new Error(`The tests that spawn the CLI run it built, and ${reason}; \`npx tsc -b\` failed:\n${output}`)
+
+/**
+ * Builds the packages when they are missing or stale, then the quick entry of list, show and delete in one file when
+ * it is older than its modules (as `npm run build` does), so that the spawned command is the one a user runs.
+ */
+export const ensureBuilt = async (): Promise<void> => {
+  const reason = outOfDate()
+  if (reason !== undefined) {
+    const output = await build(nodePath.join(root, "node_modules/.bin/tsc"), ["-b"])
+    if (output !== undefined) {
+      throw new Error(`The tests that spawn the CLI run it built, and ${reason}; \`npx tsc -b\` failed:\n${output}`)
+    }
+    if (!fs.existsSync(nodePath.join(root, "packages/cli/dist/main.js"))) {
+      throw new Error("packages/cli/dist/main.js is missing after `npx tsc -b`: run `npm ci` (it builds everything)")
+    }
   }
-  if (!fs.existsSync(nodePath.join(root, "packages/cli/dist/main.js"))) {
-    throw new Error("packages/cli/dist/main.js is missing after `npx tsc -b`: run `npm ci` (it builds everything)")
-  }
+  if (freshBundle(quickFolder) !== undefined) return
+  const output = await build(process.execPath, [nodePath.join(root, "packages/cli/quick/build.mjs")])
+  if (output !== undefined) throw new Error(`\`node packages/cli/quick/build.mjs\` failed:\n${output}`)
 }
 
 let checked = false

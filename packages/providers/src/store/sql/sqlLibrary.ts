@@ -6,7 +6,10 @@
  * dialects differ, with the tables of migration 3). Sessions stored before the library are indexed when a store first
  * opens after the migration (`backfill`).
  */
-import { Errors, type Session, type Source, SourceLibrary } from "@deep-research/core"
+import * as Errors from "@deep-research/core/Errors"
+import type * as Session from "@deep-research/core/Session"
+import type * as Source from "@deep-research/core/Source"
+import * as SourceLibrary from "@deep-research/core/SourceLibrary"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
