@@ -181,12 +181,12 @@ export const isSettled = (session: Session.Session): boolean => terminal.has(ses
  */
 const whenFree = <A, E extends { readonly _tag: string }, R>(sessionId: string, work: Effect.Effect<A, E, R>) =>
   Effect.tapError(work, (error) =>
-    error._tag === "SessionBusy"
+    error._tag === "ResearchSessionBusy"
       ? Effect.logInfo(`cluster: session ${sessionId} still held by another run; trying again each second`)
       : Effect.void
   ).pipe(
     Effect.retry({
-      while: (error) => error._tag === "SessionBusy",
+      while: (error) => error._tag === "ResearchSessionBusy",
       schedule: Schedule.spaced(Duration.seconds(1))
     })
   )
@@ -216,7 +216,7 @@ export const runSession = (
       yield* Effect.logInfo(`cluster: session ${sessionId} running (resumed from its last checkpoint)`)
       return yield* Pipeline.resume(sessionId)
     }
-    if (existing.left._tag !== "SessionNotFound") return yield* existing.left
+    if (existing.left._tag !== "ResearchSessionNotFound") return yield* existing.left
     yield* Effect.logInfo(`cluster: session ${sessionId} running`)
     return yield* Pipeline.research(payload.question, {
       sessionId,

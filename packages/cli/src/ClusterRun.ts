@@ -56,7 +56,7 @@ export const follow = (sessionId: string, renderer: Progress.Renderer, since = 0
     const step = Effect.gen(function* () {
       const events: ReadonlyArray<ResearchEvents.ResearchEvent> = yield* store
         .events(sessionId)
-        .pipe(Effect.catchTag("SessionNotFound", () => Effect.succeed([])))
+        .pipe(Effect.catchTag("ResearchSessionNotFound", () => Effect.succeed([])))
       for (const event of events.slice(shown)) {
         renderer.onEvent(event)
         if (Cluster.isLastEvent(event)) ended = true
@@ -138,7 +138,9 @@ const conclude = (resolved: CliConfig.Resolved, session: Session.Session | undef
 
 /** A cluster or store error, as a message and an exit code. */
 const toRefusal = (error: Refusal | { readonly _tag: string; readonly message: string }): Refusal =>
-  "code" in error ? error : { code: error._tag === "InvalidInput" ? 2 : 1, message: `${error._tag}: ${error.message}` }
+  "code" in error
+    ? error
+    : { code: error._tag === "ResearchInvalidInput" ? 2 : 1, message: `${error._tag}: ${error.message}` }
 
 const rendererOf = (resolved: CliConfig.Resolved) =>
   Progress.makeRenderer(resolved.json ? "json" : process.stderr.isTTY ? "live" : "plain", sink)
@@ -198,11 +200,11 @@ export const resume = (resolved: CliConfig.Resolved, sessionId: string, answer: 
       const hint = `deep-research resume ${sessionId} --database URL`
       const found = yield* Effect.either(store.load(sessionId))
       if (Either.isLeft(found)) {
-        const [queued] = found.left._tag === "SessionNotFound" ? yield* ClusterQueue.waiting(sessionId) : []
+        const [queued] = found.left._tag === "ResearchSessionNotFound" ? yield* ClusterQueue.waiting(sessionId) : []
         // A mistyped id is refused here, before anything is sent for it.
         if (queued === undefined) {
           return yield* Effect.fail<Refusal>({
-            code: found.left._tag === "SessionNotFound" ? 2 : 1,
+            code: found.left._tag === "ResearchSessionNotFound" ? 2 : 1,
             message: found.left.message
           })
         }

@@ -78,15 +78,17 @@ interface Client {
 const joinCluster = (resolved: CliConfig.Resolved, url: Redacted.Redacted<string>) =>
   Layer.build(
     Layer.merge(Wiring.storeOnlyLayer(resolved), Cluster.clientLayer(url, Cluster.advisoryLocksFromEnv(process.env)))
-  ).pipe(Effect.mapError((error) => new Errors.InvalidInput({ reason: `cannot join the cluster: ${error.message}` })))
+  ).pipe(
+    Effect.mapError((error) => new Errors.ResearchInvalidInput({ reason: `cannot join the cluster: ${error.message}` }))
+  )
 
 const makeClient = (resolved: CliConfig.Resolved) =>
   Effect.gen(function* () {
     const url = resolved.credentials.databaseUrl
-    if (url === undefined) return yield* new Errors.InvalidInput({ reason: "no database was given" })
+    if (url === undefined) return yield* new Errors.ResearchInvalidInput({ reason: "no database was given" })
     yield* Effect.mapError(
       Store.checkDatabase(resolved.credentials),
-      (error) => new Errors.InvalidInput({ reason: error.message })
+      (error) => new Errors.ResearchInvalidInput({ reason: error.message })
     )
     // The workers bring the models and the search; a model here is only the judge of `evaluate`, when one is named.
     const judges = resolved.simulate || resolved.models.default !== ""
@@ -178,7 +180,7 @@ const loadOrQueued = (client: Client, sessionId: string, cannot: string) =>
   client.store
     .load(sessionId)
     .pipe(
-      Effect.catchTag("SessionNotFound", (notFound) =>
+      Effect.catchTag("ResearchSessionNotFound", (notFound) =>
         Effect.flatMap(waiting(client, sessionId), ([queued]) =>
           Effect.fail(queued === undefined ? notFound : conflict(sessionId, "queued", cannot))
         )
@@ -198,7 +200,7 @@ const status = (client: Client, sessionId: string) =>
   Effect.gen(function* () {
     const mine = client.sent.get(sessionId)
     const found = yield* storedOrWaiting(client, sessionId)
-    if (found === undefined) return yield* new Errors.SessionNotFound({ sessionId })
+    if (found === undefined) return yield* new Errors.ResearchSessionNotFound({ sessionId })
     if (found._tag === "Waiting") {
       // Sent, and no runner has started it yet.
       return Runs.statusOf(sessionId, {
@@ -287,7 +289,7 @@ const cancelWaiting = (client: Client, sessionId: string, waiting: ClusterQueue.
 const cancel = (client: Client, sessionId: string) =>
   Effect.gen(function* () {
     const found = yield* storedOrWaiting(client, sessionId)
-    if (found === undefined) return yield* new Errors.SessionNotFound({ sessionId })
+    if (found === undefined) return yield* new Errors.ResearchSessionNotFound({ sessionId })
     if (found._tag === "Waiting") {
       const cancelled = yield* cancelWaiting(client, sessionId, found.waiting)
       if (cancelled !== undefined) return cancelled
@@ -312,7 +314,7 @@ const remove = (client: Client, sessionId: string) =>
     const found = yield* Effect.either(client.store.load(sessionId))
     // A session no runner has started is only its message: deleting it is forgetting that.
     if (Either.isLeft(found)) {
-      if (found.left._tag !== "SessionNotFound" || elsewhere === undefined) return yield* found.left
+      if (found.left._tag !== "ResearchSessionNotFound" || elsewhere === undefined) return yield* found.left
     } else {
       yield* notRunning(client, found.right, "cannot be deleted now")
       yield* client.store.delete(sessionId)
@@ -364,7 +366,9 @@ const events = (client: Client, sessionId: string, after: number): Stream.Stream
   )
 
 /** Joins the cluster of the configuration's database as a client, for the life of the scope. */
-export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Errors.InvalidInput, Scope.Scope> =>
+export const make = (
+  resolved: CliConfig.Resolved
+): Effect.Effect<Runs.Runs, Errors.ResearchInvalidInput, Scope.Scope> =>
   Effect.map(makeClient(resolved), (client): Runs.Runs => ({
     start: (question, options, clarification = "await") => start(client, question, options, clarification),
     status: (sessionId) => status(client, sessionId),

@@ -14,12 +14,12 @@ import * as ClaimVerification from "./ClaimVerification.js"
 import * as Citations from "./Citations.js"
 import * as Defaults from "./Defaults.js"
 import {
-  InvalidInput,
-  type MalformedOutput,
+  ResearchInvalidInput,
+  type ModelMalformedOutput,
   type ProviderError,
-  type SessionBusy,
-  type SessionCorrupt,
-  type SessionNotFound
+  type ResearchSessionBusy,
+  type ResearchSessionCorrupt,
+  type ResearchSessionNotFound
 } from "./Errors.js"
 import * as Passages from "./internal/text/passages.js"
 import * as LanguageModel from "./LanguageModel.js"
@@ -77,7 +77,13 @@ export interface Answered {
 }
 
 /** What `ask` can fail with. */
-export type Failure = ProviderError | MalformedOutput | InvalidInput | SessionNotFound | SessionCorrupt | SessionBusy
+export type Failure =
+  | ProviderError
+  | ModelMalformedOutput
+  | ResearchInvalidInput
+  | ResearchSessionNotFound
+  | ResearchSessionCorrupt
+  | ResearchSessionBusy
 
 // =============================================================================
 // Numbering and retrieval
@@ -206,7 +212,7 @@ const citationsOf = (markdown: string, entries: ReadonlyArray<Numbered>): Readon
 /**
  * Answers `question` from the stored sources of the finished session `sessionId`, keeps the answer with the session
  * (after the earlier ones) and returns both. The session is held while it is answered: a run working on it is
- * `SessionBusy`. A session with no report yet is `InvalidInput`.
+ * `ResearchSessionBusy`. A session with no report yet is `ResearchInvalidInput`.
  */
 export const ask = (
   sessionId: string,
@@ -215,14 +221,14 @@ export const ask = (
 ): Effect.Effect<Answered, Failure, ModelRouter.ModelRouter | SessionStore> =>
   Effect.scoped(
     Effect.gen(function* () {
-      if (question.trim() === "") return yield* new InvalidInput({ reason: "the question is empty" })
+      if (question.trim() === "") return yield* new ResearchInvalidInput({ reason: "the question is empty" })
       const id = yield* Session.validateId(sessionId)
       const store = yield* SessionStore
       yield* store.load(id)
       yield* store.lock(id)
       const session = yield* store.load(id)
       if (session.status !== "completed" || session.report === undefined) {
-        return yield* new InvalidInput({
+        return yield* new ResearchInvalidInput({
           reason: `session ${id} has no finished report to ask about (its status is ${session.status})`
         })
       }
@@ -270,7 +276,7 @@ export const ask = (
  * Goes deeper: reopens the completed session `sessionId` in `direction`. The supervisor goes on from its brief, its
  * findings and its sources for at most `rounds` more rounds (2 by default; pages the session read are not fetched
  * again), and the report is written again as a new version, the earlier one kept in `reportVersions`. A session that
- * is not completed, an empty direction or rounds out of bounds are `InvalidInput`.
+ * is not completed, an empty direction or rounds out of bounds are `ResearchInvalidInput`.
  */
 export const extend = (
   sessionId: string,
@@ -279,9 +285,9 @@ export const extend = (
 ): Effect.Effect<Session.Session, Pipeline.ResumeFailure, Pipeline.Requirements> => {
   const rounds = options?.rounds ?? Continuation.defaultRounds
   const most = Defaults.upperBounds.maxSupervisionRounds
-  if (direction.trim() === "") return Effect.fail(new InvalidInput({ reason: "the direction is empty" }))
+  if (direction.trim() === "") return Effect.fail(new ResearchInvalidInput({ reason: "the direction is empty" }))
   if (!Number.isInteger(rounds) || rounds < 1 || rounds > most) {
-    return Effect.fail(new InvalidInput({ reason: `rounds must be an integer from 1 to ${most}` }))
+    return Effect.fail(new ResearchInvalidInput({ reason: `rounds must be an integer from 1 to ${most}` }))
   }
   return Pipeline.resume(sessionId, { ...options, direction: direction.trim(), rounds })
 }

@@ -130,9 +130,9 @@ describe("FollowUp.ask", () => {
     Effect.gen(function* () {
       const queued = yield* Pipeline.enqueue(question)
       const error = yield* Effect.flip(FollowUp.ask(queued.id, "What changed?"))
-      assert.strictEqual(error._tag, "InvalidInput")
+      assert.strictEqual(error._tag, "ResearchInvalidInput")
       const empty = yield* Effect.flip(FollowUp.ask(queued.id, "  "))
-      assert.strictEqual(empty._tag, "InvalidInput")
+      assert.strictEqual(empty._tag, "ResearchInvalidInput")
     }).pipe(Effect.provide(ScriptedRun.layer(base)))
   )
 })
@@ -190,8 +190,8 @@ describe("FollowUp.extend", () => {
   it.effect("refuses an empty direction and a session that is not finished", () =>
     Effect.gen(function* () {
       const queued = yield* Pipeline.enqueue(question)
-      assert.strictEqual((yield* Effect.flip(FollowUp.extend(queued.id, "more")))._tag, "InvalidInput")
-      assert.strictEqual((yield* Effect.flip(FollowUp.extend(queued.id, " ")))._tag, "InvalidInput")
+      assert.strictEqual((yield* Effect.flip(FollowUp.extend(queued.id, "more")))._tag, "ResearchInvalidInput")
+      assert.strictEqual((yield* Effect.flip(FollowUp.extend(queued.id, " ")))._tag, "ResearchInvalidInput")
     }).pipe(Effect.provide(ScriptedRun.layer(base)))
   )
 })

@@ -23,9 +23,11 @@ const loadWiring = Effect.promise(() => import("../Wiring.js"))
 /** How a failed answer ends the command: a usage error (exit 2), or the answer's failure (exit 1). */
 const answerFailed = (error: { readonly _tag: string; readonly message: string }) =>
   new Exited({
-    code: error._tag === "InvalidInput" || error._tag === "SessionNotFound" ? 2 : 1,
+    code: error._tag === "ResearchInvalidInput" || error._tag === "ResearchSessionNotFound" ? 2 : 1,
     message:
-      error._tag === "InvalidInput" || error._tag === "SessionNotFound" || error._tag === "SessionBusy"
+      error._tag === "ResearchInvalidInput" ||
+      error._tag === "ResearchSessionNotFound" ||
+      error._tag === "ResearchSessionBusy"
         ? error.message
         : `The question was not answered: ${error.message}\nThe session is as it was; ask again once the cause is fixed.`
   })
