@@ -48,7 +48,7 @@ describe("Errors", () => {
     )
   })
 
-  it("an ProviderInvalidRequest is stored with the provider's words under message, as sessions always had it", () => {
+  it("a ProviderInvalidRequest is stored with the provider's words under message, as sessions always had it", () => {
     const stored = { _tag: "ProviderInvalidRequest" as const, provider: "tavily", message: "422 bad field" }
     const decoded = Schema.decodeUnknownSync(Errors.ResearchError)(stored)
     assert.strictEqual(decoded._tag, "ProviderInvalidRequest")
