@@ -6,7 +6,15 @@
  * asked here and the decision sent to the session, elsewhere the run goes on as planned (detached, it waits for
  * `resume` or the HTTP API).
  */
-import { Pipeline, type ResearchEvents, Review, type Session, SessionStore, UserInput } from "@deep-research/core"
+import {
+  Errors,
+  Pipeline,
+  type ResearchEvents,
+  Review,
+  type Session,
+  SessionStore,
+  UserInput
+} from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -114,7 +122,7 @@ const conclude = (resolved: CliConfig.Resolved, session: Session.Session | undef
     if (session.status !== "completed" || session.report === undefined) {
       return yield* Effect.fail<Refusal>({
         code: 1,
-        message: `Research ${session.status}: ${session.error ?? "no report"}\nResume it with: ${resumeHint}`
+        message: `Research ${session.status}: ${failureOf(session)}\nResume it with: ${resumeHint}`
       })
     }
     const out = reportFile(resolved.out, session.id)
@@ -136,11 +144,15 @@ const conclude = (resolved: CliConfig.Resolved, session: Session.Session | undef
     )
   })
 
-/** A cluster or store error, as a message and an exit code. */
+/** A cluster or store error, as a message (its kind as messages name it, `Errors.kindOf`) and an exit code. */
 const toRefusal = (error: Refusal | { readonly _tag: string; readonly message: string }): Refusal =>
   "code" in error
     ? error
-    : { code: error._tag === "ResearchInvalidInput" ? 2 : 1, message: `${error._tag}: ${error.message}` }
+    : { code: error._tag === "ResearchInvalidInput" ? 2 : 1, message: `${Errors.kindOf(error)}: ${error.message}` }
+
+/** Why a settled session has no report: its error, kind and message, or "no report". */
+const failureOf = (session: Session.Session): string =>
+  session.error === undefined ? "no report" : `${Errors.kindOf(session.error)}: ${session.error.message}`
 
 const rendererOf = (resolved: CliConfig.Resolved) =>
   Progress.makeRenderer(resolved.json ? "json" : process.stderr.isTTY ? "live" : "plain", sink)

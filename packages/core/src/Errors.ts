@@ -1,10 +1,18 @@
 /**
  * The error union of deep-research. Every failure a provider, the pipeline or a store can report is one of these
  * tagged errors; they are Schema classes because they are persisted in sessions and cross the MCP boundary.
+ *
+ * Tags are distinctive, so that an application's `catchTag` of its own errors never catches these: a tag that names a
+ * failure any program could have starts with whose failure it is, `Provider` for a call to a model, search or
+ * extraction provider, `Model` for a model's answer, `Research` for the run, its input, its budget and its sessions
+ * (`ProviderTimeout`, `ResearchSessionNotFound`); a tag that says it already is left as it is (`ProviderUnavailable`,
+ * `ContextWindowExceeded`, `Ungrounded`, `UrlBlocked`). Each class is named as its tag. The unions' Schemas also read
+ * errors stored before the tags had their prefix, and messages name an error's kind as they always have (`kindOf`).
  */
 import * as Duration from "effect/Duration"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import * as PreviousTags from "./internal/session/previousTags.js"
 
 const formatDuration = (duration: Duration.Duration): string => Duration.format(duration)
 
@@ -133,8 +141,10 @@ export class ModelMalformedOutput extends Schema.TaggedError<ModelMalformedOutpu
   }
 }
 
-/** The errors that open a circuit breaker (see `tripsBreaker`). */
-export const BreakerError = Schema.Union(ProviderUnavailable, ProviderTimeout, ProviderAuthenticationFailed)
+/** The errors that open a circuit breaker (see `tripsBreaker`), also read under their previous tags. */
+export const BreakerError = PreviousTags.readingPrevious(
+  Schema.Union(ProviderUnavailable, ProviderTimeout, ProviderAuthenticationFailed)
+)
 
 /** An error that opens a circuit breaker. */
 export type BreakerError = typeof BreakerError.Type
@@ -259,29 +269,22 @@ export type ProviderError =
   | ProviderCircuitOpen
   | ResearchBudgetExhausted
 
-/** Decodes any provider error from its JSON form. */
-export const ProviderError: Schema.Union<
-  [
-    typeof ContextWindowExceeded,
-    typeof ProviderRateLimited,
-    typeof ProviderQuotaExhausted,
-    typeof ProviderUnavailable,
-    typeof ProviderTimeout,
-    typeof ProviderAuthenticationFailed,
-    typeof ProviderInvalidRequest,
-    typeof ProviderCircuitOpen,
-    typeof ResearchBudgetExhausted
-  ]
-> = Schema.Union(
-  ContextWindowExceeded,
-  ProviderRateLimited,
-  ProviderQuotaExhausted,
-  ProviderUnavailable,
-  ProviderTimeout,
-  ProviderAuthenticationFailed,
-  ProviderInvalidRequest,
-  ProviderCircuitOpen,
-  ResearchBudgetExhausted
+/** The JSON form of a stored error. */
+export type StoredError = PreviousTags.StoredError
+
+/** Decodes any provider error from its JSON form, stored today or under its previous tag. */
+export const ProviderError: Schema.Schema<ProviderError, StoredError> = PreviousTags.readingPrevious(
+  Schema.Union(
+    ContextWindowExceeded,
+    ProviderRateLimited,
+    ProviderQuotaExhausted,
+    ProviderUnavailable,
+    ProviderTimeout,
+    ProviderAuthenticationFailed,
+    ProviderInvalidRequest,
+    ProviderCircuitOpen,
+    ResearchBudgetExhausted
+  )
 )
 
 /** Every error of deep-research. */
@@ -295,24 +298,29 @@ export type ResearchError =
   | ResearchSessionBusy
   | ResearchInvalidInput
 
-/** Decodes any error of deep-research from its JSON form. */
-export const ResearchError = Schema.Union(
-  ContextWindowExceeded,
-  ProviderRateLimited,
-  ProviderQuotaExhausted,
-  ProviderUnavailable,
-  ProviderTimeout,
-  ProviderAuthenticationFailed,
-  ProviderInvalidRequest,
-  ProviderCircuitOpen,
-  ModelMalformedOutput,
-  ResearchBudgetExhausted,
-  Ungrounded,
-  UrlBlocked,
-  ResearchSessionNotFound,
-  ResearchSessionCorrupt,
-  ResearchSessionBusy,
-  ResearchInvalidInput
+/**
+ * Decodes any error of deep-research from its JSON form: a session stored before the tags had their prefix keeps its
+ * error as it was written, and reads as the error it is now.
+ */
+export const ResearchError: Schema.Schema<ResearchError, StoredError> = PreviousTags.readingPrevious(
+  Schema.Union(
+    ContextWindowExceeded,
+    ProviderRateLimited,
+    ProviderQuotaExhausted,
+    ProviderUnavailable,
+    ProviderTimeout,
+    ProviderAuthenticationFailed,
+    ProviderInvalidRequest,
+    ProviderCircuitOpen,
+    ModelMalformedOutput,
+    ResearchBudgetExhausted,
+    Ungrounded,
+    UrlBlocked,
+    ResearchSessionNotFound,
+    ResearchSessionCorrupt,
+    ResearchSessionBusy,
+    ResearchInvalidInput
+  )
 )
 
 const researchErrorTags: ReadonlySet<string> = new Set([
@@ -341,6 +349,12 @@ export const isResearchError = (u: unknown): u is ResearchError =>
 // =============================================================================
 // Classification
 // =============================================================================
+
+/**
+ * An error's kind as messages name it, the CLI's and the events' alike: its tag without the prefix that keeps it apart
+ * from an application's tags (the tag it had before), or its tag when it never had one.
+ */
+export const kindOf = (error: { readonly _tag: string }): string => PreviousTags.previousTag(error._tag)
 
 /** Errors worth another attempt: the same request may succeed later. */
 export const isRetryable = (error: { readonly _tag: string }): boolean =>

@@ -18,7 +18,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as CircuitBreaker from "./CircuitBreaker.js"
 import type * as ContentExtractor from "./ContentExtractor.js"
-import { isRetryable, ProviderTimeout } from "./Errors.js"
+import { isRetryable, kindOf, ProviderTimeout } from "./Errors.js"
 import type { ProviderCircuitOpen } from "./Errors.js"
 import type * as LanguageModel from "./LanguageModel.js"
 import * as ResearchEvents from "./ResearchEvents.js"
@@ -115,9 +115,10 @@ export interface Service {
   readonly wrapContentExtractor: (extractor: ContentExtractor.Service) => ContentExtractor.Service
 }
 
+// An error's kind as messages have always named it (`kindOf`): the CLI prints the Retrying event's `error`.
 const describeError = (error: unknown): string =>
   error instanceof Error
-    ? `${Predicate.hasProperty(error, "_tag") ? String(error._tag) : error.name}: ${error.message}`
+    ? `${Predicate.hasProperty(error, "_tag") ? kindOf({ _tag: String(error._tag) }) : error.name}: ${error.message}`
     : String(error)
 
 /** The retry schedule of a provider's calls, announcing each retry as an event, a span event and a debug log. */

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Budget from "../Budget.js"
 import * as Citations from "../Citations.js"
 import * as ContextRecovery from "../ContextRecovery.js"
-import type { ProviderError } from "../Errors.js"
+import { kindOf, type ProviderError } from "../Errors.js"
 import * as LanguageModel from "../LanguageModel.js"
 import * as Prompt from "../prompts/reportSections.js"
 import * as SynthesisPrompt from "../prompts/synthesis.js"
@@ -146,7 +146,7 @@ const plan = (task: Task, found: Material, model: LanguageModel.Service, words: 
       Effect.map((generated): Prompt.Plan | undefined => generated.value),
       Effect.catchAll((error) =>
         Effect.as(
-          Effect.logWarning(`the report's plan failed (${error._tag}); the sections follow the research topics`),
+          Effect.logWarning(`the report's plan failed (${kindOf(error)}); the sections follow the research topics`),
           undefined
         )
       )
