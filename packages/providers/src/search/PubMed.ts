@@ -230,10 +230,8 @@ const readError =
   (answer, now) => {
     const detail = errorDetail(answer.text)
     if (answer.status === 429 || /rate limit/i.test(detail)) {
-      return new Errors.ProviderRateLimited({
-        provider,
-        retryAfter: retryAfterOf(answer.headers, now) ?? Duration.seconds(1)
-      })
+      const retryAfter = retryAfterOf(answer.headers, now) ?? Duration.seconds(1)
+      return new Errors.ProviderRateLimited({ provider, retryAfter })
     }
     if (/api[ _-]?key/i.test(detail)) return new Errors.ProviderAuthenticationFailed({ provider, detail })
     return undefined
