@@ -5,9 +5,10 @@
  * Tags are distinctive, so that an application's `catchTag` of its own errors never catches these: a tag that names a
  * failure any program could have starts with whose failure it is, `Provider` for a call to a model, search or
  * extraction provider, `Model` for a model's answer, `Research` for the run, its input, its budget and its sessions
- * (`ProviderTimeout`, `ResearchSessionNotFound`); a tag that says it already is left as it is (`ProviderUnavailable`,
- * `ContextWindowExceeded`, `Ungrounded`, `UrlBlocked`). Each class is named as its tag. The unions' Schemas also read
- * errors stored before the tags had their prefix, and messages name an error's kind as they always have (`kindOf`).
+ * (`ProviderTimeout`, `ResearchSessionNotFound`); a tag that already says whose failure it is stays as it was
+ * (`ProviderUnavailable`, `ContextWindowExceeded`, `Ungrounded`, `UrlBlocked`). Each class is named as its tag. The
+ * unions' Schemas also read errors stored before the tags had their prefix, and messages name an error's kind as they
+ * always have (`kindOf`).
  */
 import * as Duration from "effect/Duration"
 import * as Predicate from "effect/Predicate"
