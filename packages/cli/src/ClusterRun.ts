@@ -6,7 +6,15 @@
  * asked here and the decision sent to the session, elsewhere the run goes on as planned (detached, it waits for
  * `resume` or the HTTP API).
  */
-import { Pipeline, type ResearchEvents, Review, type Session, SessionStore, UserInput } from "@deep-research/core"
+import {
+  Errors,
+  Pipeline,
+  type ResearchEvents,
+  Review,
+  type Session,
+  SessionStore,
+  UserInput
+} from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -56,7 +64,7 @@ export const follow = (sessionId: string, renderer: Progress.Renderer, since = 0
     const step = Effect.gen(function* () {
       const events: ReadonlyArray<ResearchEvents.ResearchEvent> = yield* store
         .events(sessionId)
-        .pipe(Effect.catchTag("SessionNotFound", () => Effect.succeed([])))
+        .pipe(Effect.catchTag("ResearchSessionNotFound", () => Effect.succeed([])))
       for (const event of events.slice(shown)) {
         renderer.onEvent(event)
         if (Cluster.isLastEvent(event)) ended = true
@@ -114,7 +122,7 @@ const conclude = (resolved: CliConfig.Resolved, session: Session.Session | undef
     if (session.status !== "completed" || session.report === undefined) {
       return yield* Effect.fail<Refusal>({
         code: 1,
-        message: `Research ${session.status}: ${session.error ?? "no report"}\nResume it with: ${resumeHint}`
+        message: `Research ${session.status}: ${failureOf(session)}\nResume it with: ${resumeHint}`
       })
     }
     const out = reportFile(resolved.out, session.id)
@@ -136,9 +144,15 @@ const conclude = (resolved: CliConfig.Resolved, session: Session.Session | undef
     )
   })
 
-/** A cluster or store error, as a message and an exit code. */
+/** A cluster or store error, as a message (its kind as messages name it, `Errors.kindOf`) and an exit code. */
 const toRefusal = (error: Refusal | { readonly _tag: string; readonly message: string }): Refusal =>
-  "code" in error ? error : { code: error._tag === "InvalidInput" ? 2 : 1, message: `${error._tag}: ${error.message}` }
+  "code" in error
+    ? error
+    : { code: error._tag === "ResearchInvalidInput" ? 2 : 1, message: `${Errors.kindOf(error)}: ${error.message}` }
+
+/** Why a settled session has no report: its error, kind and message, or "no report". */
+const failureOf = (session: Session.Session): string =>
+  session.error === undefined ? "no report" : `${Errors.kindOf(session.error)}: ${session.error.message}`
 
 const rendererOf = (resolved: CliConfig.Resolved) =>
   Progress.makeRenderer(resolved.json ? "json" : process.stderr.isTTY ? "live" : "plain", sink)
@@ -198,11 +212,11 @@ export const resume = (resolved: CliConfig.Resolved, sessionId: string, answer: 
       const hint = `deep-research resume ${sessionId} --database URL`
       const found = yield* Effect.either(store.load(sessionId))
       if (Either.isLeft(found)) {
-        const [queued] = found.left._tag === "SessionNotFound" ? yield* ClusterQueue.waiting(sessionId) : []
+        const [queued] = found.left._tag === "ResearchSessionNotFound" ? yield* ClusterQueue.waiting(sessionId) : []
         // A mistyped id is refused here, before anything is sent for it.
         if (queued === undefined) {
           return yield* Effect.fail<Refusal>({
-            code: found.left._tag === "SessionNotFound" ? 2 : 1,
+            code: found.left._tag === "ResearchSessionNotFound" ? 2 : 1,
             message: found.left.message
           })
         }
@@ -255,7 +269,7 @@ export const extend = (
     yield* Effect.gen(function* () {
       const store = yield* SessionStore.SessionStore
       const stored = yield* Effect.mapError(store.load(sessionId), (error): Refusal => ({
-        code: error._tag === "SessionNotFound" ? 2 : 1,
+        code: error._tag === "ResearchSessionNotFound" ? 2 : 1,
         message: error.message
       }))
       if (stored.status !== "completed") {

@@ -54,7 +54,7 @@ const status = (client: Client, sessionId: string) =>
   Effect.gen(function* () {
     const mine = client.sent.get(sessionId)
     const found = yield* storedOrWaiting(client, sessionId)
-    if (found === undefined) return yield* new Errors.SessionNotFound({ sessionId })
+    if (found === undefined) return yield* new Errors.ResearchSessionNotFound({ sessionId })
     if (found._tag === "Waiting") {
       // Sent, and no runner has started it yet.
       return Runs.statusOf(sessionId, {
@@ -143,7 +143,7 @@ const cancelWaiting = (client: Client, sessionId: string, waiting: ClusterQueue.
 const cancel = (client: Client, sessionId: string) =>
   Effect.gen(function* () {
     const found = yield* storedOrWaiting(client, sessionId)
-    if (found === undefined) return yield* new Errors.SessionNotFound({ sessionId })
+    if (found === undefined) return yield* new Errors.ResearchSessionNotFound({ sessionId })
     if (found._tag === "Waiting") {
       const cancelled = yield* cancelWaiting(client, sessionId, found.waiting)
       if (cancelled !== undefined) return cancelled
@@ -168,7 +168,7 @@ const remove = (client: Client, sessionId: string) =>
     const found = yield* Effect.either(client.store.load(sessionId))
     // A session no runner has started is only its message: deleting it is forgetting that.
     if (Either.isLeft(found)) {
-      if (found.left._tag !== "SessionNotFound" || elsewhere === undefined) return yield* found.left
+      if (found.left._tag !== "ResearchSessionNotFound" || elsewhere === undefined) return yield* found.left
     } else {
       yield* notRunning(client, found.right, "cannot be deleted now")
       yield* client.store.delete(sessionId)
@@ -220,7 +220,9 @@ const events = (client: Client, sessionId: string, after: number): Stream.Stream
   )
 
 /** Joins the cluster of the configuration's database as a client, for the life of the scope. */
-export const make = (resolved: CliConfig.Resolved): Effect.Effect<Runs.Runs, Errors.InvalidInput, Scope.Scope> =>
+export const make = (
+  resolved: CliConfig.Resolved
+): Effect.Effect<Runs.Runs, Errors.ResearchInvalidInput, Scope.Scope> =>
   Effect.map(makeClient(resolved), (client): Runs.Runs => ({
     start: (question, options, clarification = "await") => start(client, question, options, clarification),
     status: (sessionId) => status(client, sessionId),

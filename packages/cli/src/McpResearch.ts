@@ -94,7 +94,7 @@ export const taskOf = (
   runs: Runs.Runs,
   sessionId: string,
   taskId: string
-): Effect.Effect<Task, Errors.SessionNotFound> =>
+): Effect.Effect<Task, Errors.ResearchSessionNotFound> =>
   Effect.gen(function* () {
     const status = yield* runs.status(sessionId)
     const stored = Option.getOrUndefined(yield* Effect.option(runs.load(sessionId)))

@@ -38,7 +38,7 @@ export { configFor, notCancellable } from "./internal/hosted/requests.js"
 // Service
 // =============================================================================
 
-type StoreError = Errors.SessionNotFound | Errors.SessionCorrupt | Errors.InvalidInput
+type StoreError = Errors.ResearchSessionNotFound | Errors.ResearchSessionCorrupt | Errors.ResearchInvalidInput
 
 /** The runs of a process. Every effect here needs nothing in context: it runs on the process's shared runtime. */
 export interface Runs {
@@ -50,8 +50,8 @@ export interface Runs {
     question: string,
     options: StartOptions,
     clarification?: "await" | "proceed"
-  ) => Effect.Effect<Started, Errors.InvalidInput>
-  readonly status: (sessionId: string) => Effect.Effect<RunStatus, Errors.SessionNotFound>
+  ) => Effect.Effect<Started, Errors.ResearchInvalidInput>
+  readonly status: (sessionId: string) => Effect.Effect<RunStatus, Errors.ResearchSessionNotFound>
   readonly list: Effect.Effect<ReadonlyArray<Listed>>
   readonly load: (sessionId: string) => Effect.Effect<Session.Session, StoreError>
   readonly answer: (sessionId: string, answer: string) => Effect.Effect<Started, StoreError | RunConflict>
@@ -76,7 +76,7 @@ export interface Runs {
   readonly cancel: (
     sessionId: string
   ) => Effect.Effect<{ readonly sessionId: string; readonly status: string }, StoreError | RunConflict>
-  readonly remove: (sessionId: string) => Effect.Effect<void, StoreError | Errors.SessionBusy | RunConflict>
+  readonly remove: (sessionId: string) => Effect.Effect<void, StoreError | Errors.ResearchSessionBusy | RunConflict>
   readonly evaluate: (
     sessionId: string
   ) => Effect.Effect<
@@ -97,14 +97,18 @@ export interface Runs {
   /** A named artefact kept beside the session (`SessionStore.artefact`). */
   readonly artefact: (sessionId: string, name: string) => Effect.Effect<Option.Option<string>, StoreError>
   /** Keeps a named artefact beside the session, replacing one of the same name (`SessionStore.saveArtefact`). */
-  readonly saveArtefact: (sessionId: string, name: string, content: string) => Effect.Effect<void, Errors.InvalidInput>
+  readonly saveArtefact: (
+    sessionId: string,
+    name: string,
+    content: string
+  ) => Effect.Effect<void, Errors.ResearchInvalidInput>
   /** A text about to leave the process (an answer, a refusal, a log line) without the process's secrets. */
   readonly scrub: (text: string) => string
   /** The library's passages that match `terms`, best first (`SourceLibrary.search`). */
   readonly searchLibrary: (
     terms: string,
     limit?: number
-  ) => Effect.Effect<ReadonlyArray<SourceLibrary.Passage>, Errors.InvalidInput>
+  ) => Effect.Effect<ReadonlyArray<SourceLibrary.Passage>, Errors.ResearchInvalidInput>
 }
 
 /** How a process hosts its runs. */
@@ -123,7 +127,7 @@ export interface Options {
 export const make = (
   resolved: CliConfig.Resolved,
   options: Options = {}
-): Effect.Effect<Runs, Errors.InvalidInput, Scope.Scope> =>
+): Effect.Effect<Runs, Errors.ResearchInvalidInput, Scope.Scope> =>
   Effect.tap(makeHost(resolved), (host) =>
     options.resumeStopped === true ? Requests.takeOverStopped(host) : Effect.void
   ).pipe(

@@ -43,7 +43,7 @@ const sayingNotStored = (runs: Runs.Runs): Runs.Runs => ({
 export const make = (
   resolved: CliConfig.Resolved,
   options: Runs.Options = {}
-): Effect.Effect<Runs.Runs, Errors.InvalidInput, Scope.Scope> =>
+): Effect.Effect<Runs.Runs, Errors.ResearchInvalidInput, Scope.Scope> =>
   Effect.map(
     resolved.credentials.databaseUrl === undefined
       ? Effect.map(Runs.make(resolved, options), sayingNotStored)

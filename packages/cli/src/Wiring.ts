@@ -67,7 +67,7 @@ const searchProvider = (
   backend: CliConfig.SearchBackend,
   resolved: CliConfig.Resolved,
   corpus: LocalCorpus.Service | undefined
-): Effect.Effect<SearchProvider.Service, Errors.InvalidInput, Scope.Scope> => {
+): Effect.Effect<SearchProvider.Service, Errors.ResearchInvalidInput, Scope.Scope> => {
   const c = resolved.credentials
   switch (backend) {
     case "tavily":
@@ -148,7 +148,7 @@ const sessionStoreLayer = (
 const routerLayer = (
   resolved: CliConfig.Resolved,
   resilience: Resilience.Resilience
-): Layer.Layer<ModelRouter.ModelRouter, Errors.InvalidInput> => {
+): Layer.Layer<ModelRouter.ModelRouter, Errors.ResearchInvalidInput> => {
   const c = resolved.credentials
   return ModelSpec.layerConfig({
     default: resolved.models.default,
@@ -202,7 +202,7 @@ const openCorpus = (resolved: CliConfig.Resolved, root: string) =>
         ? ""
         : `, ${report.skipped.length} skipped: ${named.join("; ")}${more > 0 ? `; and ${more} more` : ""}`
     if (report.files === 0) {
-      return yield* new Errors.InvalidInput({
+      return yield* new Errors.ResearchInvalidInput({
         reason: `nothing to research in ${absolute}: no readable text, Markdown, HTML or PDF file${skipped}`
       })
     }
@@ -219,7 +219,7 @@ const openCorpus = (resolved: CliConfig.Resolved, root: string) =>
 const servicesLayer = (
   resolved: CliConfig.Resolved,
   store: Layer.Layer<SessionStore.SessionStore | SourceLibrary.SourceLibrary>
-): Layer.Layer<Services, Errors.InvalidInput> =>
+): Layer.Layer<Services, Errors.ResearchInvalidInput> =>
   // Scoped: some search providers pace their requests for as long as the services live.
   Layer.unwrapScoped(
     Effect.gen(function* () {
@@ -311,7 +311,7 @@ const simulated = <A, E>(
  * The layers of a run. With `--simulate`, the emulator runs for the life of the layer; the store keeps the
  * environment's keys and token out of what it writes all the same (a question may hold them, whoever answers it).
  */
-export const layer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Errors.InvalidInput> =>
+export const layer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Errors.ResearchInvalidInput> =>
   simulated(resolved, (vendors) => servicesLayer(vendors, sessionStoreLayer(resolved)))
 
 /**
@@ -323,7 +323,9 @@ export const storeOnlyLayer = (
 ): Layer.Layer<SessionStore.SessionStore | SourceLibrary.SourceLibrary> => sessionStoreLayer(resolved)
 
 /** The models alone (the judge is the `evaluation` role), for a process that has its store already. */
-export const judgeLayer = (resolved: CliConfig.Resolved): Layer.Layer<ModelRouter.ModelRouter, Errors.InvalidInput> =>
+export const judgeLayer = (
+  resolved: CliConfig.Resolved
+): Layer.Layer<ModelRouter.ModelRouter, Errors.ResearchInvalidInput> =>
   simulated(resolved, (resolved) =>
     Layer.unwrapEffect(Effect.map(makeResilience(resolved), (resilience) => routerLayer(resolved, resilience)))
   )
@@ -334,7 +336,7 @@ export const judgeLayer = (resolved: CliConfig.Resolved): Layer.Layer<ModelRoute
  */
 export const simulatedJudgeLayer = (
   resolved: CliConfig.Resolved
-): Layer.Layer<ModelRouter.ModelRouter, Errors.InvalidInput> =>
+): Layer.Layer<ModelRouter.ModelRouter, Errors.ResearchInvalidInput> =>
   judgeLayer({
     ...resolved,
     simulate: true,
@@ -344,5 +346,5 @@ export const simulatedJudgeLayer = (
 /** What `evaluate` needs: the models (the judge is the `evaluation` role) and the session store. */
 export const evaluationLayer = (
   resolved: CliConfig.Resolved
-): Layer.Layer<ModelRouter.ModelRouter | SessionStore.SessionStore, Errors.InvalidInput> =>
+): Layer.Layer<ModelRouter.ModelRouter | SessionStore.SessionStore, Errors.ResearchInvalidInput> =>
   Layer.merge(judgeLayer(resolved), sessionStoreLayer(resolved))

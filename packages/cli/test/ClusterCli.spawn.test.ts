@@ -64,7 +64,7 @@ const statusOf = (sessionId: string) =>
   Effect.runPromise(
     store.load(sessionId).pipe(
       Effect.map((session) => session.status),
-      Effect.catchTag("SessionNotFound", () => Effect.succeed("sent"))
+      Effect.catchTag("ResearchSessionNotFound", () => Effect.succeed("sent"))
     )
   )
 

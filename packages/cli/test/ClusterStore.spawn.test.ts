@@ -89,7 +89,7 @@ describe("deep-research with --database", () => {
     const deleted = await run(elsewhere, ["delete", session.id, "--database", url()])
     assert.strictEqual(deleted.code, 0, describeRun(deleted))
     const gone = await withPg((store) => Effect.flip(store.load(session.id)))
-    assert.strictEqual(gone._tag, "SessionNotFound")
+    assert.strictEqual(gone._tag, "ResearchSessionNotFound")
     assert.strictEqual(Session.currentVersion, session.version)
   })
 

@@ -605,7 +605,7 @@ describe("retries, rate-limit waits and breaker rejections", () => {
 
   it("shows a retry and the wait for the rate limiter as events of the model call", async () => {
     const spans = await eventsOfCalls(
-      [new Errors.RateLimited({ provider: "scripted" }), "ok"],
+      [new Errors.ProviderRateLimited({ provider: "scripted" }), "ok"],
       { retryBaseDelay: 1, jitter: false, requestsPerSecond: 2, burst: 1, adaptiveRate: false },
       1
     )
@@ -623,7 +623,7 @@ describe("retries, rate-limit waits and breaker rejections", () => {
     assert.lengthOf(spans, 2)
     assert.deepStrictEqual(
       spans.map((span) => span.attributes["error.type"]),
-      ["ProviderUnavailable", "CircuitOpen"]
+      ["ProviderUnavailable", "ProviderCircuitOpen"]
     )
     assert.include(spans[1]?.events ?? [], "circuit_breaker.rejected")
   })

@@ -2,7 +2,7 @@
  * The spending limits of a run: optional token and USD budgets that are ceilings. Every model call of the run reserves
  * its input plus its output limit before it is sent (the `ModelRouter` does it, with the `Budget` in context) and
  * settles what it really spent when it ends; parallel callers wait while calls in flight hold what they need, and a
- * call the budget can no longer cover is refused with `BudgetExhausted`. Research draws on the budget less the report's
+ * call the budget can no longer cover is refused with `ResearchBudgetExhausted`. Research draws on the budget less the report's
  * reserve (`synthesisReserve` of it, and never less than a report of useful length needs); the report draws on all of
  * it. Crossing 80% of the research allowance publishes a `BudgetWarning`, and so does research stopping (once each).
  *
@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as STM from "effect/STM"
 import * as TRef from "effect/TRef"
-import { BudgetExhausted } from "./Errors.js"
+import { ResearchBudgetExhausted } from "./Errors.js"
 import * as Pricing from "./Pricing.js"
 import type * as ResearchConfig from "./ResearchConfig.js"
 import * as ResearchEvents from "./ResearchEvents.js"
@@ -75,7 +75,7 @@ export interface Service {
    * asks (never below the role's `minimumOutput`). Waits while calls in flight hold what it needs; fails when the
    * budget cannot cover it even once they are done.
    */
-  readonly reserve: (call: Call) => Effect.Effect<Reservation, BudgetExhausted>
+  readonly reserve: (call: Call) => Effect.Effect<Reservation, ResearchBudgetExhausted>
   /** Replaces a reservation by what the call spent (nothing, when it failed). */
   readonly settle: (reservation: Reservation, spent: Spent) => Effect.Effect<void>
   /** Counts spending made without a reservation (a native web search priced per search). */
@@ -213,7 +213,7 @@ const ratesOf = (table: Pricing.PriceTable, model: string): Account.Rates => {
 const limitOf = (limited: Limited, pool: Pool): Spent => (pool === "report" ? limited.whole : limited.research)
 
 const exhaustedError = ({ budget, whole }: Limited, committed: Spent) =>
-  new BudgetExhausted(
+  new ResearchBudgetExhausted(
     budget.maxTokens !== undefined &&
       (budget.maxUsd === undefined || committed.tokens / whole.tokens >= committed.costUsd / whole.costUsd)
       ? { budget: "tokens", limit: budget.maxTokens, spent: committed.tokens }
@@ -262,7 +262,7 @@ const take = (limited: Limited, call: Call): STM.STM<Outcome> =>
       : STM.succeed(refused)
   })
 
-const reserve = (limited: Limited, call: Call): Effect.Effect<Reservation, BudgetExhausted> =>
+const reserve = (limited: Limited, call: Call): Effect.Effect<Reservation, ResearchBudgetExhausted> =>
   Effect.flatMap(STM.commit(take(limited, call)), (outcome) =>
     outcome._tag === "Granted"
       ? Effect.succeed(outcome.reservation)

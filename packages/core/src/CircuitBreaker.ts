@@ -1,7 +1,7 @@
 /**
  * A circuit breaker for one provider, timed with `Clock` (so `TestClock` drives it). Closed, it
  * lets calls through and counts consecutive failures that say the provider is down; at the threshold it opens and
- * refuses calls with `CircuitOpen` without making them; after the reset timeout it lets one trial call through
+ * refuses calls with `ProviderCircuitOpen` without making them; after the reset timeout it lets one trial call through
  * (half-open): a success closes it, a counted failure opens it again.
  *
  * Its state is a variable read and replaced in one synchronous step (as atomic as a `Ref`, which every call of every
@@ -14,7 +14,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { BreakerError, CircuitOpen, tripsBreaker } from "./Errors.js"
+import { BreakerError, ProviderCircuitOpen, tripsBreaker } from "./Errors.js"
 import * as ResearchEvents from "./ResearchEvents.js"
 
 // =============================================================================
@@ -41,8 +41,8 @@ export interface CircuitBreaker {
   readonly provider: string
   /** The state now (an open breaker whose timeout has passed reads as half-open). */
   readonly state: Effect.Effect<State>
-  /** Runs `effect` through the breaker: refused with `CircuitOpen` while open, its outcome recorded. */
-  readonly protect: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | CircuitOpen, R>
+  /** Runs `effect` through the breaker: refused with `ProviderCircuitOpen` while open, its outcome recorded. */
+  readonly protect: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | ProviderCircuitOpen, R>
   /**
    * `protect`'s admission of a call at `now`, in one synchronous step, for a caller that runs the call itself: refused
    * until `retryAt`, or admitted (as the half-open breaker's trial or not; `changed` when the breaker became
@@ -147,9 +147,9 @@ const unsafeMake = (options: Options): CircuitBreaker => {
   const unsafeRecord = (admission: Admitted, exit: Exit.Exit<unknown, unknown>, now: number): State | undefined =>
     record(admission.trial, outcomeOf(exit), now, causeOf(exit))
 
-  const protect = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | CircuitOpen, R> =>
+  const protect = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | ProviderCircuitOpen, R> =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.clockWith((clock): Effect.Effect<A, E | CircuitOpen, R> => {
+      Effect.clockWith((clock): Effect.Effect<A, E | ProviderCircuitOpen, R> => {
         const admission = admit(clock.unsafeCurrentTimeMillis())
         if (admission._tag === "Reject") return Effect.fail(rejection(provider, admission))
         const run = Effect.flatMap(Effect.exit(restore(effect)), (exit) => {
@@ -181,7 +181,7 @@ const closed: Internal = { _tag: "Closed", failures: 0 }
 
 const isBreakerError = Schema.is(BreakerError)
 
-/** The failure of a call, when it is one a `CircuitOpen` can carry. */
+/** The failure of a call, when it is one a `ProviderCircuitOpen` can carry. */
 const causeOf = (exit: Exit.Exit<unknown, unknown>): BreakerError | undefined => {
   if (Exit.isSuccess(exit)) return undefined
   const failure = Cause.failureOption(exit.cause)
@@ -192,8 +192,8 @@ const causeOf = (exit: Exit.Exit<unknown, unknown>): BreakerError | undefined =>
 export const rejection = (
   provider: string,
   admission: { readonly retryAt: number; readonly cause?: BreakerError | undefined }
-): CircuitOpen =>
-  new CircuitOpen(
+): ProviderCircuitOpen =>
+  new ProviderCircuitOpen(
     admission.cause === undefined
       ? { provider, retryAt: admission.retryAt }
       : { provider, retryAt: admission.retryAt, cause: admission.cause }

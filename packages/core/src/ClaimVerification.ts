@@ -154,7 +154,7 @@ const checkBatch = (
   }).pipe(
     Effect.map(({ value }) => verdictsOf(claims, value)),
     Effect.catchAll((error) =>
-      error._tag === "BudgetExhausted"
+      error._tag === "ResearchBudgetExhausted"
         ? Effect.succeed(claims.map((claim) => unresolved(claim, "unchecked", "the budget could not pay for it")))
         : Effect.as(
             Effect.logWarning("a claim check failed", error.message),

@@ -6,7 +6,7 @@
  * sources do not cover the question, the answer says so and names a direction a continuation could research
  * (`extend`, below). Answers are kept with the session, in order; what they spent is in its usage and in its metrics
  * under the `answer` phase. An answer's calls draw on the session's budget as a run's do (the whole of it, what the
- * session spent counted): a session whose budget cannot cover them is refused with `BudgetExhausted`, unless the ask
+ * session spent counted): a session whose budget cannot cover them is refused with `ResearchBudgetExhausted`, unless the ask
  * gives a larger budget, which replaces the stored one as a resumed run's does.
  */
 import * as Clock from "effect/Clock"
@@ -18,12 +18,12 @@ import * as ClaimVerification from "./ClaimVerification.js"
 import * as Citations from "./Citations.js"
 import * as Defaults from "./Defaults.js"
 import {
-  InvalidInput,
-  type MalformedOutput,
+  ResearchInvalidInput,
+  type ModelMalformedOutput,
   type ProviderError,
-  type SessionBusy,
-  type SessionCorrupt,
-  type SessionNotFound
+  type ResearchSessionBusy,
+  type ResearchSessionCorrupt,
+  type ResearchSessionNotFound
 } from "./Errors.js"
 import * as ResumeSettings from "./internal/session/resumeSettings.js"
 import * as Passages from "./internal/text/passages.js"
@@ -73,7 +73,7 @@ export interface Options {
   /**
    * A new budget for the session (either field left out keeps the stored one), kept with it as a resumed run's is:
    * for an ask the stored budget can no longer cover. One that does not exceed what the session spent is
-   * `InvalidInput`.
+   * `ResearchInvalidInput`.
    */
   readonly budget?: ResumeSettings.BudgetChange | undefined
 }
@@ -89,7 +89,13 @@ export interface Answered {
 }
 
 /** What `ask` can fail with. */
-export type Failure = ProviderError | MalformedOutput | InvalidInput | SessionNotFound | SessionCorrupt | SessionBusy
+export type Failure =
+  | ProviderError
+  | ModelMalformedOutput
+  | ResearchInvalidInput
+  | ResearchSessionNotFound
+  | ResearchSessionCorrupt
+  | ResearchSessionBusy
 
 // =============================================================================
 // Numbering and retrieval
@@ -232,7 +238,7 @@ const citationsOf = (markdown: string, entries: ReadonlyArray<Numbered>): Readon
 /**
  * Answers `question` from the stored sources of the finished session `sessionId`, keeps the answer with the session
  * (after the earlier ones) and returns both. The session is held while it is answered: a run working on it is
- * `SessionBusy`. A session with no report yet is `InvalidInput`.
+ * `ResearchSessionBusy`. A session with no report yet is `ResearchInvalidInput`.
  */
 export const ask = (
   sessionId: string,
@@ -241,14 +247,14 @@ export const ask = (
 ): Effect.Effect<Answered, Failure, ModelRouter.ModelRouter | SessionStore> =>
   Effect.scoped(
     Effect.gen(function* () {
-      if (question.trim() === "") return yield* new InvalidInput({ reason: "the question is empty" })
+      if (question.trim() === "") return yield* new ResearchInvalidInput({ reason: "the question is empty" })
       const id = yield* Session.validateId(sessionId)
       const store = yield* SessionStore
       yield* store.load(id)
       yield* store.lock(id)
       const loaded = yield* store.load(id)
       if (loaded.status !== "completed" || loaded.report === undefined) {
-        return yield* new InvalidInput({
+        return yield* new ResearchInvalidInput({
           reason: `session ${id} has no finished report to ask about (its status is ${loaded.status})`
         })
       }
@@ -296,7 +302,7 @@ export const ask = (
  * Goes deeper: reopens the completed session `sessionId` in `direction`. The supervisor goes on from its brief, its
  * findings and its sources for at most `rounds` more rounds (2 by default; pages the session read are not fetched
  * again), and the report is written again as a new version, the earlier one kept in `reportVersions`. A session that
- * is not completed, an empty direction or rounds out of bounds are `InvalidInput`.
+ * is not completed, an empty direction or rounds out of bounds are `ResearchInvalidInput`.
  */
 export const extend = (
   sessionId: string,
@@ -305,9 +311,9 @@ export const extend = (
 ): Effect.Effect<Session.Session, Pipeline.ResumeFailure, Pipeline.Requirements> => {
   const rounds = options?.rounds ?? Continuation.defaultRounds
   const most = Defaults.upperBounds.maxSupervisionRounds
-  if (direction.trim() === "") return Effect.fail(new InvalidInput({ reason: "the direction is empty" }))
+  if (direction.trim() === "") return Effect.fail(new ResearchInvalidInput({ reason: "the direction is empty" }))
   if (!Number.isInteger(rounds) || rounds < 1 || rounds > most) {
-    return Effect.fail(new InvalidInput({ reason: `rounds must be an integer from 1 to ${most}` }))
+    return Effect.fail(new ResearchInvalidInput({ reason: `rounds must be an integer from 1 to ${most}` }))
   }
   return Pipeline.resume(sessionId, { ...options, direction: direction.trim(), rounds })
 }

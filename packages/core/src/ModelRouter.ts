@@ -2,7 +2,7 @@
  * A language model per role. Resolution: the role's own model, else its tier's, else the default. Every call is
  * recorded, with its cost, under its role in the `UsageLedger` of the current run, and traced as a GenAI client span.
  * Under a run's `Budget` every call is reserved before it is sent (its input counted, its output limit set to what
- * the budget grants) and settled when it ends; a call the budget cannot cover fails with `BudgetExhausted`.
+ * the budget grants) and settled when it ends; a call the budget cannot cover fails with `ResearchBudgetExhausted`.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

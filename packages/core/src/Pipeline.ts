@@ -12,12 +12,12 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { ContentExtractor } from "./ContentExtractor.js"
 import {
-  InvalidInput,
-  type MalformedOutput,
+  ResearchInvalidInput,
+  type ModelMalformedOutput,
   type ProviderError,
-  type SessionBusy,
-  type SessionCorrupt,
-  type SessionNotFound,
+  type ResearchSessionBusy,
+  type ResearchSessionCorrupt,
+  type ResearchSessionNotFound,
   type Ungrounded
 } from "./Errors.js"
 import type * as ModelRouter from "./ModelRouter.js"
@@ -72,7 +72,7 @@ export interface ResumeOptions {
   readonly clarification?: Clarify.Mode | undefined
   /**
    * A new budget (either field left out keeps the stored one). It replaces the stored budget; when the budget is what
-   * stopped research, research goes on. One that does not exceed what the session has spent is `InvalidInput`.
+   * stopped research, research goes on. One that does not exceed what the session has spent is `ResearchInvalidInput`.
    */
   readonly budget?: ResumeSettings.BudgetChange | undefined
   /**
@@ -91,10 +91,16 @@ export interface ResumeOptions {
  * model's answer that never decoded, a run that found no source and must rest on one, a session id that is taken by
  * another run or stored corrupt, and input that was refused.
  */
-export type ResearchFailure = ProviderError | MalformedOutput | Ungrounded | SessionCorrupt | SessionBusy | InvalidInput
+export type ResearchFailure =
+  | ProviderError
+  | ModelMalformedOutput
+  | Ungrounded
+  | ResearchSessionCorrupt
+  | ResearchSessionBusy
+  | ResearchInvalidInput
 
 /** What `resume` can fail with: what `research` can, and an id that no stored session has. */
-export type ResumeFailure = ResearchFailure | SessionNotFound
+export type ResumeFailure = ResearchFailure | ResearchSessionNotFound
 
 /**
  * What the pipeline needs in context. `ResearchEvents`, `UserInput`, `Pricing` and `SessionLimit` are used when
@@ -158,17 +164,17 @@ const beginNew = <R>(
     const existing = yield* Effect.either(store.load(asked.id))
     if (existing._tag === "Right") {
       return yield* Effect.fail(
-        new InvalidInput({ reason: `a session with id ${asked.id} already exists; resume it instead` })
+        new ResearchInvalidInput({ reason: `a session with id ${asked.id} already exists; resume it instead` })
       )
     }
-    if (existing.left._tag !== "SessionNotFound") return yield* Effect.fail(existing.left)
+    if (existing.left._tag !== "ResearchSessionNotFound") return yield* Effect.fail(existing.left)
     const session = yield* SessionRecord.newSession(asked.id, asked.query, asked.config, options?.createdAt, "running")
     return yield* begin(runUnit, interruptible, session, mode)
   })
 
 const researchWith = <R>(runUnit: ResearchUnit.Runner<R>, query: string, options?: ResearchOptions) =>
   Effect.gen(function* () {
-    if (query.trim() === "") return yield* Effect.fail(new InvalidInput({ reason: "the question is empty" }))
+    if (query.trim() === "") return yield* Effect.fail(new ResearchInvalidInput({ reason: "the question is empty" }))
     const config = yield* decodeConfig(options?.config)
     const id = yield* Session.validateId(options?.sessionId ?? (yield* newSessionId))
     yield* Effect.annotateCurrentSpan(Telemetry.attributes.sessionId, id)
@@ -219,18 +225,20 @@ const runStored = <R>(
     yield* store.lock(id)
     const stored = yield* Effect.flatMap(store.load(id), (loaded) => ResumeSettings.withBudget(loaded, options?.budget))
     if (options?.answer !== undefined && stored.status !== "awaiting_clarification") {
-      return yield* new InvalidInput({
+      return yield* new ResearchInvalidInput({
         reason: `session ${id} is not waiting for an answer (its status is ${stored.status})`
       })
     }
     if (options?.review !== undefined && stored.status !== "awaiting_review") {
-      return yield* new InvalidInput({
+      return yield* new ResearchInvalidInput({
         reason: `session ${id} is not waiting for its plan to be reviewed (its status is ${stored.status})`
       })
     }
     if (stored.status === "completed" && options?.direction === undefined) return stored
     if (options?.direction !== undefined && stored.status !== "completed") {
-      return yield* new InvalidInput({ reason: `session ${id} is not finished (its status is ${stored.status})` })
+      return yield* new ResearchInvalidInput({
+        reason: `session ${id} is not finished (its status is ${stored.status})`
+      })
     }
     // A continuation is stored reopened before research goes on: a crash right after leaves one `resume` carries on.
     const direction = options?.direction
@@ -320,7 +328,7 @@ export const research: (
  * Stores a new session of `query`, queued: its question and settings, nothing researched, so that its id can be given
  * out before its research begins (a server's acknowledgement); `resume` begins it. Durable once this returns, as the
  * store's `save` is (SQLite and PostgreSQL commit). A given id must be new: one that is stored already is
- * `InvalidInput`; without one, a new id is made (and not looked for in the store: ids are random).
+ * `ResearchInvalidInput`; without one, a new id is made (and not looked for in the store: ids are random).
  */
 export const enqueue = (
   query: string,
@@ -329,9 +337,9 @@ export const enqueue = (
     readonly config?: ResearchOptions["config"]
     readonly createdAt?: number | undefined
   }
-): Effect.Effect<Session.Session, InvalidInput | SessionCorrupt, SessionStore> =>
+): Effect.Effect<Session.Session, ResearchInvalidInput | ResearchSessionCorrupt, SessionStore> =>
   Effect.gen(function* () {
-    if (query.trim() === "") return yield* Effect.fail(new InvalidInput({ reason: "the question is empty" }))
+    if (query.trim() === "") return yield* Effect.fail(new ResearchInvalidInput({ reason: "the question is empty" }))
     const config = yield* decodeConfig(options?.config)
     const given = options?.sessionId
     const id = given === undefined ? yield* newSessionId : yield* Session.validateId(given)
@@ -339,9 +347,9 @@ export const enqueue = (
     if (given !== undefined) {
       const existing = yield* Effect.either(store.load(id))
       if (existing._tag === "Right") {
-        return yield* new InvalidInput({ reason: `a session with id ${id} already exists; resume it instead` })
+        return yield* new ResearchInvalidInput({ reason: `a session with id ${id} already exists; resume it instead` })
       }
-      if (existing.left._tag !== "SessionNotFound") return yield* existing.left
+      if (existing.left._tag !== "ResearchSessionNotFound") return yield* existing.left
     }
     const session = yield* SessionRecord.newSession(id, query, config, options?.createdAt, "queued")
     yield* store.save(session)
@@ -361,9 +369,9 @@ export const recordCancelled = (
     readonly config?: ResearchOptions["config"]
     readonly createdAt?: number | undefined
   }
-): Effect.Effect<void, InvalidInput, SessionStore> =>
+): Effect.Effect<void, ResearchInvalidInput, SessionStore> =>
   Effect.gen(function* () {
-    if (query.trim() === "") return yield* Effect.fail(new InvalidInput({ reason: "the question is empty" }))
+    if (query.trim() === "") return yield* Effect.fail(new ResearchInvalidInput({ reason: "the question is empty" }))
     const config = yield* decodeConfig(options.config)
     const id = yield* Session.validateId(options.sessionId)
     yield* SessionRecord.storedCancelled(

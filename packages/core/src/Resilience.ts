@@ -18,8 +18,8 @@ import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as CircuitBreaker from "./CircuitBreaker.js"
 import type * as ContentExtractor from "./ContentExtractor.js"
-import { isRetryable, Timeout } from "./Errors.js"
-import type { CircuitOpen } from "./Errors.js"
+import { isRetryable, kindOf, ProviderTimeout } from "./Errors.js"
+import type { ProviderCircuitOpen } from "./Errors.js"
 import type * as LanguageModel from "./LanguageModel.js"
 import * as ResearchEvents from "./ResearchEvents.js"
 import type * as SearchProvider from "./SearchProvider.js"
@@ -103,7 +103,7 @@ export interface Service {
     provider: string,
     effect: Effect.Effect<A, E, R>,
     options?: ProtectOptions
-  ) => Effect.Effect<A, E | CircuitOpen | Timeout, R>
+  ) => Effect.Effect<A, E | ProviderCircuitOpen | ProviderTimeout, R>
   /** The state of a provider's breaker. */
   readonly circuitState: (provider: string, kind?: Kind) => Effect.Effect<CircuitBreaker.State>
   /**
@@ -115,9 +115,10 @@ export interface Service {
   readonly wrapContentExtractor: (extractor: ContentExtractor.Service) => ContentExtractor.Service
 }
 
+// An error's kind as messages have always named it (`kindOf`): the CLI prints the Retrying event's `error`.
 const describeError = (error: unknown): string =>
   error instanceof Error
-    ? `${Predicate.hasProperty(error, "_tag") ? String(error._tag) : error.name}: ${error.message}`
+    ? `${Predicate.hasProperty(error, "_tag") ? kindOf({ _tag: String(error._tag) }) : error.name}: ${error.message}`
     : String(error)
 
 /** The retry schedule of a provider's calls, announcing each retry as an event, a span event and a debug log. */
@@ -192,7 +193,7 @@ const policy = (settings: Settings): Effect.Effect<Service> =>
       provider: string,
       effect: Effect.Effect<A, E, R>,
       options?: ProtectOptions
-    ): Effect.Effect<A, E | CircuitOpen | Timeout, R> => {
+    ): Effect.Effect<A, E | ProviderCircuitOpen | ProviderTimeout, R> => {
       const kind = options?.kind ?? "model"
       const existing = states.get(`${kind}:${provider}`)
       const run = (state: ProtectedCall.ProviderState) =>
@@ -201,7 +202,7 @@ const policy = (settings: Settings): Effect.Effect<Service> =>
           provider,
           effect,
           Duration.decode(options?.attemptTimeout ?? state.policy.attemptTimeout),
-          () => announcedRetries<E | CircuitOpen | Timeout>(provider, state.policy)
+          () => announcedRetries<E | ProviderCircuitOpen | ProviderTimeout>(provider, state.policy)
         )
       return existing !== undefined ? run(existing) : Effect.flatMap(stateOf(provider, kind), run)
     }
@@ -268,7 +269,7 @@ export const protect = <A, E, R>(
   provider: string,
   effect: Effect.Effect<A, E, R>,
   options?: ProtectOptions
-): Effect.Effect<A, E | CircuitOpen | Timeout, R | Resilience> =>
+): Effect.Effect<A, E | ProviderCircuitOpen | ProviderTimeout, R | Resilience> =>
   Effect.flatMap(Resilience, (resilience) => resilience.protect(provider, effect, options))
 
 /** The model with every call protected by the `Resilience` in context. */

@@ -8,7 +8,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
-import { InvalidInput, ResearchError } from "./Errors.js"
+import { ResearchInvalidInput, ResearchError } from "./Errors.js"
 import {
   Brief,
   ClarificationRecord,
@@ -52,13 +52,13 @@ export const SessionId = Schema.String.pipe(
 
 const isSessionId = Schema.is(SessionId)
 
-/** The id when it is a valid session id, else `InvalidInput` saying what an id may hold. */
-export const validateId = (id: string): Effect.Effect<string, InvalidInput> => {
+/** The id when it is a valid session id, else `ResearchInvalidInput` saying what an id may hold. */
+export const validateId = (id: string): Effect.Effect<string, ResearchInvalidInput> => {
   if (isSessionId(id)) return Effect.succeed(id)
   // A hostile id can be long: it is shown shortened.
   const shown: string = id
   return Effect.fail(
-    new InvalidInput({
+    new ResearchInvalidInput({
       reason: `${JSON.stringify(shown.length > 40 ? `${shown.slice(0, 40)}…` : shown)} is not a session id (letters, digits, - and _, at most 128, not starting with - or _)`
     })
   )

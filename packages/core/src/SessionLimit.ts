@@ -12,7 +12,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { InvalidInput } from "./Errors.js"
+import { ResearchInvalidInput } from "./Errors.js"
 import * as Permits from "./internal/resilience/permits.js"
 
 /** The limit's handle. */
@@ -29,11 +29,11 @@ export interface Service {
   readonly wouldWait: Effect.Effect<boolean>
 }
 
-/** A limit of `maxConcurrentSessions` runs at once; anything but a positive integer is `InvalidInput`. */
-const slots = (maxConcurrentSessions: number): Effect.Effect<Service, InvalidInput> =>
+/** A limit of `maxConcurrentSessions` runs at once; anything but a positive integer is `ResearchInvalidInput`. */
+const slots = (maxConcurrentSessions: number): Effect.Effect<Service, ResearchInvalidInput> =>
   Effect.gen(function* () {
     if (!Number.isInteger(maxConcurrentSessions) || maxConcurrentSessions < 1) {
-      return yield* new InvalidInput({
+      return yield* new ResearchInvalidInput({
         reason: `maxConcurrentSessions must be a positive integer, not ${maxConcurrentSessions}`
       })
     }
@@ -69,12 +69,12 @@ export class SessionLimit extends Effect.Service<SessionLimit>()("@deep-research
   effect: slots
 }) {}
 
-/** A limit of `maxConcurrentSessions` runs at once; anything but a positive integer is `InvalidInput`. */
-export const make = (maxConcurrentSessions: number): Effect.Effect<SessionLimit, InvalidInput> =>
+/** A limit of `maxConcurrentSessions` runs at once; anything but a positive integer is `ResearchInvalidInput`. */
+export const make = (maxConcurrentSessions: number): Effect.Effect<SessionLimit, ResearchInvalidInput> =>
   Effect.map(slots(maxConcurrentSessions), SessionLimit.make)
 
 /** A limit of `maxConcurrentSessions` runs at once, as the `SessionLimit` in context. */
-export const layer = (maxConcurrentSessions: number): Layer.Layer<SessionLimit, InvalidInput> =>
+export const layer = (maxConcurrentSessions: number): Layer.Layer<SessionLimit, ResearchInvalidInput> =>
   SessionLimit.Default(maxConcurrentSessions)
 
 /** Runs `run` in a slot of the `SessionLimit` in context, or at once when there is none. */

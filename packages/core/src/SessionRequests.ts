@@ -19,7 +19,7 @@ import * as Request from "effect/Request"
 import * as RequestResolver from "effect/RequestResolver"
 import type * as Scope from "effect/Scope"
 import * as ContentExtractor from "./ContentExtractor.js"
-import type { MalformedOutput, ProviderError } from "./Errors.js"
+import type { ModelMalformedOutput, ProviderError } from "./Errors.js"
 import * as RequestJournal from "./internal/session/requestJournal.js"
 import { ModelRouter } from "./ModelRouter.js"
 import * as Novelty from "./Novelty.js"
@@ -64,7 +64,7 @@ const searchKeyOf = (request: Search): RequestJournal.SearchKey => ({
 /** One summary, by the text summarised (the URL and title sent are the first asker's). */
 class Summary extends Request.TaggedClass("Summary")<
   SourceSummary,
-  ProviderError | MalformedOutput,
+  ProviderError | ModelMalformedOutput,
   { readonly url: string; readonly title: string; readonly content: string }
 > {
   [Equal.symbol](that: Equal.Equal): boolean {

@@ -6,33 +6,42 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { InvalidInput } from "./Errors.js"
-import type { SessionBusy, SessionCorrupt, SessionNotFound } from "./Errors.js"
+import { ResearchInvalidInput } from "./Errors.js"
+import type { ResearchSessionBusy, ResearchSessionCorrupt, ResearchSessionNotFound } from "./Errors.js"
 import type { ResearchEvent } from "./ResearchEvents.js"
 import type { Session, SessionSummary } from "./Session.js"
 
-/** A session store. Ids are validated: an id that could name another path is `InvalidInput`. */
+/** A session store. Ids are validated: an id that could name another path is `ResearchInvalidInput`. */
 export interface Service {
   /** Writes the session atomically; a crash leaves the previous checkpoint intact. */
-  readonly save: (session: Session) => Effect.Effect<void, InvalidInput>
-  readonly load: (id: string) => Effect.Effect<Session, SessionNotFound | SessionCorrupt | InvalidInput>
-  readonly appendEvents: (id: string, events: ReadonlyArray<ResearchEvent>) => Effect.Effect<void, InvalidInput>
-  readonly events: (id: string) => Effect.Effect<ReadonlyArray<ResearchEvent>, SessionNotFound | InvalidInput>
-  readonly saveReport: (id: string, markdown: string) => Effect.Effect<void, InvalidInput>
+  readonly save: (session: Session) => Effect.Effect<void, ResearchInvalidInput>
+  readonly load: (
+    id: string
+  ) => Effect.Effect<Session, ResearchSessionNotFound | ResearchSessionCorrupt | ResearchInvalidInput>
+  readonly appendEvents: (id: string, events: ReadonlyArray<ResearchEvent>) => Effect.Effect<void, ResearchInvalidInput>
+  readonly events: (
+    id: string
+  ) => Effect.Effect<ReadonlyArray<ResearchEvent>, ResearchSessionNotFound | ResearchInvalidInput>
+  readonly saveReport: (id: string, markdown: string) => Effect.Effect<void, ResearchInvalidInput>
   /**
    * Keeps a named artefact beside the session (an evaluation, for example), replacing one of the same name
    * atomically. Names are checked by `validateArtefactName`.
    */
-  readonly saveArtefact: (id: string, name: string, content: string) => Effect.Effect<void, InvalidInput>
-  /** A named artefact of the session, if one was kept; `SessionNotFound` when the store holds nothing of the session. */
-  readonly artefact: (id: string, name: string) => Effect.Effect<Option.Option<string>, SessionNotFound | InvalidInput>
+  readonly saveArtefact: (id: string, name: string, content: string) => Effect.Effect<void, ResearchInvalidInput>
+  /** A named artefact of the session, if one was kept; `ResearchSessionNotFound` when the store holds nothing of the session. */
+  readonly artefact: (
+    id: string,
+    name: string
+  ) => Effect.Effect<Option.Option<string>, ResearchSessionNotFound | ResearchInvalidInput>
   /** Removes a named artefact of the session; removing one that was never kept (or is gone) does nothing. */
-  readonly deleteArtefact: (id: string, name: string) => Effect.Effect<void, InvalidInput>
+  readonly deleteArtefact: (id: string, name: string) => Effect.Effect<void, ResearchInvalidInput>
   readonly list: Effect.Effect<ReadonlyArray<SessionSummary>>
-  /** Removes the session and its files; `SessionBusy` while a live run holds it. */
-  readonly delete: (id: string) => Effect.Effect<void, SessionNotFound | SessionBusy | InvalidInput>
-  /** Holds the session for the life of the scope; `SessionBusy` while another live run holds it. */
-  readonly lock: (id: string) => Effect.Effect<void, SessionBusy | InvalidInput, Scope.Scope>
+  /** Removes the session and its files; `ResearchSessionBusy` while a live run holds it. */
+  readonly delete: (
+    id: string
+  ) => Effect.Effect<void, ResearchSessionNotFound | ResearchSessionBusy | ResearchInvalidInput>
+  /** Holds the session for the life of the scope; `ResearchSessionBusy` while another live run holds it. */
+  readonly lock: (id: string) => Effect.Effect<void, ResearchSessionBusy | ResearchInvalidInput, Scope.Scope>
 }
 
 /**
@@ -48,11 +57,11 @@ const artefactName = /^[a-z0-9][a-z0-9_-]{0,62}\.[a-z0-9]{1,8}$/
 const reservedNames: ReadonlySet<string> = new Set(["session.json", "events.jsonl", "report.md"])
 
 /** Refuses a name that could be a path or one of the store's own names. */
-export const validateArtefactName = (name: string): Effect.Effect<string, InvalidInput> =>
+export const validateArtefactName = (name: string): Effect.Effect<string, ResearchInvalidInput> =>
   artefactName.test(name) && !reservedNames.has(name)
     ? Effect.succeed(name)
     : Effect.fail(
-        new InvalidInput({
+        new ResearchInvalidInput({
           reason:
             `${JSON.stringify(name)} is not an artefact name (lower-case letters, digits, - and _, then an ` +
             "extension; not session.json, events.jsonl or report.md)"

@@ -7,7 +7,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { InvalidInput } from "./Errors.js"
+import type { ResearchInvalidInput } from "./Errors.js"
 
 /** One passage of a stored source that matched a search, best first. */
 export class Passage extends Schema.Class<Passage>("@deep-research/core/LibraryPassage")({
@@ -42,8 +42,11 @@ export const maxResults = 200
 
 /** The library. */
 export interface Service {
-  /** The passages matching `terms`, best first; `InvalidInput` when the terms hold no word to search for. */
-  readonly search: (terms: string, options?: SearchOptions) => Effect.Effect<ReadonlyArray<Passage>, InvalidInput>
+  /** The passages matching `terms`, best first; `ResearchInvalidInput` when the terms hold no word to search for. */
+  readonly search: (
+    terms: string,
+    options?: SearchOptions
+  ) => Effect.Effect<ReadonlyArray<Passage>, ResearchInvalidInput>
 }
 
 /** The library in context. */

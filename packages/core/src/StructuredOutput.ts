@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { MalformedOutput, type ProviderError } from "./Errors.js"
+import { ModelMalformedOutput, type ProviderError } from "./Errors.js"
 import * as LanguageModel from "./LanguageModel.js"
 import * as Tool from "./Tool.js"
 
@@ -154,7 +154,7 @@ export interface GeneratedObject<A> {
 }
 
 /**
- * Asks a model for an object of the Schema's shape. Fails with `MalformedOutput` when the answer still does not
+ * Asks a model for an object of the Schema's shape. Fails with `ModelMalformedOutput` when the answer still does not
  * decode after the retries, or with the provider's error.
  */
 export const generateObject = <A, I>(
@@ -162,7 +162,7 @@ export const generateObject = <A, I>(
   schema: Schema.Schema<A, I>,
   request: LanguageModel.GenerateRequest,
   options?: GenerateObjectOptions
-): Effect.Effect<GeneratedObject<A>, ProviderError | MalformedOutput> => {
+): Effect.Effect<GeneratedObject<A>, ProviderError | ModelMalformedOutput> => {
   const name = options?.name ?? "answer"
   const retries = options?.retries ?? 3
   const jsonSchema = Tool.jsonSchemaOf(schema)
@@ -176,12 +176,12 @@ export const generateObject = <A, I>(
   const loop = (
     messages: ReadonlyArray<LanguageModel.Message>,
     attempt: number
-  ): Effect.Effect<GeneratedObject<A>, ProviderError | MalformedOutput> =>
+  ): Effect.Effect<GeneratedObject<A>, ProviderError | ModelMalformedOutput> =>
     Effect.flatMap(model.generate({ ...base, messages }), (completion) => {
       const parsed = parseAnswer(schema, completion.text)
       if (Either.isRight(parsed)) return Effect.succeed({ value: parsed.right, completion, attempts: attempt })
       if (attempt > retries) {
-        return Effect.fail(new MalformedOutput({ reason: parsed.left, raw: completion.text.slice(0, 4_000) }))
+        return Effect.fail(new ModelMalformedOutput({ reason: parsed.left, raw: completion.text.slice(0, 4_000) }))
       }
       return loop(
         [

@@ -6,7 +6,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import type { MalformedOutput, ProviderError } from "./Errors.js"
+import type { ModelMalformedOutput, ProviderError } from "./Errors.js"
 import * as LanguageModel from "./LanguageModel.js"
 import { ModelRouter } from "./ModelRouter.js"
 import * as Prompt from "./prompts/summarization.js"
@@ -22,7 +22,7 @@ export interface SummaryInput {
 
 /** A summarizer. */
 export interface Service {
-  readonly summarize: (input: SummaryInput) => Effect.Effect<SourceSummary, ProviderError | MalformedOutput>
+  readonly summarize: (input: SummaryInput) => Effect.Effect<SourceSummary, ProviderError | ModelMalformedOutput>
 }
 
 /**

@@ -4,12 +4,12 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import type { InvalidInput } from "./Errors.js"
+import type { ResearchInvalidInput } from "./Errors.js"
 
 /** Someone to ask. */
 export interface Service {
-  /** The answer, or `InvalidInput` when the person declined. */
-  readonly ask: (question: string) => Effect.Effect<string, InvalidInput>
+  /** The answer, or `ResearchInvalidInput` when the person declined. */
+  readonly ask: (question: string) => Effect.Effect<string, ResearchInvalidInput>
 }
 
 /** The person in context. */

@@ -115,7 +115,7 @@ describe("adaptive rate", () => {
         const now = yield* Clock.currentTimeMillis
         yield* Ref.update(times, (all) => [...all, now])
         const n = yield* Ref.getAndUpdate(answers, (k) => k + 1)
-        return n === 1 ? yield* Effect.fail(new Errors.RateLimited({ provider: "acme" })) : "ok"
+        return n === 1 ? yield* Effect.fail(new Errors.ProviderRateLimited({ provider: "acme" })) : "ok"
       })
       const fiber = yield* Effect.fork(
         Effect.forEach([1, 2, 3, 4], () => Effect.exit(resilience.protect("acme", call, { kind: "search" })))

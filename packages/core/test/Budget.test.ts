@@ -45,7 +45,7 @@ describe("Budget", () => {
       assert.strictEqual((yield* small.reserve(researcher(1_000))).outputTokens, 2_000)
       const tiny = yield* Budget.make(tokens(3_500), none)
       const refused = yield* Effect.either(tiny.reserve(researcher(1_000)))
-      assert.isTrue(Either.isLeft(refused) && refused.left._tag === "BudgetExhausted")
+      assert.isTrue(Either.isLeft(refused) && refused.left._tag === "ResearchBudgetExhausted")
       assert.isTrue(yield* tiny.researchExhausted)
     })
   )

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { InvalidInput } from "../src/Errors.js"
+import { ResearchInvalidInput } from "../src/Errors.js"
 import * as Checkpoint from "../src/phases/Checkpoint.js"
 import * as ResearchConfig from "../src/ResearchConfig.js"
 import * as Session from "../src/Session.js"
@@ -61,7 +61,9 @@ describe("Checkpoint.make", () => {
         save: (session) =>
           Effect.zipRight(
             Effect.repeatN(Effect.yieldNow(), 3),
-            session.query.endsWith("!") ? Effect.fail(new InvalidInput({ reason: "refused" })) : memory.save(session)
+            session.query.endsWith("!")
+              ? Effect.fail(new ResearchInvalidInput({ reason: "refused" }))
+              : memory.save(session)
           )
       })
     )

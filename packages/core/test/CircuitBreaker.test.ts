@@ -31,14 +31,14 @@ describe("CircuitBreaker", () => {
     })
   )
 
-  it.effect("rejects calls with CircuitOpen while open, without making them", () =>
+  it.effect("rejects calls with ProviderCircuitOpen while open, without making them", () =>
     Effect.gen(function* () {
       const breaker = yield* CircuitBreaker.make({ provider: "acme" })
       const { call, count } = yield* makeCall
       yield* failTimes(breaker, 5, call(down))
       const result = yield* Effect.either(breaker.protect(call()))
-      assert.isTrue(Either.isLeft(result) && result.left instanceof Errors.CircuitOpen)
-      if (Either.isLeft(result) && result.left instanceof Errors.CircuitOpen) {
+      assert.isTrue(Either.isLeft(result) && result.left instanceof Errors.ProviderCircuitOpen)
+      if (Either.isLeft(result) && result.left instanceof Errors.ProviderCircuitOpen) {
         assert.strictEqual(result.left.provider, "acme")
         assert.strictEqual(result.left.retryAt, 30_000)
       }
@@ -46,15 +46,15 @@ describe("CircuitBreaker", () => {
     })
   )
 
-  it.effect("a refused call's CircuitOpen carries the failure that opened the breaker, and says it", () =>
+  it.effect("a refused call's ProviderCircuitOpen carries the failure that opened the breaker, and says it", () =>
     Effect.gen(function* () {
       const breaker = yield* CircuitBreaker.make({ provider: "acme" })
       const { call } = yield* makeCall
-      const refused = new Errors.AuthenticationFailed({ provider: "acme", detail: "invalid key" })
+      const refused = new Errors.ProviderAuthenticationFailed({ provider: "acme", detail: "invalid key" })
       yield* failTimes(breaker, 5, call(refused))
       const result = yield* Effect.flip(breaker.protect(call()))
-      assert.instanceOf(result, Errors.CircuitOpen)
-      if (result instanceof Errors.CircuitOpen) {
+      assert.instanceOf(result, Errors.ProviderCircuitOpen)
+      if (result instanceof Errors.ProviderCircuitOpen) {
         assert.deepStrictEqual(result.cause, refused)
         assert.include(result.message, "refused the credentials")
         const decoded = Schema.decodeUnknownSync(Errors.ResearchError)(Schema.encodeSync(Errors.ResearchError)(result))
@@ -99,8 +99,8 @@ describe("CircuitBreaker", () => {
       yield* Effect.either(breaker.protect(call(down)))
       assert.strictEqual(yield* breaker.state, "open")
       const rejected = yield* Effect.either(breaker.protect(call()))
-      assert.isTrue(Either.isLeft(rejected) && rejected.left instanceof Errors.CircuitOpen)
-      if (Either.isLeft(rejected) && rejected.left instanceof Errors.CircuitOpen) {
+      assert.isTrue(Either.isLeft(rejected) && rejected.left instanceof Errors.ProviderCircuitOpen)
+      if (Either.isLeft(rejected) && rejected.left instanceof Errors.ProviderCircuitOpen) {
         assert.strictEqual(rejected.left.retryAt, 60_000)
       }
       assert.strictEqual(yield* count, 6)
@@ -118,7 +118,7 @@ describe("CircuitBreaker", () => {
       const trial = yield* Effect.fork(breaker.protect(Effect.zipRight(Effect.sleep("5 seconds"), call())))
       yield* TestClock.adjust("1 second")
       const concurrent = yield* Effect.either(breaker.protect(call()))
-      assert.isTrue(Either.isLeft(concurrent) && concurrent.left instanceof Errors.CircuitOpen)
+      assert.isTrue(Either.isLeft(concurrent) && concurrent.left instanceof Errors.ProviderCircuitOpen)
       yield* TestClock.adjust("5 seconds")
       assert.strictEqual(yield* Fiber.join(trial), "ok")
       assert.strictEqual(yield* breaker.state, "closed")
@@ -145,7 +145,7 @@ describe("CircuitBreaker", () => {
     Effect.gen(function* () {
       const breaker = yield* CircuitBreaker.make({ provider: "acme" })
       const { call, count } = yield* makeCall
-      yield* failTimes(breaker, 20, call(new Errors.RateLimited({ provider: "acme" })))
+      yield* failTimes(breaker, 20, call(new Errors.ProviderRateLimited({ provider: "acme" })))
       assert.strictEqual(yield* breaker.state, "closed")
       assert.strictEqual(yield* breaker.protect(call()), "ok")
       assert.strictEqual(yield* count, 21)
@@ -156,9 +156,9 @@ describe("CircuitBreaker", () => {
     Effect.gen(function* () {
       const breaker = yield* CircuitBreaker.make({ provider: "acme" })
       const { call } = yield* makeCall
-      yield* failTimes(breaker, 5, call(new Errors.InvalidRequest({ provider: "acme", detail: "bad" })))
+      yield* failTimes(breaker, 5, call(new Errors.ProviderInvalidRequest({ provider: "acme", detail: "bad" })))
       yield* failTimes(breaker, 5, call(new Errors.ContextWindowExceeded({ model: "m" })))
-      yield* failTimes(breaker, 5, call(new Errors.QuotaExhausted({ provider: "acme" })))
+      yield* failTimes(breaker, 5, call(new Errors.ProviderQuotaExhausted({ provider: "acme" })))
       assert.strictEqual(yield* breaker.state, "closed")
     })
   )
@@ -167,8 +167,8 @@ describe("CircuitBreaker", () => {
     Effect.gen(function* () {
       const breaker = yield* CircuitBreaker.make({ provider: "acme" })
       const { call } = yield* makeCall
-      yield* failTimes(breaker, 3, call(new Errors.AuthenticationFailed({ provider: "acme" })))
-      yield* failTimes(breaker, 2, call(new Errors.Timeout({ provider: "acme", after: Duration.seconds(1) })))
+      yield* failTimes(breaker, 3, call(new Errors.ProviderAuthenticationFailed({ provider: "acme" })))
+      yield* failTimes(breaker, 2, call(new Errors.ProviderTimeout({ provider: "acme", after: Duration.seconds(1) })))
       assert.strictEqual(yield* breaker.state, "open")
     })
   )
@@ -182,7 +182,7 @@ describe("CircuitBreaker", () => {
         isFailure: () => true
       })
       const { call } = yield* makeCall
-      yield* failTimes(breaker, 2, call(new Errors.RateLimited({ provider: "acme" })))
+      yield* failTimes(breaker, 2, call(new Errors.ProviderRateLimited({ provider: "acme" })))
       assert.strictEqual(yield* breaker.state, "open")
       yield* TestClock.adjust("5 seconds")
       assert.strictEqual(yield* breaker.state, "half_open")

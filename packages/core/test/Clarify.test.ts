@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Queue, Ref } from "effect"
-import { InvalidInput, InvalidRequest, ProviderUnavailable } from "../src/Errors.js"
+import { ResearchInvalidInput, ProviderInvalidRequest, ProviderUnavailable } from "../src/Errors.js"
 import * as Clarify from "../src/phases/Clarify.js"
 import * as ResearchEvents from "../src/ResearchEvents.js"
 import { ScriptedModel } from "../src/testing/index.js"
@@ -28,7 +28,7 @@ const person = (answer: string | undefined) =>
       ask: (question) =>
         Effect.zipRight(
           Ref.update(asked, (qs) => [...qs, question]),
-          answer === undefined ? Effect.fail(new InvalidInput({ reason: "declined" })) : Effect.succeed(answer)
+          answer === undefined ? Effect.fail(new ResearchInvalidInput({ reason: "declined" })) : Effect.succeed(answer)
         )
     })
     return { asked, layer }
@@ -115,7 +115,9 @@ describe("Clarify", () => {
   it.effect("a clarification request the model rejects never stops the run", () =>
     Effect.gen(function* () {
       const outcome = yield* Clarify.run("How are freelancers taxed?", "await").pipe(
-        Effect.provide(router([new InvalidRequest({ provider: "scripted", detail: "the schema is not supported" })]))
+        Effect.provide(
+          router([new ProviderInvalidRequest({ provider: "scripted", detail: "the schema is not supported" })])
+        )
       )
       assert.isFalse(outcome.awaiting)
       assert.isUndefined(outcome.record)

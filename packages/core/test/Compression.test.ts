@@ -86,7 +86,7 @@ describe("Compression", () => {
       const { output } = yield* runUnit({
         researcher,
         web,
-        compression: [new Errors.QuotaExhausted({ provider: "scripted" })]
+        compression: [new Errors.ProviderQuotaExhausted({ provider: "scripted" })]
       })
       assert.strictEqual(output.result.status, "completed")
       assert.isFalse(output.result.compressed)

@@ -109,11 +109,11 @@ describe("ContextRecovery.recover", () => {
           attempt: () =>
             Effect.zipRight(
               Ref.update(attempts, (n) => n + 1),
-              Effect.fail(new Errors.QuotaExhausted({ provider: "x" }))
+              Effect.fail(new Errors.ProviderQuotaExhausted({ provider: "x" }))
             )
         })
       )
-      assert.isTrue(Either.isLeft(result) && result.left._tag === "QuotaExhausted")
+      assert.isTrue(Either.isLeft(result) && result.left._tag === "ProviderQuotaExhausted")
       assert.strictEqual(yield* Ref.get(attempts), 1)
     })
   )

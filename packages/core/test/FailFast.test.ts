@@ -8,19 +8,19 @@ import { SessionStore } from "../src/SessionStore.js"
 import { ScriptedModel } from "../src/testing/index.js"
 import * as H from "./pipelineHarness.js"
 
-const refused = new Errors.AuthenticationFailed({ provider: "scripted", detail: "invalid key" })
+const refused = new Errors.ProviderAuthenticationFailed({ provider: "scripted", detail: "invalid key" })
 const unreachable = new Errors.ProviderUnavailable({ provider: "scripted", detail: "connect ECONNREFUSED" })
 
 describe("a run whose model cannot be used", () => {
   it.effect("fails at the clarification with the refused key, after one model call", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(Pipeline.research("What are the latest measurements?", { sessionId: "refused" }))
-      assert.strictEqual(error._tag, "AuthenticationFailed")
+      assert.strictEqual(error._tag, "ProviderAuthenticationFailed")
       assert.strictEqual(error.message, refused.message)
       assert.strictEqual((yield* ScriptedModel.calls).length, 1)
       const stored = yield* (yield* SessionStore).load("refused")
       assert.strictEqual(stored.status, "failed")
-      assert.strictEqual(stored.error?._tag, "AuthenticationFailed")
+      assert.strictEqual(stored.error?._tag, "ProviderAuthenticationFailed")
     }).pipe(Effect.provide(H.world({ scripts: H.scripts({ clarification: [refused] }) })))
   )
 
@@ -41,7 +41,7 @@ describe("a run whose model cannot be used", () => {
   it.effect("fails at the supervisor's first call when its key is refused, writing no report", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(Pipeline.research("What are the latest measurements?"))
-      assert.strictEqual(error._tag, "AuthenticationFailed")
+      assert.strictEqual(error._tag, "ProviderAuthenticationFailed")
       const roles = (yield* ScriptedModel.calls).map((call) => call.role)
       assert.notInclude(roles, "report")
       assert.strictEqual(roles.filter((role) => role === "supervisor").length, 1)
@@ -56,7 +56,9 @@ describe("a run whose model cannot be used", () => {
       Effect.provide(
         H.world({
           scripts: H.scripts({
-            clarification: [new Errors.InvalidRequest({ provider: "scripted", detail: "the schema is not supported" })]
+            clarification: [
+              new Errors.ProviderInvalidRequest({ provider: "scripted", detail: "the schema is not supported" })
+            ]
           })
         })
       )

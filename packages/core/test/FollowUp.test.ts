@@ -144,7 +144,7 @@ describe("FollowUp.ask", () => {
         )
         const asked = "What buffer was added on top of the minimum?"
         const refused = yield* Effect.flip(FollowUp.ask(session.id, asked))
-        assert.strictEqual(refused._tag, "BudgetExhausted")
+        assert.strictEqual(refused._tag, "ResearchBudgetExhausted")
         assert.include(refused.message, `The budget of ${spent + 10} tokens is exhausted`)
         assert.deepStrictEqual((yield* store.load(session.id)).answers, [])
         const { answer, session: after } = yield* FollowUp.ask(session.id, asked, {
@@ -172,9 +172,9 @@ describe("FollowUp.ask", () => {
     Effect.gen(function* () {
       const queued = yield* Pipeline.enqueue(question)
       const error = yield* Effect.flip(FollowUp.ask(queued.id, "What changed?"))
-      assert.strictEqual(error._tag, "InvalidInput")
+      assert.strictEqual(error._tag, "ResearchInvalidInput")
       const empty = yield* Effect.flip(FollowUp.ask(queued.id, "  "))
-      assert.strictEqual(empty._tag, "InvalidInput")
+      assert.strictEqual(empty._tag, "ResearchInvalidInput")
     }).pipe(Effect.provide(ScriptedRun.layer(base)))
   )
 })
@@ -232,8 +232,8 @@ describe("FollowUp.extend", () => {
   it.effect("refuses an empty direction and a session that is not finished", () =>
     Effect.gen(function* () {
       const queued = yield* Pipeline.enqueue(question)
-      assert.strictEqual((yield* Effect.flip(FollowUp.extend(queued.id, "more")))._tag, "InvalidInput")
-      assert.strictEqual((yield* Effect.flip(FollowUp.extend(queued.id, " ")))._tag, "InvalidInput")
+      assert.strictEqual((yield* Effect.flip(FollowUp.extend(queued.id, "more")))._tag, "ResearchInvalidInput")
+      assert.strictEqual((yield* Effect.flip(FollowUp.extend(queued.id, " ")))._tag, "ResearchInvalidInput")
     }).pipe(Effect.provide(ScriptedRun.layer(base)))
   )
 })

@@ -378,11 +378,11 @@ describe("Pipeline", () => {
   it.effect("an invalid configuration or session id is refused before anything runs", () =>
     Effect.gen(function* () {
       const badConfig = yield* Effect.either(Pipeline.research("q", { config: { maxSupervisionRounds: -1 } }))
-      assert.isTrue(Either.isLeft(badConfig) && badConfig.left._tag === "InvalidInput")
+      assert.isTrue(Either.isLeft(badConfig) && badConfig.left._tag === "ResearchInvalidInput")
       const badId = yield* Effect.either(Pipeline.research("q", { sessionId: "../escape" }))
-      assert.isTrue(Either.isLeft(badId) && badId.left._tag === "InvalidInput")
+      assert.isTrue(Either.isLeft(badId) && badId.left._tag === "ResearchInvalidInput")
       const empty = yield* Effect.either(Pipeline.research("   "))
-      assert.isTrue(Either.isLeft(empty) && empty.left._tag === "InvalidInput")
+      assert.isTrue(Either.isLeft(empty) && empty.left._tag === "ResearchInvalidInput")
       assert.strictEqual((yield* ScriptedModel.calls).length, 0)
     }).pipe(Effect.provide(H.world({})))
   )
@@ -391,7 +391,7 @@ describe("Pipeline", () => {
     Effect.gen(function* () {
       yield* Pipeline.research("Measure ALPHA", { sessionId: "twice" })
       const again = yield* Effect.either(Pipeline.research("Measure BRAVO", { sessionId: "twice" }))
-      assert.isTrue(Either.isLeft(again) && again.left._tag === "InvalidInput")
+      assert.isTrue(Either.isLeft(again) && again.left._tag === "ResearchInvalidInput")
     }).pipe(Effect.provide(H.world({})))
   )
 })

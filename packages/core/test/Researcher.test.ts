@@ -219,7 +219,7 @@ describe("Researcher", () => {
 
   it.effect("records a model failing before any source as a failed unit, the error kept out of the findings", () =>
     Effect.gen(function* () {
-      const failure = new Errors.AuthenticationFailed({ provider: "scripted", detail: "bad key" })
+      const failure = new Errors.ProviderAuthenticationFailed({ provider: "scripted", detail: "bad key" })
       const { calls, events, output } = yield* runUnit({ researcher: [failure] })
       assert.strictEqual(output.result.status, "failed")
       assert.strictEqual(output.result.stopReason, "failed")
@@ -375,7 +375,7 @@ describe("Researcher", () => {
     Effect.gen(function* () {
       const { calls, output } = yield* runUnit({
         researcher: [ScriptedModel.toolCalls(extract(nrel)), ScriptedModel.toolCalls(complete("nothing"))],
-        web: { failExtract: () => new Errors.Timeout({ provider: "static", after: Duration.seconds(30) }) }
+        web: { failExtract: () => new Errors.ProviderTimeout({ provider: "static", after: Duration.seconds(30) }) }
       })
       const [result] = toolResults(callsOf(calls, "researcher")[1]?.request ?? { messages: [] })
       assert.isTrue(result?.isError)

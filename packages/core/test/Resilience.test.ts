@@ -79,7 +79,7 @@ describe("Resilience retries", () => {
       const resilience = yield* Resilience.make(noJitter)
       const provider = yield* makeProvider([
         down(),
-        new Errors.Timeout({ provider: "acme", after: Duration.seconds(1) }),
+        new Errors.ProviderTimeout({ provider: "acme", after: Duration.seconds(1) }),
         "ok"
       ])
       const exit = yield* runFor(resilience.protect("acme", provider.call))
@@ -123,7 +123,7 @@ describe("Resilience retries", () => {
   it.effect("waits the retryAfter a rate limit asks for instead of the computed delay", () =>
     Effect.gen(function* () {
       const resilience = yield* Resilience.make()
-      const limited = new Errors.RateLimited({ provider: "acme", retryAfter: Duration.seconds(7) })
+      const limited = new Errors.ProviderRateLimited({ provider: "acme", retryAfter: Duration.seconds(7) })
       const provider = yield* makeProvider([limited, limited, "ok"])
       const exit = yield* runFor(resilience.protect("acme", provider.call))
       assert.deepStrictEqual(exit, Exit.succeed("ok"))
@@ -134,7 +134,7 @@ describe("Resilience retries", () => {
   it.effect("caps a retryAfter at 60 seconds", () =>
     Effect.gen(function* () {
       const resilience = yield* Resilience.make()
-      const limited = new Errors.RateLimited({ provider: "acme", retryAfter: Duration.minutes(5) })
+      const limited = new Errors.ProviderRateLimited({ provider: "acme", retryAfter: Duration.minutes(5) })
       const provider = yield* makeProvider([limited, "ok"])
       yield* runFor(resilience.protect("acme", provider.call))
       assert.deepStrictEqual(gaps(yield* provider.times), [60_000])
@@ -145,9 +145,9 @@ describe("Resilience retries", () => {
     Effect.gen(function* () {
       const resilience = yield* Resilience.make()
       const errors: ReadonlyArray<Errors.ProviderError> = [
-        new Errors.AuthenticationFailed({ provider: "acme" }),
-        new Errors.InvalidRequest({ provider: "acme", detail: "unknown field" }),
-        new Errors.QuotaExhausted({ provider: "acme" }),
+        new Errors.ProviderAuthenticationFailed({ provider: "acme" }),
+        new Errors.ProviderInvalidRequest({ provider: "acme", detail: "unknown field" }),
+        new Errors.ProviderQuotaExhausted({ provider: "acme" }),
         new Errors.ContextWindowExceeded({ model: "m" })
       ]
       for (const error of errors) {
@@ -159,14 +159,14 @@ describe("Resilience retries", () => {
     })
   )
 
-  it.effect("fails an attempt that runs past the time limit with Timeout, and retries it", () =>
+  it.effect("fails an attempt that runs past the time limit with ProviderTimeout, and retries it", () =>
     Effect.gen(function* () {
       const resilience = yield* Resilience.make(settings({ model: { jitter: false, attemptTimeout: 10_000 } }))
       const provider = yield* makeProvider(["late"], "1 hour")
       const exit = yield* runFor(resilience.protect("slow", provider.call))
       const error = failureOf(exit)
-      assert.isTrue(error instanceof Errors.Timeout)
-      if (error instanceof Errors.Timeout) {
+      assert.isTrue(error instanceof Errors.ProviderTimeout)
+      if (error instanceof Errors.ProviderTimeout) {
         assert.strictEqual(error.provider, "slow")
         assert.strictEqual(Duration.toMillis(error.after), 10_000)
       }
@@ -180,7 +180,7 @@ describe("Resilience retries", () => {
       const provider = yield* makeProvider(["late"], "1 hour")
       const exit = yield* runFor(resilience.protect("slow", provider.call, { attemptTimeout: "2 seconds" }))
       const error = failureOf(exit)
-      assert.isTrue(error instanceof Errors.Timeout && Duration.toMillis(error.after) === 2_000)
+      assert.isTrue(error instanceof Errors.ProviderTimeout && Duration.toMillis(error.after) === 2_000)
     })
   )
 
@@ -212,11 +212,11 @@ describe("Resilience circuit breaker", () => {
       yield* runFor(resilience.protect("acme", provider.call), "10 seconds")
       assert.strictEqual(yield* resilience.circuitState("acme"), "closed")
       const second = yield* runFor(resilience.protect("acme", provider.call), "10 seconds")
-      assert.strictEqual(failureOf(second)?._tag, "CircuitOpen")
+      assert.strictEqual(failureOf(second)?._tag, "ProviderCircuitOpen")
       assert.strictEqual(yield* resilience.circuitState("acme"), "open")
       assert.strictEqual((yield* provider.times).length, 5)
       const third = yield* Effect.exit(resilience.protect("acme", provider.call))
-      assert.strictEqual(failureOf(third)?._tag, "CircuitOpen")
+      assert.strictEqual(failureOf(third)?._tag, "ProviderCircuitOpen")
       assert.strictEqual((yield* provider.times).length, 5)
     })
   )
@@ -250,7 +250,7 @@ describe("Resilience circuit breaker", () => {
     Effect.gen(function* () {
       // The breaker alone: the adaptive rate (which slows a provider on 429s) is tested on its own below.
       const resilience = yield* Resilience.make(settings({ model: { maxRetries: 0, adaptiveRate: false } }))
-      const provider = yield* makeProvider([new Errors.RateLimited({ provider: "acme" })])
+      const provider = yield* makeProvider([new Errors.ProviderRateLimited({ provider: "acme" })])
       for (let i = 0; i < 12; i++) yield* Effect.exit(resilience.protect("acme", provider.call))
       assert.strictEqual(yield* resilience.circuitState("acme"), "closed")
       assert.strictEqual((yield* provider.times).length, 12)
@@ -260,15 +260,15 @@ describe("Resilience circuit breaker", () => {
   it.effect("opens on refused credentials, each call tried once", () =>
     Effect.gen(function* () {
       const resilience = yield* Resilience.make()
-      const provider = yield* makeProvider([new Errors.AuthenticationFailed({ provider: "acme" })])
+      const provider = yield* makeProvider([new Errors.ProviderAuthenticationFailed({ provider: "acme" })])
       for (let i = 0; i < 5; i++) {
         const exit = yield* Effect.exit(resilience.protect("acme", provider.call))
-        assert.strictEqual(failureOf(exit)?._tag, "AuthenticationFailed")
+        assert.strictEqual(failureOf(exit)?._tag, "ProviderAuthenticationFailed")
       }
       assert.strictEqual((yield* provider.times).length, 5)
       assert.strictEqual(yield* resilience.circuitState("acme"), "open")
       const rejected = yield* Effect.exit(resilience.protect("acme", provider.call))
-      assert.strictEqual(failureOf(rejected)?._tag, "CircuitOpen")
+      assert.strictEqual(failureOf(rejected)?._tag, "ProviderCircuitOpen")
       assert.strictEqual((yield* provider.times).length, 5)
     })
   )
@@ -284,7 +284,7 @@ describe("Resilience circuit breaker", () => {
       const otherSession = yield* Effect.exit(
         resilience.protect("acme", healthy.call).pipe(ResearchEvents.withSessionId("f"))
       )
-      assert.strictEqual(failureOf(otherSession)?._tag, "CircuitOpen")
+      assert.strictEqual(failureOf(otherSession)?._tag, "ProviderCircuitOpen")
       assert.strictEqual(yield* resilience.protect("other", healthy.call), "ok")
     })
   )

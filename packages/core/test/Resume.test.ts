@@ -130,7 +130,7 @@ describe("Resume", () => {
     Effect.gen(function* () {
       yield* Pipeline.research("Measure ALPHA", { sessionId: "answered-twice" })
       const error = yield* Effect.flip(Pipeline.resume("answered-twice", { answer: "2024 only" }))
-      assert.strictEqual(error._tag, "InvalidInput")
+      assert.strictEqual(error._tag, "ResearchInvalidInput")
       assert.include(error.message, "not waiting for an answer")
     }).pipe(Effect.provide(H.world({ scripts: H.scripts({}) })))
   )
@@ -247,31 +247,33 @@ describe("Resume", () => {
         const fiber = yield* Effect.fork(Pipeline.research("Measure the topics", { sessionId: "busy" }))
         yield* eventually(Effect.map(Ref.get(waiting), (n) => n > 0))
         const second = yield* Effect.either(Pipeline.resume("busy"))
-        assert.isTrue(Either.isLeft(second) && second.left._tag === "SessionBusy")
+        assert.isTrue(Either.isLeft(second) && second.left._tag === "ResearchSessionBusy")
         yield* Fiber.interrupt(fiber)
       }).pipe(Effect.provide(H.world({ scripts: H.scripts({ researcher: script }) })))
     })
   )
 
-  it.effect("resuming an unknown session fails with SessionNotFound before the store locks anything for it", () =>
-    Effect.gen(function* () {
-      const store = yield* SessionStore
-      const locked = yield* Ref.make<ReadonlyArray<string>>([])
-      // A lock is a write (the file store makes the session's folder for it): an unknown id must not get one.
-      const watched = {
-        ...store,
-        lock: (id: string) =>
-          Effect.zipRight(
-            Ref.update(locked, (ids) => [...ids, id]),
-            store.lock(id)
-          )
-      }
-      const missing = yield* Effect.either(
-        Pipeline.resume("no-such-session").pipe(Effect.provideService(SessionStore, watched))
-      )
-      assert.isTrue(Either.isLeft(missing) && missing.left._tag === "SessionNotFound")
-      assert.deepStrictEqual(yield* Ref.get(locked), [])
-    }).pipe(Effect.provide(H.world({})))
+  it.effect(
+    "resuming an unknown session fails with ResearchSessionNotFound before the store locks anything for it",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const locked = yield* Ref.make<ReadonlyArray<string>>([])
+        // A lock is a write (the file store makes the session's folder for it): an unknown id must not get one.
+        const watched = {
+          ...store,
+          lock: (id: string) =>
+            Effect.zipRight(
+              Ref.update(locked, (ids) => [...ids, id]),
+              store.lock(id)
+            )
+        }
+        const missing = yield* Effect.either(
+          Pipeline.resume("no-such-session").pipe(Effect.provideService(SessionStore, watched))
+        )
+        assert.isTrue(Either.isLeft(missing) && missing.left._tag === "ResearchSessionNotFound")
+        assert.deepStrictEqual(yield* Ref.get(locked), [])
+      }).pipe(Effect.provide(H.world({})))
   )
 
   it.effect("a run stopped between storing its session and its first phase leaves it cancelled, not running", () =>
@@ -356,7 +358,7 @@ describe("Resume", () => {
         yield* Pipeline.recordCancelled("Measure ALPHA", { sessionId: "never-ran" })
         assert.strictEqual((yield* stored("never-ran")).status, "completed")
         const empty = yield* Effect.flip(Pipeline.recordCancelled("  ", { sessionId: "blank" }))
-        assert.strictEqual(empty._tag, "InvalidInput")
+        assert.strictEqual(empty._tag, "ResearchInvalidInput")
       }).pipe(Effect.provide(H.world({})))
   )
 })

@@ -25,11 +25,11 @@ const at = <A>(items: ReadonlyArray<A>, index: number): A => {
 }
 
 describe("SessionLimit", () => {
-  it.effect("anything but a positive integer is InvalidInput", () =>
+  it.effect("anything but a positive integer is ResearchInvalidInput", () =>
     Effect.gen(function* () {
       for (const bad of [0, -1, 1.5, Number.NaN]) {
         const error = yield* Effect.flip(SessionLimit.make(bad))
-        assert.strictEqual(error._tag, "InvalidInput")
+        assert.strictEqual(error._tag, "ResearchInvalidInput")
         assert.include(error.message, "maxConcurrentSessions")
       }
     })
@@ -166,7 +166,7 @@ describe("SessionLimit", () => {
       assert.strictEqual(tags[0], "SessionStarted")
       assert.strictEqual(tags.at(-1), "SessionCompleted")
       const again = yield* Effect.flip(Pipeline.enqueue("Another question", { sessionId: "acknowledged" }))
-      assert.strictEqual(again._tag, "InvalidInput")
+      assert.strictEqual(again._tag, "ResearchInvalidInput")
     }).pipe(Effect.scoped, Effect.provide(Layer.merge(H.world({}), Layer.orDie(SessionLimit.layer(1)))))
   )
 

@@ -72,14 +72,14 @@ describe("StructuredOutput", () => {
     })
   )
 
-  it.effect("fails with MalformedOutput after 3 retries of wrong fields", () =>
+  it.effect("fails with ModelMalformedOutput after 3 retries of wrong fields", () =>
     Effect.gen(function* () {
       const { log, model } = yield* withModel(['{"name": "On Growth"}'])
       const result = yield* Effect.either(StructuredOutput.generateObject(model, Answer, ask))
       assert.isTrue(Either.isLeft(result))
       if (Either.isLeft(result)) {
-        assert.instanceOf(result.left, Errors.MalformedOutput)
-        assert.strictEqual((result.left as Errors.MalformedOutput).raw, '{"name": "On Growth"}')
+        assert.instanceOf(result.left, Errors.ModelMalformedOutput)
+        assert.strictEqual((result.left as Errors.ModelMalformedOutput).raw, '{"name": "On Growth"}')
       }
       assert.strictEqual((yield* log.calls).length, 4)
     })
@@ -104,9 +104,9 @@ describe("StructuredOutput", () => {
 
   it.effect("passes provider errors through untouched", () =>
     Effect.gen(function* () {
-      const { model } = yield* withModel([new Errors.QuotaExhausted({ provider: "scripted" })])
+      const { model } = yield* withModel([new Errors.ProviderQuotaExhausted({ provider: "scripted" })])
       const error = yield* Effect.flip(StructuredOutput.generateObject(model, Answer, ask))
-      assert.strictEqual(error._tag, "QuotaExhausted")
+      assert.strictEqual(error._tag, "ProviderQuotaExhausted")
     })
   )
 })

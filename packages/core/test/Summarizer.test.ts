@@ -64,7 +64,7 @@ describe("Summarizer", () => {
     Effect.gen(function* () {
       const summarizer = yield* Summarizer.Summarizer
       const error = yield* Effect.flip(summarizer.summarize(page))
-      assert.strictEqual(error._tag, "RateLimited")
-    }).pipe(Effect.provide(withRouter([new Errors.RateLimited({ provider: "scripted" })])))
+      assert.strictEqual(error._tag, "ProviderRateLimited")
+    }).pipe(Effect.provide(withRouter([new Errors.ProviderRateLimited({ provider: "scripted" })])))
   )
 })

@@ -388,7 +388,7 @@ describe("Supervisor", () => {
         )
         const run = yield* supervise({ supervisor: [bad, bad, complete], config: yield* config({}) })
         assert.strictEqual(run.outcome.reason, "supervisor_failed")
-        assert.strictEqual(run.outcome.error?._tag, "MalformedOutput")
+        assert.strictEqual(run.outcome.error?._tag, "ModelMalformedOutput")
         assert.include(run.outcome.error?.message ?? "", "conductResearch")
         assert.strictEqual(supervisorRequests(run).length, Supervisor.maxRejectedTurns)
         assert.deepStrictEqual(yield* Ref.get(run.probe.started), [])

@@ -73,7 +73,7 @@ describe("ScriptedModel", () => {
   it.effect("fails with the provider error a script gives, and answers tool calls as a completion's tool calls", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(ModelRouter.generate("brief", ask("go")))
-      assert.instanceOf(error, Errors.QuotaExhausted)
+      assert.instanceOf(error, Errors.ProviderQuotaExhausted)
       const completion = yield* ModelRouter.generate("brief", ask("go"))
       assert.strictEqual(completion.finishReason, "tool_calls")
       assert.deepStrictEqual(
@@ -84,7 +84,7 @@ describe("ScriptedModel", () => {
       Effect.provide(
         ScriptedModel.layerRouter({
           default: [
-            new Errors.QuotaExhausted({ provider: "scripted" }),
+            new Errors.ProviderQuotaExhausted({ provider: "scripted" }),
             ScriptedModel.toolCalls({ name: "think", arguments: { reflection: "hm" } })
           ]
         })
@@ -134,7 +134,7 @@ describe("StaticWeb", () => {
         ["https://c.example/tea"]
       )
       const searchError = yield* Effect.flip(search.search("anything", { maxResults: 5 }))
-      assert.strictEqual(searchError._tag, "RateLimited")
+      assert.strictEqual(searchError._tag, "ProviderRateLimited")
       const extractError = yield* Effect.flip(extractor.extract(["https://c.example/tea"]))
       assert.strictEqual(extractError._tag, "ProviderUnavailable")
     }).pipe(
@@ -142,7 +142,8 @@ describe("StaticWeb", () => {
         StaticWeb.layer({
           pages,
           route: () => ["https://c.example/tea"],
-          failSearch: (_query, call) => (call === 2 ? new Errors.RateLimited({ provider: "static" }) : undefined),
+          failSearch: (_query, call) =>
+            call === 2 ? new Errors.ProviderRateLimited({ provider: "static" }) : undefined,
           failExtract: () => new Errors.ProviderUnavailable({ provider: "static" })
         })
       )
@@ -170,14 +171,14 @@ describe("MemorySessionStore", () => {
     Effect.gen(function* () {
       const store = yield* SessionStore
       for (const id of ["../x", "a/b", ""]) {
-        assert.strictEqual((yield* Effect.flip(store.load(id)))._tag, "InvalidInput", id)
+        assert.strictEqual((yield* Effect.flip(store.load(id)))._tag, "ResearchInvalidInput", id)
       }
       yield* store.save(session("held"))
       yield* Effect.scoped(
         Effect.gen(function* () {
           yield* store.lock("held")
-          assert.strictEqual((yield* Effect.flip(Effect.scoped(store.lock("held"))))._tag, "SessionBusy")
-          assert.strictEqual((yield* Effect.flip(store.delete("held")))._tag, "SessionBusy")
+          assert.strictEqual((yield* Effect.flip(Effect.scoped(store.lock("held"))))._tag, "ResearchSessionBusy")
+          assert.strictEqual((yield* Effect.flip(store.delete("held")))._tag, "ResearchSessionBusy")
         })
       )
       yield* store.delete("held")
@@ -197,7 +198,7 @@ describe("MemorySessionStore", () => {
       yield* store.appendEvents("early", [started])
       yield* store.saveReport("early", "# Report")
       assert.deepStrictEqual(yield* store.events("early"), [started])
-      assert.strictEqual((yield* Effect.flip(store.load("early")))._tag, "SessionNotFound")
+      assert.strictEqual((yield* Effect.flip(store.load("early")))._tag, "ResearchSessionNotFound")
       assert.deepStrictEqual(yield* store.list, [])
       yield* store.save(session("early"))
       assert.strictEqual((yield* store.load("early")).id, "early")

@@ -103,7 +103,7 @@ export const pipelineResearch =
       clarification: "proceed"
     })
     return attempt.resuming
-      ? Pipeline.resume(attempt.sessionId).pipe(Effect.catchTag("SessionNotFound", () => start))
+      ? Pipeline.resume(attempt.sessionId).pipe(Effect.catchTag("ResearchSessionNotFound", () => start))
       : start
   }
 
@@ -141,11 +141,11 @@ export const bundledQueryFile: string = fileURLToPath(
 
 const decodeTaskLine = Schema.decodeUnknownEither(Schema.parseJson(Task))
 
-/** Decodes a query file's text; a bad line is `InvalidInput` naming its line number. Blank lines are skipped. */
+/** Decodes a query file's text; a bad line is `ResearchInvalidInput` naming its line number. Blank lines are skipped. */
 export const parseTasks = (
   text: string,
   file = "query file"
-): Either.Either<ReadonlyArray<Task>, Errors.InvalidInput> => {
+): Either.Either<ReadonlyArray<Task>, Errors.ResearchInvalidInput> => {
   const tasks: Array<Task> = []
   const seen = new Set<number>()
   const lines = text.split(/\r?\n/)
@@ -158,11 +158,11 @@ export const parseTasks = (
       const reason = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
         .map((issue) => `${issue.path.length === 0 ? "" : `${issue.path.join(".")}: `}${issue.message}`)
         .join("; ")
-      return Either.left(new Errors.InvalidInput({ reason: `${file}, line ${i + 1}: ${reason}` }))
+      return Either.left(new Errors.ResearchInvalidInput({ reason: `${file}, line ${i + 1}: ${reason}` }))
     }
     if (seen.has(decoded.right.id)) {
       return Either.left(
-        new Errors.InvalidInput({ reason: `${file}, line ${i + 1}: task id ${decoded.right.id} repeats` })
+        new Errors.ResearchInvalidInput({ reason: `${file}, line ${i + 1}: task id ${decoded.right.id} repeats` })
       )
     }
     seen.add(decoded.right.id)
@@ -363,7 +363,7 @@ const runTask = <E, R>(run: RunState<E, R>, task: Task) =>
  */
 export const run = <E, R>(
   options: RunOptions<E, R>
-): Effect.Effect<RunSummary, BenchmarkFileError | Errors.InvalidInput, R | FileSystem.FileSystem | Path.Path> =>
+): Effect.Effect<RunSummary, BenchmarkFileError | Errors.ResearchInvalidInput, R | FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path

@@ -27,13 +27,13 @@ export interface Options {
   readonly claims?: ClaimVerification.Options | boolean | undefined
 }
 
-/** Evaluates a completed session's report; a session without a report is `InvalidInput`. */
+/** Evaluates a completed session's report; a session without a report is `ResearchInvalidInput`. */
 export const evaluateSession = Effect.fn("Evaluation.evaluateSession")(function* (
   session: Session.Session,
   options?: Options
 ) {
   if (session.report === undefined) {
-    return yield* new Errors.InvalidInput({
+    return yield* new Errors.ResearchInvalidInput({
       reason: `session ${session.id} has no report to evaluate (status ${session.status})`
     })
   }

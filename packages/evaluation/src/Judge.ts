@@ -79,28 +79,28 @@ export type Weights = Partial<Readonly<Record<Dimension, number>>>
 
 /**
  * Validates weights and scales them to sum to 1. Unknown dimensions, negative or non-finite weights, and weights
- * that sum to 0 are `InvalidInput`.
+ * that sum to 0 are `ResearchInvalidInput`.
  */
 export const normalizeWeights = (
   weights?: Readonly<Record<string, number>> | undefined
-): Effect.Effect<Readonly<Record<Dimension, number>>, Errors.InvalidInput> =>
+): Effect.Effect<Readonly<Record<Dimension, number>>, Errors.ResearchInvalidInput> =>
   Effect.gen(function* () {
     const given = weights ?? {}
     const unknown = Object.keys(given).filter((key) => !Schema.is(Dimension)(key))
     if (unknown.length > 0) {
-      return yield* new Errors.InvalidInput({
+      return yield* new Errors.ResearchInvalidInput({
         reason: `unknown evaluation dimension(s) ${unknown.join(", ")}; known: ${dimensions.join(", ")}`
       })
     }
     const raw = dimensions.map((dimension) => [dimension, given[dimension] ?? 1] as const)
     const bad = raw.filter(([, weight]) => !Number.isFinite(weight) || weight < 0)
     if (bad.length > 0) {
-      return yield* new Errors.InvalidInput({
+      return yield* new Errors.ResearchInvalidInput({
         reason: `weights must be finite and not negative: ${bad.map(([d, w]) => `${d}=${w}`).join(", ")}`
       })
     }
     const total = raw.reduce((sum, [, weight]) => sum + weight, 0)
-    if (total <= 0) return yield* new Errors.InvalidInput({ reason: "the weights sum to 0" })
+    if (total <= 0) return yield* new Errors.ResearchInvalidInput({ reason: "the weights sum to 0" })
     const normalized: Record<Dimension, number> = {
       depth: 0,
       source_quality: 0,
@@ -321,10 +321,10 @@ const citedFirst = (session: Session.Session): ReadonlyArray<Source.Source> => {
   return [...session.sources].sort((a, b) => order(a) - order(b))
 }
 
-/** Judges a session's report; a session without a report is `InvalidInput`. */
+/** Judges a session's report; a session without a report is `ResearchInvalidInput`. */
 export const judgeSession = Effect.fn("Judge.judgeSession")(function* (session: Session.Session, options?: Options) {
   if (session.report === undefined) {
-    return yield* new Errors.InvalidInput({ reason: `session ${session.id} has no report to evaluate` })
+    return yield* new Errors.ResearchInvalidInput({ reason: `session ${session.id} has no report to evaluate` })
   }
   return yield* judge(inputOf(session), options)
 })

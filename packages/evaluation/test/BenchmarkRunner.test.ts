@@ -60,7 +60,9 @@ describe("BenchmarkRunner tasks", () => {
     assert.isTrue(Either.isRight(parsed) && parsed.right.length === 4)
     const bad = BenchmarkRunner.parseTasks(`${JSON.stringify(tasks[0])}\n\n{"id": "x", "prompt": 1}\n`, "q.jsonl")
     assert.isTrue(
-      Either.isLeft(bad) && bad.left instanceof Errors.InvalidInput && bad.left.reason.startsWith("q.jsonl, line 3")
+      Either.isLeft(bad) &&
+        bad.left instanceof Errors.ResearchInvalidInput &&
+        bad.left.reason.startsWith("q.jsonl, line 3")
     )
     // A missing field is named in one plain line, not the schema's tree.
     const missing = BenchmarkRunner.parseTasks(`{"id": 7, "topic": "t", "prompt": "p"}`, "q.jsonl")
@@ -141,7 +143,7 @@ describe("BenchmarkRunner.run", () => {
         concurrency: 4,
         research: (task) =>
           task.id === 2
-            ? Effect.fail(new Errors.QuotaExhausted({ provider: "openai" }))
+            ? Effect.fail(new Errors.ProviderQuotaExhausted({ provider: "openai" }))
             : task.id === 3
               ? Effect.succeed(session({ status: "awaiting_clarification", query: task.prompt }))
               : Effect.succeed(completedSession(task))

@@ -66,7 +66,7 @@ describe("Evaluation", () => {
   it.effect("refuses a session without a report before calling any model", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(Evaluation.evaluateSession(session({ status: "failed" })))
-      assert.strictEqual(error._tag, "InvalidInput")
+      assert.strictEqual(error._tag, "ResearchInvalidInput")
       assert.include(error.message, "no report")
       assert.strictEqual((yield* ScriptedModel.calls).length, 0)
     }).pipe(Effect.provide(router))

@@ -168,11 +168,11 @@ describe("Judge parsing", () => {
     )
   )
 
-  it.effect("fails with MalformedOutput when no answer decodes", () =>
+  it.effect("fails with ModelMalformedOutput when no answer decodes", () =>
     Effect.gen(function* () {
       const result = yield* Effect.either(judgeWith(["I cannot grade this."], { retries: 2 }))
       assert.isTrue(Either.isLeft(result))
-      if (Either.isLeft(result)) assert.strictEqual(result.left._tag, "MalformedOutput")
+      if (Either.isLeft(result)) assert.strictEqual(result.left._tag, "ModelMalformedOutput")
     })
   )
 
@@ -240,17 +240,17 @@ describe("Judge weights", () => {
       const unknown = yield* Effect.flip(Judge.normalizeWeights({ depht: 1 }))
       const zero = yield* Effect.flip(Judge.normalizeWeights(Object.fromEntries(Judge.dimensions.map((d) => [d, 0]))))
       const notFinite = yield* Effect.flip(Judge.normalizeWeights({ depth: Number.POSITIVE_INFINITY }))
-      assert.isTrue(negative instanceof Errors.InvalidInput && negative.reason.includes("depth=-1"))
-      assert.isTrue(unknown instanceof Errors.InvalidInput && unknown.reason.includes("depht"))
-      assert.isTrue(zero instanceof Errors.InvalidInput && zero.reason.includes("sum to 0"))
-      assert.isTrue(notFinite instanceof Errors.InvalidInput)
+      assert.isTrue(negative instanceof Errors.ResearchInvalidInput && negative.reason.includes("depth=-1"))
+      assert.isTrue(unknown instanceof Errors.ResearchInvalidInput && unknown.reason.includes("depht"))
+      assert.isTrue(zero instanceof Errors.ResearchInvalidInput && zero.reason.includes("sum to 0"))
+      assert.isTrue(notFinite instanceof Errors.ResearchInvalidInput)
     })
   )
 
   it.effect("fails on invalid weights before calling the model", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(Judge.judge(input, { weights: { depth: -2 } }))
-      assert.strictEqual(error._tag, "InvalidInput")
+      assert.strictEqual(error._tag, "ResearchInvalidInput")
       assert.strictEqual((yield* ScriptedModel.calls).length, 0)
     }).pipe(Effect.provide(ScriptedModel.layerRouter({ default: ["unused"] })))
   )
@@ -399,7 +399,7 @@ describe("Judge sessions", () => {
   it.effect("refuses a session without a report", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(Judge.judgeSession(session({ status: "failed" })))
-      assert.strictEqual(error._tag, "InvalidInput")
+      assert.strictEqual(error._tag, "ResearchInvalidInput")
     }).pipe(Effect.provide(ScriptedModel.layerRouter({ default: ["unused"] })))
   )
 

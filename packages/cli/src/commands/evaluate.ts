@@ -57,9 +57,9 @@ export const evaluate = Command.make(
           (error) =>
             new Exited({
               code:
-                error._tag === "InvalidInput" ||
-                error._tag === "SessionNotFound" ||
-                error._tag === "SessionCorrupt" ||
+                error._tag === "ResearchInvalidInput" ||
+                error._tag === "ResearchSessionNotFound" ||
+                error._tag === "ResearchSessionCorrupt" ||
                 error._tag === "RunConflict"
                   ? 2
                   : 1,

@@ -58,7 +58,8 @@ export const exportCommand = Command.make(
         sessions.load(sessionId).pipe(
           // A session that cannot be read is a failure (1), as `show` says it; a missing or malformed id is usage (2).
           Effect.mapError(
-            (error) => new Exited({ code: error._tag === "SessionCorrupt" ? 1 : 2, message: `error: ${error.message}` })
+            (error) =>
+              new Exited({ code: error._tag === "ResearchSessionCorrupt" ? 1 : 2, message: `error: ${error.message}` })
           ),
           Effect.flatMap((session) => ReportExport.render(session, name)),
           Effect.mapError((error) => (error instanceof Exited ? error : usageError(`error: ${error.message}`)))

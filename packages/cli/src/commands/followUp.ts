@@ -29,12 +29,14 @@ const loadWiring = Effect.promise(() => import("../Wiring.js"))
  */
 const answerFailed = (error: { readonly _tag: string; readonly message: string }) =>
   new Exited({
-    code: error._tag === "InvalidInput" || error._tag === "SessionNotFound" ? 2 : 1,
+    code: error._tag === "ResearchInvalidInput" || error._tag === "ResearchSessionNotFound" ? 2 : 1,
     message:
-      error._tag === "InvalidInput" || error._tag === "SessionNotFound" || error._tag === "SessionBusy"
+      error._tag === "ResearchInvalidInput" ||
+      error._tag === "ResearchSessionNotFound" ||
+      error._tag === "ResearchSessionBusy"
         ? error.message
         : `The question was not answered: ${error.message}\nThe session is as it was; ` +
-          (error._tag === "BudgetExhausted"
+          (error._tag === "ResearchBudgetExhausted"
             ? "ask again with a larger budget for the session (--budget-usd or --budget-tokens)."
             : "ask again once the cause is fixed.")
   })

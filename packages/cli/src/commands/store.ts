@@ -45,7 +45,7 @@ export const rememberSimulated = <F extends { readonly simulate: boolean }>(
         Effect.flatMap((read) => {
           if (read === undefined) return Effect.succeed(false)
           if (Either.isRight(read.mark)) return Effect.succeed(Option.isSome(read.mark.right))
-          return read.local && read.mark.left._tag === "SessionNotFound"
+          return read.local && read.mark.left._tag === "ResearchSessionNotFound"
             ? Effect.fail(new Exited({ code: 2, message: read.mark.left.message }))
             : Effect.succeed(false)
         }),

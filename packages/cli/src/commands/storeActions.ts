@@ -96,7 +96,10 @@ const waitingOf = (credentials: Credentials, id?: string) =>
       )
 
 const storeError = (error: { readonly _tag: string; readonly message: string }) =>
-  new Exited({ code: error._tag === "SessionCorrupt" || error._tag === "SessionBusy" ? 1 : 2, message: error.message })
+  new Exited({
+    code: error._tag === "ResearchSessionCorrupt" || error._tag === "ResearchSessionBusy" ? 1 : 2,
+    message: error.message
+  })
 
 const formatDate = (millis: number) => new Date(millis).toISOString().replace("T", " ").slice(0, 16)
 
@@ -161,7 +164,7 @@ export const show = (
     const loaded = yield* Effect.either(sessions.load(id))
     if (Either.isLeft(loaded)) {
       const waiting = sent[0]
-      if (loaded.left._tag !== "SessionNotFound" || waiting === undefined) return yield* storeError(loaded.left)
+      if (loaded.left._tag !== "ResearchSessionNotFound" || waiting === undefined) return yield* storeError(loaded.left)
       if (json) return yield* Console.log(JSON.stringify(waiting))
       yield* Console.log(`Session ${waiting.id} · queued · ${formatDate(waiting.createdAt)}`)
       yield* Console.log(`Question: ${printableLine(waiting.query)}`)
@@ -209,7 +212,7 @@ export const remove = (sessions: SessionStore.Service, credentials: Credentials,
     // A session no runner has started is only its message: deleting it is forgetting that.
     yield* sessions.delete(id).pipe(
       Effect.catchIf(
-        (error) => error._tag === "SessionNotFound" && sent.length > 0,
+        (error) => error._tag === "ResearchSessionNotFound" && sent.length > 0,
         () => Effect.void
       ),
       Effect.mapError(storeError)

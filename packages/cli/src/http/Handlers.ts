@@ -34,24 +34,24 @@ import * as Sse from "./Sse.js"
 // Errors as the API states them
 // =============================================================================
 
-type StoreError = Errors.SessionNotFound | Errors.SessionCorrupt | Errors.InvalidInput
+type StoreError = Errors.ResearchSessionNotFound | Errors.ResearchSessionCorrupt | Errors.ResearchInvalidInput
 
 /** A store's error as the API's: unknown session 404, bad id 400, unreadable session 500. */
 export const fromStoreError = (error: StoreError): NotFound | BadRequest | ServerError => {
   switch (error._tag) {
-    case "SessionNotFound":
+    case "ResearchSessionNotFound":
       return new NotFound({ message: error.message })
-    case "InvalidInput":
+    case "ResearchInvalidInput":
       return new BadRequest({ message: error.message })
-    case "SessionCorrupt":
+    case "ResearchSessionCorrupt":
       return new ServerError({ message: error.message })
   }
 }
 
 const fromRunError = (
-  error: StoreError | RunConflict | Errors.SessionBusy
+  error: StoreError | RunConflict | Errors.ResearchSessionBusy
 ): NotFound | BadRequest | ServerError | Conflict =>
-  error._tag === "RunConflict" || error._tag === "SessionBusy"
+  error._tag === "RunConflict" || error._tag === "ResearchSessionBusy"
     ? new Conflict({ message: error.message })
     : fromStoreError(error)
 
@@ -60,17 +60,17 @@ const fromAskError = (
   error: FollowUp.Failure | RunConflict
 ): NotFound | BadRequest | ServerError | Conflict | ServiceUnavailable => {
   switch (error._tag) {
-    case "SessionNotFound":
-    case "InvalidInput":
-    case "SessionCorrupt":
+    case "ResearchSessionNotFound":
+    case "ResearchInvalidInput":
+    case "ResearchSessionCorrupt":
       return fromStoreError(error)
     case "RunConflict":
-    case "SessionBusy":
+    case "ResearchSessionBusy":
       return new Conflict({ message: error.message })
-    case "Timeout":
+    case "ProviderTimeout":
     case "ProviderUnavailable":
       return new ServiceUnavailable({ message: `the question was not answered: ${error.message}` })
-    case "BudgetExhausted":
+    case "ResearchBudgetExhausted":
       return new Conflict({
         message: `the question was not answered: ${error.message}; ask again with a larger budget (budgetUsd or budgetTokens)`
       })
@@ -274,7 +274,7 @@ export const sessionsLayer = (runs: Runs.Runs) =>
           yield* Effect.mapError(runs.load(path.id), fromStoreError)
           const { evaluation } = yield* Effect.mapError(runs.evaluate(path.id), (error) => {
             switch (error._tag) {
-              case "SessionNotFound":
+              case "ResearchSessionNotFound":
                 return new NotFound({ message: error.message })
               case "RunConflict":
                 return new Conflict({ message: error.message })

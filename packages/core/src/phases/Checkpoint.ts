@@ -9,7 +9,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Struct from "effect/Struct"
-import type { InvalidInput } from "../Errors.js"
+import type { ResearchInvalidInput } from "../Errors.js"
 import * as ResearchEvents from "../ResearchEvents.js"
 import { Session } from "../Session.js"
 import * as Permits from "../internal/resilience/permits.js"
@@ -29,7 +29,7 @@ export interface Handle {
   readonly update: (
     label: string | ((saved: Session) => string),
     change: (session: Session) => Session
-  ) => Effect.Effect<Session, InvalidInput>
+  ) => Effect.Effect<Session, ResearchInvalidInput>
   /**
    * Runs a phase: publishes its start and end, keeps its metrics (added to those of an earlier, interrupted run of
    * the same phase) and marks it completed when the body succeeds. `record` writes the phase's result into the
@@ -39,7 +39,7 @@ export interface Handle {
     phase: Usage.Phase,
     body: Effect.Effect<A, E, R>,
     record?: (result: A, session: Session) => Session
-  ) => Effect.Effect<A, E | InvalidInput, R>
+  ) => Effect.Effect<A, E | ResearchInvalidInput, R>
   /** Wall-clock milliseconds spent in `phase`, over all runs of the session, up to now. */
   readonly elapsedIn: (phase: Usage.Phase) => Effect.Effect<number>
 }

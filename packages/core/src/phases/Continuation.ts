@@ -8,7 +8,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as ContentExtractor from "../ContentExtractor.js"
-import type { InvalidInput } from "../Errors.js"
+import type { ResearchInvalidInput } from "../Errors.js"
 import * as Novelty from "../Novelty.js"
 import * as ReportText from "../ReportText.js"
 import { Continuation, type Report, ReportVersion } from "../Research.js"
@@ -64,7 +64,7 @@ export const stored = (
   session: Session,
   direction: string,
   rounds: number | undefined
-): Effect.Effect<Session, InvalidInput, SessionStore> =>
+): Effect.Effect<Session, ResearchInvalidInput, SessionStore> =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const reopened = reopen(session, direction, rounds ?? defaultRounds, now)

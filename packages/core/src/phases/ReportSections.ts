@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Budget from "../Budget.js"
 import * as Citations from "../Citations.js"
 import * as ContextRecovery from "../ContextRecovery.js"
-import type { ProviderError } from "../Errors.js"
+import { kindOf, type ProviderError } from "../Errors.js"
 import * as LanguageModel from "../LanguageModel.js"
 import * as Prompt from "../prompts/reportSections.js"
 import * as SynthesisPrompt from "../prompts/synthesis.js"
@@ -146,7 +146,7 @@ const plan = (task: Task, found: Material, model: LanguageModel.Service, words: 
       Effect.map((generated): Prompt.Plan | undefined => generated.value),
       Effect.catchAll((error) =>
         Effect.as(
-          Effect.logWarning(`the report's plan failed (${error._tag}); the sections follow the research topics`),
+          Effect.logWarning(`the report's plan failed (${kindOf(error)}); the sections follow the research topics`),
           undefined
         )
       )
@@ -180,7 +180,7 @@ export const lengthPass = (
     const again = yield* write([LanguageModel.assistant(first), LanguageModel.user(Prompt.resize(words, target))]).pipe(
       Effect.map((completion) => clean(completion.text)),
       // A second pass the budget cannot pay for leaves the first version.
-      Effect.catchTag("BudgetExhausted", () => Effect.succeed(first))
+      Effect.catchTag("ResearchBudgetExhausted", () => Effect.succeed(first))
     )
     const nearer = (text: string) => Math.abs(ReportShape.countWords(text) - target)
     return again !== "" && nearer(again) < nearer(first) ? again : first
@@ -260,7 +260,9 @@ const section =
       instructions: task.config.reportInstructions
     })
     return lengthPass(s.words, writer(model, system, parts, s.words)).pipe(
-      Effect.catchTag("BudgetExhausted", () => Effect.succeed(topics.map((t) => t.findings.trim()).join("\n\n"))),
+      Effect.catchTag("ResearchBudgetExhausted", () =>
+        Effect.succeed(topics.map((t) => t.findings.trim()).join("\n\n"))
+      ),
       Effect.tap(published("section", s.title, index + 1, planned.sections.length)),
       Effect.map((body) => ({ title: s.title, body }))
     )
@@ -290,7 +292,7 @@ const framing = (
     instructions: task.config.reportInstructions
   })
   return lengthPass(words, writer(model, system, parts, words)).pipe(
-    Effect.catchTag("BudgetExhausted", () => Effect.succeed("")),
+    Effect.catchTag("ResearchBudgetExhausted", () => Effect.succeed("")),
     Effect.tap(published(part, part, 0, written.length))
   )
 }

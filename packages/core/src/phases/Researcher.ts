@@ -282,7 +282,7 @@ const step = Effect.fnUntraced(function* (env: Environment, state: State) {
     })
   )
   // A turn the run's budget cannot cover ends the loop as the run's budget, with what was gathered.
-  if (Either.isLeft(completion) && completion.left._tag === "BudgetExhausted") {
+  if (Either.isLeft(completion) && completion.left._tag === "ResearchBudgetExhausted") {
     return { ...state, stopReason: "run_budget" as const }
   }
   if (Either.isLeft(completion)) {

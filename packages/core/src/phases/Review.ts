@@ -9,7 +9,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { InvalidInput } from "../Errors.js"
+import { ResearchInvalidInput } from "../Errors.js"
 import { Brief, Directive, IssuedDirective, SupervisionRound } from "../Research.js"
 import { PlanReview, type Session } from "../Session.js"
 import { UserInput } from "../UserInput.js"
@@ -102,10 +102,10 @@ const editedRound = (round: SupervisionRound, topics: ReadonlyArray<string>): Su
  * first round's directives, and keeps the originals in the review); cancelled, it is cancelled with its plan kept, so
  * that a later `resume` asks again.
  */
-export const apply = (session: Session, decision: Decision): Effect.Effect<Session, InvalidInput> => {
+export const apply = (session: Session, decision: Decision): Effect.Effect<Session, ResearchInvalidInput> => {
   const plan = planOf(session)
   if (plan === undefined) {
-    return Effect.fail(new InvalidInput({ reason: `session ${session.id} has no plan to review` }))
+    return Effect.fail(new ResearchInvalidInput({ reason: `session ${session.id} has no plan to review` }))
   }
   switch (decision.action) {
     case "cancel":
@@ -114,7 +114,7 @@ export const apply = (session: Session, decision: Decision): Effect.Effect<Sessi
       return Effect.succeed(patch(session, { status: "running", review: new PlanReview({ decision: "approved" }) }))
     case "edit": {
       if (decision.directives !== undefined && decision.directives.every((t) => t.trim() === "")) {
-        return Effect.fail(new InvalidInput({ reason: "an edited plan needs at least one directive" }))
+        return Effect.fail(new ResearchInvalidInput({ reason: "an edited plan needs at least one directive" }))
       }
       const brief =
         decision.brief === undefined || decision.brief.trim() === ""

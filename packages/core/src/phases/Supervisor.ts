@@ -21,7 +21,7 @@ import * as Continuation from "./Continuation.js"
 import { mergeUnitSources } from "../internal/research/sessionSources.js"
 import { history } from "../internal/research/supervisorHistory.js"
 import * as Turn from "../internal/research/supervisorTurn.js"
-import { endsRun, MalformedOutput, type ProviderError } from "../Errors.js"
+import { endsRun, ModelMalformedOutput, type ProviderError } from "../Errors.js"
 import * as LanguageModel from "../LanguageModel.js"
 import * as ModelRouter from "../ModelRouter.js"
 import * as Prompt from "../prompts/supervisor.js"
@@ -80,7 +80,7 @@ export type StopReason =
 export interface Outcome {
   readonly reason: StopReason
   /** The supervisor model's error, or its directives that could not be read, when it failed. */
-  readonly error?: ProviderError | MalformedOutput | undefined
+  readonly error?: ProviderError | ModelMalformedOutput | undefined
 }
 
 /** Turns in a row, before any research ran, whose every directive was rejected, after which supervision fails. */
@@ -242,7 +242,7 @@ export const initial: State = {
   outcome: undefined
 }
 
-const stopped = (state: State, reason: StopReason, error?: ProviderError | MalformedOutput): State => ({
+const stopped = (state: State, reason: StopReason, error?: ProviderError | ModelMalformedOutput): State => ({
   ...state,
   outcome: { reason, error }
 })
@@ -282,7 +282,7 @@ export const afterNoDirectives = (
       `every conductResearch call of the supervisor's first ${rejectedTurns} turns was rejected; ` +
       `the last: ${reading.rejectedDirectives.at(-1) ?? ""}`
     const raw = JSON.stringify(turn.toolCalls).slice(0, 4_000)
-    return stopped(state, "supervisor_failed", new MalformedOutput({ reason, raw }))
+    return stopped(state, "supervisor_failed", new ModelMalformedOutput({ reason, raw }))
   }
   if (reading.completes) return stopped(state, "research_complete")
   if (back.turnsWithoutDelegation >= maxTurnsWithoutDelegation) return stopped(state, "no_directives")
@@ -330,7 +330,7 @@ const step = <R>(env: Environment<R>, state: State) =>
     }
     // The call is reserved against the budget before it is sent; one the budget cannot cover ends research.
     const completion = yield* Effect.either(ContextRecovery.generateConversation(env.model, request))
-    if (Either.isLeft(completion) && completion.left._tag === "BudgetExhausted") return stopped(state, "budget")
+    if (Either.isLeft(completion) && completion.left._tag === "ResearchBudgetExhausted") return stopped(state, "budget")
     // A refused key, no quota or an open breaker: no report could be written either, so the run fails here.
     if (Either.isLeft(completion) && endsRun(completion.left)) return yield* Effect.fail(completion.left)
     if (Either.isLeft(completion)) {

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Budget from "../Budget.js"
 import * as Citations from "../Citations.js"
 import * as ContextRecovery from "../ContextRecovery.js"
-import { MalformedOutput } from "../Errors.js"
+import { ModelMalformedOutput } from "../Errors.js"
 import * as Language from "../internal/text/language.js"
 import * as Notices from "../internal/text/reportNotices.js"
 import * as VerificationNotices from "../internal/text/verificationNotices.js"
@@ -281,7 +281,7 @@ const single = (task: Task, found: Material, model: LanguageModel.Service, date:
     ).pipe(
       // The router refuses a report the budget cannot cover after all: the findings stand instead.
       Effect.map((text): string | undefined => text),
-      Effect.catchTag("BudgetExhausted", () => Effect.succeed(undefined))
+      Effect.catchTag("ResearchBudgetExhausted", () => Effect.succeed(undefined))
     )
   })
 
@@ -312,7 +312,7 @@ export const run = Effect.fn("Synthesis.run")(function* (task: Task, session: Se
       : once
   const text = written === undefined ? yield* findingsAsTheyAre(task, found) : written
   if (text === "") {
-    return yield* Effect.fail(new MalformedOutput({ reason: "the report model returned no text", raw: "" }))
+    return yield* Effect.fail(new ModelMalformedOutput({ reason: "the report model returned no text", raw: "" }))
   }
   const finalized = Citations.finalize(text, found.sources, Language.sourcesHeading(language))
   const grounding = groundingOf(session, found.sources.length)

@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import { SessionBusy, SessionNotFound } from "../Errors.js"
+import { ResearchSessionBusy, ResearchSessionNotFound } from "../Errors.js"
 import type { ResearchEvent } from "../ResearchEvents.js"
 import * as Session from "../Session.js"
 import * as SessionStore from "../SessionStore.js"
@@ -53,7 +53,7 @@ export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(fu
   const get = (id: string) =>
     Effect.flatMap(Ref.get(entries), (map) => {
       const entry = map.get(id)
-      return entry === undefined ? Effect.fail(new SessionNotFound({ sessionId: id })) : Effect.succeed(entry)
+      return entry === undefined ? Effect.fail(new ResearchSessionNotFound({ sessionId: id })) : Effect.succeed(entry)
     })
   return {
     save: (session) =>
@@ -68,7 +68,7 @@ export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(fu
       Effect.flatMap(Session.validateId(id), (id) =>
         Effect.flatMap(get(id), (entry) =>
           entry.session === undefined
-            ? Effect.fail(new SessionNotFound({ sessionId: id }))
+            ? Effect.fail(new ResearchSessionNotFound({ sessionId: id }))
             : Effect.succeed(entry.session)
         )
       ),
@@ -111,7 +111,7 @@ export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(fu
           get(id),
           Effect.flatMap(Ref.get(locks), (held) =>
             held.has(id)
-              ? Effect.fail(new SessionBusy({ sessionId: id, holder: "this process" }))
+              ? Effect.fail(new ResearchSessionBusy({ sessionId: id, holder: "this process" }))
               : update(id, () => undefined)
           )
         )
@@ -122,7 +122,7 @@ export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(fu
           Effect.flatMap(
             Ref.modify(locks, (held) => (held.has(id) ? [false, held] : [true, new Set(held).add(id)])),
             (acquired) =>
-              acquired ? Effect.void : Effect.fail(new SessionBusy({ sessionId: id, holder: "this process" }))
+              acquired ? Effect.void : Effect.fail(new ResearchSessionBusy({ sessionId: id, holder: "this process" }))
           ),
           () =>
             Ref.update(locks, (held) => {

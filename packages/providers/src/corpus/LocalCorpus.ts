@@ -64,7 +64,7 @@ export interface Service {
   readonly search: SearchProvider.Service
   readonly extractor: ContentExtractor.Service
   /** Indexes the folder again (reading only what changed) and searches the new index from then on. */
-  readonly refresh: Effect.Effect<IndexReport, Errors.InvalidInput>
+  readonly refresh: Effect.Effect<IndexReport, Errors.ResearchInvalidInput>
   /** The report of the latest indexing pass. */
   readonly lastReport: Effect.Effect<IndexReport>
 }
@@ -77,14 +77,15 @@ export class LocalCorpus extends Context.Tag("@deep-research/providers/LocalCorp
 // =============================================================================
 
 /** Indexes the folder (using the cache) and returns the corpus. Fails when the folder does not exist. */
-export const make = (options: Options): Effect.Effect<Service, Errors.InvalidInput> =>
+export const make = (options: Options): Effect.Effect<Service, Errors.ResearchInvalidInput> =>
   Effect.gen(function* () {
     const root = yield* Effect.tryPromise({
       try: () => fs.realpath(path.resolve(options.root)),
-      catch: () => new Errors.InvalidInput({ reason: `the corpus folder ${options.root} does not exist` })
+      catch: () => new Errors.ResearchInvalidInput({ reason: `the corpus folder ${options.root} does not exist` })
     })
     const isFolder = yield* Effect.promise(() => fs.stat(root).then((s) => s.isDirectory()))
-    if (!isFolder) return yield* new Errors.InvalidInput({ reason: `the corpus path ${options.root} is not a folder` })
+    if (!isFolder)
+      return yield* new Errors.ResearchInvalidInput({ reason: `the corpus path ${options.root} is not a folder` })
     const settings: CorpusIndex.Settings = {
       root,
       name: options.name ?? defaults.name,
@@ -114,7 +115,10 @@ export const make = (options: Options): Effect.Effect<Service, Errors.InvalidInp
 /** The corpus as the `SearchProvider`, the `ContentExtractor` and the `LocalCorpus` in context. */
 export const layer = (
   options: Options
-): Layer.Layer<SearchProvider.SearchProvider | ContentExtractor.ContentExtractor | LocalCorpus, Errors.InvalidInput> =>
+): Layer.Layer<
+  SearchProvider.SearchProvider | ContentExtractor.ContentExtractor | LocalCorpus,
+  Errors.ResearchInvalidInput
+> =>
   Layer.unwrapEffect(
     Effect.map(make(options), (corpus) =>
       Layer.mergeAll(

@@ -222,13 +222,15 @@ const newSearchIndex = (): MiniSearch<IndexedChunk> =>
   })
 
 /** Indexes the folder, reading only the files the cache does not hold as they are; saves the cache if it changed. */
-export const buildState = (settings: Settings): Effect.Effect<State, Errors.InvalidInput> =>
+export const buildState = (settings: Settings): Effect.Effect<State, Errors.ResearchInvalidInput> =>
   Effect.gen(function* () {
     const cache = yield* loadCache(settings)
     const listing = yield* Effect.tryPromise({
       try: () => listFiles(settings),
       catch: (error) =>
-        new Errors.InvalidInput({ reason: `the corpus folder ${settings.root} could not be listed: ${String(error)}` })
+        new Errors.ResearchInvalidInput({
+          reason: `the corpus folder ${settings.root} could not be listed: ${String(error)}`
+        })
     })
     const relatives = listing.files
     const outcomes = yield* Effect.forEach(

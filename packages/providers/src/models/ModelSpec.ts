@@ -37,12 +37,12 @@ const isProvider = (name: string): name is Provider => providers.some((provider)
  * Parses `provider:model`. Only the first colon separates them, so model names with tags (`ollama:qwen3:8b`) keep
  * theirs.
  */
-export const parse = (spec: string): Either.Either<Spec, Errors.InvalidInput> => {
+export const parse = (spec: string): Either.Either<Spec, Errors.ResearchInvalidInput> => {
   const text = spec.trim()
   const colon = text.indexOf(":")
   if (colon <= 0 || colon === text.length - 1) {
     return Either.left(
-      new Errors.InvalidInput({
+      new Errors.ResearchInvalidInput({
         reason: `"${spec}" is not a model spec; write provider:model, e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-5`
       })
     )
@@ -51,13 +51,15 @@ export const parse = (spec: string): Either.Either<Spec, Errors.InvalidInput> =>
   const model = text.slice(colon + 1).trim()
   if (!isProvider(provider)) {
     return Either.left(
-      new Errors.InvalidInput({
+      new Errors.ResearchInvalidInput({
         reason: `unknown model provider "${provider}" in "${spec}"; known providers: ${providers.join(", ")}`
       })
     )
   }
   if (model === "" || /\s/.test(model)) {
-    return Either.left(new Errors.InvalidInput({ reason: `"${spec}" has no valid model name after "${provider}:"` }))
+    return Either.left(
+      new Errors.ResearchInvalidInput({ reason: `"${spec}" has no valid model name after "${provider}:"` })
+    )
   }
   return Either.right({ provider, model })
 }
@@ -105,8 +107,8 @@ const optionalString = (name: string): Config.Config<string | undefined> =>
 const optionalRedacted = (name: string): Config.Config<Redacted.Redacted | undefined> =>
   Config.option(Config.redacted(Config.nonEmptyString(name))).pipe(Config.map(Option.getOrUndefined))
 
-const needs = (spec: Spec, error: ConfigError.ConfigError): Errors.InvalidInput =>
-  new Errors.InvalidInput({ reason: `the model ${format(spec)} cannot be configured: ${String(error)}` })
+const needs = (spec: Spec, error: ConfigError.ConfigError): Errors.ResearchInvalidInput =>
+  new Errors.ResearchInvalidInput({ reason: `the model ${format(spec)} cannot be configured: ${String(error)}` })
 
 // =============================================================================
 // Models
@@ -116,7 +118,7 @@ const needs = (spec: Spec, error: ConfigError.ConfigError): Errors.InvalidInput 
 export const makeModel = (
   spec: Spec,
   settings: ProviderSettings = {}
-): Effect.Effect<LanguageModel.Service, Errors.InvalidInput> => {
+): Effect.Effect<LanguageModel.Service, Errors.ResearchInvalidInput> => {
   const common = {
     model: spec.model,
     ...(settings.headers !== undefined ? { headers: settings.headers } : {}),
@@ -184,10 +186,10 @@ const tierNames: ReadonlyArray<ModelRouter.Tier> = ["frontier", "standard", "eff
 
 /**
  * The router's models for the specs: every spec parsed (a malformed spec or an unknown provider is an
- * `InvalidInput` naming it), each distinct model built once, and roles with their own output limit given a view of
+ * `ResearchInvalidInput` naming it), each distinct model built once, and roles with their own output limit given a view of
  * their model with that default.
  */
-export const makeModels = (specs: RouterSpecs): Effect.Effect<ModelRouter.Models, Errors.InvalidInput> =>
+export const makeModels = (specs: RouterSpecs): Effect.Effect<ModelRouter.Models, Errors.ResearchInvalidInput> =>
   Effect.gen(function* () {
     const built = new Map<string, LanguageModel.Service>()
     const modelFor = (text: string) =>
@@ -218,7 +220,7 @@ export const makeModels = (specs: RouterSpecs): Effect.Effect<ModelRouter.Models
       const limit = specs.maxOutputTokens?.[role]
       if (limit === undefined) continue
       if (!Number.isInteger(limit) || limit <= 0) {
-        return yield* new Errors.InvalidInput({
+        return yield* new Errors.ResearchInvalidInput({
           reason: `the output limit of the ${role} role must be a positive integer, got ${limit}`
         })
       }
@@ -240,12 +242,12 @@ const argumentsOnly = ConfigProvider.fromMap(new Map())
  * nothing else (as every provider's `layer` takes them from its argument); resilience applies when a `Resilience` is
  * in context.
  */
-export const layer = (specs: RouterSpecs): Layer.Layer<ModelRouter.ModelRouter, Errors.InvalidInput> =>
+export const layer = (specs: RouterSpecs): Layer.Layer<ModelRouter.ModelRouter, Errors.ResearchInvalidInput> =>
   Layer.unwrapEffect(Effect.map(Effect.withConfigProvider(makeModels(specs), argumentsOnly), ModelRouter.layer))
 
 /**
  * The `ModelRouter` for the specs, what the `providers` settings leave out read from the environment (`OPENAI_API_KEY`,
  * `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`, ...: see `ProviderSettings`), as every provider's `layerConfig` reads it.
  */
-export const layerConfig = (specs: RouterSpecs): Layer.Layer<ModelRouter.ModelRouter, Errors.InvalidInput> =>
+export const layerConfig = (specs: RouterSpecs): Layer.Layer<ModelRouter.ModelRouter, Errors.ResearchInvalidInput> =>
   Layer.unwrapEffect(Effect.map(makeModels(specs), ModelRouter.layer))

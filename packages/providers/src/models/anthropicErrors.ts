@@ -19,7 +19,7 @@ export interface ErrorContext {
   readonly model: string
   /** Epoch milliseconds, to turn an HTTP-date `retry-after` into a delay. */
   readonly now: number
-  /** The client's time limit of one request, reported by `Timeout`. */
+  /** The client's time limit of one request, reported by `ProviderTimeout`. */
   readonly timeout: Duration.Duration
 }
 
@@ -85,19 +85,20 @@ const fromErrorType = (error: APIError, context: ErrorContext): Errors.ProviderE
     case "timeout_error":
       return new Errors.ProviderUnavailable({ provider: context.provider, status: 504, detail: message })
     case "rate_limit_error":
-      return new Errors.RateLimited({ provider: context.provider })
+      return new Errors.ProviderRateLimited({ provider: context.provider })
     case "authentication_error":
     case "permission_error":
-      return new Errors.AuthenticationFailed({ provider: context.provider, detail: message })
+      return new Errors.ProviderAuthenticationFailed({ provider: context.provider, detail: message })
     case "billing_error":
-      return new Errors.QuotaExhausted({ provider: context.provider })
+      return new Errors.ProviderQuotaExhausted({ provider: context.provider })
     case "invalid_request_error":
     case "not_found_error":
     case "request_too_large": {
-      if (/credit balance is too low/i.test(message)) return new Errors.QuotaExhausted({ provider: context.provider })
+      if (/credit balance is too low/i.test(message))
+        return new Errors.ProviderQuotaExhausted({ provider: context.provider })
       const numbers = parseContextWindowMessage(message)
       if (numbers !== undefined) return contextWindowExceeded(context.model, numbers)
-      return new Errors.InvalidRequest({ provider: context.provider, detail: message })
+      return new Errors.ProviderInvalidRequest({ provider: context.provider, detail: message })
     }
     default:
       return new Errors.ProviderUnavailable({ provider: context.provider, detail: message })
@@ -108,25 +109,29 @@ const fromStatus = (error: APIError, status: number, context: ErrorContext): Err
   const message = describe(error)
   if (status === 400 || status === 413) {
     // The API reports an empty credit balance as a 400 invalid_request_error; only its text tells it apart.
-    if (/credit balance is too low/i.test(message)) return new Errors.QuotaExhausted({ provider: context.provider })
+    if (/credit balance is too low/i.test(message))
+      return new Errors.ProviderQuotaExhausted({ provider: context.provider })
     const numbers = parseContextWindowMessage(message)
     if (numbers !== undefined) return contextWindowExceeded(context.model, numbers)
     // A body over the request size limit can only be fixed by sending less, like an overflowing prompt.
     if (status === 413) return contextWindowExceeded(context.model, {})
-    return new Errors.InvalidRequest({ provider: context.provider, detail: message })
+    return new Errors.ProviderInvalidRequest({ provider: context.provider, detail: message })
   }
   if (status === 401 || status === 403)
-    return new Errors.AuthenticationFailed({ provider: context.provider, detail: message })
-  if (status === 402) return new Errors.QuotaExhausted({ provider: context.provider })
+    return new Errors.ProviderAuthenticationFailed({ provider: context.provider, detail: message })
+  if (status === 402) return new Errors.ProviderQuotaExhausted({ provider: context.provider })
   if (status === 429) {
     const retryAfter = retryAfterOf(error.headers, context.now)
-    return new Errors.RateLimited({ provider: context.provider, ...(retryAfter !== undefined ? { retryAfter } : {}) })
+    return new Errors.ProviderRateLimited({
+      provider: context.provider,
+      ...(retryAfter !== undefined ? { retryAfter } : {})
+    })
   }
   // 408 and 409 are transient on Anthropic's side (the SDK itself would retry them).
   if (status >= 500 || status === 408 || status === 409) {
     return new Errors.ProviderUnavailable({ provider: context.provider, status, detail: message })
   }
-  return new Errors.InvalidRequest({ provider: context.provider, detail: `${status}: ${message}` })
+  return new Errors.ProviderInvalidRequest({ provider: context.provider, detail: `${status}: ${message}` })
 }
 
 const causeText = (error: unknown): string => {
@@ -138,7 +143,7 @@ const causeText = (error: unknown): string => {
 /** The tagged error for anything an Anthropic SDK call threw. */
 export const fromError = (error: unknown, context: ErrorContext): Errors.ProviderError => {
   if (error instanceof APIConnectionTimeoutError) {
-    return new Errors.Timeout({ provider: context.provider, after: context.timeout })
+    return new Errors.ProviderTimeout({ provider: context.provider, after: context.timeout })
   }
   if (error instanceof APIUserAbortError) {
     // Only our own interruption aborts a request; report it as a transient failure should it ever surface.

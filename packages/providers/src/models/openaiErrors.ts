@@ -12,7 +12,7 @@ import * as HttpTransport from "./httpTransport.js"
 export interface ErrorContext {
   readonly provider: string
   readonly model: string
-  /** The time limit the SDK was given, reported by `Timeout`. */
+  /** The time limit the SDK was given, reported by `ProviderTimeout`. */
   readonly timeout: Duration.Duration
 }
 
@@ -190,23 +190,23 @@ const fromApiError = (error: APIError, context: ErrorContext, now: number): Erro
   // A TPM "Request too large" can never pass by waiting; only a smaller input helps.
   const isTooLargeForLimit = /Request too large/i.test(apiMessage) && /Limit \d+, Requested \d+/.test(apiMessage)
   if (isContext || isTooLargeForLimit) return contextWindowExceeded(model, bodyText)
-  if (isQuota) return new Errors.QuotaExhausted({ provider })
+  if (isQuota) return new Errors.ProviderQuotaExhausted({ provider })
   if (status === 429 || code === "rate_limit_exceeded" || type === "rate_limit_error") {
     const retryAfter = retryAfterOf(error.headers, type, apiMessage, now)
-    return new Errors.RateLimited({ provider, ...(retryAfter === undefined ? {} : { retryAfter }) })
+    return new Errors.ProviderRateLimited({ provider, ...(retryAfter === undefined ? {} : { retryAfter }) })
   }
   if (status === undefined) {
     // A mid-stream error event carries no status: judge by its code.
-    if (code === "invalid_api_key") return new Errors.AuthenticationFailed({ provider, detail: apiMessage })
-    if (type === "invalid_request_error") return new Errors.InvalidRequest({ provider, detail: apiMessage })
+    if (code === "invalid_api_key") return new Errors.ProviderAuthenticationFailed({ provider, detail: apiMessage })
+    if (type === "invalid_request_error") return new Errors.ProviderInvalidRequest({ provider, detail: apiMessage })
     return new Errors.ProviderUnavailable({ provider, detail: apiMessage })
   }
-  if (status === 401 || status === 403) return new Errors.AuthenticationFailed({ provider, detail: apiMessage })
+  if (status === 401 || status === 403) return new Errors.ProviderAuthenticationFailed({ provider, detail: apiMessage })
   if (status === 413) return contextWindowExceeded(model, bodyText)
   if (status === 408 || status === 409 || status >= 500) {
     return new Errors.ProviderUnavailable({ provider, status, detail: apiMessage })
   }
-  return new Errors.InvalidRequest({ provider, detail: `${status} ${apiMessage}` })
+  return new Errors.ProviderInvalidRequest({ provider, detail: `${status} ${apiMessage}` })
 }
 
 /** Maps anything the SDK (or the stream reading around it) threw to a provider error. */
@@ -216,7 +216,8 @@ export const toProviderError = (
   now: number = Date.now()
 ): Errors.ProviderError => {
   const { provider } = context
-  if (error instanceof APIConnectionTimeoutError) return new Errors.Timeout({ provider, after: context.timeout })
+  if (error instanceof APIConnectionTimeoutError)
+    return new Errors.ProviderTimeout({ provider, after: context.timeout })
   if (error instanceof APIUserAbortError) return new Errors.ProviderUnavailable({ provider, detail: "aborted" })
   if (error instanceof APIConnectionError) {
     return new Errors.ProviderUnavailable({ provider, detail: describe(error) })

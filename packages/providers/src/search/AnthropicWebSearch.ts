@@ -219,11 +219,11 @@ const toolError = (code: string, provider: string): Errors.ProviderError | undef
     case "max_uses_exceeded":
       return undefined
     case "too_many_requests":
-      return new Errors.RateLimited({ provider })
+      return new Errors.ProviderRateLimited({ provider })
     case "unavailable":
       return new Errors.ProviderUnavailable({ provider, detail: "web search is unavailable" })
     default:
-      return new Errors.InvalidRequest({ provider, detail: `web search refused the query: ${code}` })
+      return new Errors.ProviderInvalidRequest({ provider, detail: `web search refused the query: ${code}` })
   }
 }
 

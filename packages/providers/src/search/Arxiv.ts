@@ -204,7 +204,7 @@ const readError =
     if (answer.status === 503 || answer.status === 429) {
       const retryAfter = retryAfterOf(answer.headers, now)
       if (answer.status === 429 || retryAfter !== undefined) {
-        return new Errors.RateLimited({ provider, retryAfter: retryAfter ?? requestInterval })
+        return new Errors.ProviderRateLimited({ provider, retryAfter: retryAfter ?? requestInterval })
       }
       return undefined
     }
@@ -212,7 +212,7 @@ const readError =
     const message = feed === undefined ? undefined : errorMessage(feed)
     return message === undefined
       ? undefined
-      : new Errors.InvalidRequest({ provider, detail: `${answer.status} ${message}` })
+      : new Errors.ProviderInvalidRequest({ provider, detail: `${answer.status} ${message}` })
   }
 
 // =============================================================================
@@ -272,7 +272,7 @@ export const readFeed = (
       })
     }
     const message = errorMessage(feed)
-    if (message !== undefined) return yield* new Errors.InvalidRequest({ provider, detail: message })
+    if (message !== undefined) return yield* new Errors.ProviderInvalidRequest({ provider, detail: message })
     const entries = Xml.all(feed, "entry")
     const total = Number(Xml.textOf(feed, "opensearch:totalResults") ?? "0")
     if (entries.length === 0 && Number.isFinite(total) && total > 0) {

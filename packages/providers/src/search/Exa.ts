@@ -112,7 +112,7 @@ export const make = (options: Options): Exa => {
   const post = <A, I>(path: string, body: unknown, schema: Schema.Schema<A, I>) =>
     Effect.gen(function* () {
       if (key === "") {
-        return yield* new Errors.AuthenticationFailed({ provider: name, detail: "no Exa API key was given" })
+        return yield* new Errors.ProviderAuthenticationFailed({ provider: name, detail: "no Exa API key was given" })
       }
       const raw = yield* requestJson(
         {

@@ -32,7 +32,7 @@ export const policies = (settings: Keyless.Settings): Readonly<Record<string, Re
 export const make = (
   backend: Keyless.Backend,
   settings: Keyless.Settings
-): Effect.Effect<SearchProvider.Service, Errors.InvalidInput, Scope.Scope> => {
+): Effect.Effect<SearchProvider.Service, Errors.ResearchInvalidInput, Scope.Scope> => {
   const contact = settings.contact
   switch (backend) {
     case "wikipedia":
@@ -46,7 +46,7 @@ export const make = (
     case "searxng":
       return settings.searxng.url === undefined
         ? Effect.fail(
-            new Errors.InvalidInput({
+            new Errors.ResearchInvalidInput({
               reason: `SearXNG search needs ${Environment.searxngUrl}: the address of your own instance`
             })
           )
@@ -58,11 +58,11 @@ export const make = (
 export const layer = (
   backends: ReadonlyArray<Keyless.Backend>,
   settings: Keyless.Settings = Keyless.emptySettings
-): Layer.Layer<SearchProvider.SearchProvider, Errors.InvalidInput> =>
+): Layer.Layer<SearchProvider.SearchProvider, Errors.ResearchInvalidInput> =>
   SearchFanout.layerOf(backends.map((backend) => Layer.scoped(SearchProvider.SearchProvider, make(backend, settings))))
 
 /** The default set, configured from the environment (or whatever `ConfigProvider` is installed). */
 export const layerConfig = (): Layer.Layer<
   SearchProvider.SearchProvider,
-  Errors.InvalidInput | ConfigError.ConfigError
+  Errors.ResearchInvalidInput | ConfigError.ConfigError
 > => Layer.unwrapEffect(Effect.map(Keyless.config, (settings) => layer(Keyless.defaultSet(settings), settings)))

@@ -317,11 +317,11 @@ const failureOf = (response: SearchResponse, provider: string, model: string): E
   const code = response.error?.code ?? ""
   const message = response.error?.message ?? "the search failed"
   if (code === "context_length_exceeded") return new Errors.ContextWindowExceeded({ model })
-  if (code === "rate_limit_exceeded") return new Errors.RateLimited({ provider })
+  if (code === "rate_limit_exceeded") return new Errors.ProviderRateLimited({ provider })
   if (code === "server_error" || code === "server_is_overloaded" || code === "") {
     return new Errors.ProviderUnavailable({ provider, detail: message })
   }
-  return new Errors.InvalidRequest({ provider, detail: `${code}: ${message}` })
+  return new Errors.ProviderInvalidRequest({ provider, detail: `${code}: ${message}` })
 }
 
 /** The results of an answer: cited pages first (in citation order), then the other consulted sources. */

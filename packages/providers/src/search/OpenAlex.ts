@@ -139,7 +139,7 @@ export const make = (options: Options = {}): SearchProvider.Service => {
       { provider: name, url, headers, accept: "application/json", timeout },
       readError(name),
       options.httpClient
-    ).pipe(Effect.tapError((error) => (error._tag === "QuotaExhausted" ? Ref.set(spent, error) : Effect.void)))
+    ).pipe(Effect.tapError((error) => (error._tag === "ProviderQuotaExhausted" ? Ref.set(spent, error) : Effect.void)))
     if (allowanceLeft(answer.headers) === 0) yield* Ref.set(spent, allowanceSpent(name, answer.headers, now))
     const response = yield* Http.decodeJson(SearchResponse, name, answer)
     const wanted = response.results.slice(0, Math.max(0, searchOptions.maxResults))
@@ -197,7 +197,7 @@ export const searchParams = (
 // Errors
 // =============================================================================
 
-type QuotaExhaustedError = Errors.QuotaExhausted
+type QuotaExhaustedError = Errors.ProviderQuotaExhausted
 
 const keyProblem = /api[ _-]?key|invalid key|unauthori[sz]ed/i
 const dailyLimit = /daily|per day|allowance/i
@@ -228,9 +228,9 @@ export const renewedAt = (headers: HeaderRecord, now: number): number => {
 }
 
 /** The day's allowance spent: OpenAlex out of reach until it is renewed. */
-export const allowanceSpent = (provider: string, headers: HeaderRecord, now: number): Errors.QuotaExhausted => {
+export const allowanceSpent = (provider: string, headers: HeaderRecord, now: number): Errors.ProviderQuotaExhausted => {
   const limit = headers["x-ratelimit-limit"]
-  return new Errors.QuotaExhausted({
+  return new Errors.ProviderQuotaExhausted({
     provider,
     until: renewedAt(headers, now),
     detail: `its daily allowance is spent${limit === undefined ? "" : ` (${limit} a day)`}; set OPENALEX_API_KEY for a larger one`
@@ -247,9 +247,10 @@ const readError =
   (answer, now) => {
     if (answer.status !== 403 && answer.status !== 429) return undefined
     const detail = errorDetail(answer.text)
-    if (keyProblem.test(`${detail} ${answer.text}`)) return new Errors.AuthenticationFailed({ provider, detail })
+    if (keyProblem.test(`${detail} ${answer.text}`))
+      return new Errors.ProviderAuthenticationFailed({ provider, detail })
     const retryAfter = retryAfterOf(answer.headers, now)
-    const rate = new Errors.RateLimited({ provider, retryAfter: retryAfter ?? Duration.seconds(1) })
+    const rate = new Errors.ProviderRateLimited({ provider, retryAfter: retryAfter ?? Duration.seconds(1) })
     if (answer.status === 403) return rate
     const left = allowanceLeft(answer.headers)
     const spent = left === 0 || dailyLimit.test(detail)

@@ -111,7 +111,10 @@ export const make = (options: Options): SearchProvider.Service => {
 
   const search = Effect.fn("Perplexity.search")(function* (query: string, searchOptions: SearchProvider.SearchOptions) {
     if (client === undefined) {
-      return yield* new Errors.AuthenticationFailed({ provider: name, detail: "no Perplexity API key was given" })
+      return yield* new Errors.ProviderAuthenticationFailed({
+        provider: name,
+        detail: "no Perplexity API key was given"
+      })
     }
     const request = sonarRequest(query, searchOptions, model, options.searchContextSize ?? "low")
     const raw: unknown = yield* Effect.tryPromise({

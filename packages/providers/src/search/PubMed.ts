@@ -125,7 +125,7 @@ export const make = (options: Options = {}): Effect.Effect<SearchProvider.Servic
           Http.decodeJson(SearchResponse, name, answer)
         )
         if (found.esearchresult.ERROR !== undefined) {
-          return yield* new Errors.InvalidRequest({ provider: name, detail: found.esearchresult.ERROR })
+          return yield* new Errors.ProviderInvalidRequest({ provider: name, detail: found.esearchresult.ERROR })
         }
         return found.esearchresult.idlist
       })
@@ -230,9 +230,10 @@ const readError =
   (answer, now) => {
     const detail = errorDetail(answer.text)
     if (answer.status === 429 || /rate limit/i.test(detail)) {
-      return new Errors.RateLimited({ provider, retryAfter: retryAfterOf(answer.headers, now) ?? Duration.seconds(1) })
+      const retryAfter = retryAfterOf(answer.headers, now) ?? Duration.seconds(1)
+      return new Errors.ProviderRateLimited({ provider, retryAfter })
     }
-    if (/api[ _-]?key/i.test(detail)) return new Errors.AuthenticationFailed({ provider, detail })
+    if (/api[ _-]?key/i.test(detail)) return new Errors.ProviderAuthenticationFailed({ provider, detail })
     return undefined
   }
 

@@ -32,7 +32,7 @@ export interface Options {
   readonly failuresBeforeCooldown?: number | undefined
   /**
    * No pause is longer, whatever the error asks, but that of a provider that said until when it will not answer
-   * (`QuotaExhausted` with `until`); 10 minutes by default.
+   * (`ProviderQuotaExhausted` with `until`); 10 minutes by default.
    */
   readonly maxCooldown?: Duration.DurationInput | undefined
   /**
@@ -140,20 +140,20 @@ const pauseFor = (fanout: Fanout, error: Errors.ProviderError, failures: number,
   const cap = Duration.toMillis(fanout.maxCooldown)
   switch (error._tag) {
     // the query's fault, not the provider's
-    case "InvalidRequest":
+    case "ProviderInvalidRequest":
     case "ContextWindowExceeded":
       return undefined
-    case "CircuitOpen":
+    case "ProviderCircuitOpen":
       return Math.min(cap, Math.max(0, error.retryAt - now))
     // A provider that said when it answers again (a spent daily allowance, an hour's Retry-After) is skipped until
     // then, however long: asking before would only be refused again.
-    case "QuotaExhausted":
+    case "ProviderQuotaExhausted":
       return error.until !== undefined
         ? Math.max(0, error.until - now)
         : failures < fanout.threshold
           ? undefined
           : Math.min(cap, Duration.toMillis(fanout.cooldown))
-    case "RateLimited":
+    case "ProviderRateLimited":
       if (failures < fanout.threshold) return undefined
       return Math.min(
         cap,
@@ -170,7 +170,7 @@ const recordFailure = (fanout: Fanout, index: number, error: Errors.ProviderErro
     if (before === undefined) return
     const failures = before.consecutiveFailures + 1
     const pause = pauseFor(fanout, error, failures, now)
-    const counted = error._tag !== "InvalidRequest" && error._tag !== "ContextWindowExceeded"
+    const counted = error._tag !== "ProviderInvalidRequest" && error._tag !== "ContextWindowExceeded"
     yield* Ref.update(fanout.state, (all) =>
       all.map((h, i) =>
         i !== index
@@ -189,7 +189,7 @@ const recordFailure = (fanout: Fanout, index: number, error: Errors.ProviderErro
         _tag: "ProviderSkipped",
         provider: before.name,
         reason:
-          error._tag === "QuotaExhausted" && error.until !== undefined
+          error._tag === "ProviderQuotaExhausted" && error.until !== undefined
             ? error.message
             : `${error.message}; skipped for ${Duration.format(Duration.millis(pause))}, until ${new Date(now + pause).toISOString()}`
       })
@@ -213,7 +213,7 @@ const askProvider = (
     provider.search(query, searchOptions).pipe(
       Effect.timeoutFail({
         duration: fanout.providerTimeout,
-        onTimeout: () => new Errors.Timeout({ provider: provider.name, after: fanout.providerTimeout })
+        onTimeout: () => new Errors.ProviderTimeout({ provider: provider.name, after: fanout.providerTimeout })
       })
     )
   ).pipe(
@@ -249,7 +249,7 @@ const searchAll = (fanout: Fanout, query: string, searchOptions: SearchProvider.
       const retryAt = Math.min(...health.map((h) => h.pausedUntil))
       const reasons = health.map((h) => `${h.name}: ${h.lastError ?? "failing"}`).join("; ")
       yield* Effect.logWarning(`Every search provider is paused (${reasons})`)
-      return yield* new Errors.CircuitOpen({ provider: fanout.name, retryAt })
+      return yield* new Errors.ProviderCircuitOpen({ provider: fanout.name, retryAt })
     }
     const outcomes = yield* Effect.forEach(active, (entry) => askProvider(fanout, entry, query, searchOptions, now), {
       concurrency: "unbounded"

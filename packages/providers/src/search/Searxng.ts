@@ -162,7 +162,7 @@ const readError =
   (provider: string): Http.ErrorReading =>
   (answer) =>
     answer.status === 403
-      ? new Errors.InvalidRequest({
+      ? new Errors.ProviderInvalidRequest({
           provider,
           detail: "403: the instance does not answer format=json; add json to search.formats in its settings.yml"
         })

@@ -97,7 +97,9 @@ export const make = (options: Options): Effect.Effect<Tavily> =>
 
     const call = <A>(run: (client: TavilyClient) => Promise<A>): Effect.Effect<A, Errors.ProviderError> =>
       client === undefined
-        ? Effect.fail(new Errors.AuthenticationFailed({ provider: name, detail: "no Tavily API key was given" }))
+        ? Effect.fail(
+            new Errors.ProviderAuthenticationFailed({ provider: name, detail: "no Tavily API key was given" })
+          )
         : Effect.tryPromise({ try: () => run(client), catch: (error) => fromError(error, { provider: name }) })
 
     // An answer decoded and read in one step (the schemas are synchronous).

@@ -213,13 +213,13 @@ export const apiError = (provider: string, error: ApiError, retryAfter?: Duratio
   switch (error.code) {
     case "ratelimited":
     case "maxlag":
-      return new Errors.RateLimited({ provider, ...(retryAfter !== undefined ? { retryAfter } : {}) })
+      return new Errors.ProviderRateLimited({ provider, ...(retryAfter !== undefined ? { retryAfter } : {}) })
     case "readonly":
       return new Errors.ProviderUnavailable({ provider, detail })
     default:
       return error.code.startsWith("internal_api_error")
         ? new Errors.ProviderUnavailable({ provider, detail })
-        : new Errors.InvalidRequest({ provider, detail })
+        : new Errors.ProviderInvalidRequest({ provider, detail })
   }
 }
 

@@ -86,19 +86,22 @@ export const statusError = (
   const detail = errorDetail(text)
   const tag = errorTag(text)
   if (status === 402 || tag === "NO_MORE_CREDITS" || (status !== 401 && quotaText.test(detail))) {
-    return new Errors.QuotaExhausted({ provider })
+    return new Errors.ProviderQuotaExhausted({ provider })
   }
   if (status === 401 || status === 403) {
-    return new Errors.AuthenticationFailed({ provider, ...(detail !== "" ? { detail } : {}) })
+    return new Errors.ProviderAuthenticationFailed({ provider, ...(detail !== "" ? { detail } : {}) })
   }
   if (status === 429) {
     const retryAfter = retryAfterOf(headers, now)
-    return new Errors.RateLimited({ provider, ...(retryAfter !== undefined ? { retryAfter } : {}) })
+    return new Errors.ProviderRateLimited({ provider, ...(retryAfter !== undefined ? { retryAfter } : {}) })
   }
   if (status === 408 || status === 409 || status === 425 || status >= 500) {
     return new Errors.ProviderUnavailable({ provider, status, ...(detail !== "" ? { detail } : {}) })
   }
-  return new Errors.InvalidRequest({ provider, detail: `${status} ${detail !== "" ? detail : "request refused"}` })
+  return new Errors.ProviderInvalidRequest({
+    provider,
+    detail: `${status} ${detail !== "" ? detail : "request refused"}`
+  })
 }
 
 const describe = (error: unknown): string => {
@@ -139,6 +142,6 @@ export const requestJson = (
   }).pipe(
     Effect.timeoutFail({
       duration: request.timeout,
-      onTimeout: () => new Errors.Timeout({ provider: request.provider, after: request.timeout })
+      onTimeout: () => new Errors.ProviderTimeout({ provider: request.provider, after: request.timeout })
     })
   )

@@ -22,19 +22,19 @@ const statusNames: ReadonlyArray<readonly [text: string, status: number]> = [
 
 const fromStatus = (status: number, message: string, context: ErrorContext): Errors.ProviderError => {
   const provider = context.provider
-  if (status === 401 || status === 403) return new Errors.AuthenticationFailed({ provider, detail: message })
-  if (status === 429) return new Errors.RateLimited({ provider })
+  if (status === 401 || status === 403) return new Errors.ProviderAuthenticationFailed({ provider, detail: message })
+  if (status === 429) return new Errors.ProviderRateLimited({ provider })
   // 432: the plan's usage limit; 433: the pay-as-you-go spending limit. Waiting does not help either.
-  if (status === 432 || status === 433) return new Errors.QuotaExhausted({ provider })
+  if (status === 432 || status === 433) return new Errors.ProviderQuotaExhausted({ provider })
   if (status >= 500 || status === 408) return new Errors.ProviderUnavailable({ provider, status, detail: message })
-  return new Errors.InvalidRequest({ provider, detail: message })
+  return new Errors.ProviderInvalidRequest({ provider, detail: message })
 }
 
 /** The tagged error for anything a Tavily SDK call threw. */
 export const fromError = (error: unknown, context: ErrorContext): Errors.ProviderError => {
   const provider = context.provider
   if (error instanceof TavilyKeylessLimitError) {
-    return new Errors.RateLimited({
+    return new Errors.ProviderRateLimited({
       provider,
       ...(error.retryAfter !== null ? { retryAfter: Duration.seconds(error.retryAfter) } : {})
     })
@@ -42,7 +42,7 @@ export const fromError = (error: unknown, context: ErrorContext): Errors.Provide
   const message = error instanceof Error ? error.message : String(error)
   const text = message.toLowerCase()
   const timedOut = /^Request timed out after ([\d.]+) seconds/.exec(message)
-  if (timedOut !== null) return new Errors.Timeout({ provider, after: Duration.seconds(Number(timedOut[1])) })
+  if (timedOut !== null) return new Errors.ProviderTimeout({ provider, after: Duration.seconds(Number(timedOut[1])) })
   const withStatus = /^(\d{3}) Error: ?([\s\S]*)$/.exec(message)
   if (withStatus !== null) return fromStatus(Number(withStatus[1]), withStatus[2] ?? message, context)
   if (text.startsWith("an unexpected error occurred while making the request")) {
@@ -50,14 +50,14 @@ export const fromError = (error: unknown, context: ErrorContext): Errors.Provide
     return new Errors.ProviderUnavailable({ provider, detail: message })
   }
   if (text.includes("missing or invalid api key") || text.startsWith("unauthorized")) {
-    return new Errors.AuthenticationFailed({ provider, detail: message })
+    return new Errors.ProviderAuthenticationFailed({ provider, detail: message })
   }
-  if (text.includes("excessive requests")) return new Errors.RateLimited({ provider })
+  if (text.includes("excessive requests")) return new Errors.ProviderRateLimited({ provider })
   if (text.includes("exceeds your plan's set usage limit") || text.includes("pay-as-you-go limit")) {
-    return new Errors.QuotaExhausted({ provider })
+    return new Errors.ProviderQuotaExhausted({ provider })
   }
   const named = statusNames.find(([name]) => text.startsWith(name))
   if (named !== undefined) return new Errors.ProviderUnavailable({ provider, status: named[1], detail: message })
   // Any other `detail.error` is Tavily refusing the request itself (an unsupported topic, too many URLs).
-  return new Errors.InvalidRequest({ provider, detail: message })
+  return new Errors.ProviderInvalidRequest({ provider, detail: message })
 }

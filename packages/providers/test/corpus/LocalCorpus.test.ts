@@ -355,7 +355,7 @@ describe("LocalCorpus", () => {
       const result = yield* Effect.either(LocalCorpus.make({ root: "/no/such/corpus/folder" }))
       assert.isTrue(Either.isLeft(result))
       if (Either.isLeft(result)) {
-        assert.strictEqual(result.left._tag, "InvalidInput")
+        assert.strictEqual(result.left._tag, "ResearchInvalidInput")
         assert.include(result.left.message, "/no/such/corpus/folder does not exist")
       }
     })

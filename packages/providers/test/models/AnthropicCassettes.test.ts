@@ -146,11 +146,11 @@ describe("Anthropic cassettes", () => {
     })
   )
 
-  it.scopedLive("the recorded 401 becomes AuthenticationFailed", () =>
+  it.scopedLive("the recorded 401 becomes ProviderAuthenticationFailed", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(generateFrom(replayed.error401))
-      assert.strictEqual(error._tag, "AuthenticationFailed")
-      if (error._tag === "AuthenticationFailed") assert.strictEqual(error.detail, "invalid x-api-key")
+      assert.strictEqual(error._tag, "ProviderAuthenticationFailed")
+      if (error._tag === "ProviderAuthenticationFailed") assert.strictEqual(error.detail, "invalid x-api-key")
     })
   )
 

@@ -261,27 +261,27 @@ describe("Anthropic error mapping", () => {
     }
   })
 
-  it("maps any other 400 to InvalidRequest with the API's message", () => {
+  it("maps any other 400 to ProviderInvalidRequest with the API's message", () => {
     const error = fromError(apiError(400, "invalid_request_error", "messages.0.role: bad"), context)
-    assert.strictEqual(error._tag, "InvalidRequest")
-    assert.strictEqual(error._tag === "InvalidRequest" ? error.detail : "", "messages.0.role: bad")
+    assert.strictEqual(error._tag, "ProviderInvalidRequest")
+    assert.strictEqual(error._tag === "ProviderInvalidRequest" ? error.detail : "", "messages.0.role: bad")
     assert.strictEqual(error.message, `${context.provider} rejected the request: messages.0.role: bad`)
   })
 
-  it("maps 401 to AuthenticationFailed", () => {
+  it("maps 401 to ProviderAuthenticationFailed", () => {
     assert.strictEqual(
       fromError(apiError(401, "authentication_error", "invalid x-api-key"), context)._tag,
-      "AuthenticationFailed"
+      "ProviderAuthenticationFailed"
     )
   })
 
-  it("maps 429 to RateLimited with retry-after in seconds, or retry-after-ms", () => {
+  it("maps 429 to ProviderRateLimited with retry-after in seconds, or retry-after-ms", () => {
     const seconds = fromError(apiError(429, "rate_limit_error", "slow down", { "retry-after": "7" }), context)
-    assert.strictEqual(seconds._tag, "RateLimited")
-    if (seconds._tag === "RateLimited") assert.deepStrictEqual(seconds.retryAfter, Duration.seconds(7))
+    assert.strictEqual(seconds._tag, "ProviderRateLimited")
+    if (seconds._tag === "ProviderRateLimited") assert.deepStrictEqual(seconds.retryAfter, Duration.seconds(7))
     const millis = fromError(apiError(429, "rate_limit_error", "slow down", { "retry-after-ms": "250" }), context)
-    if (millis._tag === "RateLimited") assert.deepStrictEqual(millis.retryAfter, Duration.millis(250))
-    else assert.fail(`expected RateLimited, got ${millis._tag}`)
+    if (millis._tag === "ProviderRateLimited") assert.deepStrictEqual(millis.retryAfter, Duration.millis(250))
+    else assert.fail(`expected ProviderRateLimited, got ${millis._tag}`)
   })
 
   it("reads retry-after given as an HTTP date against the current time", () => {
@@ -317,16 +317,16 @@ describe("Anthropic error mapping", () => {
     else assert.fail(`expected ProviderUnavailable, got ${error._tag}`)
   })
 
-  it("maps billing errors to QuotaExhausted", () => {
-    assert.strictEqual(fromError(apiError(402, "billing_error", "no credit"), context)._tag, "QuotaExhausted")
+  it("maps billing errors to ProviderQuotaExhausted", () => {
+    assert.strictEqual(fromError(apiError(402, "billing_error", "no credit"), context)._tag, "ProviderQuotaExhausted")
   })
 
-  it("maps a connection failure to ProviderUnavailable and a client timeout to Timeout", () => {
+  it("maps a connection failure to ProviderUnavailable and a client timeout to ProviderTimeout", () => {
     const reset = fromError(new APIConnectionError({ cause: new Error("socket hang up") }), context)
     assert.strictEqual(reset._tag, "ProviderUnavailable")
     const timeout = fromError(new APIConnectionTimeoutError(), context)
-    if (timeout._tag === "Timeout") assert.deepStrictEqual(timeout.after, Duration.seconds(60))
-    else assert.fail(`expected Timeout, got ${timeout._tag}`)
+    if (timeout._tag === "ProviderTimeout") assert.deepStrictEqual(timeout.after, Duration.seconds(60))
+    else assert.fail(`expected ProviderTimeout, got ${timeout._tag}`)
   })
 
   it("maps an unreadable body to ProviderUnavailable", () => {
@@ -554,12 +554,12 @@ describe("AnthropicLanguageModel against the emulator", () => {
     }).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map())))
   )
 
-  it.scopedLive("a 429 becomes RateLimited with the retry-after delay", () =>
+  it.scopedLive("a 429 becomes ProviderRateLimited with the retry-after delay", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const error = yield* failureOf(emulator, { type: "rate_limit", retryAfterSeconds: 7 })
-      assert.strictEqual(error._tag, "RateLimited")
-      if (error._tag === "RateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(7))
+      assert.strictEqual(error._tag, "ProviderRateLimited")
+      if (error._tag === "ProviderRateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(7))
     })
   )
 
@@ -581,10 +581,10 @@ describe("AnthropicLanguageModel against the emulator", () => {
     })
   )
 
-  it.scopedLive("a refused key becomes AuthenticationFailed", () =>
+  it.scopedLive("a refused key becomes ProviderAuthenticationFailed", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
-      assert.strictEqual((yield* failureOf(emulator, { type: "auth" }))._tag, "AuthenticationFailed")
+      assert.strictEqual((yield* failureOf(emulator, { type: "auth" }))._tag, "ProviderAuthenticationFailed")
     })
   )
 
@@ -601,10 +601,10 @@ describe("AnthropicLanguageModel against the emulator", () => {
     })
   )
 
-  it.scopedLive("an empty credit balance becomes QuotaExhausted", () =>
+  it.scopedLive("an empty credit balance becomes ProviderQuotaExhausted", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
-      assert.strictEqual((yield* failureOf(emulator, { type: "quota" }))._tag, "QuotaExhausted")
+      assert.strictEqual((yield* failureOf(emulator, { type: "quota" }))._tag, "ProviderQuotaExhausted")
     })
   )
 
@@ -675,14 +675,14 @@ describe("AnthropicLanguageModel against the emulator", () => {
     })
   )
 
-  it.scopedLive("a hanging request fails with Timeout after the client's time limit", () =>
+  it.scopedLive("a hanging request fails with ProviderTimeout after the client's time limit", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       yield* emulator.respond("anthropic.messages", Emulator.fault({ type: "hang" }))
       const model = yield* modelAt(emulator, { timeout: "200 millis" })
       const error = yield* Effect.flip(model.generate({ messages: [LanguageModel.user("Hi")] }))
-      assert.strictEqual(error._tag, "Timeout")
-      if (error._tag === "Timeout") assert.deepStrictEqual(error.after, Duration.millis(200))
+      assert.strictEqual(error._tag, "ProviderTimeout")
+      if (error._tag === "ProviderTimeout") assert.deepStrictEqual(error.after, Duration.millis(200))
     })
   )
 })

@@ -7,7 +7,7 @@ import { Emulator } from "@deep-research/emulator"
 const reasonOf = (spec: string): string => {
   const parsed = ModelSpec.parse(spec)
   if (Either.isRight(parsed)) return assert.fail(`expected ${spec} to be refused`)
-  assert.strictEqual(parsed.left._tag, "InvalidInput")
+  assert.strictEqual(parsed.left._tag, "ResearchInvalidInput")
   return parsed.left.reason
 }
 
@@ -100,7 +100,7 @@ describe("ModelSpec.makeModels", () => {
     })
   )
 
-  it.scopedLive("fails with InvalidInput naming a malformed role spec", () =>
+  it.scopedLive("fails with ResearchInvalidInput naming a malformed role spec", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const error = yield* Effect.flip(
@@ -110,15 +110,15 @@ describe("ModelSpec.makeModels", () => {
           providers: providersAt(emulator)
         })
       )
-      assert.strictEqual(error._tag, "InvalidInput")
+      assert.strictEqual(error._tag, "ResearchInvalidInput")
       assert.include(error.reason, "mistral")
     })
   )
 
-  it.effect("fails with InvalidInput when a provider's key is neither given nor configured", () =>
+  it.effect("fails with ResearchInvalidInput when a provider's key is neither given nor configured", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(ModelSpec.makeModels({ default: "anthropic:claude-haiku-4-5" }))
-      assert.strictEqual(error._tag, "InvalidInput")
+      assert.strictEqual(error._tag, "ResearchInvalidInput")
       assert.include(error.reason, "anthropic:claude-haiku-4-5")
       assert.include(error.reason, "ANTHROPIC_API_KEY")
     }).pipe(noConfig)
@@ -171,7 +171,7 @@ describe("ModelSpec.layer against the emulator", () => {
           Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["ANTHROPIC_API_KEY", "sk-ant-from-config"]])))
         )
       )
-      assert.strictEqual(error._tag, "InvalidInput")
+      assert.strictEqual(error._tag, "ResearchInvalidInput")
       assert.include(error.message, "anthropic:claude-haiku-4-5")
     })
   )

@@ -145,13 +145,13 @@ describe("OpenAI cassettes", () => {
     })
   )
 
-  it.scoped("chat-error-401-invalid-api-key: AuthenticationFailed", () =>
+  it.scoped("chat-error-401-invalid-api-key: ProviderAuthenticationFailed", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       yield* emulator.replay(cassette("chat-error-401-invalid-api-key.json"))
       const error = yield* failureOf((yield* modelFor(emulator)).generate(ask("hi")))
-      assert.strictEqual(error._tag, "AuthenticationFailed")
-      assert.strictEqual(error._tag === "AuthenticationFailed" ? error.provider : undefined, "openai")
+      assert.strictEqual(error._tag, "ProviderAuthenticationFailed")
+      assert.strictEqual(error._tag === "ProviderAuthenticationFailed" ? error.provider : undefined, "openai")
     })
   )
 
@@ -169,13 +169,13 @@ describe("OpenAI cassettes", () => {
       })
   )
 
-  it.scoped("chat-error-400-unsupported-value: InvalidRequest with the vendor's message", () =>
+  it.scoped("chat-error-400-unsupported-value: ProviderInvalidRequest with the vendor's message", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       yield* emulator.replay(cassette("chat-error-400-unsupported-value.json"))
       const model = yield* modelFor(emulator, { model: "o1-mini", systemRole: "developer" })
       const error = yield* failureOf(model.generate({ system: "Be brief.", messages: [LanguageModel.user("hi")] }))
-      assert.strictEqual(error._tag, "InvalidRequest")
+      assert.strictEqual(error._tag, "ProviderInvalidRequest")
       assert.include(error.message, "does not support 'developer' with this model")
       const [request] = yield* emulator.requests("openai.chat")
       const messages = Predicate.isRecord(request?.body) ? request.body["messages"] : undefined

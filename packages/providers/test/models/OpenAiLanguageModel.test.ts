@@ -405,22 +405,22 @@ describe("OpenAiLanguageModel", () => {
   describe("errors", () => {
     const faultCases: ReadonlyArray<readonly [string, Emulator.Fault, (error: Errors.ProviderError) => void]> = [
       [
-        "a 429 rate limit becomes RateLimited with the retry-after",
+        "a 429 rate limit becomes ProviderRateLimited with the retry-after",
         { type: "rate_limit", retryAfterSeconds: 7 },
         (error) => {
-          assert.strictEqual(error._tag, "RateLimited")
-          if (error._tag === "RateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(7))
+          assert.strictEqual(error._tag, "ProviderRateLimited")
+          if (error._tag === "ProviderRateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(7))
         }
       ],
       [
-        "insufficient_quota becomes QuotaExhausted",
+        "insufficient_quota becomes ProviderQuotaExhausted",
         { type: "quota" },
-        (e) => assert.strictEqual(e._tag, "QuotaExhausted")
+        (e) => assert.strictEqual(e._tag, "ProviderQuotaExhausted")
       ],
       [
-        "a 401 becomes AuthenticationFailed",
+        "a 401 becomes ProviderAuthenticationFailed",
         { type: "auth" },
-        (e) => assert.strictEqual(e._tag, "AuthenticationFailed")
+        (e) => assert.strictEqual(e._tag, "ProviderAuthenticationFailed")
       ],
       [
         "the chat context-length text becomes ContextWindowExceeded with the numbers",
@@ -514,7 +514,7 @@ describe("OpenAiLanguageModel", () => {
       })
     )
 
-    it.scoped("another 400 becomes InvalidRequest with the vendor's message", () =>
+    it.scoped("another 400 becomes ProviderInvalidRequest with the vendor's message", () =>
       Effect.gen(function* () {
         const emulator = yield* Emulator.start()
         yield* emulator.respond(
@@ -534,7 +534,7 @@ describe("OpenAiLanguageModel", () => {
         )
         const model = yield* modelFor(emulator)
         const error = yield* failureOf(model.generate(ask("go")))
-        assert.strictEqual(error._tag, "InvalidRequest")
+        assert.strictEqual(error._tag, "ProviderInvalidRequest")
         assert.include(error.message, "max_completion_tokens")
       })
     )
@@ -575,14 +575,14 @@ describe("OpenAiLanguageModel", () => {
       })
     )
 
-    it.scoped("the SDK's timeout becomes Timeout with the limit", () =>
+    it.scoped("the SDK's timeout becomes ProviderTimeout with the limit", () =>
       Effect.gen(function* () {
         const emulator = yield* Emulator.start()
         yield* emulator.respond("openai.chat", Emulator.fault({ type: "hang" }))
         const model = yield* modelFor(emulator, { timeout: Duration.millis(50) })
         const error = yield* failureOf(model.generate(ask("go")))
-        assert.strictEqual(error._tag, "Timeout")
-        if (error._tag === "Timeout") assert.deepStrictEqual(error.after, Duration.millis(50))
+        assert.strictEqual(error._tag, "ProviderTimeout")
+        if (error._tag === "ProviderTimeout") assert.deepStrictEqual(error.after, Duration.millis(50))
       })
     )
 

@@ -94,7 +94,7 @@ describe("AnthropicWebSearch results", () => {
     })
   )
 
-  it.effect("fails with RateLimited when the search tool was throttled and nothing came back", () =>
+  it.effect("fails with ProviderRateLimited when the search tool was throttled and nothing came back", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(
         AnthropicWebSearch.toSearchResults(
@@ -110,7 +110,7 @@ describe("AnthropicWebSearch results", () => {
           "anthropic"
         )
       )
-      assert.strictEqual(error._tag, "RateLimited")
+      assert.strictEqual(error._tag, "ProviderRateLimited")
     })
   )
 

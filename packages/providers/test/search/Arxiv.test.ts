@@ -81,22 +81,22 @@ describe("Arxiv", () => {
     })
   )
 
-  it.scopedLive("a 503 with Retry-After is RateLimited for that long; without one, ProviderUnavailable", () =>
+  it.scopedLive("a 503 with Retry-After is ProviderRateLimited for that long; without one, ProviderUnavailable", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const limited = yield* failure(emulator, { kind: "fault", fault: { type: "rate_limit", retryAfterSeconds: 7 } })
-      assert.strictEqual(limited._tag, "RateLimited")
-      if (limited._tag === "RateLimited") assert.deepStrictEqual(limited.retryAfter, Duration.seconds(7))
+      assert.strictEqual(limited._tag, "ProviderRateLimited")
+      if (limited._tag === "ProviderRateLimited") assert.deepStrictEqual(limited.retryAfter, Duration.seconds(7))
       const down = yield* failure(emulator, { kind: "fault", fault: { type: "server_error", status: 503 } })
       assert.strictEqual(down._tag, "ProviderUnavailable")
     })
   )
 
-  it.scopedLive("an error feed is InvalidRequest; a body that is no feed is ProviderUnavailable", () =>
+  it.scopedLive("an error feed is ProviderInvalidRequest; a body that is no feed is ProviderUnavailable", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const refused = yield* failure(emulator, Emulator.arxivErrorFeed("max_results must be an integer"))
-      assert.strictEqual(refused._tag, "InvalidRequest")
+      assert.strictEqual(refused._tag, "ProviderInvalidRequest")
       assert.include(refused.message, "max_results must be an integer")
       const cut = yield* failure(emulator, { kind: "fault", fault: { type: "malformed_json" } })
       assert.strictEqual(cut._tag, "ProviderUnavailable")

@@ -156,32 +156,32 @@ describe("Exa against the emulator", () => {
     })
   )
 
-  it.scopedLive("maps 401 to AuthenticationFailed", () =>
+  it.scopedLive("maps 401 to ProviderAuthenticationFailed", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const error = yield* searchFailure(emulator, { kind: "fault", fault: { type: "auth" } })
-      assert.strictEqual(error._tag, "AuthenticationFailed")
+      assert.strictEqual(error._tag, "ProviderAuthenticationFailed")
       assert.include(error.message, "Invalid API key")
     })
   )
 
-  it.scopedLive("maps 429 to RateLimited with the retry-after delay", () =>
+  it.scopedLive("maps 429 to ProviderRateLimited with the retry-after delay", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const error = yield* searchFailure(emulator, {
         kind: "fault",
         fault: { type: "rate_limit", retryAfterSeconds: 7 }
       })
-      assert.strictEqual(error._tag, "RateLimited")
-      if (error._tag === "RateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(7))
+      assert.strictEqual(error._tag, "ProviderRateLimited")
+      if (error._tag === "ProviderRateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(7))
     })
   )
 
-  it.scopedLive("maps 402 (no more credits) to QuotaExhausted", () =>
+  it.scopedLive("maps 402 (no more credits) to ProviderQuotaExhausted", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const error = yield* searchFailure(emulator, { kind: "fault", fault: { type: "quota" } })
-      assert.strictEqual(error._tag, "QuotaExhausted")
+      assert.strictEqual(error._tag, "ProviderQuotaExhausted")
     })
   )
 
@@ -194,11 +194,11 @@ describe("Exa against the emulator", () => {
     })
   )
 
-  it.scopedLive("maps 400 to InvalidRequest with Exa's message", () =>
+  it.scopedLive("maps 400 to ProviderInvalidRequest with Exa's message", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const error = yield* searchFailure(emulator, { kind: "fault", fault: { type: "context_length" } })
-      assert.strictEqual(error._tag, "InvalidRequest")
+      assert.strictEqual(error._tag, "ProviderInvalidRequest")
       assert.include(error.message, "Request body is too large")
     })
   )
@@ -213,21 +213,21 @@ describe("Exa against the emulator", () => {
     })
   )
 
-  it.scopedLive("gives up with Timeout when Exa does not answer in time", () =>
+  it.scopedLive("gives up with ProviderTimeout when Exa does not answer in time", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       yield* emulator.respond("exa.search", { kind: "fault", fault: { type: "hang" } })
       const error = yield* Effect.flip(exaAt(emulator, { timeout: "200 millis" }).search.search("q", { maxResults: 1 }))
-      assert.strictEqual(error._tag, "Timeout")
+      assert.strictEqual(error._tag, "ProviderTimeout")
     })
   )
 
-  it.effect("fails with AuthenticationFailed before any request when the key is empty", () =>
+  it.effect("fails with ProviderAuthenticationFailed before any request when the key is empty", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(
         Exa.make({ apiKey: Redacted.make(""), baseUrl: "http://127.0.0.1:9" }).search.search("q", { maxResults: 1 })
       )
-      assert.strictEqual(error._tag, "AuthenticationFailed")
+      assert.strictEqual(error._tag, "ProviderAuthenticationFailed")
       assert.include(error.message, "no Exa API key")
     })
   )

@@ -77,7 +77,7 @@ describe("Keyless", () => {
   it.scoped("SearXNG without an instance is refused as a usage error", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(KeylessProviders.make("searxng", Keyless.emptySettings))
-      assert.strictEqual(error._tag, "InvalidInput")
+      assert.strictEqual(error._tag, "ResearchInvalidInput")
       assert.include(error.message, "SEARXNG_URL")
     })
   )

@@ -71,14 +71,14 @@ describe("keyless providers send the documented requests and read the documented
     })
   )
 
-  it.scopedLive("Wikipedia: a ratelimited error (HTTP 200) is RateLimited with its Retry-After", () =>
+  it.scopedLive("Wikipedia: a ratelimited error (HTTP 200) is ProviderRateLimited with its Retry-After", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       yield* emulator.enqueue("wikipedia.api", replyOf("wikipedia-ratelimited.json"))
       const wikipedia = yield* Wikipedia.make({ baseUrl: emulator.baseUrl("wikipedia") })
       const error = yield* Effect.flip(wikipedia.search("Nelson Mandela", { maxResults: 2 }))
-      assert.strictEqual(error._tag, "RateLimited")
-      if (error._tag === "RateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(5))
+      assert.strictEqual(error._tag, "ProviderRateLimited")
+      if (error._tag === "ProviderRateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(5))
     })
   )
 
@@ -105,13 +105,13 @@ describe("keyless providers send the documented requests and read the documented
     })
   )
 
-  it.scopedLive("arXiv: the manual's error feed is InvalidRequest with its message", () =>
+  it.scopedLive("arXiv: the manual's error feed is ProviderInvalidRequest with its message", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       yield* emulator.enqueue("arxiv.query", replyOf("arxiv-error.json"))
       const arxiv = yield* Arxiv.make({ baseUrl: emulator.baseUrl("arxiv") })
       const error = yield* Effect.flip(arxiv.search("electron", { maxResults: 1 }))
-      assert.strictEqual(error._tag, "InvalidRequest")
+      assert.strictEqual(error._tag, "ProviderInvalidRequest")
       assert.include(error.message, "incorrect id format for 1234.12345")
     })
   )
@@ -144,15 +144,15 @@ describe("keyless providers send the documented requests and read the documented
     })
   )
 
-  it.scopedLive("OpenAlex: the documented 429 is RateLimited with its Retry-After", () =>
+  it.scopedLive("OpenAlex: the documented 429 is ProviderRateLimited with its Retry-After", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       yield* emulator.enqueue("openalex.works", replyOf("openalex-429.json"))
       const error = yield* Effect.flip(
         OpenAlex.make({ baseUrl: emulator.baseUrl("openalex") }).search("q", { maxResults: 2 })
       )
-      assert.strictEqual(error._tag, "RateLimited")
-      if (error._tag === "RateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(2))
+      assert.strictEqual(error._tag, "ProviderRateLimited")
+      if (error._tag === "ProviderRateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(2))
     })
   )
 
@@ -189,14 +189,14 @@ describe("keyless providers send the documented requests and read the documented
     })
   )
 
-  it.scopedLive("PubMed: NCBI's 429 and its error JSON is RateLimited, a second to wait", () =>
+  it.scopedLive("PubMed: NCBI's 429 and its error JSON is ProviderRateLimited, a second to wait", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       yield* emulator.enqueue("pubmed.esearch", replyOf("pubmed-429.json"))
       const pubmed = yield* PubMed.make({ baseUrl: emulator.baseUrl("pubmed") })
       const error = yield* Effect.flip(pubmed.search("asthma", { maxResults: 2 }))
-      assert.strictEqual(error._tag, "RateLimited")
-      if (error._tag === "RateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(1))
+      assert.strictEqual(error._tag, "ProviderRateLimited")
+      if (error._tag === "ProviderRateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(1))
     })
   )
 

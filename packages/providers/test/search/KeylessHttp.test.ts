@@ -40,7 +40,7 @@ describe("the keyless client", () => {
       })
       for (const path of ["/declared", "/chunked"]) {
         const error = yield* Effect.flip(get(`${server.url}${path}`))
-        assert.strictEqual(error._tag, "QuotaExhausted")
+        assert.strictEqual(error._tag, "ProviderQuotaExhausted")
         assert.include(error.message, "test's answer was larger than the 1 MB a keyless search answer may be")
       }
       const xml = yield* get(`${server.url}/chunked`, "application/xml")
@@ -65,7 +65,7 @@ describe("the keyless client", () => {
       })
       assert.strictEqual((yield* get(`${server.url}/moved`)).text, '{"here": true}')
       const refused = yield* Effect.flip(get(`${server.url}/away`))
-      assert.strictEqual(refused._tag, "QuotaExhausted")
+      assert.strictEqual(refused._tag, "ProviderQuotaExhausted")
       assert.include(refused.message, `redirected to ${elsewhere.url}/secret, which is not followed`)
       assert.include(refused.message, "loopback")
     })
@@ -79,14 +79,14 @@ describe("the keyless client", () => {
       })
       const now = yield* Clock.currentTimeMillis
       const hour = yield* Effect.flip(get(`${server.url}/hour`))
-      assert.strictEqual(hour._tag, "QuotaExhausted")
-      if (hour._tag === "QuotaExhausted") {
+      assert.strictEqual(hour._tag, "ProviderQuotaExhausted")
+      if (hour._tag === "ProviderQuotaExhausted") {
         assert.isAtLeast(hour.until ?? 0, now + 3_600_000)
         assert.include(hour.message, "test is skipped until")
         assert.include(hour.message, "it asked to be called again in 1h (Retry-After)")
       }
       const short = yield* Effect.flip(get(`${server.url}/short`))
-      assert.strictEqual(short._tag, "RateLimited")
+      assert.strictEqual(short._tag, "ProviderRateLimited")
     })
   )
 

@@ -124,9 +124,9 @@ describe("OpenAiWebSearch", () => {
         tags.push((yield* failureOf(provider.search("q", defaults)))._tag)
       }
       assert.deepStrictEqual(tags, [
-        "RateLimited",
-        "QuotaExhausted",
-        "AuthenticationFailed",
+        "ProviderRateLimited",
+        "ProviderQuotaExhausted",
+        "ProviderAuthenticationFailed",
         "ContextWindowExceeded",
         "ProviderUnavailable",
         "ProviderUnavailable"

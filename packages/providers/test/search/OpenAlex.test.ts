@@ -73,30 +73,33 @@ describe("OpenAlex", () => {
     })
   )
 
-  it.scopedLive("a 429 is RateLimited with its Retry-After, a second without one", () =>
+  it.scopedLive("a 429 is ProviderRateLimited with its Retry-After, a second without one", () =>
     Effect.gen(function* () {
       const limited = yield* failure({ kind: "fault", fault: { type: "rate_limit", retryAfterSeconds: 4 } })
-      assert.strictEqual(limited._tag, "RateLimited")
-      if (limited._tag === "RateLimited") assert.deepStrictEqual(limited.retryAfter, Duration.seconds(4))
+      assert.strictEqual(limited._tag, "ProviderRateLimited")
+      if (limited._tag === "ProviderRateLimited") assert.deepStrictEqual(limited.retryAfter, Duration.seconds(4))
       const bare = yield* failure({ kind: "fault", fault: { type: "rate_limit" } })
-      if (bare._tag === "RateLimited") assert.deepStrictEqual(bare.retryAfter, Duration.seconds(1))
+      if (bare._tag === "ProviderRateLimited") assert.deepStrictEqual(bare.retryAfter, Duration.seconds(1))
       else assert.fail(bare._tag)
     })
   )
 
   it.scopedLive(
-    "the daily allowance spent is QuotaExhausted; a refused key AuthenticationFailed; a 5xx unavailable",
+    "the daily allowance spent is ProviderQuotaExhausted; a refused key ProviderAuthenticationFailed; a 5xx unavailable",
     () =>
       Effect.gen(function* () {
-        assert.strictEqual((yield* failure({ kind: "fault", fault: { type: "quota" } }))._tag, "QuotaExhausted")
-        assert.strictEqual((yield* failure({ kind: "fault", fault: { type: "auth" } }))._tag, "AuthenticationFailed")
+        assert.strictEqual((yield* failure({ kind: "fault", fault: { type: "quota" } }))._tag, "ProviderQuotaExhausted")
+        assert.strictEqual(
+          (yield* failure({ kind: "fault", fault: { type: "auth" } }))._tag,
+          "ProviderAuthenticationFailed"
+        )
         assert.strictEqual(
           (yield* failure({ kind: "fault", fault: { type: "server_error", status: 500 } }))._tag,
           "ProviderUnavailable"
         )
         assert.strictEqual(
           (yield* failure({ kind: "fault", fault: { type: "context_length" } }))._tag,
-          "InvalidRequest"
+          "ProviderInvalidRequest"
         )
       })
   )
@@ -113,13 +116,13 @@ describe("OpenAlex", () => {
         const slowDown = yield* failure(
           Emulator.json({ error: "Forbidden", message: "Rate limit exceeded; slow down" }, { status: 403 })
         )
-        assert.strictEqual(slowDown._tag, "RateLimited")
+        assert.strictEqual(slowDown._tag, "ProviderRateLimited")
         const now = yield* Clock.currentTimeMillis
         const daily = yield* failure(
           Emulator.json({ error: "Too Many Requests", message: "Daily limit exceeded" }, { status: 429 })
         )
-        assert.strictEqual(daily._tag, "QuotaExhausted")
-        if (daily._tag === "QuotaExhausted") {
+        assert.strictEqual(daily._tag, "ProviderQuotaExhausted")
+        if (daily._tag === "ProviderQuotaExhausted") {
           assert.strictEqual(daily.until, nextMidnight(now))
           assert.include(daily.message, `openalex is skipped until ${new Date(nextMidnight(now)).toISOString()}`)
           assert.include(daily.message, "OPENALEX_API_KEY")
@@ -149,8 +152,8 @@ describe("OpenAlex", () => {
         const now = yield* Clock.currentTimeMillis
         assert.lengthOf(yield* openalex.search("heat pumps", { maxResults: 2 }), 1, "the last allowed answer is read")
         const skipped = yield* Effect.flip(openalex.search("heat pumps", { maxResults: 2 }))
-        assert.strictEqual(skipped._tag, "QuotaExhausted")
-        if (skipped._tag === "QuotaExhausted") {
+        assert.strictEqual(skipped._tag, "ProviderQuotaExhausted")
+        if (skipped._tag === "ProviderQuotaExhausted") {
           assert.isAtLeast(skipped.until ?? 0, now + 3_600_000)
           assert.isAtMost(skipped.until ?? 0, now + 3_700_000)
         }
@@ -195,7 +198,7 @@ describe("OpenAlex", () => {
         }
         const health = yield* fanout.health
         assert.strictEqual(health[0]?.pausedUntil, nextMidnight(now))
-        assert.instanceOf(new Errors.QuotaExhausted({ provider: "x" }), Errors.QuotaExhausted)
+        assert.instanceOf(new Errors.ProviderQuotaExhausted({ provider: "x" }), Errors.ProviderQuotaExhausted)
       }).pipe(Effect.provide(ResearchEvents.layer))
   )
 })

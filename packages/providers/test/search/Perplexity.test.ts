@@ -114,32 +114,32 @@ describe("Perplexity against the emulator", () => {
     })
   )
 
-  it.scopedLive("maps 401 to AuthenticationFailed", () =>
+  it.scopedLive("maps 401 to ProviderAuthenticationFailed", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const error = yield* searchFailure(emulator, { kind: "fault", fault: { type: "auth" } })
-      assert.strictEqual(error._tag, "AuthenticationFailed")
+      assert.strictEqual(error._tag, "ProviderAuthenticationFailed")
     })
   )
 
-  it.scopedLive("maps 429 to RateLimited with the retry-after delay, without retrying inside the SDK", () =>
+  it.scopedLive("maps 429 to ProviderRateLimited with the retry-after delay, without retrying inside the SDK", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const error = yield* searchFailure(emulator, {
         kind: "fault",
         fault: { type: "rate_limit", retryAfterSeconds: 3 }
       })
-      assert.strictEqual(error._tag, "RateLimited")
-      if (error._tag === "RateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(3))
+      assert.strictEqual(error._tag, "ProviderRateLimited")
+      if (error._tag === "ProviderRateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(3))
       assert.strictEqual((yield* emulator.requests("perplexity.chat")).length, 1)
     })
   )
 
-  it.scopedLive("maps an exhausted quota to QuotaExhausted", () =>
+  it.scopedLive("maps an exhausted quota to ProviderQuotaExhausted", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const error = yield* searchFailure(emulator, { kind: "fault", fault: { type: "quota" } })
-      assert.strictEqual(error._tag, "QuotaExhausted")
+      assert.strictEqual(error._tag, "ProviderQuotaExhausted")
     })
   )
 
@@ -151,12 +151,12 @@ describe("Perplexity against the emulator", () => {
     })
   )
 
-  it.effect("fails with AuthenticationFailed before any request when the key is empty", () =>
+  it.effect("fails with ProviderAuthenticationFailed before any request when the key is empty", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(
         Perplexity.make({ apiKey: Redacted.make(""), baseUrl: "http://127.0.0.1:9" }).search("q", { maxResults: 1 })
       )
-      assert.strictEqual(error._tag, "AuthenticationFailed")
+      assert.strictEqual(error._tag, "ProviderAuthenticationFailed")
     })
   )
 

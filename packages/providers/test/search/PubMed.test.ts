@@ -75,11 +75,14 @@ describe("PubMed", () => {
   it.scopedLive("maps NCBI's errors: 429 waits, a refused key, an esearch ERROR, a 5xx", () =>
     Effect.gen(function* () {
       const limited = yield* failure({ kind: "fault", fault: { type: "rate_limit" } })
-      assert.strictEqual(limited._tag, "RateLimited")
-      if (limited._tag === "RateLimited") assert.deepStrictEqual(limited.retryAfter, Duration.seconds(1))
-      assert.strictEqual((yield* failure({ kind: "fault", fault: { type: "auth" } }))._tag, "AuthenticationFailed")
+      assert.strictEqual(limited._tag, "ProviderRateLimited")
+      if (limited._tag === "ProviderRateLimited") assert.deepStrictEqual(limited.retryAfter, Duration.seconds(1))
+      assert.strictEqual(
+        (yield* failure({ kind: "fault", fault: { type: "auth" } }))._tag,
+        "ProviderAuthenticationFailed"
+      )
       const refused = yield* failure(Emulator.pubmedSearchError("Invalid query"))
-      assert.strictEqual(refused._tag, "InvalidRequest")
+      assert.strictEqual(refused._tag, "ProviderInvalidRequest")
       assert.include(refused.message, "Invalid query")
       assert.strictEqual(
         (yield* failure({ kind: "fault", fault: { type: "server_error", status: 502 } }))._tag,

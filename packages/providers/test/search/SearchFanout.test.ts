@@ -153,7 +153,7 @@ describe("SearchFanout", () => {
       const good = yield* fine("tavily", ["https://a.org"])
       const flaky = yield* scripted("exa", (call) =>
         call === 1
-          ? Effect.fail(new Errors.Timeout({ provider: "exa", after: Duration.seconds(30) }))
+          ? Effect.fail(new Errors.ProviderTimeout({ provider: "exa", after: Duration.seconds(30) }))
           : Effect.succeed([result("exa", "https://b.org")])
       )
       const fanout = yield* SearchFanout.make({ providers: [good.provider, flaky.provider], cooldown: "60 seconds" })
@@ -186,7 +186,7 @@ describe("SearchFanout", () => {
       const open = yield* scripted("exa", (call) =>
         call === 1
           ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
-              Effect.fail(new Errors.CircuitOpen({ provider: "exa", retryAt: now + 30_000 }))
+              Effect.fail(new Errors.ProviderCircuitOpen({ provider: "exa", retryAt: now + 30_000 }))
             )
           : Effect.succeed([result("exa", "https://b.org")])
       )
@@ -227,7 +227,7 @@ describe("SearchFanout", () => {
       const good = yield* fine("tavily", ["https://a.org"])
       const limited = yield* failing(
         "exa",
-        new Errors.RateLimited({ provider: "exa", retryAfter: Duration.seconds(5) })
+        new Errors.ProviderRateLimited({ provider: "exa", retryAfter: Duration.seconds(5) })
       )
       const fanout = yield* SearchFanout.make({ providers: [good.provider, limited.provider] })
       yield* fanout.search("q", options)
@@ -243,7 +243,10 @@ describe("SearchFanout", () => {
   it.effect("does not pause a provider for a request it rejected as invalid", () =>
     Effect.gen(function* () {
       const good = yield* fine("tavily", ["https://a.org"])
-      const picky = yield* failing("exa", new Errors.InvalidRequest({ provider: "exa", detail: "query too long" }))
+      const picky = yield* failing(
+        "exa",
+        new Errors.ProviderInvalidRequest({ provider: "exa", detail: "query too long" })
+      )
       const fanout = yield* SearchFanout.make({ providers: [good.provider, picky.provider] })
       yield* fanout.search("q", options)
       yield* fanout.search("q", options)
@@ -265,8 +268,8 @@ describe("SearchFanout", () => {
 
   it.effect("fails with every provider's reason when all of them fail", () =>
     Effect.gen(function* () {
-      const a = yield* failing("tavily", new Errors.QuotaExhausted({ provider: "tavily" }))
-      const b = yield* failing("exa", new Errors.AuthenticationFailed({ provider: "exa" }))
+      const a = yield* failing("tavily", new Errors.ProviderQuotaExhausted({ provider: "tavily" }))
+      const b = yield* failing("exa", new Errors.ProviderAuthenticationFailed({ provider: "exa" }))
       const fanout = yield* SearchFanout.make({ providers: [a.provider, b.provider] })
       const error = yield* Effect.flip(fanout.search("q", options))
       assert.strictEqual(error._tag, "ProviderUnavailable")
@@ -278,23 +281,23 @@ describe("SearchFanout", () => {
 
   it.effect("passes a lone provider's error through unchanged", () =>
     Effect.gen(function* () {
-      const only = yield* failing("exa", new Errors.RateLimited({ provider: "exa" }))
+      const only = yield* failing("exa", new Errors.ProviderRateLimited({ provider: "exa" }))
       const fanout = yield* SearchFanout.make({ providers: [only.provider] })
       const error = yield* Effect.flip(fanout.search("q", options))
-      assert.strictEqual(error._tag, "RateLimited")
+      assert.strictEqual(error._tag, "ProviderRateLimited")
     })
   )
 
-  it.effect("fails at once with CircuitOpen while every provider is paused, naming when one comes back", () =>
+  it.effect("fails at once with ProviderCircuitOpen while every provider is paused, naming when one comes back", () =>
     Effect.gen(function* () {
       const a = yield* failing("tavily", new Errors.ProviderUnavailable({ provider: "tavily" }))
-      const b = yield* failing("exa", new Errors.Timeout({ provider: "exa", after: Duration.seconds(1) }))
+      const b = yield* failing("exa", new Errors.ProviderTimeout({ provider: "exa", after: Duration.seconds(1) }))
       const fanout = yield* SearchFanout.make({ providers: [a.provider, b.provider], cooldown: "60 seconds" })
       yield* Effect.flip(fanout.search("q", options))
       yield* TestClock.adjust("10 seconds")
       const error = yield* Effect.flip(fanout.search("q", options))
-      assert.strictEqual(error._tag, "CircuitOpen")
-      if (error._tag === "CircuitOpen") assert.strictEqual(error.retryAt, 60_000)
+      assert.strictEqual(error._tag, "ProviderCircuitOpen")
+      if (error._tag === "ProviderCircuitOpen") assert.strictEqual(error.retryAt, 60_000)
       assert.strictEqual(yield* a.calls, 1)
       assert.strictEqual(yield* b.calls, 1)
     })
@@ -334,7 +337,7 @@ describe("SearchFanout under a resilience policy", () => {
   it.effect("protects each provider under its own name, and is not protected again as one provider", () =>
     Effect.gen(function* () {
       const resilience = yield* Resilience.Resilience
-      const down = yield* failing("down", new Errors.AuthenticationFailed({ provider: "down" }))
+      const down = yield* failing("down", new Errors.ProviderAuthenticationFailed({ provider: "down" }))
       const up = yield* fine("up", ["https://a.example/1"])
       const fanout = yield* SearchFanout.make({ providers: [down.provider, up.provider] })
       assert.isTrue(Resilience.isProtected(fanout))

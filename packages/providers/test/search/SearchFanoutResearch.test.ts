@@ -129,7 +129,7 @@ describe("SearchFanout in a research run", () => {
     () =>
       Effect.gen(function* () {
         const tavily = yield* failing("tavily", new Errors.ProviderUnavailable({ provider: "tavily", status: 503 }))
-        const exa = yield* failing("exa", new Errors.QuotaExhausted({ provider: "exa" }))
+        const exa = yield* failing("exa", new Errors.ProviderQuotaExhausted({ provider: "exa" }))
         const fanout = yield* SearchFanout.make({ providers: [tavily.provider, exa.provider] })
         yield* Effect.gen(function* () {
           const session = yield* Pipeline.research("What are the latest measurements of ALPHA?", {

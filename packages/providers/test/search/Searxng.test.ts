@@ -66,13 +66,16 @@ describe("Searxng", () => {
   )
 
   it.scopedLive(
-    "an instance without the JSON format is InvalidRequest saying how to turn it on; its limiter waits",
+    "an instance without the JSON format is ProviderInvalidRequest saying how to turn it on; its limiter waits",
     () =>
       Effect.gen(function* () {
         const refused = yield* failure({ kind: "fault", fault: { type: "auth" } })
-        assert.strictEqual(refused._tag, "InvalidRequest")
+        assert.strictEqual(refused._tag, "ProviderInvalidRequest")
         assert.include(refused.message, "add json to search.formats")
-        assert.strictEqual((yield* failure({ kind: "fault", fault: { type: "rate_limit" } }))._tag, "RateLimited")
+        assert.strictEqual(
+          (yield* failure({ kind: "fault", fault: { type: "rate_limit" } }))._tag,
+          "ProviderRateLimited"
+        )
         assert.strictEqual(
           (yield* failure({ kind: "fault", fault: { type: "server_error", status: 500 } }))._tag,
           "ProviderUnavailable"

@@ -100,27 +100,27 @@ describe("SemanticScholar against the emulator", () => {
     })
   )
 
-  it.scopedLive("maps 429 to RateLimited with the retry-after delay", () =>
+  it.scopedLive("maps 429 to ProviderRateLimited with the retry-after delay", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const error = yield* searchFailure(emulator, {
         kind: "fault",
         fault: { type: "rate_limit", retryAfterSeconds: 4 }
       })
-      assert.strictEqual(error._tag, "RateLimited")
-      if (error._tag === "RateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(4))
+      assert.strictEqual(error._tag, "ProviderRateLimited")
+      if (error._tag === "ProviderRateLimited") assert.deepStrictEqual(error.retryAfter, Duration.seconds(4))
     })
   )
 
-  it.scopedLive("maps 403 (a refused key) to AuthenticationFailed", () =>
+  it.scopedLive("maps 403 (a refused key) to ProviderAuthenticationFailed", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const error = yield* searchFailure(emulator, { kind: "fault", fault: { type: "auth" } })
-      assert.strictEqual(error._tag, "AuthenticationFailed")
+      assert.strictEqual(error._tag, "ProviderAuthenticationFailed")
     })
   )
 
-  it.scopedLive("maps 5xx to ProviderUnavailable and 400 to InvalidRequest", () =>
+  it.scopedLive("maps 5xx to ProviderUnavailable and 400 to ProviderInvalidRequest", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const unavailable = yield* searchFailure(emulator, {
@@ -129,7 +129,7 @@ describe("SemanticScholar against the emulator", () => {
       })
       assert.strictEqual(unavailable._tag, "ProviderUnavailable")
       const invalid = yield* searchFailure(emulator, { kind: "fault", fault: { type: "context_length" } })
-      assert.strictEqual(invalid._tag, "InvalidRequest")
+      assert.strictEqual(invalid._tag, "ProviderInvalidRequest")
       assert.include(invalid.message, "Query is too long")
     })
   )

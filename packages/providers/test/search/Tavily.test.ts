@@ -10,35 +10,35 @@ const tagOf = (message: string) => fromError(new Error(message), context)._tag
 
 describe("Tavily error mapping", () => {
   it("classifies the documented texts (the SDK drops the status)", () => {
-    assert.strictEqual(tagOf("Unauthorized: missing or invalid API key."), "AuthenticationFailed")
+    assert.strictEqual(tagOf("Unauthorized: missing or invalid API key."), "ProviderAuthenticationFailed")
     assert.strictEqual(
       tagOf("Your request has been blocked due to excessive requests. Please reduce rate of requests."),
-      "RateLimited"
+      "ProviderRateLimited"
     )
     assert.strictEqual(
       tagOf("This request exceeds your plan's set usage limit. Please upgrade your plan or contact support@tavily.com"),
-      "QuotaExhausted"
+      "ProviderQuotaExhausted"
     )
     assert.strictEqual(
       tagOf("This request exceeds the pay-as-you-go limit. You can increase your limit on the Tavily dashboard"),
-      "QuotaExhausted"
+      "ProviderQuotaExhausted"
     )
     assert.strictEqual(tagOf("Internal Server Error"), "ProviderUnavailable")
   })
 
   it("classifies errors the SDK reports as '<status> Error: <body>'", () => {
-    assert.strictEqual(tagOf('401 Error: {"message":"nope"}'), "AuthenticationFailed")
-    assert.strictEqual(tagOf('429 Error: {"message":"slow"}'), "RateLimited")
-    assert.strictEqual(tagOf('432 Error: {"message":"plan"}'), "QuotaExhausted")
-    assert.strictEqual(tagOf('433 Error: {"message":"payg"}'), "QuotaExhausted")
+    assert.strictEqual(tagOf('401 Error: {"message":"nope"}'), "ProviderAuthenticationFailed")
+    assert.strictEqual(tagOf('429 Error: {"message":"slow"}'), "ProviderRateLimited")
+    assert.strictEqual(tagOf('432 Error: {"message":"plan"}'), "ProviderQuotaExhausted")
+    assert.strictEqual(tagOf('433 Error: {"message":"payg"}'), "ProviderQuotaExhausted")
     assert.strictEqual(tagOf("502 Error: <html>bad gateway</html>"), "ProviderUnavailable")
-    assert.strictEqual(tagOf('422 Error: {"message":"bad field"}'), "InvalidRequest")
+    assert.strictEqual(tagOf('422 Error: {"message":"bad field"}'), "ProviderInvalidRequest")
   })
 
-  it("maps the SDK's own timeout to Timeout with its duration", () => {
+  it("maps the SDK's own timeout to ProviderTimeout with its duration", () => {
     const error = fromError(new Error("Request timed out after 60 seconds."), context)
-    if (error._tag === "Timeout") assert.deepStrictEqual(error.after, Duration.seconds(60))
-    else assert.fail(`expected Timeout, got ${error._tag}`)
+    if (error._tag === "ProviderTimeout") assert.deepStrictEqual(error.after, Duration.seconds(60))
+    else assert.fail(`expected ProviderTimeout, got ${error._tag}`)
   })
 
   it("maps transport failures and unreadable answers to ProviderUnavailable", () => {
@@ -54,11 +54,11 @@ describe("Tavily error mapping", () => {
     )
   })
 
-  it("maps any other refusal text to InvalidRequest with the text", () => {
+  it("maps any other refusal text to ProviderInvalidRequest with the text", () => {
     const error = fromError(new Error("Invalid topic. Must be 'general', 'news' or 'finance'."), context)
-    assert.strictEqual(error._tag, "InvalidRequest")
+    assert.strictEqual(error._tag, "ProviderInvalidRequest")
     const text = "Invalid topic. Must be 'general', 'news' or 'finance'."
-    assert.strictEqual(error._tag === "InvalidRequest" ? error.detail : "", text)
+    assert.strictEqual(error._tag === "ProviderInvalidRequest" ? error.detail : "", text)
     assert.strictEqual(error.message, `${context.provider} rejected the request: ${text}`)
   })
 })
@@ -215,36 +215,39 @@ describe("Tavily against the emulator", () => {
     })
   )
 
-  it.scopedLive("a 401 becomes AuthenticationFailed", () =>
+  it.scopedLive("a 401 becomes ProviderAuthenticationFailed", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       assert.strictEqual(
         (yield* searchFailure(emulator, Emulator.fault({ type: "auth" })))._tag,
-        "AuthenticationFailed"
+        "ProviderAuthenticationFailed"
       )
     })
   )
 
-  it.scopedLive("a 429 becomes RateLimited", () =>
+  it.scopedLive("a 429 becomes ProviderRateLimited", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const error = yield* searchFailure(emulator, Emulator.fault({ type: "rate_limit", retryAfterSeconds: 3 }))
-      assert.strictEqual(error._tag, "RateLimited")
+      assert.strictEqual(error._tag, "ProviderRateLimited")
     })
   )
 
-  it.scopedLive("a 432 plan limit becomes QuotaExhausted", () =>
+  it.scopedLive("a 432 plan limit becomes ProviderQuotaExhausted", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
-      assert.strictEqual((yield* searchFailure(emulator, Emulator.fault({ type: "quota" })))._tag, "QuotaExhausted")
+      assert.strictEqual(
+        (yield* searchFailure(emulator, Emulator.fault({ type: "quota" })))._tag,
+        "ProviderQuotaExhausted"
+      )
     })
   )
 
-  it.scopedLive("a 433 pay-as-you-go limit becomes QuotaExhausted", () =>
+  it.scopedLive("a 433 pay-as-you-go limit becomes ProviderQuotaExhausted", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const reply = Emulator.json({ detail: { error: Emulator.errorTexts.tavilyPayAsYouGoLimit } }, { status: 433 })
-      assert.strictEqual((yield* searchFailure(emulator, reply))._tag, "QuotaExhausted")
+      assert.strictEqual((yield* searchFailure(emulator, reply))._tag, "ProviderQuotaExhausted")
     })
   )
 
@@ -290,7 +293,7 @@ describe("Tavily against the emulator", () => {
       yield* emulator.respond("tavily.extract", Emulator.fault({ type: "quota" }))
       const { extractor } = yield* servicesAt(emulator)
       const error = yield* Effect.flip(extractor.extract(["https://a.org/1"]))
-      assert.strictEqual(error._tag, "QuotaExhausted")
+      assert.strictEqual(error._tag, "ProviderQuotaExhausted")
     })
   )
 
@@ -311,14 +314,14 @@ describe("Tavily against the emulator", () => {
     })
   )
 
-  it.scopedLive("a hanging search fails with Timeout after the configured time limit", () =>
+  it.scopedLive("a hanging search fails with ProviderTimeout after the configured time limit", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       yield* emulator.respond("tavily.search", Emulator.fault({ type: "hang" }))
       const { search } = yield* servicesAt(emulator, { searchTimeout: "200 millis" })
       const error = yield* Effect.flip(search.search("q", { maxResults: 5 }))
-      if (error._tag === "Timeout") assert.deepStrictEqual(error.after, Duration.millis(200))
-      else assert.fail(`expected Timeout, got ${error._tag}`)
+      if (error._tag === "ProviderTimeout") assert.deepStrictEqual(error.after, Duration.millis(200))
+      else assert.fail(`expected ProviderTimeout, got ${error._tag}`)
       // The SDK itself gave the request up (it cannot be interrupted): nothing is left open behind the failure.
       const abandoned = yield* emulator.abandoned("tavily.search").pipe(
         Effect.filterOrFail((requests) => requests.length > 0),
@@ -334,12 +337,12 @@ describe("Tavily against the emulator", () => {
     assert.deepStrictEqual(Tavily.defaultTimeout("tavily", "extract"), Duration.seconds(60))
   })
 
-  it.scopedLive("an empty key fails with AuthenticationFailed instead of going keyless", () =>
+  it.scopedLive("an empty key fails with ProviderAuthenticationFailed instead of going keyless", () =>
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const { search } = yield* servicesAt(emulator, { apiKey: Redacted.make("") })
       const error = yield* Effect.flip(search.search("q", { maxResults: 5 }))
-      assert.strictEqual(error._tag, "AuthenticationFailed")
+      assert.strictEqual(error._tag, "ProviderAuthenticationFailed")
       assert.strictEqual((yield* emulator.requests("tavily.search")).length, 0)
     })
   )

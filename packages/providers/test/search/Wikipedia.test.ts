@@ -81,16 +81,16 @@ describe("Wikipedia", () => {
     Effect.gen(function* () {
       const emulator = yield* Emulator.start()
       const limited = yield* failure(emulator, { kind: "fault", fault: { type: "rate_limit", retryAfterSeconds: 3 } })
-      assert.strictEqual(limited._tag, "RateLimited")
-      if (limited._tag === "RateLimited") assert.deepStrictEqual(limited.retryAfter, Duration.seconds(3))
+      assert.strictEqual(limited._tag, "ProviderRateLimited")
+      if (limited._tag === "ProviderRateLimited") assert.deepStrictEqual(limited.retryAfter, Duration.seconds(3))
       const refused = yield* failure(emulator, { kind: "fault", fault: { type: "context_length" } })
-      assert.strictEqual(refused._tag, "InvalidRequest")
+      assert.strictEqual(refused._tag, "ProviderInvalidRequest")
       assert.include(refused.message, "toomanyvalues")
       const lagged = yield* failure(
         emulator,
         Emulator.wikipediaError("maxlag", "Waiting for a database server: 6 seconds lagged.")
       )
-      assert.strictEqual(lagged._tag, "RateLimited")
+      assert.strictEqual(lagged._tag, "ProviderRateLimited")
       const down = yield* failure(emulator, { kind: "fault", fault: { type: "server_error", status: 503 } })
       assert.strictEqual(down._tag, "ProviderUnavailable")
     })

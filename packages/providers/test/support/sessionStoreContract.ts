@@ -65,7 +65,7 @@ export const contract = (
         const second = makeSession("alpha", { status: "completed", updatedAt: 1_700_000_000_500 })
         yield* store.save(second)
         assert.deepStrictEqual(encode(yield* store.load("alpha")), encode(second))
-        assert.strictEqual(yield* tagOf(store.load("nobody")), "SessionNotFound")
+        assert.strictEqual(yield* tagOf(store.load("nobody")), "ResearchSessionNotFound")
       })
     )
 
@@ -120,7 +120,7 @@ export const contract = (
         events.forEach((e, index) => {
           if (e._tag === "ClarificationAsked") assert.strictEqual(events[index - 1]?._tag, "RoundStarted")
         })
-        assert.strictEqual(yield* tagOf(store.events("never-written")), "SessionNotFound")
+        assert.strictEqual(yield* tagOf(store.events("never-written")), "ResearchSessionNotFound")
       })
     )
 
@@ -133,9 +133,9 @@ export const contract = (
         yield* store.saveArtefact("judged", "evaluation.json", '{"score":1}\n')
         yield* store.saveArtefact("judged", "evaluation.json", '{"score":2}\n')
         assert.deepStrictEqual(yield* store.artefact("judged", "evaluation.json"), Option.some('{"score":2}\n'))
-        assert.strictEqual(yield* tagOf(store.artefact("unknown", "evaluation.json")), "SessionNotFound")
+        assert.strictEqual(yield* tagOf(store.artefact("unknown", "evaluation.json")), "ResearchSessionNotFound")
         for (const bad of ["../evaluation.json", "session.json", "report.md", "Evaluation.json", "noextension"]) {
-          assert.strictEqual(yield* tagOf(store.saveArtefact("judged", bad, "x")), "InvalidInput", bad)
+          assert.strictEqual(yield* tagOf(store.saveArtefact("judged", bad, "x")), "ResearchInvalidInput", bad)
         }
       })
     )
@@ -155,9 +155,9 @@ export const contract = (
         yield* store.deleteArtefact("pruned", "requests.json")
         yield* store.deleteArtefact("never-saved", "requests.json")
         for (const bad of ["../evaluation.json", "session.json", "report.md", "events.jsonl"]) {
-          assert.strictEqual(yield* tagOf(store.deleteArtefact("pruned", bad)), "InvalidInput", bad)
+          assert.strictEqual(yield* tagOf(store.deleteArtefact("pruned", bad)), "ResearchInvalidInput", bad)
         }
-        assert.strictEqual(yield* tagOf(store.deleteArtefact("../x", "requests.json")), "InvalidInput")
+        assert.strictEqual(yield* tagOf(store.deleteArtefact("../x", "requests.json")), "ResearchInvalidInput")
       })
     )
 
@@ -165,10 +165,10 @@ export const contract = (
       Effect.gen(function* () {
         const { store } = yield* harness
         for (const id of ["../x", "a/b", "", "-dash", "a b"]) {
-          assert.strictEqual(yield* tagOf(store.load(id)), "InvalidInput", id)
+          assert.strictEqual(yield* tagOf(store.load(id)), "ResearchInvalidInput", id)
           assert.strictEqual(
             yield* tagOf(store.save(makeSession("ok")).pipe(Effect.zipRight(store.delete(id)))),
-            "InvalidInput"
+            "ResearchInvalidInput"
           )
         }
       })
@@ -190,9 +190,9 @@ export const contract = (
           (yield* store.list).map((s) => s.id),
           ["older"]
         )
-        assert.strictEqual(yield* tagOf(store.load("newer")), "SessionNotFound")
-        assert.strictEqual(yield* tagOf(store.events("newer")), "SessionNotFound")
-        assert.strictEqual(yield* tagOf(store.delete("newer")), "SessionNotFound")
+        assert.strictEqual(yield* tagOf(store.load("newer")), "ResearchSessionNotFound")
+        assert.strictEqual(yield* tagOf(store.events("newer")), "ResearchSessionNotFound")
+        assert.strictEqual(yield* tagOf(store.delete("newer")), "ResearchSessionNotFound")
       })
     )
 
@@ -223,8 +223,8 @@ export const contract = (
             yield* store.lock("held")
             for (const other of others) {
               const busy = yield* Effect.flip(Effect.scoped(other.lock("held")))
-              assert.instanceOf(busy, Errors.SessionBusy)
-              assert.strictEqual(yield* tagOf(other.delete("held")), "SessionBusy")
+              assert.instanceOf(busy, Errors.ResearchSessionBusy)
+              assert.strictEqual(yield* tagOf(other.delete("held")), "ResearchSessionBusy")
             }
           })
         )
@@ -247,7 +247,7 @@ export const contract = (
         yield* store.save(makeSession("damaged"))
         yield* corrupt("damaged")
         const error = yield* Effect.flip(store.load("damaged"))
-        assert.instanceOf(error, Errors.SessionCorrupt)
+        assert.instanceOf(error, Errors.ResearchSessionCorrupt)
         const listed = (yield* store.list).find((s) => s.id === "damaged")
         assert.strictEqual(listed?.status, "corrupt")
         const fresh = makeSession("damaged", { status: "completed" })

@@ -32,11 +32,11 @@ export const BudgetChange = Schema.Struct({
 /** What an `Ask` fails with, as its reply carries it (`FollowUp.Failure`). */
 export const AskFailure = Schema.Union(
   Errors.ProviderError,
-  Errors.MalformedOutput,
-  Errors.InvalidInput,
-  Errors.SessionNotFound,
-  Errors.SessionCorrupt,
-  Errors.SessionBusy
+  Errors.ModelMalformedOutput,
+  Errors.ResearchInvalidInput,
+  Errors.ResearchSessionNotFound,
+  Errors.ResearchSessionCorrupt,
+  Errors.ResearchSessionBusy
 )
 
 /**
@@ -79,7 +79,7 @@ export const runSession = (
         saidWhenHeld(sessionId, `cluster: session ${sessionId} running (resumed from its last checkpoint)`)
       )
     }
-    if (existing.left._tag !== "SessionNotFound") return yield* existing.left
+    if (existing.left._tag !== "ResearchSessionNotFound") return yield* existing.left
     return yield* Pipeline.research(payload.question, {
       sessionId,
       config: payload.config,
@@ -136,7 +136,7 @@ export const resumeSession = (
  * the session; the reply is the answer, or why there is none. `answered` is how many answers the session kept when the
  * message was sent: delivered again (its runner died after keeping the answer, before replying), it finds the answer
  * kept and replies with it rather than paying for it twice. Not in the session's turn: a session a run holds is
- * `SessionBusy` at once, as it is on a single server.
+ * `ResearchSessionBusy` at once, as it is on a single server.
  */
 export const askSession = (
   sessionId: string,

@@ -66,15 +66,17 @@ export interface Client {
 export const joinCluster = (resolved: CliConfig.Resolved, url: Redacted.Redacted<string>) =>
   Layer.build(
     Layer.merge(Wiring.storeOnlyLayer(resolved), Cluster.clientLayer(url, Cluster.advisoryLocksFromEnv(process.env)))
-  ).pipe(Effect.mapError((error) => new Errors.InvalidInput({ reason: `cannot join the cluster: ${error.message}` })))
+  ).pipe(
+    Effect.mapError((error) => new Errors.ResearchInvalidInput({ reason: `cannot join the cluster: ${error.message}` }))
+  )
 
 export const makeClient = (resolved: CliConfig.Resolved) =>
   Effect.gen(function* () {
     const url = resolved.credentials.databaseUrl
-    if (url === undefined) return yield* new Errors.InvalidInput({ reason: "no database was given" })
+    if (url === undefined) return yield* new Errors.ResearchInvalidInput({ reason: "no database was given" })
     yield* Effect.mapError(
       Store.checkDatabase(resolved.credentials),
-      (error) => new Errors.InvalidInput({ reason: error.message })
+      (error) => new Errors.ResearchInvalidInput({ reason: error.message })
     )
     // The workers bring the models and the search; a model here is only the judge of `evaluate`, when one is named.
     const judges = resolved.simulate || resolved.models.default !== ""
@@ -172,7 +174,7 @@ export const loadOrQueued = (client: Client, sessionId: string, cannot: string) 
   client.store
     .load(sessionId)
     .pipe(
-      Effect.catchTag("SessionNotFound", (notFound) =>
+      Effect.catchTag("ResearchSessionNotFound", (notFound) =>
         Effect.flatMap(waiting(client, sessionId), ([queued]) =>
           Effect.fail(queued === undefined ? notFound : conflict(sessionId, "queued", cannot))
         )

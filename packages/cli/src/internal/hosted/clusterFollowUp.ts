@@ -24,7 +24,7 @@ export const ask = (client: Client, sessionId: string, question: string, budget?
   Effect.gen(function* () {
     const session = yield* loadOrQueued(client, sessionId, "cannot answer a follow-up question")
     yield* notRunning(client, session, "cannot answer a follow-up question while it runs")
-    if (question.trim() === "") return yield* new Errors.InvalidInput({ reason: "the question is empty" })
+    if (question.trim() === "") return yield* new Errors.ResearchInvalidInput({ reason: "the question is empty" })
     return yield* Effect.provide(
       Cluster.ask(sessionId, question, session.answers.length, randomUUID(), budget),
       client.context
@@ -62,7 +62,7 @@ export const extend = (
     if (session.status !== "completed") {
       return yield* Effect.fail(conflict(sessionId, session.status, "cannot go deeper before it is completed"))
     }
-    if (direction.trim() === "") return yield* new Errors.InvalidInput({ reason: "the direction is empty" })
+    if (direction.trim() === "") return yield* new Errors.ResearchInvalidInput({ reason: "the direction is empty" })
     const message = Cluster.extend(sessionId, direction.trim(), session.continuations.length, randomUUID(), {
       rounds,
       budget

@@ -29,7 +29,7 @@ export interface Run {
 /** What the runs of a process share. */
 export interface Host {
   readonly resolved: CliConfig.Resolved
-  readonly runtime: ManagedRuntime.ManagedRuntime<Wiring.Services, Errors.InvalidInput>
+  readonly runtime: ManagedRuntime.ManagedRuntime<Wiring.Services, Errors.ResearchInvalidInput>
   readonly onRuntime: <A, E>(effect: Effect.Effect<A, E, Wiring.Services>) => Effect.Effect<A, E>
   /** The runs of this process still going, queued ones included. */
   readonly runs: Map<string, Run>

@@ -49,7 +49,9 @@ export const configFor = (resolved: CliConfig.Resolved, options: StartOptions) =
       ...(options.budgetUsd !== undefined ? { maxUsd: options.budgetUsd } : {})
     }
   }).pipe(
-    Either.mapLeft((error) => new Errors.InvalidInput({ reason: ParseResult.TreeFormatter.formatErrorSync(error) }))
+    Either.mapLeft(
+      (error) => new Errors.ResearchInvalidInput({ reason: ParseResult.TreeFormatter.formatErrorSync(error) })
+    )
   )
 
 /**
@@ -61,7 +63,9 @@ export const start = (host: Host, question: string, options: StartOptions, clari
     const config = yield* configFor(host.resolved, options)
     const { id: sessionId } = yield* host
       .onRuntime(Pipeline.enqueue(question, { config }))
-      .pipe(Effect.catchTag("SessionCorrupt", (error) => new Errors.InvalidInput({ reason: error.message })))
+      .pipe(
+        Effect.catchTag("ResearchSessionCorrupt", (error) => new Errors.ResearchInvalidInput({ reason: error.message }))
+      )
     return yield* background(
       host,
       sessionId,
@@ -74,7 +78,8 @@ export const status = (host: Host, sessionId: string) =>
     const stored = Option.getOrUndefined(yield* Effect.option(loadFrom(host, sessionId)))
     const live = host.progress.get(sessionId)
     const running = host.runs.has(sessionId)
-    if (stored === undefined && live === undefined && !running) return yield* new Errors.SessionNotFound({ sessionId })
+    if (stored === undefined && live === undefined && !running)
+      return yield* new Errors.ResearchSessionNotFound({ sessionId })
     return statusOf(sessionId, {
       stored,
       live,
@@ -134,7 +139,7 @@ export const extend = (host: Host, sessionId: string, direction: string, rounds:
     if (session.status !== "completed") {
       return yield* Effect.fail(conflict(sessionId, session.status, "cannot go deeper before it is completed"))
     }
-    if (direction.trim() === "") return yield* new Errors.InvalidInput({ reason: "the direction is empty" })
+    if (direction.trim() === "") return yield* new Errors.ResearchInvalidInput({ reason: "the direction is empty" })
     return yield* background(host, sessionId, FollowUp.extend(sessionId, direction, { rounds }))
   })
 

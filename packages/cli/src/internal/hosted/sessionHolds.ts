@@ -19,7 +19,7 @@ export const whenFree = <A, E extends { readonly _tag: string }, R>(sessionId: s
   Effect.suspend(() => {
     let said = false
     return Effect.tapError(work, (error) =>
-      error._tag === "SessionBusy" && !said
+      error._tag === "ResearchSessionBusy" && !said
         ? Effect.zipRight(
             Effect.sync(() => (said = true)),
             Effect.logInfo(`cluster: session ${sessionId} still held by another run; trying again each second`)
@@ -27,7 +27,7 @@ export const whenFree = <A, E extends { readonly _tag: string }, R>(sessionId: s
         : Effect.void
     ).pipe(
       Effect.retry({
-        while: (error) => error._tag === "SessionBusy",
+        while: (error) => error._tag === "ResearchSessionBusy",
         schedule: Schedule.spaced(Duration.seconds(1))
       })
     )

@@ -215,11 +215,15 @@ const failed = <E extends { readonly _tag: string; readonly message: string }>(
       return yield* Effect.failCause(cause)
     }
     const error = failure.value
-    if (error._tag === "InvalidInput" || error._tag === "SessionNotFound" || error._tag === "RunConflict") {
+    if (
+      error._tag === "ResearchInvalidInput" ||
+      error._tag === "ResearchSessionNotFound" ||
+      error._tag === "RunConflict"
+    ) {
       return yield* new Exited({ code: 2, message: error.message })
     }
     // Nothing failed: another process runs the session.
-    if (error._tag === "SessionBusy") return yield* new Exited({ code: 1, message: error.message })
+    if (error._tag === "ResearchSessionBusy") return yield* new Exited({ code: 1, message: error.message })
     return yield* new Exited({
       code: 1,
       message:
@@ -232,7 +236,7 @@ const failed = <E extends { readonly _tag: string; readonly message: string }>(
 
 /** Whether a run failed for want of budget: a report that rests on no source because none could be paid for. */
 const byBudget = (error: { readonly _tag: string }): boolean =>
-  error._tag === "BudgetExhausted" || (error instanceof Errors.Ungrounded && error.reason === "budget")
+  error._tag === "ResearchBudgetExhausted" || (error instanceof Errors.Ungrounded && error.reason === "budget")
 
 /** The budget flag a failed run's advice gives: twice the run's budget (tokens, or else USD). */
 const largerBudget = (resolved: CliConfig.Resolved): string => {

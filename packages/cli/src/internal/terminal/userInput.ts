@@ -21,11 +21,11 @@ export const userInput: UserInput.Service = {
       (rl) =>
         Effect.tryPromise({
           try: (signal) => rl.question(`\n${printableLine(question)}\n> `, { signal }),
-          catch: () => new Errors.InvalidInput({ reason: "no answer was given" })
+          catch: () => new Errors.ResearchInvalidInput({ reason: "no answer was given" })
         }).pipe(
           Effect.flatMap((answer) =>
             answer.trim() === ""
-              ? Effect.fail(new Errors.InvalidInput({ reason: "no answer was given" }))
+              ? Effect.fail(new Errors.ResearchInvalidInput({ reason: "no answer was given" }))
               : Effect.succeed(answer.trim())
           )
         ),

@@ -11,7 +11,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as Schedule from "effect/Schedule"
 import * as CircuitBreaker from "../../CircuitBreaker.js"
-import { type CircuitOpen, Timeout } from "../../Errors.js"
+import { type ProviderCircuitOpen, ProviderTimeout } from "../../Errors.js"
 import * as Telemetry from "../../Telemetry.js"
 import * as AdaptiveLimiter from "./adaptiveLimiter.js"
 import * as Permits from "./permits.js"
@@ -66,14 +66,14 @@ export const makeProviderState = (provider: string, policy: Policy): Effect.Effe
 
 /** The wait a provider asked for, when the error is a rate limit that says. */
 export const retryAfterOf = (error: unknown): Duration.Duration | undefined =>
-  Predicate.isTagged(error, "RateLimited") &&
+  Predicate.isTagged(error, "ProviderRateLimited") &&
   Predicate.hasProperty(error, "retryAfter") &&
   Duration.isDuration(error.retryAfter)
     ? error.retryAfter
     : undefined
 
 const traceRejection = (provider: string, error: unknown): Effect.Effect<void> =>
-  Predicate.isTagged(error, "CircuitOpen")
+  Predicate.isTagged(error, "ProviderCircuitOpen")
     ? Telemetry.spanEvent("circuit_breaker.rejected", { "deep_research.provider": provider })
     : Effect.void
 
@@ -84,7 +84,7 @@ const traceRejection = (provider: string, error: unknown): Effect.Effect<void> =
 const tellLimiter = (state: ProviderState, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> => {
   if (Exit.isSuccess(exit)) return state.limiter.succeeded
   const error = Cause.failureOption(exit.cause)
-  if (Option.isNone(error) || !Predicate.isTagged(error.value, "RateLimited")) return Effect.void
+  if (Option.isNone(error) || !Predicate.isTagged(error.value, "ProviderRateLimited")) return Effect.void
   const retryAfter = retryAfterOf(error.value)
   return state.limiter.rateLimited(
     retryAfter === undefined ? undefined : Duration.min(retryAfter, state.policy.maxRetryDelay)
@@ -100,7 +100,7 @@ export const timeLimited = <A, E, R, E2>(
 
 /**
  * One attempt through the breaker, the limiter, the permits and the time limit of a provider, in that order: the
- * breaker admits it (or refuses it with `CircuitOpen`), the limiter gives it a token (waiting for it, with a
+ * breaker admits it (or refuses it with `ProviderCircuitOpen`), the limiter gives it a token (waiting for it, with a
  * `rate_limit.wait` span event), a permit is taken, and the attempt runs under its time limit; its exit is told to the
  * limiter, then to the breaker.
  */
@@ -109,9 +109,11 @@ const attemptWith = <A, E, R>(
   provider: string,
   effect: Effect.Effect<A, E, R>,
   timeout: Duration.Duration
-): Effect.Effect<A, E | CircuitOpen | Timeout, R> =>
+): Effect.Effect<A, E | ProviderCircuitOpen | ProviderTimeout, R> =>
   Telemetry.rateLimitWait(provider, state.limiter.acquire).pipe(
-    Effect.zipRight(state.withPermit(timeLimited(effect, timeout, () => new Timeout({ provider, after: timeout })))),
+    Effect.zipRight(
+      state.withPermit(timeLimited(effect, timeout, () => new ProviderTimeout({ provider, after: timeout })))
+    ),
     Effect.onExit((exit) => tellLimiter(state, exit)),
     state.breaker.protect
   )
@@ -122,8 +124,8 @@ export const protectWith = <A, E, R>(
   provider: string,
   effect: Effect.Effect<A, E, R>,
   timeout: Duration.Duration,
-  schedule: () => Schedule.Schedule<unknown, E | CircuitOpen | Timeout>
-): Effect.Effect<A, E | CircuitOpen | Timeout, R> =>
+  schedule: () => Schedule.Schedule<unknown, E | ProviderCircuitOpen | ProviderTimeout>
+): Effect.Effect<A, E | ProviderCircuitOpen | ProviderTimeout, R> =>
   attemptWith(state, provider, effect, timeout).pipe(
     Effect.tapError((error) => traceRejection(provider, error)),
     Effect.retry(schedule())

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
-import { InvalidInput } from "../../Errors.js"
+import { ResearchInvalidInput } from "../../Errors.js"
 import * as ResearchConfig from "../../ResearchConfig.js"
 import * as BudgetPlan from "../budget/budgetPlan.js"
 
@@ -24,14 +24,14 @@ export const newSessionId: Effect.Effect<string> = Effect.gen(function* () {
 
 export const decodeConfig = (
   config: ResearchConfig.ResearchConfig | Partial<typeof ResearchConfig.ResearchConfig.Encoded> | undefined
-): Effect.Effect<ResearchConfig.ResearchConfig, InvalidInput> => {
+): Effect.Effect<ResearchConfig.ResearchConfig, ResearchInvalidInput> => {
   if (config instanceof ResearchConfig.ResearchConfig) return planned(config)
   // No configuration is the defaults, decoded once rather than for every session.
   if (config === undefined) return Effect.succeed(ResearchConfig.defaults)
   return ResearchConfig.decode(config).pipe(
     Effect.mapError(
       (error) =>
-        new InvalidInput({
+        new ResearchInvalidInput({
           reason: `the research configuration is invalid:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`
         })
     ),

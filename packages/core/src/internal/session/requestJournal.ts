@@ -144,7 +144,7 @@ export const load = (sessionId: string) =>
   Effect.gen(function* () {
     const store = yield* SessionStore
     const text = yield* store.artefact(sessionId, fileName).pipe(
-      Effect.catchTag("SessionNotFound", () => Effect.succeedNone),
+      Effect.catchTag("ResearchSessionNotFound", () => Effect.succeedNone),
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause)
           ? Effect.interrupt

@@ -6,7 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import { upperBounds } from "../../Defaults.js"
-import { InvalidInput } from "../../Errors.js"
+import { ResearchInvalidInput } from "../../Errors.js"
 import * as Checkpoint from "../../phases/Checkpoint.js"
 import { Budget, ResearchConfig } from "../../ResearchConfig.js"
 import { SupervisionRound } from "../../Research.js"
@@ -19,7 +19,7 @@ export interface BudgetChange {
   readonly maxUsd?: number | undefined
 }
 
-const refuse = (reason: string) => Effect.fail(new InvalidInput({ reason }))
+const refuse = (reason: string) => Effect.fail(new ResearchInvalidInput({ reason }))
 
 /** Whether the budget is what stopped the session's research. */
 export const stoppedByBudget = (session: Session): boolean =>
@@ -27,7 +27,10 @@ export const stoppedByBudget = (session: Session): boolean =>
   session.rounds.some((round) => round.results.some((result) => result.stopReason === "run_budget"))
 
 /** The stored session with the new budget applied (and its research opened again where the budget stopped it). */
-export const withBudget = (stored: Session, change: BudgetChange | undefined): Effect.Effect<Session, InvalidInput> =>
+export const withBudget = (
+  stored: Session,
+  change: BudgetChange | undefined
+): Effect.Effect<Session, ResearchInvalidInput> =>
   Effect.gen(function* () {
     if (change === undefined || (change.maxTokens === undefined && change.maxUsd === undefined)) return stored
     const { maxTokens, maxUsd } = change

@@ -116,7 +116,7 @@ const markCancelled = (id: string, orNew: Option.Option<Session.Session>) =>
         const now = yield* Clock.currentTimeMillis
         yield* store.save(Checkpoint.patch(existing.right, { status: "cancelled", updatedAt: now }))
       } else {
-        if (existing.left._tag !== "SessionNotFound" || Option.isNone(orNew)) return yield* existing.left
+        if (existing.left._tag !== "ResearchSessionNotFound" || Option.isNone(orNew)) return yield* existing.left
         yield* store.save(orNew.value)
       }
       const events = yield* recordingEvents(id)

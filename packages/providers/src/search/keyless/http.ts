@@ -4,7 +4,7 @@
  * that source only, so the answer is read with a size limit counted as the body streams; a redirect is followed only
  * to the host and port first asked or to an address the page extractor would fetch (`extract/addressPolicy.ts`, the
  * same checks), at most five; and a rate limit whose `Retry-After` is longer than a run waits is no rate limit to
- * retry but the provider out of reach until then (`QuotaExhausted` with `until`), which the fan-out skips. An answer
+ * retry but the provider out of reach until then (`ProviderQuotaExhausted` with `until`), which the fan-out skips. An answer
  * that cannot be used (too large, a refused redirect, XML nested too deep) is not retried either: the provider is
  * skipped for `unusableFor`, the sentence saying why in the fan-out's line. A non-2xx
  * answer is handed to the provider's own reading of its API's errors (each documents them differently) before the
@@ -48,9 +48,9 @@ export const longestWait = Duration.seconds(60)
 export const unusableFor = Duration.minutes(10)
 
 /** An answer that could not be used: the provider skipped for `unusableFor`, with the sentence saying why. */
-export const unusable = (provider: string, detail: string): Effect.Effect<never, Errors.QuotaExhausted> =>
+export const unusable = (provider: string, detail: string): Effect.Effect<never, Errors.ProviderQuotaExhausted> =>
   Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    Effect.fail(new Errors.QuotaExhausted({ provider, until: now + Duration.toMillis(unusableFor), detail }))
+    Effect.fail(new Errors.ProviderQuotaExhausted({ provider, until: now + Duration.toMillis(unusableFor), detail }))
   )
 
 /** A GET to send. */
@@ -120,13 +120,13 @@ const readBody = (
   provider: string,
   response: HttpClientResponse.HttpClientResponse,
   maxBytes: number
-): Effect.Effect<string, Errors.ProviderUnavailable | Errors.QuotaExhausted> => {
+): Effect.Effect<string, Errors.ProviderUnavailable | Errors.ProviderQuotaExhausted> => {
   const declared = Number(response.headers["content-length"] ?? "")
   const over = unusable(provider, tooLarge(provider, maxBytes))
   if (Number.isFinite(declared) && declared > maxBytes) return over
   return response.stream.pipe(
     Stream.mapError(
-      (error): Errors.ProviderUnavailable | Errors.QuotaExhausted =>
+      (error): Errors.ProviderUnavailable | Errors.ProviderQuotaExhausted =>
         new Errors.ProviderUnavailable({ provider, detail: describe(error) })
     ),
     Stream.runFoldEffect({ chunks: [] as Array<Uint8Array>, size: 0 }, (read, chunk) => {
@@ -144,9 +144,9 @@ const readBody = (
  * one line rather than asked again every minute.
  */
 const outOfReach = (error: Errors.ProviderError, now: number): Errors.ProviderError => {
-  if (error._tag !== "RateLimited" || error.retryAfter === undefined) return error
+  if (error._tag !== "ProviderRateLimited" || error.retryAfter === undefined) return error
   if (!Duration.greaterThan(error.retryAfter, longestWait)) return error
-  return new Errors.QuotaExhausted({
+  return new Errors.ProviderQuotaExhausted({
     provider: error.provider,
     until: now + Duration.toMillis(error.retryAfter),
     detail: `it asked to be called again in ${Duration.format(error.retryAfter)} (Retry-After)`
@@ -165,7 +165,7 @@ export const get = (
     const unavailable = (error: unknown) => new Errors.ProviderUnavailable({ provider, detail: describe(error) })
     const first = yield* Effect.try({
       try: () => new URL(request.url),
-      catch: () => new Errors.InvalidRequest({ provider, detail: `not a URL: ${request.url}` })
+      catch: () => new Errors.ProviderInvalidRequest({ provider, detail: `not a URL: ${request.url}` })
     })
     let url = first
     for (let redirects = 0; ; redirects++) {
@@ -193,7 +193,7 @@ export const get = (
   }).pipe(
     Effect.timeoutFail({
       duration: request.timeout,
-      onTimeout: () => new Errors.Timeout({ provider: request.provider, after: request.timeout })
+      onTimeout: () => new Errors.ProviderTimeout({ provider: request.provider, after: request.timeout })
     })
   )
 

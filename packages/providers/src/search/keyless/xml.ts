@@ -136,7 +136,7 @@ export const parse = (
   text: string,
   root: string,
   provider: string
-): Effect.Effect<Node | undefined, Errors.QuotaExhausted> => parseWith(text, root, provider, undefined)
+): Effect.Effect<Node | undefined, Errors.ProviderQuotaExhausted> => parseWith(text, root, provider, undefined)
 
 /**
  * `parse` for an answer made of records (PubMed's articles, arXiv's entries): each child of the root named in `names`
@@ -150,7 +150,10 @@ export const parseEach = <B>(
   provider: string,
   names: ReadonlyArray<string>,
   f: (record: Node) => ReadonlyArray<B>
-): Effect.Effect<{ readonly root: Node; readonly items: ReadonlyArray<B> } | undefined, Errors.QuotaExhausted> =>
+): Effect.Effect<
+  { readonly root: Node; readonly items: ReadonlyArray<B> } | undefined,
+  Errors.ProviderQuotaExhausted
+> =>
   Effect.suspend(() => {
     const items: Array<B> = []
     const records: Records = { names: new Set(names), take: (record) => items.push(...f(record)) }
@@ -164,7 +167,7 @@ const parseWith = (
   root: string,
   provider: string,
   records: Records | undefined
-): Effect.Effect<Node | undefined, Errors.QuotaExhausted> =>
+): Effect.Effect<Node | undefined, Errors.ProviderQuotaExhausted> =>
   Effect.gen(function* () {
     if (!looksLikeXml(text, root)) return undefined
     const parsing = build(root, records)

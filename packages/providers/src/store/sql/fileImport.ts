@@ -74,7 +74,7 @@ const importOne = (
       const held = yield* Effect.either(store.lock(id))
       if (Either.isLeft(held)) return false
       const existing = yield* Effect.either(store.load(id))
-      if (Either.isRight(existing) || existing.left._tag === "SessionCorrupt") return false
+      if (Either.isRight(existing) || existing.left._tag === "ResearchSessionCorrupt") return false
       const folder = nodePath.join(directory, id)
       const file = yield* readText(nodePath.join(folder, "session.json"))
       const text = Either.isRight(file) ? file.right : fromJournal?.text

@@ -28,8 +28,8 @@ export const defaultDuration = Duration.seconds(15)
 
 /** The leases of one store. */
 export interface Leases {
-  /** Holds the session for the life of the scope; `SessionBusy` while a live lease of another run holds it. */
-  readonly lock: (sessionId: string) => Effect.Effect<void, Errors.SessionBusy, Scope.Scope>
+  /** Holds the session for the life of the scope; `ResearchSessionBusy` while a live lease of another run holds it. */
+  readonly lock: (sessionId: string) => Effect.Effect<void, Errors.ResearchSessionBusy, Scope.Scope>
   /** Inside a checkpoint's transaction: a queued session is leased to this store, unless something holds it. */
   readonly holdAccepted: (sessionId: string) => Effect.Effect<void, SqlError>
   /** The token of the run of this store holding the session, if one does: its checkpoints are fenced by it. */
@@ -119,7 +119,8 @@ export const make = (options: {
     const acquire = (sessionId: string, token: string) =>
       Effect.gen(function* () {
         // Two runs of one store never share a session; the database decides between stores and processes.
-        if (held.has(sessionId)) return yield* new Errors.SessionBusy({ sessionId, holder: `another run of ${holder}` })
+        if (held.has(sessionId))
+          return yield* new Errors.ResearchSessionBusy({ sessionId, holder: `another run of ${holder}` })
         held.set(sessionId, token)
         const startedAt = wallClock.unsafeCurrentTimeMillis()
         const rows = yield* options
@@ -141,7 +142,7 @@ export const make = (options: {
           )
         if (rows[0]?.token === token) return void confirmed.set(sessionId, startedAt)
         held.delete(sessionId)
-        return yield* new Errors.SessionBusy({ sessionId, holder: rows[0]?.holder ?? "another run" })
+        return yield* new Errors.ResearchSessionBusy({ sessionId, holder: rows[0]?.holder ?? "another run" })
       })
     const release = (sessionId: string, token: string) =>
       Effect.suspend(() => {

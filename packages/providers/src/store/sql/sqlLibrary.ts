@@ -194,7 +194,7 @@ export const snippetOf = (text: string, terms: ReadonlyArray<string>): string =>
 }
 
 const noTerms = () =>
-  new Errors.InvalidInput({
+  new Errors.ResearchInvalidInput({
     reason: 'nothing to search for: give words to look for (letters or digits; common words such as "the" are left out)'
   })
 

@@ -61,7 +61,7 @@ const dataText = (sql: SqlClient.SqlClient) =>
   sql.onDialectOrElse({ pg: () => sql.literal("data::text"), orElse: () => sql.literal("data") })
 
 const corrupt = (id: string, reason: string) =>
-  new Errors.SessionCorrupt({ sessionId: id, path: `deep_research_sessions/${id}`, reason })
+  new Errors.ResearchSessionCorrupt({ sessionId: id, path: `deep_research_sessions/${id}`, reason })
 
 export const decodeRow = (id: string, text: string) =>
   Effect.gen(function* () {
@@ -96,7 +96,7 @@ const present = (store: Store, id: string) =>
 
 const mustExist = (store: Store, id: string) =>
   Effect.flatMap(present(store, id), (found) =>
-    found ? Effect.void : Effect.fail(new Errors.SessionNotFound({ sessionId: id }))
+    found ? Effect.void : Effect.fail(new Errors.ResearchSessionNotFound({ sessionId: id }))
   )
 
 /** Inside a checkpoint's transaction: a row this store did not write or read last is checked, and kept aside if unreadable. */
@@ -200,7 +200,7 @@ const keptBeside = (
       const lines = yield* Effect.try({
         try: () => events.map((event) => ResearchEvents.encodeJson(event)),
         catch: (error) =>
-          new Errors.InvalidInput({ reason: `an event of session ${valid} cannot be stored: ${String(error)}` })
+          new Errors.ResearchInvalidInput({ reason: `an event of session ${valid} cannot be stored: ${String(error)}` })
       })
       const texts = yield* Effect.forEach(lines, (line) => store.scrubbed(`an event of session ${valid}`, line))
       const insert = sql.onDialectOrElse({
@@ -291,7 +291,7 @@ export const service = (store: Store): SessionStore.Service => {
       const id = yield* Session.validateId(session.id)
       const encoded = yield* Effect.mapError(
         Session.encode(session),
-        (error) => new Errors.InvalidInput({ reason: `session ${id} cannot be stored: ${error.message}` })
+        (error) => new Errors.ResearchInvalidInput({ reason: `session ${id} cannot be stored: ${error.message}` })
       )
       const text = yield* store.scrubbed(`session ${id}`, JSON.stringify(encoded))
       const summary = yield* store.scrubbed(`session ${id}`, encodeSummary(Session.summarize(session)))
@@ -308,7 +308,7 @@ export const service = (store: Store): SessionStore.Service => {
     load: Effect.fn("SqlSessionStore.load")(function* (id) {
       const valid = yield* Session.validateId(id)
       const row = (yield* read(`cannot load session ${valid}`, selectRow(store, valid)))[0]
-      if (row === undefined) return yield* new Errors.SessionNotFound({ sessionId: valid })
+      if (row === undefined) return yield* new Errors.ResearchSessionNotFound({ sessionId: valid })
       // A row that cannot be read is checked again before a checkpoint replaces it (and kept aside then).
       const session = yield* Effect.tapError(decodeRow(valid, row.data), () =>
         Effect.sync(() => store.known.delete(valid))

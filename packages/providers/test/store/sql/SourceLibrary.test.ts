@@ -157,7 +157,7 @@ for (const dialect of ["SQLite", "PostgreSQL"] as const) {
       Effect.gen(function* () {
         const { library } = yield* fresh(dialect)
         const refused = yield* Effect.flip(library.search("  the of ... "))
-        assert.instanceOf(refused, Errors.InvalidInput)
+        assert.instanceOf(refused, Errors.ResearchInvalidInput)
         assert.include(refused.message, "nothing to search for")
         // Quotes and operators are words or nothing: no query syntax reaches the database.
         assert.deepStrictEqual(yield* library.search(`perovskite" OR "x * NEAR(`), [])

@@ -152,7 +152,7 @@ for (const dialect of ["SQLite", "PostgreSQL"] as const) {
           VALUES ('orphan', 'gone/1/x', 't', 'pid 1 on host gone', 0)`)
         yield* Effect.orDie(sql`UPDATE deep_research_leases SET expires_at = ${Date.now() + 60_000}`)
         const busy = yield* Effect.flip(Effect.scoped(store.lock("orphan")))
-        assert.instanceOf(busy, Errors.SessionBusy)
+        assert.instanceOf(busy, Errors.ResearchSessionBusy)
         assert.include(busy.message, "pid 1 on host gone")
         assert.strictEqual((yield* store.list).find((s) => s.id === "orphan")?.status, "running")
         yield* Effect.orDie(sql`UPDATE deep_research_leases SET expires_at = ${Date.now() - 1}`)
@@ -172,7 +172,7 @@ for (const dialect of ["SQLite", "PostgreSQL"] as const) {
         const other = yield* reopen()
         yield* accepting.store.save(makeSession("accepted", { status: "queued" }))
         assert.deepStrictEqual(yield* other.unheld, [])
-        assert.instanceOf(yield* Effect.flip(Effect.scoped(other.store.lock("accepted"))), Errors.SessionBusy)
+        assert.instanceOf(yield* Effect.flip(Effect.scoped(other.store.lock("accepted"))), Errors.ResearchSessionBusy)
         // The accepting process's own run takes it, and completes it.
         yield* Effect.scoped(
           Effect.zipRight(
@@ -194,7 +194,7 @@ for (const dialect of ["SQLite", "PostgreSQL"] as const) {
         yield* holder.store.save(makeSession("renewed"))
         yield* holder.store.lock("renewed")
         yield* Effect.sleep("1500 millis")
-        assert.instanceOf(yield* Effect.flip(Effect.scoped(other.store.lock("renewed"))), Errors.SessionBusy)
+        assert.instanceOf(yield* Effect.flip(Effect.scoped(other.store.lock("renewed"))), Errors.ResearchSessionBusy)
         assert.strictEqual((yield* other.store.list).find((s) => s.id === "renewed")?.status, "running")
       })
     )
