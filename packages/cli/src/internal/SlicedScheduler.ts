@@ -10,7 +10,7 @@
  * is.
  *
  * Work at a scheduling priority below zero (`background`: the runs a server hosts) gives way: it runs in what a slice
- * leaves once the other work put off has had its turn, and at least once a turn, so that it is never starved. A burst
+ * leaves once the other work put off has had its turn, and at least every 50 ms while the rest takes every slice, so that it is never starved. A burst
  * of clients is then answered before the runs it starts take the loop (BENCHMARKS.md, the serve burst).
  *
  * `deep-research` runs every command under it (`withSlices()`), and the benchmarks as the CLI does.
@@ -32,6 +32,9 @@ export const defaultSliceMillis = 5
 /** Consecutive microtask turns a fiber's queue takes at most within a slice, as Effect's default scheduler does. */
 const maxTurnsInSlice = 2048
 
+/** The longest work that gives way waits while other work takes every slice, in milliseconds. */
+const starvedMillis = 50
+
 /** The scheduling priority of work that gives way to the rest (`background`). */
 export const backgroundPriority = -1
 
@@ -46,6 +49,8 @@ class Sliced implements Scheduler.Scheduler {
   private later: Array<() => void> = []
   // The same, of work that gives way: run after `later`.
   private laterInBackground: Array<() => void> = []
+  // When work that gives way last ran.
+  private backgroundRan = 0
   private laterScheduled = false
 
   constructor(private readonly sliceMillis: number) {}
@@ -90,9 +95,14 @@ class Sliced implements Scheduler.Scheduler {
     const queued = this[lane]
     this[lane] = []
     let next = 0
+    // The first of a lane runs whatever the time: the other work's always; the background's when nothing else waits
+    // or it has waited `starvedMillis`.
+    const now = performance.now()
+    const first = lane === "later" || this.later.length === 0 || now - this.backgroundRan >= starvedMillis
     try {
-      while (next < queued.length && (next === 0 || this.inSlice())) queued[next++]?.()
+      while (next < queued.length && ((next === 0 && first) || this.inSlice())) queued[next++]?.()
     } finally {
+      if (lane === "laterInBackground" && next > 0) this.backgroundRan = performance.now()
       this[lane] = queued.slice(next).concat(this[lane])
     }
   }
