@@ -174,16 +174,13 @@ export const continueSession = (
     if (stored.continuations.length > payload.continuations || stored.status !== "completed") {
       if (isSettled(stored)) return stored
       return yield* Pipeline.resume(sessionId).pipe(
-        saidWhenHeld(
-          sessionId,
-          `cluster: session ${sessionId} running (its continuation resumed from its last checkpoint)`
-        )
+        saidWhenHeld(sessionId, `cluster: session ${sessionId} continuation resumed from its last checkpoint`)
       )
     }
     return yield* FollowUp.extend(sessionId, payload.direction, {
       rounds: payload.rounds,
       budget: payload.budget
-    }).pipe(saidWhenHeld(sessionId, `cluster: session ${sessionId} running (going deeper)`))
+    }).pipe(saidWhenHeld(sessionId, `cluster: session ${sessionId} going deeper`))
   }).pipe(
     (work) => whenFree(sessionId, work),
     Effect.provideService(Review.ReviewMode, "proceed"),
