@@ -76,6 +76,27 @@ export const configFileCandidates = (cwd: string, env: Environment): ReadonlyArr
  * each of the API tokens when it holds several. What the doors of the CLI and the servers keep out of what they
  * print, answer and write.
  */
+/**
+ * A database URL's secrets: its password (in the user info, or a `password` parameter) and the whole URL that holds
+ * it. A URL without one is an address, not a secret: an operator reads it in the refusals that name the database.
+ */
+export const databaseSecrets = (
+  url: Redacted.Redacted<string> | undefined
+): ReadonlyArray<Redacted.Redacted<string>> => {
+  if (url === undefined) return []
+  const text = Redacted.value(url)
+  let passwords: Array<string>
+  try {
+    const parsed = new URL(text)
+    passwords = [decodeURIComponent(parsed.password), parsed.password, parsed.searchParams.get("password") ?? ""]
+  } catch {
+    // Not a URL (a connection string of another form): all of it, as any other credential.
+    return [url]
+  }
+  const found = [...new Set(passwords.filter((password) => password !== ""))]
+  return found.length === 0 ? [] : [url, ...found.map((password) => Redacted.make(password))]
+}
+
 export const secretsIn = (credentials: Credentials): ReadonlyArray<Redacted.Redacted<string>> => {
   const found: Array<Redacted.Redacted<string>> = []
   const walk = (value: unknown): void => {
@@ -86,7 +107,9 @@ export const secretsIn = (credentials: Credentials): ReadonlyArray<Redacted.Reda
       for (const inner of Object.values(value)) walk(inner)
     }
   }
-  walk(credentials)
+  const { databaseUrl, ...rest } = credentials
+  walk(rest)
+  found.push(...databaseSecrets(databaseUrl))
   // The API token may hold several, one for each caller: each is a secret of its own.
   const tokens = credentials.apiToken === undefined ? [] : Redacted.value(credentials.apiToken).split(",")
   for (const part of tokens.length > 1 ? tokens : []) found.push(Redacted.make(part.trim()))
