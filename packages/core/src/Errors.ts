@@ -270,22 +270,36 @@ export type ProviderError =
   | ProviderCircuitOpen
   | ResearchBudgetExhausted
 
+/** The classes of the provider errors, and of every error: the unions below, and the tags `isResearchError` knows. */
+const providerErrors = [
+  ContextWindowExceeded,
+  ProviderRateLimited,
+  ProviderQuotaExhausted,
+  ProviderUnavailable,
+  ProviderTimeout,
+  ProviderAuthenticationFailed,
+  ProviderInvalidRequest,
+  ProviderCircuitOpen,
+  ResearchBudgetExhausted
+] as const
+
+const researchErrors = [
+  ...providerErrors,
+  ModelMalformedOutput,
+  Ungrounded,
+  UrlBlocked,
+  ResearchSessionNotFound,
+  ResearchSessionCorrupt,
+  ResearchSessionBusy,
+  ResearchInvalidInput
+] as const
+
 /** The JSON form of a stored error. */
 export type StoredError = PreviousTags.StoredError
 
 /** Decodes any provider error from its JSON form, stored today or under its previous tag. */
 export const ProviderError: Schema.Schema<ProviderError, StoredError> = PreviousTags.readingPrevious(
-  Schema.Union(
-    ContextWindowExceeded,
-    ProviderRateLimited,
-    ProviderQuotaExhausted,
-    ProviderUnavailable,
-    ProviderTimeout,
-    ProviderAuthenticationFailed,
-    ProviderInvalidRequest,
-    ProviderCircuitOpen,
-    ResearchBudgetExhausted
-  )
+  Schema.Union(...providerErrors)
 )
 
 /** Every error of deep-research. */
@@ -304,44 +318,10 @@ export type ResearchError =
  * error as it was written, and reads as the error it is now.
  */
 export const ResearchError: Schema.Schema<ResearchError, StoredError> = PreviousTags.readingPrevious(
-  Schema.Union(
-    ContextWindowExceeded,
-    ProviderRateLimited,
-    ProviderQuotaExhausted,
-    ProviderUnavailable,
-    ProviderTimeout,
-    ProviderAuthenticationFailed,
-    ProviderInvalidRequest,
-    ProviderCircuitOpen,
-    ModelMalformedOutput,
-    ResearchBudgetExhausted,
-    Ungrounded,
-    UrlBlocked,
-    ResearchSessionNotFound,
-    ResearchSessionCorrupt,
-    ResearchSessionBusy,
-    ResearchInvalidInput
-  )
+  Schema.Union(...researchErrors)
 )
 
-const researchErrorTags: ReadonlySet<string> = new Set([
-  "ContextWindowExceeded",
-  "ProviderRateLimited",
-  "ProviderQuotaExhausted",
-  "ProviderUnavailable",
-  "ProviderTimeout",
-  "ProviderAuthenticationFailed",
-  "ProviderInvalidRequest",
-  "ProviderCircuitOpen",
-  "ModelMalformedOutput",
-  "ResearchBudgetExhausted",
-  "Ungrounded",
-  "UrlBlocked",
-  "ResearchSessionNotFound",
-  "ResearchSessionCorrupt",
-  "ResearchSessionBusy",
-  "ResearchInvalidInput"
-])
+const researchErrorTags: ReadonlySet<string> = new Set(researchErrors.map((error) => error._tag))
 
 /** True for any error of the union. */
 export const isResearchError = (u: unknown): u is ResearchError =>

@@ -104,13 +104,17 @@ export const make = (url: string): Libsql.Client => {
     return client
   }
   let current = open()
+  /** A new connection in place of `client`, unless it was replaced already. */
+  const replace = (client: Libsql.Client) => {
+    if (current === client && !client.closed) {
+      current = open()
+      client.close()
+    }
+  }
   const replacedOnBusy = <A>(run: (client: Libsql.Client) => Promise<A>): Promise<A> => {
     const client = current
     return run(client).catch((error: unknown) => {
-      if (isBusy(error) && current === client && !client.closed) {
-        current = open()
-        client.close()
-      }
+      if (isBusy(error)) replace(client)
       throw error
     })
   }
@@ -129,12 +133,7 @@ export const make = (url: string): Libsql.Client => {
         try {
           return await replacedOnBusy(async (client) => {
             await client.execute(beginOf[mode])
-            return sameConnection(client, () => {
-              if (current === client && !client.closed) {
-                current = open()
-                client.close()
-              }
-            })
+            return sameConnection(client, () => replace(client))
           })
         } catch (error) {
           if (!isBusy(error) || Date.now() + delay > deadline) throw error
