@@ -44,6 +44,12 @@ const peakHeapMiB = async (options: HeapGrowth.Options): Promise<number> => {
   return result.peak
 }
 
+/**
+ * Two such processes a test: about 10 s on a quiet machine, and 30 s each at a load of 15 on two cores (a test's
+ * timeout is a bound on a hung child, not a measure).
+ */
+const childrenTimeout = 180_000
+
 describe("HeapGrowth", () => {
   it("finds a growth the process was started with, on its command line or in NODE_OPTIONS", () => {
     assert.isFalse(HeapGrowth.startedWithOwn([], undefined))
@@ -94,15 +100,27 @@ describe("HeapGrowth", () => {
     }))
 
   // The child processes load the module built by `npm ci` (prepare), as a program would.
-  it("lets the heap grow less past what is alive once that is large", async () => {
-    const small = await peakHeapMiB({ percent: 20, aboveMiB: 0 })
-    const large = await peakHeapMiB({ percent: 300, aboveMiB: 0 })
-    assert.isBelow(small, large / 1.5, `peak heap ${small.toFixed(0)} MiB at 20%, ${large.toFixed(0)} MiB at 300%`)
-  }, 60_000)
+  it(
+    "lets the heap grow less past what is alive once that is large",
+    async () => {
+      const small = await peakHeapMiB({ percent: 20, aboveMiB: 0 })
+      const large = await peakHeapMiB({ percent: 300, aboveMiB: 0 })
+      assert.isBelow(small, large / 1.5, `peak heap ${small.toFixed(0)} MiB at 20%, ${large.toFixed(0)} MiB at 300%`)
+    },
+    childrenTimeout
+  )
 
-  it("leaves V8 its own growth while what is alive is small", async () => {
-    const bounded = await peakHeapMiB({ percent: 20, aboveMiB: 0 })
-    const unbounded = await peakHeapMiB({ percent: 20, aboveMiB: 10_000 })
-    assert.isBelow(bounded, unbounded / 1.5, `peak heap ${bounded.toFixed(0)} MiB bounded, ${unbounded.toFixed(0)} not`)
-  }, 60_000)
+  it(
+    "leaves V8 its own growth while what is alive is small",
+    async () => {
+      const bounded = await peakHeapMiB({ percent: 20, aboveMiB: 0 })
+      const unbounded = await peakHeapMiB({ percent: 20, aboveMiB: 10_000 })
+      assert.isBelow(
+        bounded,
+        unbounded / 1.5,
+        `peak heap ${bounded.toFixed(0)} MiB bounded, ${unbounded.toFixed(0)} not`
+      )
+    },
+    childrenTimeout
+  )
 })
