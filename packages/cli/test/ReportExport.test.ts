@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { Session, Source } from "@deep-research/core"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -99,6 +100,22 @@ describe("report exports", () => {
       assert.strictEqual(exportedReport.check.status, "checked")
       assert.strictEqual(exportedReport.check.counts.marked, 1)
       assert.match(exportedReport.check.line, /^Citation check: 4 of 4/)
+    })
+  )
+
+  it.effect("JSON: a source with a publication date but no bibliographic record gives that date's year", () =>
+    Effect.gen(function* () {
+      const dated = new Session.Session({
+        ...Sessions.english,
+        sources: Sessions.english.sources.map((s) =>
+          s.id === "s-maine" ? new Source.Source({ ...s, publishedDate: "2023-05-02" }) : s
+        )
+      })
+      const json = JSON.parse(text(yield* exported(dated, "json")))
+      assert.isTrue(validator()(json))
+      assert.deepInclude(json.sources[1], { number: 2, year: 2023, publishedDate: "2023-05-02", authors: [] })
+      // A work's own year stands before its page's date.
+      assert.strictEqual(json.sources[0].year, 2021)
     })
   )
 
