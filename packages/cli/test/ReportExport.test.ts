@@ -245,6 +245,29 @@ describe("report exports", () => {
   )
 
   it.effect(
+    "HTML of an Arabic report runs right to left and names its language; Russian and English left to right",
+    () =>
+      Effect.gen(function* () {
+        const ar = text(yield* exported(Sessions.arabic, "html"))
+        assert.match(ar, /^<!doctype html><html lang="ar" dir="rtl">/)
+        assert.include(ar, '<article class="report" lang="ar" dir="rtl">')
+        const ru = text(yield* exported(Sessions.russian, "html"))
+        assert.match(ru, /^<!doctype html><html lang="ru">/)
+        assert.include(ru, '<article class="report" lang="ru">')
+        assert.match(text(yield* exported(Sessions.english, "html")), /^<!doctype html><html lang="en">/)
+      })
+  )
+
+  it.effect("PDF names its language by its tag (ru), as a reader's speech and hyphenation take it", () =>
+    Effect.gen(function* () {
+      const document = ReportDocument.fromSession(Sessions.russian)
+      if (document === undefined) return assert.fail("no document")
+      const raw = Buffer.from(yield* ReportPdf.render(document, "Источники", { compress: false })).toString("latin1")
+      assert.include(raw, "/Lang (ru)")
+    })
+  )
+
+  it.effect(
     "HTML and JSON of Arabic and Chinese reports keep their text, and their source list once, under its own heading",
     () =>
       Effect.gen(function* () {
