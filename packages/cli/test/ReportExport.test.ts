@@ -24,7 +24,11 @@ const validator = () => {
 const docxParts = (body: Uint8Array) => {
   const files = unzipSync(body)
   const part = (name: string) => strFromU8(files[name] ?? new Uint8Array())
-  return { document: part("word/document.xml"), relations: part("word/_rels/document.xml.rels") }
+  return {
+    document: part("word/document.xml"),
+    relations: part("word/_rels/document.xml.rels"),
+    styles: part("word/styles.xml")
+  }
 }
 
 describe("report exports", () => {
@@ -264,6 +268,17 @@ describe("report exports", () => {
       if (document === undefined) return assert.fail("no document")
       const raw = Buffer.from(yield* ReportPdf.render(document, "Источники", { compress: false })).toString("latin1")
       assert.include(raw, "/Lang (ru)")
+    })
+  )
+
+  it.effect("DOCX names the report's language for Word's proofing: Russian text, Arabic right to left, Chinese", () =>
+    Effect.gen(function* () {
+      const lang = (styles: string) => /<w:docDefaults>[\s\S]*?(<w:lang [^>]*\/>)/.exec(styles)?.[1] ?? ""
+      assert.include(lang(docxParts(yield* exported(Sessions.russian, "docx")).styles), 'w:val="ru"')
+      const arabic = lang(docxParts(yield* exported(Sessions.arabic, "docx")).styles)
+      assert.include(arabic, 'w:bidi="ar"')
+      assert.notInclude(arabic, "w:val=")
+      assert.include(lang(docxParts(yield* exported(Sessions.chinese, "docx")).styles), 'w:eastAsia="zh"')
     })
   )
 
