@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { Session, Source } from "@deep-research/core"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -23,7 +24,11 @@ const validator = () => {
 const docxParts = (body: Uint8Array) => {
   const files = unzipSync(body)
   const part = (name: string) => strFromU8(files[name] ?? new Uint8Array())
-  return { document: part("word/document.xml"), relations: part("word/_rels/document.xml.rels") }
+  return {
+    document: part("word/document.xml"),
+    relations: part("word/_rels/document.xml.rels"),
+    styles: part("word/styles.xml")
+  }
 }
 
 describe("report exports", () => {
@@ -99,6 +104,22 @@ describe("report exports", () => {
       assert.strictEqual(exportedReport.check.status, "checked")
       assert.strictEqual(exportedReport.check.counts.marked, 1)
       assert.match(exportedReport.check.line, /^Citation check: 4 of 4/)
+    })
+  )
+
+  it.effect("JSON: a source with a publication date but no bibliographic record gives that date's year", () =>
+    Effect.gen(function* () {
+      const dated = new Session.Session({
+        ...Sessions.english,
+        sources: Sessions.english.sources.map((s) =>
+          s.id === "s-maine" ? new Source.Source({ ...s, publishedDate: "2023-05-02" }) : s
+        )
+      })
+      const json = JSON.parse(text(yield* exported(dated, "json")))
+      assert.isTrue(validator()(json))
+      assert.deepInclude(json.sources[1], { number: 2, year: 2023, publishedDate: "2023-05-02", authors: [] })
+      // A work's own year stands before its page's date.
+      assert.strictEqual(json.sources[0].year, 2021)
     })
   )
 
@@ -224,6 +245,40 @@ describe("report exports", () => {
       assert.include(ar, "<w:rtl/>")
       assert.include(zh, "热泵在严寒中仍保持较高效率。")
       assert.include(zh, "引用核查：1 个带引用的句子中")
+    })
+  )
+
+  it.effect(
+    "HTML of an Arabic report runs right to left and names its language; Russian and English left to right",
+    () =>
+      Effect.gen(function* () {
+        const ar = text(yield* exported(Sessions.arabic, "html"))
+        assert.match(ar, /^<!doctype html><html lang="ar" dir="rtl">/)
+        assert.include(ar, '<article class="report" lang="ar" dir="rtl">')
+        const ru = text(yield* exported(Sessions.russian, "html"))
+        assert.match(ru, /^<!doctype html><html lang="ru">/)
+        assert.include(ru, '<article class="report" lang="ru">')
+        assert.match(text(yield* exported(Sessions.english, "html")), /^<!doctype html><html lang="en">/)
+      })
+  )
+
+  it.effect("PDF names its language by its tag (ru), as a reader's speech and hyphenation take it", () =>
+    Effect.gen(function* () {
+      const document = ReportDocument.fromSession(Sessions.russian)
+      if (document === undefined) return assert.fail("no document")
+      const raw = Buffer.from(yield* ReportPdf.render(document, "Источники", { compress: false })).toString("latin1")
+      assert.include(raw, "/Lang (ru)")
+    })
+  )
+
+  it.effect("DOCX names the report's language for Word's proofing: Russian text, Arabic right to left, Chinese", () =>
+    Effect.gen(function* () {
+      const lang = (styles: string) => /<w:docDefaults>[\s\S]*?(<w:lang [^>]*\/>)/.exec(styles)?.[1] ?? ""
+      assert.include(lang(docxParts(yield* exported(Sessions.russian, "docx")).styles), 'w:val="ru"')
+      const arabic = lang(docxParts(yield* exported(Sessions.arabic, "docx")).styles)
+      assert.include(arabic, 'w:bidi="ar"')
+      assert.notInclude(arabic, "w:val=")
+      assert.include(lang(docxParts(yield* exported(Sessions.chinese, "docx")).styles), 'w:eastAsia="zh"')
     })
   )
 

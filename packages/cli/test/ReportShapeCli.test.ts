@@ -41,6 +41,14 @@ describe("the report's shape on the emulator", async () => {
     const words = ReportShape.countWords(ran.report)
     assert.isTrue(ReportShape.withinTolerance(words, 3_000), `${words} words`)
     assert.match(ran.report, /cited sentences were checked against their sources/)
+    // The simulated model plans as a model would: a section per aspect researched, each titled once, then a conclusion.
+    const headings = [...ran.report.matchAll(/^## (.+)$/gm)].map((m) => m[1] ?? "")
+    assert.strictEqual(new Set(headings).size, headings.length, headings.join(" | "))
+    assert.isFalse(
+      headings.some((heading) => heading.startsWith(question.slice(0, 20))),
+      headings.join(" | ")
+    )
+    assert.deepStrictEqual(headings.slice(-2), ["Conclusion", "Sources"])
   })
 
   it("--words brief --outline gives a short report with the outline's sections, in order", async () => {

@@ -2,10 +2,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Either, Schema } from "effect"
+import { ResearchConfig } from "@deep-research/core"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as CliConfig from "../src/CliConfig.js"
+import { commandHelp } from "../src/internal/commandLine/help.js"
 import { readOutlineFile } from "../src/internal/config/reportShape.js"
 import { configFor } from "../src/internal/hosted/requests.js"
 import { StartOptions } from "../src/RunSchema.js"
@@ -53,6 +55,12 @@ describe("The report's shape in the configuration", () => {
       assert.include(bad.left.message, "--words takes a number of words or a named size: brief (500)")
     const over = resolve({ words: "50000" })
     assert.isTrue(Either.isLeft(over))
+  })
+
+  it("--help states the lengths --words takes as the settings bound them, and the named sizes' words", () => {
+    const help = (commandHelp["run"] ?? "").replace(/\s+/g, " ")
+    assert.include(help, `(${ResearchConfig.minReportWords} to ${ResearchConfig.maxReportWords})`)
+    assert.include(help, "brief, standard, long, extended (500, 1500, 4000, 8000)")
   })
 
   it.effect("an --outline naming a file is read as its titles; one naming no file is an error", () =>

@@ -2,8 +2,10 @@
  * Reading a markdown report: its inline citations (`[1]`, `[1, 3]`, `[2-4]`, `[1](url)`, `【1】`), its numbered
  * source list, and its sentences. Fenced code is skipped everywhere. The claim check (`ClaimVerification`) finds a
  * report's cited sentences with it, in the pipeline and in `evaluate`, whose citation checks read reports with it too.
+ * Also the language tag of the language a report records (`Research.Report.language`), for documents made of it.
  */
 
+import * as Language from "./internal/text/language.js"
 import { unsupportedMarks as marks } from "./internal/text/verificationNotices.js"
 
 /** The marks the citation check puts after a sentence its sources do not back, in every language it writes. */
@@ -186,3 +188,11 @@ export const citedSentences = (report: ParsedReport): ReadonlyArray<CitedSentenc
       return numbers.length === 0 ? [] : [{ ...line, sentence, numbers }]
     })
   })
+
+/**
+ * The BCP 47 tag of the language a report records (`Arabic`, `中文`, `de`: `ar`, `zh`, `de`); undefined for a name that
+ * is neither a language the report writer knows nor shaped as a tag.
+ */
+export const languageTag = (language: string): string | undefined =>
+  Language.fromName(language)?.code ??
+  (/^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*$/.test(language.trim()) ? language.trim() : undefined)

@@ -142,6 +142,16 @@ export const inline = (markdown: string, known: ReadonlySet<number>): Inline => 
   spans: parseSpans(markdown, known, { strong: false, emphasis: false })
 })
 
+// Letters of the scripts written right to left.
+const rightToLeftLetter = /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/gu
+
+/** Whether a text reads right to left: most of its letters are of a script written so (Arabic, Hebrew, ...). */
+export const isRightToLeft = (text: string): boolean => {
+  const letters = text.match(/\p{L}/gu)?.length ?? 0
+  const rightToLeft = text.match(rightToLeftLetter)?.length ?? 0
+  return rightToLeft * 2 > letters && letters > 0
+}
+
 /** The text of spans as a reader sees it, citations as `[1, 2]`. */
 export const plainText = (spans: ReadonlyArray<Span>): string =>
   spans.map((span) => (span._tag === "Cite" ? `[${span.numbers.join(", ")}]` : span.text)).join("")

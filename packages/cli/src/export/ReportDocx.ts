@@ -19,6 +19,7 @@ import {
   TextRun,
   WidthType
 } from "docx"
+import { ReportText } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import * as ReportDocument from "./ReportDocument.js"
 
@@ -29,6 +30,22 @@ const direction = (rightToLeft: boolean) => (rightToLeft ? { rightToLeft: true }
 const bidirectional = (rightToLeft: boolean) => (rightToLeft ? { bidirectional: true } : {})
 
 const rtl = /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u
+
+/**
+ * The report's language as Word's proofing takes it, under the kind of text it is written in: Word reads East Asian
+ * and right-to-left text under settings of their own, and the rest (Latin, Cyrillic, Greek, ...) under the first.
+ */
+const languageOf = (document: ReportDocument.ReportDocument) => {
+  const tag = ReportText.languageTag(document.language)
+  if (tag === undefined) return {}
+  const primary = tag.split("-")[0]?.toLowerCase() ?? ""
+  const kind = ["zh", "ja", "ko"].includes(primary)
+    ? "eastAsia"
+    : ["ar", "he", "fa", "ur", "yi"].includes(primary)
+      ? "bidirectional"
+      : "value"
+  return { language: { [kind]: tag } }
+}
 
 const headings = [
   HeadingLevel.HEADING_1,
@@ -197,7 +214,7 @@ export const render = (document: ReportDocument.ReportDocument, heading: string)
     creator: "deep-research",
     title: document.title,
     description: document.query,
-    styles: { default: { document: { run: { font: "Calibri", size: 22 } } } },
+    styles: { default: { document: { run: { font: "Calibri", size: 22, ...languageOf(document) } } } },
     sections: [{ children: [...body, ...sources, ...check] }]
   })
   return Effect.promise(() => Packer.toBuffer(docx)).pipe(Effect.map((buffer) => new Uint8Array(buffer)))

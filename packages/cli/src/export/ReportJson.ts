@@ -4,7 +4,7 @@
  * did. Its shape is the JSON Schema shipped beside the package (`schema/report-export.schema.json`), whose `$id` the
  * export's `$schema` names.
  */
-import { Citations, ReportText, type Research } from "@deep-research/core"
+import { Citations, ReportText, type Research, SourcePolicy } from "@deep-research/core"
 import * as fs from "node:fs"
 import * as ReportDocument from "./ReportDocument.js"
 
@@ -181,12 +181,20 @@ const verdictJson = (verdict: Research.SentenceVerdict) => ({
   explanation: verdict.explanation
 })
 
+/** The year a source's publication date stands for, when it stands for one year (`2023-05-02`, `2023`). */
+const yearOfDate = (s: ReportDocument.SourceEntry): number | undefined => {
+  const span = SourcePolicy.spanOf({ url: s.url, provider: s.provider ?? "", publishedDate: s.publishedDate })
+  const year = span?.first.slice(0, 4)
+  return year !== undefined && span?.last.startsWith(year) === true ? Number(year) : undefined
+}
+
 const sourceJson = (s: ReportDocument.SourceEntry) => ({
   number: s.number,
   title: s.title,
   url: s.url,
   authors: s.authors,
-  year: s.year ?? null,
+  // The work's year where the backend gave one, else the year of the page's publication date.
+  year: s.year ?? yearOfDate(s) ?? null,
   venue: s.venue ?? null,
   doi: s.doi ?? null,
   preprint: s.preprint,

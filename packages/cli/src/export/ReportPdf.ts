@@ -4,6 +4,7 @@
  * destination `source-N`), each source's title a link to its URL, the check's marks in red, and the check's closing
  * line after the list. A report the font cannot render is refused (`internal/pdfFonts`).
  */
+import { ReportText } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import { createRequire } from "node:module"
 import * as PdfFonts from "./internal/pdfFonts.js"
@@ -186,11 +187,12 @@ export const render = (
   options?: { readonly compress?: boolean }
 ): Effect.Effect<Uint8Array> =>
   Effect.async<Uint8Array>((resume) => {
+    const tag = ReportText.languageTag(document.language)
     const doc = new PDFDocument({
       size: "A4",
       margins: { top: 56, bottom: 56, left: 60, right: 60 },
       compress: options?.compress ?? true,
-      lang: document.language,
+      ...(tag === undefined ? {} : { lang: tag }),
       displayTitle: true,
       info: { Title: document.title, Subject: document.query, Creator: "deep-research" }
     })

@@ -171,22 +171,39 @@ export const closingLine = (markdown: string): string | undefined => {
   return /^\*[^*\s].*\*$/.test(last) && !/^\d+[.)]\s/.test(last) ? last : undefined
 }
 
+/**
+ * The `lang` of the report's language and, for a report whose text is mostly in a script written right to left,
+ * `dir="rtl"`, so that a browser lays out, hyphenates and reads aloud an Arabic or Hebrew report as such.
+ */
+const languageAttributes = (report: Research.Report): { readonly lang: string; readonly dir: string } => {
+  const tag = ReportText.languageTag(report.language)
+  return {
+    lang: tag === undefined ? "" : ` lang="${escapeHtml(tag)}"`,
+    dir: ReportDocument.isRightToLeft(ReportDocument.withoutSourceList(report.markdown)) ? ' dir="rtl"' : ""
+  }
+}
+
 /** The report's body as an HTML fragment: the text, the source list, then the citation check's closing line. */
 export const fragment = (report: Research.Report): string => {
   const known = new Set(report.citations.map((c) => c.number))
   const closing = closingLine(report.markdown)
   const check = closing === undefined ? "" : `\n<p class="check">${inline(closing, known)}</p>`
-  return `<article class="report">${blocks(ReportDocument.withoutSourceList(report.markdown), known)}\n${sourceList(report.citations, ReportDocument.sourcesHeadingOf(report.markdown))}${check}</article>`
+  const { lang, dir } = languageAttributes(report)
+  return `<article class="report"${lang}${dir}>${blocks(ReportDocument.withoutSourceList(report.markdown), known)}\n${sourceList(report.citations, ReportDocument.sourcesHeadingOf(report.markdown))}${check}</article>`
 }
 
 const style = `body{font:16px/1.6 system-ui,sans-serif;max-width:46rem;margin:0 auto;padding:1rem;color:#1d2430}
 a{color:#1b5fc1}.cite{text-decoration:none;font-size:.85em}table{border-collapse:collapse}.table{overflow-x:auto}
-td,th{border:1px solid #ccd;padding:.3rem .5rem}blockquote{margin:0;padding:.2rem 1rem;border-left:4px solid #ccd;color:#445}
+td,th{border:1px solid #ccd;padding:.3rem .5rem}blockquote{margin:0;padding:.2rem 1rem;border-inline-start:4px solid #ccd;color:#445}
 pre{overflow-x:auto;background:#f3f4f7;padding:.6rem}.host{color:#667;font-size:.85em}:target{background:#fff3bf}
 mark.unsupported{background:#ffe0e0;color:#8a1010;padding:0 .2em;border-radius:3px}.check{border-top:1px solid #ccd;padding-top:.6rem}`
 
 /** The report as a standalone page. */
-export const page = (report: Research.Report): string =>
-  `<!doctype html><html lang="${/^[A-Za-z]{2,3}(-[A-Za-z0-9]+)*$/.test(report.language) ? report.language : "en"}"><head><meta charset="utf-8">` +
-  `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(report.title)}</title>` +
-  `<style>${style}</style></head><body>${fragment(report)}</body></html>`
+export const page = (report: Research.Report): string => {
+  const { lang, dir } = languageAttributes(report)
+  return (
+    `<!doctype html><html${lang}${dir}><head><meta charset="utf-8">` +
+    `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(report.title)}</title>` +
+    `<style>${style}</style></head><body>${fragment(report)}</body></html>`
+  )
+}

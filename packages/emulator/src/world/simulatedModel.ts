@@ -5,6 +5,7 @@
  * shape of each decision is in `simulatedReplies.ts`.
  */
 import { type Conversation, numbered, pageTextOf, promptedSchema, sentence, subjectOf } from "./conversation.js"
+import { isReportPlan, reportPlan } from "./reportPlan.js"
 import { fakeFromSchema, type FakeContext } from "./fake.js"
 import { followUpAnswer, isFollowUp } from "./followUpAnswer.js"
 import { claimVerdicts, isClaimCheck } from "./verifier.js"
@@ -270,6 +271,9 @@ export const decide = (conversation: Conversation, options: Settings): Decision 
     return { kind: "json", value: claimVerdicts(conversation), tool: conversation.forcedTool }
   }
   const subject = subjectOf(conversation)
+  if (isReportPlan(conversation)) {
+    return { kind: "json", value: reportPlan(conversation, subject), tool: conversation.forcedTool }
+  }
   const fake: FakeContext = {
     subject,
     index: 0,

@@ -109,7 +109,8 @@ export const research = {
   words: text(
     "words",
     "N",
-    "the report's length in words, or brief, standard, long, extended (500-8000); past 1500 it is written by sections"
+    "the report's length in words (100 to 20000), or brief, standard, long, extended (500, 1500, 4000, 8000); past " +
+      "1500 it is written by sections"
   ),
   outline: text("outline", "A;B|FILE", "the report's sections, in order: titles separated by ;, or a file, one a line"),
   instructions: text("instructions", "TEXT", "what the writer is told: audience, tone, what to stress"),
