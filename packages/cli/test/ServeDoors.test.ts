@@ -114,6 +114,11 @@ describe("serve's doors: slow and greedy clients", () => {
         `POST /api/sessions HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`
       )
       assert.match(answer, /^HTTP\/1\.1 408 /)
+      // In a sentence, as every other refusal, with the figures.
+      assert.include(
+        answer,
+        '"message":"The request came too slowly: its headers must arrive within 0.5 s and all of it within 1 s."'
+      )
     })
   )
 
@@ -122,6 +127,22 @@ describe("serve's doors: slow and greedy clients", () => {
       const s = yield* served({}, { headersTimeoutMillis: 500, requestTimeoutMillis: 1_000 })
       const answer = yield* stalled(s.url, "GET /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
       assert.match(answer, /^HTTP\/1\.1 408 /)
+      assert.include(answer, "The request came too slowly")
+    })
+  )
+
+  it.scopedLive("bytes that are not HTTP, or headers too large, are answered 400 and 431 in a sentence", () =>
+    Effect.gen(function* () {
+      const s = yield* served()
+      const junk = yield* stalled(s.url, "HELLO THERE\r\n\r\n")
+      assert.match(junk, /^HTTP\/1\.1 400 /)
+      assert.include(junk, '"message":"The request is not HTTP/1.1 this server can read."')
+      const large = yield* stalled(
+        s.url,
+        `GET /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`
+      )
+      assert.match(large, /^HTTP\/1\.1 431 /)
+      assert.include(large, "The request's headers are too large.")
     })
   )
 
