@@ -28,11 +28,15 @@ export interface Limits {
   readonly maxConnectionsPerClient: number
 }
 
-/** The server's options for the timeouts, checked every second rather than Node's every 30 seconds. */
+/**
+ * The server's options for the timeouts, checked every second rather than Node's every 30 seconds. A request without
+ * a Host is let through to the guard, which says what is wrong in a sentence (Node's own 400 has no body).
+ */
 export const timeouts = (limits: Limits): nodeHttp.ServerOptions => ({
   headersTimeout: limits.headersTimeoutMillis,
   requestTimeout: limits.requestTimeoutMillis,
-  connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMillis)
+  connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMillis),
+  requireHostHeader: false
 })
 
 /** What a request Node refuses before any handler sees it is told, by the code of Node's error. */
@@ -118,6 +122,17 @@ export const isBeyondLimit = (request: HttpServerRequest.HttpServerRequest): boo
   } catch {
     // A request that did not come through Node's server (none here) has no connection to count.
     return false
+  }
+}
+
+/** How many Host header lines a request has (Node keeps the first of several, which RFC 9112 asks to refuse). */
+export const hostLines = (request: HttpServerRequest.HttpServerRequest): number => {
+  try {
+    const raw = NodeHttpServerRequest.toIncomingMessage(request).rawHeaders
+    return raw.filter((name, i) => i % 2 === 0 && name.toLowerCase() === "host").length
+  } catch {
+    // A request that did not come through Node's server (none here) has its headers as given: one Host at most.
+    return 1
   }
 }
 
