@@ -152,6 +152,15 @@ export const guard =
       if (host === undefined) {
         return refuse(400, "BadRequest", "The Host header is not a host name and port (RFC 9110, section 7.2).")
       }
+      if (Connections.hostLines(request) > 1) {
+        return refuse(400, "BadRequest", "The request has more than one Host header (RFC 9112, section 3.2).")
+      }
+      // An Origin a browser would never send (user info, a path, no URL at all) is refused on every path; MCP
+      // checks further which origins may call it. `null`, a page with no origin of its own, is an origin.
+      const origin = request.headers["origin"]
+      if (origin !== undefined && origin !== "null" && originOf(origin) === undefined) {
+        return refuse(403, "Forbidden", "The Origin header is not an origin (scheme://host[:port]).")
+      }
       if (options.token === undefined && !isLoopback(host)) {
         return refuse(
           403,

@@ -28,6 +28,7 @@ import {
   OpenAiWebSearch,
   Perplexity,
   SearchFanout,
+  Secrets,
   SemanticScholar,
   Tavily
 } from "@deep-research/providers"
@@ -40,6 +41,7 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as CliConfig from "./CliConfig.js"
 import { simulatedModel } from "./internal/config/backends.js"
+import { secretsIn } from "./internal/config/credentials.js"
 import { isSimulatedReport, markSimulated, simulatedArtefact, storeLayer } from "./Store.js"
 
 /** What a run needs in context. */
@@ -185,13 +187,15 @@ const makeTavily = (resolved: CliConfig.Resolved) =>
  * user's folder; what was indexed and what was skipped is said on stderr, and a folder with nothing readable in it is
  * a usage error rather than a report on nothing.
  */
-const openCorpus = (resolved: CliConfig.Resolved, root: string) =>
+const openCorpus = (resolved: CliConfig.Resolved, root: string, secrets: ReadonlyArray<Redacted.Redacted<string>>) =>
   Effect.gen(function* () {
     const absolute = nodePath.resolve(root)
     const digest = crypto.createHash("sha256").update(absolute).digest("hex").slice(0, 16)
     const corpus = yield* LocalCorpus.make({
       root: absolute,
-      cacheFile: nodePath.join(resolved.storeDir, "corpus-index", `${digest}.json`)
+      cacheFile: nodePath.join(resolved.storeDir, "corpus-index", `${digest}.json`),
+      // A key in the user's documents stays out of the index on disk, the results and the models' prompts.
+      scrub: Secrets.scrubber(secrets)
     })
     const report = yield* corpus.lastReport
     // Each skipped file by name (the first few), so that a user sees which of theirs went unread, and why.
@@ -218,7 +222,8 @@ const openCorpus = (resolved: CliConfig.Resolved, root: string) =>
  */
 const servicesLayer = (
   resolved: CliConfig.Resolved,
-  store: Layer.Layer<SessionStore.SessionStore | SourceLibrary.SourceLibrary>
+  store: Layer.Layer<SessionStore.SessionStore | SourceLibrary.SourceLibrary>,
+  secrets: ReadonlyArray<Redacted.Redacted<string>>
 ): Layer.Layer<Services, Errors.ResearchInvalidInput> =>
   // Scoped: some search providers pace their requests for as long as the services live.
   Layer.unwrapScoped(
@@ -226,7 +231,7 @@ const servicesLayer = (
       const c = resolved.credentials
       // One per process: every session of the process shares the breakers, rate limits and concurrency limits.
       const resilience = yield* makeResilience(resolved)
-      const corpus = resolved.corpus === undefined ? undefined : yield* openCorpus(resolved, resolved.corpus)
+      const corpus = resolved.corpus === undefined ? undefined : yield* openCorpus(resolved, resolved.corpus, secrets)
       const providers = yield* Effect.forEach(resolved.search, (backend) =>
         Effect.flatMap(searchProvider(backend, resolved, corpus), (provider) =>
           Resilience.wrapSearchProvider(provider).pipe(Effect.provideService(Resilience.Resilience, resilience))
@@ -308,11 +313,12 @@ const simulated = <A, E>(
 }
 
 /**
- * The layers of a run. With `--simulate`, the emulator runs for the life of the layer; the store keeps the
- * environment's keys and token out of what it writes all the same (a question may hold them, whoever answers it).
+ * The layers of a run. With `--simulate`, the emulator runs for the life of the layer; the store and the corpus's index
+ * keep the environment's keys and token out of what they write all the same (a question or a document may hold them,
+ * whoever answers it).
  */
 export const layer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Errors.ResearchInvalidInput> =>
-  simulated(resolved, (vendors) => servicesLayer(vendors, sessionStoreLayer(resolved)))
+  simulated(resolved, (vendors) => servicesLayer(vendors, sessionStoreLayer(resolved), secretsIn(resolved.credentials)))
 
 /**
  * The session store alone, as research would open it: for a process that runs no model itself (a client of a

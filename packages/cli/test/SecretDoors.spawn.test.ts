@@ -2,11 +2,12 @@
  * No secret leaves by the MCP server on stdio: the built `deep-research mcp --simulate`, with the token and every key
  * in its environment, is sent a question holding them all (researched to its report), bad arguments, an unknown tool
  * and a task id that are secrets, and an empty batch; its stdout (every message), its stderr (every log line) and every
- * file of its store are searched for each secret's identifying prefix.
+ * file of its store are searched for each secret's identifying prefix. And the built `list`, `show` and `delete`, which
+ * start from a quick entry of their own, not the whole command line's.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as nodePath from "node:path"
-import { describeRun, runWithInput, sandbox } from "./support/builtCli.js"
+import { describeRun, run, runWithInput, sandbox } from "./support/builtCli.js"
 import * as Fake from "./support/secrets.js"
 
 const message = (id: number, method: string, params: unknown) => JSON.stringify({ jsonrpc: "2.0", id, method, params })
@@ -59,4 +60,22 @@ describe("deep-research mcp on stdio", () => {
       []
     )
   }, 120_000)
+})
+
+describe("the built list, show and delete", () => {
+  it("(the quick entry) say nothing secret of an id that is a secret", async () => {
+    const box = sandbox()
+    const store = nodePath.join(box.dir, "store")
+    for (const args of [
+      ["show", Fake.token, "--store", store],
+      ["show", Fake.keys.OPENAI_API_KEY, "--store", store, "--json"],
+      ["delete", Fake.token, "--store", store],
+      ["list", "--store", store]
+    ]) {
+      const ran = await run(box, args, Fake.environment)
+      assert.deepStrictEqual([...Fake.leaks("stdout", ran.stdout), ...Fake.leaks("stderr", ran.stderr)], [])
+      if (args[0] !== "list") assert.include(ran.stderr, "[redacted]", describeRun(ran))
+    }
+    assert.deepStrictEqual(Fake.leaksInFiles(box.dir), [])
+  }, 60_000)
 })

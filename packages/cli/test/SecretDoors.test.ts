@@ -9,6 +9,7 @@ import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextproto
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import { connectedOver } from "./McpHttpHarness.js"
 import { post, request, served, settled } from "./ServeHarness.js"
@@ -48,6 +49,34 @@ describe("no secret leaves by the CLI", () => {
     const ran = await cli(dir, ["run", Fake.question, ...simulated(dir), "--out", nodePath.join(dir, "out") + "/"])
     assert.strictEqual(ran.code, 0, describeRan(ran))
     assert.include(ran.stderr, "session ")
+    assert.deepStrictEqual(
+      [...Fake.leaks("stdout", ran.stdout), ...Fake.leaks("stderr", ran.stderr), ...Fake.leaksInFiles(dir)],
+      []
+    )
+  })
+
+  it("a corpus whose documents hold every secret: its index on disk, the run's streams, report and store hold none", async () => {
+    const dir = tempDir()
+    // The user's folder, outside the searched one: its own file holds the secrets, as a `.env` copied there would.
+    const corpus = tempDir()
+    fs.writeFileSync(
+      nodePath.join(corpus, "tides.md"),
+      `# Tides\n\nThe Moon's pull raises the tides; spring tides come at new and full moon.\n\n${Fake.question}\n`
+    )
+    const ran = await cli(dir, [
+      "run",
+      "How do tides work, and what are spring tides?",
+      ...simulated(dir),
+      "--corpus",
+      corpus,
+      "--search",
+      "local",
+      "--json",
+      "--out",
+      nodePath.join(dir, "report.md")
+    ])
+    assert.strictEqual(ran.code, 0, describeRan(ran))
+    assert.isNotEmpty(fs.readdirSync(nodePath.join(dir, "store", "corpus-index")))
     assert.deepStrictEqual(
       [...Fake.leaks("stdout", ran.stdout), ...Fake.leaks("stderr", ran.stderr), ...Fake.leaksInFiles(dir)],
       []

@@ -90,6 +90,35 @@ describe("serve's doors: the Host and Origin a request gives", () => {
     })
   )
 
+  it.scopedLive(
+    "no Host, or two, is a 400 in a sentence; an Origin that is no origin is a 403 on /api and /v1 too",
+    () =>
+      Effect.gen(function* () {
+        const s = yield* served()
+        const { host } = new URL(s.url)
+        const close = "Connection: close\r\n\r\n"
+        const none = yield* stalled(s.url, `GET /api/sessions HTTP/1.1\r\n${close}`)
+        assert.match(none, /^HTTP\/1\.1 400 /)
+        assert.include(none, "The Host header is not a host name and port")
+        const two = yield* stalled(
+          s.url,
+          `GET /api/sessions HTTP/1.1\r\nHost: ${host}\r\nHost: evil.example\r\n${close}`
+        )
+        assert.match(two, /^HTTP\/1\.1 400 /)
+        assert.include(two, "The request has more than one Host header")
+        for (const path of ["/api/sessions", "/v1/models"]) {
+          for (const origin of [`http://evil@${host}`, `http://${host}/page`, "not a url"]) {
+            const answer = yield* raw(`${s.url}${path}`, "GET", { origin })
+            assert.strictEqual(answer.status, 403, `${path} ${origin}: ${answer.text}`)
+            assert.include(answer.text, "The Origin header is not an origin")
+          }
+          // An origin, another site's or none of its own, is CORS's to judge, as before.
+          for (const origin of ["https://elsewhere.example", "null"])
+            assert.strictEqual((yield* raw(`${s.url}${path}`, "GET", { origin })).status, 200, `${path} ${origin}`)
+        }
+      })
+  )
+
   it.scopedLive("an Origin with user info, a path, null or no URL at all is refused on /mcp with 403", () =>
     Effect.gen(function* () {
       const s = yield* served()
@@ -114,6 +143,11 @@ describe("serve's doors: slow and greedy clients", () => {
         `POST /api/sessions HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`
       )
       assert.match(answer, /^HTTP\/1\.1 408 /)
+      // In a sentence, as every other refusal, with the figures.
+      assert.include(
+        answer,
+        '"message":"The request came too slowly: its headers must arrive within 0.5 s and all of it within 1 s."'
+      )
     })
   )
 
@@ -122,6 +156,22 @@ describe("serve's doors: slow and greedy clients", () => {
       const s = yield* served({}, { headersTimeoutMillis: 500, requestTimeoutMillis: 1_000 })
       const answer = yield* stalled(s.url, "GET /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
       assert.match(answer, /^HTTP\/1\.1 408 /)
+      assert.include(answer, "The request came too slowly")
+    })
+  )
+
+  it.scopedLive("bytes that are not HTTP, or headers too large, are answered 400 and 431 in a sentence", () =>
+    Effect.gen(function* () {
+      const s = yield* served()
+      const junk = yield* stalled(s.url, "HELLO THERE\r\n\r\n")
+      assert.match(junk, /^HTTP\/1\.1 400 /)
+      assert.include(junk, '"message":"The request is not HTTP/1.1 this server can read."')
+      const large = yield* stalled(
+        s.url,
+        `GET /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`
+      )
+      assert.match(large, /^HTTP\/1\.1 431 /)
+      assert.include(large, "The request's headers are too large.")
     })
   )
 

@@ -35,6 +35,11 @@ export interface Options {
   readonly pdf?: boolean | undefined
   /** Files larger than this are skipped; 20 MB by default. */
   readonly maxFileBytes?: number | undefined
+  /**
+   * What a document's text passes before it is indexed, cached, searched or read (`Secrets.scrubber`): a key in a
+   * user's file (a `.env` in the folder, say) stays out of the cache on disk, the results and every model's prompt.
+   */
+  readonly scrub?: ((text: string) => string) | undefined
 }
 
 /** The defaults of a local corpus. */
@@ -96,7 +101,8 @@ export const make = (options: Options): Effect.Effect<Service, Errors.ResearchIn
       chunkSize: options.chunkSize ?? defaults.chunkSize,
       chunkOverlap: options.chunkOverlap ?? defaults.chunkOverlap,
       pdf: options.pdf ?? true,
-      maxFileBytes: options.maxFileBytes ?? defaults.maxFileBytes
+      maxFileBytes: options.maxFileBytes ?? defaults.maxFileBytes,
+      scrub: options.scrub
     }
     const state = yield* Ref.make(yield* CorpusIndex.buildState(settings))
     return {

@@ -24,6 +24,8 @@ export interface Settings {
   readonly chunkOverlap: number
   readonly pdf: boolean
   readonly maxFileBytes: number
+  /** What a file's title and chunks pass before they are indexed or cached (secrets out); none leaves them. */
+  readonly scrub?: ((text: string) => string) | undefined
 }
 
 /** One chunk in the index, by id `path#n`. */
@@ -221,6 +223,24 @@ const newSearchIndex = (): MiniSearch<IndexedChunk> =>
     }
   })
 
+/**
+ * A file as indexed: its title and chunks through the settings' scrubber. The same file when nothing changed, so that
+ * a cache written before (or with other secrets) is written again only when it held one.
+ */
+const scrubbedFile = (settings: Settings, file: CachedFile): CachedFile => {
+  const scrub = settings.scrub
+  if (scrub === undefined) return file
+  const title = scrub(file.title)
+  const chunks = file.chunks.map((chunk) => {
+    const heading = scrub(chunk.heading)
+    const text = scrub(chunk.text)
+    return heading === chunk.heading && text === chunk.text ? chunk : { heading, text }
+  })
+  return title === file.title && chunks.every((chunk, i) => chunk === file.chunks[i])
+    ? file
+    : { ...file, title, chunks }
+}
+
 /** Indexes the folder, reading only the files the cache does not hold as they are; saves the cache if it changed. */
 export const buildState = (settings: Settings): Effect.Effect<State, Errors.ResearchInvalidInput> =>
   Effect.gen(function* () {
@@ -242,6 +262,7 @@ export const buildState = (settings: Settings): Effect.Effect<State, Errors.Rese
     const read: Array<string> = []
     const reindexed: Array<string> = []
     const skipped: Array<{ path: string; reason: string }> = [...listing.passed]
+    let scrubbedCached = false
     relatives.forEach((relative, i) => {
       const outcome = outcomes[i]
       if (outcome === undefined) return
@@ -251,7 +272,9 @@ export const buildState = (settings: Settings): Effect.Effect<State, Errors.Rese
       }
       if (outcome.kind !== "unchanged") read.push(relative)
       if (outcome.kind === "indexed") reindexed.push(relative)
-      files.set(relative, outcome.file)
+      const file = scrubbedFile(settings, outcome.file)
+      if (file !== outcome.file && outcome.kind !== "indexed") scrubbedCached = true
+      files.set(relative, file)
     })
     const present = new Set(relatives)
     const removed = Object.keys(cache)
@@ -268,7 +291,7 @@ export const buildState = (settings: Settings): Effect.Effect<State, Errors.Rese
     }
     const search = newSearchIndex()
     search.addAll([...chunks.values()])
-    if (read.length > 0 || removed.length > 0 || Object.keys(cache).length !== files.size) {
+    if (read.length > 0 || removed.length > 0 || scrubbedCached || Object.keys(cache).length !== files.size) {
       yield* saveCache(settings, files)
     }
     return {

@@ -13,6 +13,7 @@ import * as fs from "node:fs"
 import * as StoreActions from "../../commands/storeActions.js"
 import { configFileCandidates, credentialsFrom, homeOf } from "../config/credentials.js"
 import { stderrLogger } from "../telemetry/logging.js"
+import { commandSecrets, scrubbingOutput } from "../terminal/scrubbedStreams.js"
 import { Exited } from "./exited.js"
 import { describeFailure, failureCode } from "./failures.js"
 
@@ -67,7 +68,11 @@ const configuredStore = (env: NodeJS.ProcessEnv): string | undefined | null => {
   return undefined
 }
 
-/** Runs a plain store command; the exit code, or undefined when the whole command line should run it. */
+/**
+ * Runs a plain store command; the exit code, or undefined when the whole command line should run it. What it prints
+ * (a session's question and report, a refusal naming the id it was given) is scrubbed of the secrets the environment
+ * holds, as the whole command line's is.
+ */
 export const run = (args: ReadonlyArray<string>): Promise<number | undefined> => {
   const plain = parsePlain(args)
   const env = process.env
@@ -84,14 +89,19 @@ export const run = (args: ReadonlyArray<string>): Promise<number | undefined> =>
         ? StoreActions.show(sessions, credentials, plain.id ?? "", plain.json)
         : StoreActions.remove(sessions, credentials, plain.id ?? "")
   )
-  return Effect.runPromiseExit(program.pipe(Effect.provide(stderrLogger))).then((exit) => {
-    if (Exit.isSuccess(exit)) return 0
-    const failure = Cause.failureOption(exit.cause)
-    if (failure._tag === "Some" && failure.value instanceof Exited) {
-      process.stderr.write(`${failure.value.message}\n`)
-      return failure.value.code
-    }
-    process.stderr.write(`${describeFailure(exit.cause)}\n`)
-    return failureCode(exit.cause)
-  })
+  const answered = program.pipe(
+    Effect.provide(stderrLogger),
+    Effect.exit,
+    Effect.map((exit) => {
+      if (Exit.isSuccess(exit)) return 0
+      const failure = Cause.failureOption(exit.cause)
+      if (failure._tag === "Some" && failure.value instanceof Exited) {
+        process.stderr.write(`${failure.value.message}\n`)
+        return failure.value.code
+      }
+      process.stderr.write(`${describeFailure(exit.cause)}\n`)
+      return failureCode(exit.cause)
+    })
+  )
+  return Effect.runPromise(scrubbingOutput(commandSecrets(env, args), answered))
 }

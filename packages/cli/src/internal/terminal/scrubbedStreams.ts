@@ -2,23 +2,23 @@
  * Every byte a command prints passes the secret scrubber: the live view, the plain lines, `--json`'s events, the
  * report summary, warnings and log lines, a failure's message, and the MCP server's messages on stdout. The secrets
  * are those of the environment (the keys, the API token, the database's URL) and a `--database` given on the command
- * line. One place for all, so that no line a later change prints can forget it.
+ * line. One place for all, so that no line a later change prints can forget it: the whole command line (`main.ts`)
+ * and the quick entry of `list`, `show` and `delete` (`storeCommandLine.ts`, which must not load `CliConfig`).
  */
 import * as Secrets from "@deep-research/providers/Secrets"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import * as CliConfig from "../../CliConfig.js"
-import { secretsIn } from "../config/credentials.js"
+import { credentialsFrom, secretsIn } from "../config/credentials.js"
 
 /** The secrets a command holds: the environment's, and a database URL given as an argument. */
 export const commandSecrets = (
-  env: CliConfig.Environment,
+  env: Readonly<Record<string, string | undefined>>,
   args: ReadonlyArray<string>
 ): ReadonlyArray<Redacted.Redacted<string>> => {
   const given = args.flatMap((arg, i) =>
     arg === "--database" ? [args[i + 1] ?? ""] : arg.startsWith("--database=") ? [arg.slice("--database=".length)] : []
   )
-  return [...secretsIn(CliConfig.credentialsFrom(env)), ...given.filter((url) => url !== "").map(Redacted.make)]
+  return [...secretsIn(credentialsFrom(env)), ...given.filter((url) => url !== "").map(Redacted.make)]
 }
 
 type Write = NodeJS.WriteStream["write"]
