@@ -14,6 +14,7 @@ import * as Errors from "@deep-research/core/Errors"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
@@ -21,7 +22,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { randomUUID } from "node:crypto"
 import * as os from "node:os"
-import { nowMillis, orDie, patiently, throughOutage, wallClock, type Writer } from "./sqlDatabase.js"
+import { decodeRows, nowMillis, orDie, patiently, throughOutage, wallClock, type Writer } from "./sqlDatabase.js"
 
 /** How long a lease lasts unless renewed: how long a killed process's sessions stay held. */
 export const defaultDuration = Duration.seconds(15)
@@ -44,46 +45,27 @@ export interface Leases {
   readonly unheld: Effect.Effect<ReadonlyArray<{ readonly id: string; readonly status: string }>>
 }
 
-/** A run's lease was taken by another process while this one could not renew it. */
-export class LeaseLost extends Schema.TaggedError<LeaseLost>()("LeaseLost", { sessionId: Schema.String }) {
-  override get message(): string {
-    return (
-      `this process lost its hold on session ${this.sessionId} (it could not renew it in time, and another ` +
-      "process has taken the session over): its run stops here"
-    )
-  }
-}
-
 const LeaseRow = Schema.Struct({ token: Schema.String, holder: Schema.String })
 const UnheldRow = Schema.Struct({ id: Schema.String, status: Schema.String })
 
 /**
  * Every lease of the store renewed a third of the way through its duration (one missed renewal loses nothing), for the
- * life of the scope; a database that cannot be reached is said once, and tried on. The first renewal is a third of a
- * duration after the store opens: a store owns no lease before then that needs it. `renewed.at` is when the last
- * renewal that committed began, by this process's clock.
+ * life of the scope, the first a third of a duration after the store opens; a database out of reach is said once, and
+ * tried on. `renewed.at` is when the last renewal that committed began, by this process's clock.
  */
 const keepRenewed = (renew: Effect.Effect<unknown, unknown>, millis: number, renewed: { at: number }) => {
   let failing = false
-  return Effect.suspend(() => {
-    const startedAt = wallClock.unsafeCurrentTimeMillis()
-    return Effect.as(renew, startedAt)
-  }).pipe(
-    Effect.matchCauseEffect({
-      onSuccess: (startedAt) =>
-        Effect.sync(() => {
-          failing = false
-          renewed.at = startedAt
-        }),
-      onFailure: (cause) =>
-        failing
-          ? Effect.void
-          : Effect.zipRight(
-              Effect.sync(() => (failing = true)),
-              Effect.logWarning(
-                `SqlSessionStore: cannot renew this process's leases (${Cause.squash(cause)}); retrying`
-              )
-            )
+  return Effect.zipLeft(Clock.currentTimeMillis, renew).pipe(
+    Effect.tap((startedAt) => {
+      failing = false
+      renewed.at = startedAt
+    }),
+    Effect.catchAllCause((cause) => {
+      const first = !failing
+      failing = true
+      return first
+        ? Effect.logWarning(`SqlSessionStore: cannot renew this process's leases (${Cause.squash(cause)}); retrying`)
+        : Effect.void
     }),
     Effect.schedule(Schedule.spaced(Duration.millis(Math.max(50, Math.floor(millis / 3))))),
     Effect.withClock(wallClock),
@@ -135,7 +117,7 @@ export const make = (options: {
             // moves on meanwhile still stops it.
             throughOutage(`lock session ${sessionId}`),
             Effect.interruptible,
-            Effect.flatMap(Schema.decodeUnknown(Schema.Array(LeaseRow))),
+            decodeRows(LeaseRow),
             orDie(`cannot lock session ${sessionId}`),
             // A lock that could not be taken (the database out of reach) leaves the session free for a later try.
             Effect.onExit((exit) => (exit._tag === "Failure" ? Effect.sync(() => held.delete(sessionId)) : Effect.void))
@@ -181,7 +163,7 @@ export const make = (options: {
         LEFT JOIN deep_research_leases l ON l.session_id = s.id
         WHERE s.status IN ('queued', 'running') AND (l.session_id IS NULL OR l.expires_at < ${now})
         ORDER BY s.created_at, s.id`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(UnheldRow))),
+        decodeRows(UnheldRow),
         patiently,
         orDie("cannot read which sessions nothing holds")
       )

@@ -1,9 +1,7 @@
 /**
- * The session store's operations (`SqlSessionStore` is its public face), over one `Store` record: the client, the
- * leases, the scrubber, the writer, and the revision of each session as this store last wrote or read it. The same
- * for SQLite and PostgreSQL except where a column's type differs (`jsonb` against text). Reads wait out a busy file
- * (`patiently`), writes go through the writer (committed before they return); a failure that lasts is a defect
- * naming what could not be done.
+ * The session store's operations (`SqlSessionStore` is its public face), the same for SQLite and PostgreSQL except
+ * where a column's type differs (`jsonb` against text). Reads wait out a busy file (`patiently`), writes go through
+ * the writer (committed before they return); a failure that lasts is a defect naming what could not be done.
  */
 import * as Errors from "@deep-research/core/Errors"
 import * as ResearchEvents from "@deep-research/core/ResearchEvents"
@@ -14,13 +12,14 @@ import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import { identity } from "effect/Function"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { Scrubbed } from "../secretScrubber.js"
 import { decodeStored } from "../sessionMigrations.js"
-import { nowMillis, orDie, patiently, throughOutage, type Writer } from "./sqlDatabase.js"
-import { LeaseLost, type Leases } from "./sqlLeases.js"
+import { decodeRows, Integer, nowMillis, orDie, patiently, throughOutage, type Writer } from "./sqlDatabase.js"
+import type { Leases } from "./sqlLeases.js"
 import * as SqlLibrary from "./sqlLibrary.js"
 
 /** What a store holds between calls. */
@@ -35,8 +34,6 @@ export interface Store {
   readonly indexed: Map<string, ReadonlySet<string>>
 }
 
-/** An integer column: PostgreSQL's driver gives a `bigint` as text. */
-const Integer = Schema.Union(Schema.Number, Schema.NumberFromString)
 const DataRow = Schema.Struct({ data: Schema.String, revision: Integer })
 const ListedRow = Schema.Struct({
   id: Schema.String,
@@ -46,11 +43,6 @@ const ListedRow = Schema.Struct({
 })
 const decodeSummary = Schema.decodeUnknownEither(Schema.parseJson(Session.SessionSummary))
 const encodeSummary = Schema.encodeSync(Schema.parseJson(Session.SessionSummary))
-
-const rows =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  <E>(effect: Effect.Effect<ReadonlyArray<unknown>, E>): Effect.Effect<ReadonlyArray<A>, E | ParseResult.ParseError> =>
-    Effect.flatMap(effect, Schema.decodeUnknown(Schema.Array(schema)))
 
 /** A read, waiting out a busy file; a lasting failure is a defect saying what could not be read. */
 const read = <A>(what: string, effect: Effect.Effect<A, SqlError | ParseResult.ParseError>) =>
@@ -72,7 +64,9 @@ export const decodeRow = (id: string, text: string) =>
   })
 
 const selectRow = (store: Pick<Store, "sql">, id: string) =>
-  rows(DataRow)(store.sql`SELECT ${dataText(store.sql)} AS data, revision FROM deep_research_sessions WHERE id = ${id}`)
+  decodeRows(DataRow)(
+    store.sql`SELECT ${dataText(store.sql)} AS data, revision FROM deep_research_sessions WHERE id = ${id}`
+  )
 
 /** A stored session, or `undefined` when it is not there or cannot be read. */
 export const readSession = (
@@ -85,18 +79,18 @@ export const readSession = (
       : Effect.map(Effect.option(decodeRow(id, found[0].data)), Option.getOrUndefined)
   )
 
-/** Whether the store holds the session: its row, or anything kept for it before its first checkpoint. */
-const present = (store: Store, id: string) =>
+/** `ResearchSessionNotFound` unless the store holds the session: its row, or anything kept before its checkpoint. */
+const mustExist = (store: Store, id: string) =>
   read(
     `cannot look for session ${id}`,
     store.sql`SELECT id FROM deep_research_sessions WHERE id = ${id}
       UNION ALL SELECT session_id FROM deep_research_artefacts WHERE session_id = ${id}
       UNION ALL SELECT session_id FROM deep_research_events WHERE session_id = ${id} LIMIT 1`
-  ).pipe(Effect.map((found) => found.length > 0))
-
-const mustExist = (store: Store, id: string) =>
-  Effect.flatMap(present(store, id), (found) =>
-    found ? Effect.void : Effect.fail(new Errors.ResearchSessionNotFound({ sessionId: id }))
+  ).pipe(
+    Effect.filterOrFail(
+      (found) => found.length > 0,
+      () => new Errors.ResearchSessionNotFound({ sessionId: id })
+    )
   )
 
 /** Inside a checkpoint's transaction: a row this store did not write or read last is checked, and kept aside if unreadable. */
@@ -116,8 +110,8 @@ const protectExisting = (store: Store, id: string) =>
 
 /**
  * A checkpoint's transaction. The row is replaced in one statement when it is as this store last left it and the run
- * saving it still holds its lease; otherwise the lease is checked (`LeaseLost`) and a row another wrote is checked
- * before it is replaced.
+ * saving it still holds its lease; otherwise the lease is checked (a run that lost it stops: another process has taken
+ * the session over) and a row another wrote is checked before it is replaced.
  */
 const checkpoint = (store: Store, session: Session.Session, text: string, summary: string) =>
   Effect.gen(function* () {
@@ -130,7 +124,7 @@ const checkpoint = (store: Store, session: Session.Session, text: string, summar
         : sql`EXISTS (SELECT 1 FROM deep_research_leases WHERE session_id = ${id} AND token = ${token})`
     const data = sql.onDialectOrElse({ pg: () => sql`${text}::jsonb`, orElse: () => sql`${text}` })
     const upsert = (condition: Statement.Fragment) =>
-      rows(Schema.Struct({ revision: Integer }))(
+      decodeRows(Schema.Struct({ revision: Integer }))(
         sql`INSERT INTO deep_research_sessions (id, version, data, status, summary, revision, updated_at)
           VALUES (${id}, ${Session.currentVersion}, ${data}, ${session.status}, ${summary}, 1, CURRENT_TIMESTAMP)
           ON CONFLICT (id) DO UPDATE SET version = excluded.version, data = excluded.data, status = excluded.status,
@@ -141,7 +135,11 @@ const checkpoint = (store: Store, session: Session.Session, text: string, summar
     if (saved.length === 0) {
       if (token !== undefined) {
         const held = yield* sql`SELECT 1 FROM deep_research_leases WHERE session_id = ${id} AND token = ${token}`
-        if (held.length === 0) return yield* new LeaseLost({ sessionId: id })
+        if (held.length === 0)
+          return yield* Effect.dieMessage(
+            `this process lost its hold on session ${id} (it could not renew it in time, and another process has ` +
+              "taken the session over): its run stops here"
+          )
       }
       yield* protectExisting(store, id)
       saved = yield* upsert(sql.literal("1 = 1"))
@@ -151,6 +149,18 @@ const checkpoint = (store: Store, session: Session.Session, text: string, summar
     const indexed = yield* SqlLibrary.index(store, session)
     return { revision: saved[0]?.revision, indexed }
   })
+
+/** A run's write, which waits through an outage while the run's hold lasts (an acceptance does not: `waits`). */
+const runWrite = <A>(
+  store: Store,
+  id: string,
+  what: string,
+  transaction: Effect.Effect<A, SqlError | ParseResult.ParseError>,
+  waits = true
+) =>
+  store
+    .write(transaction)
+    .pipe(waits ? throughOutage(what, () => store.leases.lapsing(id)) : identity, orDie(`cannot ${what}`))
 
 /** A named artefact's name, and the session's id, checked. */
 const named = (id: string, name: string) =>
@@ -216,16 +226,13 @@ const keptBeside = (
         orElse: () =>
           sql`INSERT INTO deep_research_events ${sql.insert(texts.map((data) => ({ session_id: valid, data })))}`
       })
-      yield* store.write(insert).pipe(
-        throughOutage(`append events of session ${valid}`, () => store.leases.lapsing(valid)),
-        orDie(`cannot append events of session ${valid}`)
-      )
+      yield* runWrite(store, valid, `append events of session ${valid}`, insert)
     }),
     events: Effect.fn("SqlSessionStore.events")(function* (id) {
       const valid = yield* Session.validateId(id)
       const found = yield* read(
         `cannot read the events of session ${valid}`,
-        rows(Schema.Struct({ data: Schema.String }))(
+        decodeRows(Schema.Struct({ data: Schema.String }))(
           sql`SELECT ${dataText(sql)} AS data FROM deep_research_events WHERE session_id = ${valid} ORDER BY seq`
         )
       )
@@ -241,16 +248,10 @@ const keptBeside = (
     saveReport: Effect.fn("SqlSessionStore.saveReport")(function* (id, markdown) {
       const valid = yield* Session.validateId(id)
       const text = yield* store.scrubbed(`the report of session ${valid}`, markdown)
-      yield* store
-        .write(
-          sql`INSERT INTO deep_research_reports (session_id, markdown, updated_at)
-            VALUES (${valid}, ${text}, CURRENT_TIMESTAMP)
-            ON CONFLICT (session_id) DO UPDATE SET markdown = excluded.markdown, updated_at = CURRENT_TIMESTAMP`
-        )
-        .pipe(
-          throughOutage(`save the report of session ${valid}`, () => store.leases.lapsing(valid)),
-          orDie(`cannot save the report of session ${valid}`)
-        )
+      const upsert = sql`INSERT INTO deep_research_reports (session_id, markdown, updated_at)
+        VALUES (${valid}, ${text}, CURRENT_TIMESTAMP)
+        ON CONFLICT (session_id) DO UPDATE SET markdown = excluded.markdown, updated_at = CURRENT_TIMESTAMP`
+      yield* runWrite(store, valid, `save the report of session ${valid}`, upsert)
     }),
     saveArtefact: Effect.fn("SqlSessionStore.saveArtefact")(function* (id, name, content) {
       const [valid, artefact] = yield* named(id, name)
@@ -267,7 +268,7 @@ const keptBeside = (
       const [valid, artefact] = yield* named(id, name)
       const found = yield* read(
         `cannot read ${artefact} of session ${valid}`,
-        rows(Schema.Struct({ content: Schema.String }))(
+        decodeRows(Schema.Struct({ content: Schema.String }))(
           sql`SELECT content FROM deep_research_artefacts WHERE session_id = ${valid} AND name = ${artefact}`
         )
       )
@@ -295,15 +296,10 @@ export const service = (store: Store): SessionStore.Service => {
       )
       const text = yield* store.scrubbed(`session ${id}`, JSON.stringify(encoded))
       const summary = yield* store.scrubbed(`session ${id}`, encodeSummary(Session.summarize(session)))
-      const { indexed, revision } = yield* store.write(checkpoint(store, session, text, summary)).pipe(
-        session.status === "queued"
-          ? (effect) => effect
-          : throughOutage(`save session ${id}`, () => store.leases.lapsing(id)),
-        Effect.catchTag("LeaseLost", (error) => Effect.die(new Error(`SqlSessionStore: ${error.message}`))),
-        orDie(`cannot save session ${id}`)
-      )
-      if (revision !== undefined) store.known.set(id, revision)
-      if (indexed !== undefined) store.indexed.set(id, indexed)
+      const transaction = checkpoint(store, session, text, summary)
+      const saved = yield* runWrite(store, id, `save session ${id}`, transaction, session.status !== "queued")
+      if (saved.revision !== undefined) store.known.set(id, saved.revision)
+      if (saved.indexed !== undefined) store.indexed.set(id, saved.indexed)
     }),
     load: Effect.fn("SqlSessionStore.load")(function* (id) {
       const valid = yield* Session.validateId(id)
@@ -322,7 +318,7 @@ export const service = (store: Store): SessionStore.Service => {
       // simulated mark.
       const listed = yield* read(
         "cannot list the sessions",
-        rows(ListedRow)(
+        decodeRows(ListedRow)(
           sql`SELECT s.id AS id, s.summary AS summary,
               CASE WHEN l.expires_at > ${nowMillis(sql)} THEN 1 ELSE 0 END AS live,
               CASE WHEN a.session_id IS NULL THEN 0 ELSE 1 END AS simulated
