@@ -89,8 +89,9 @@ export const layer = (options: Options = {}): Layer.Layer<Services, DatabaseUnav
         yield* importOnce(sql, importing, options.importFrom)
       }
       // Sessions stored before the library are indexed once, here (imported ones were indexed as they were saved).
-      yield* SqlLibrary.backfill(store, (id) => SqlStore.readSession(store, id))
-      return Context.make(SessionStore.SessionStore, SqlStore.service(store)).pipe(
+      const service = SqlStore.service(store)
+      yield* SqlLibrary.backfill(store, (id) => Effect.orElseSucceed(service.load(id), () => undefined))
+      return Context.make(SessionStore.SessionStore, service).pipe(
         Context.add(Unheld, leases.unheld),
         Context.add(SourceLibrary.SourceLibrary, SourceLibrary.SourceLibrary.of({ search: SqlLibrary.search(store) }))
       )

@@ -12,7 +12,6 @@ import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { identity } from "effect/Function"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -44,9 +43,11 @@ const ListedRow = Schema.Struct({
 const decodeSummary = Schema.decodeUnknownEither(Schema.parseJson(Session.SessionSummary))
 const encodeSummary = Schema.encodeSync(Schema.parseJson(Session.SessionSummary))
 
+/** A statement or transaction of the store, failing as the database or a row's decoding may. */
+type Query<A> = Effect.Effect<A, SqlError | ParseResult.ParseError>
+
 /** A read, waiting out a busy file; a lasting failure is a defect saying what could not be read. */
-const read = <A>(what: string, effect: Effect.Effect<A, SqlError | ParseResult.ParseError>) =>
-  orDie(what)(patiently(effect))
+const read = <A>(what: string, query: Query<A>) => orDie(what)(patiently(query))
 
 /** A JSON column's value as text, in either dialect. */
 const dataText = (sql: SqlClient.SqlClient) =>
@@ -55,7 +56,7 @@ const dataText = (sql: SqlClient.SqlClient) =>
 const corrupt = (id: string, reason: string) =>
   new Errors.ResearchSessionCorrupt({ sessionId: id, path: `deep_research_sessions/${id}`, reason })
 
-export const decodeRow = (id: string, text: string) =>
+const decodeRow = (id: string, text: string) =>
   Effect.gen(function* () {
     const data = yield* Effect.try({ try: (): unknown => JSON.parse(text), catch: () => corrupt(id, "not JSON") })
     const session = yield* Effect.mapError(decodeStored(data), (error) => corrupt(id, error.reason))
@@ -66,17 +67,6 @@ export const decodeRow = (id: string, text: string) =>
 const selectRow = (store: Pick<Store, "sql">, id: string) =>
   decodeRows(DataRow)(
     store.sql`SELECT ${dataText(store.sql)} AS data, revision FROM deep_research_sessions WHERE id = ${id}`
-  )
-
-/** A stored session, or `undefined` when it is not there or cannot be read. */
-export const readSession = (
-  store: Pick<Store, "sql">,
-  id: string
-): Effect.Effect<Session.Session | undefined, SqlError> =>
-  Effect.flatMap(Effect.orDie(selectRow(store, id)), (found) =>
-    found[0] === undefined
-      ? Effect.succeed(undefined)
-      : Effect.map(Effect.option(decodeRow(id, found[0].data)), Option.getOrUndefined)
   )
 
 /** `ResearchSessionNotFound` unless the store holds the session: its row, or anything kept before its checkpoint. */
@@ -150,17 +140,13 @@ const checkpoint = (store: Store, session: Session.Session, text: string, summar
     return { revision: saved[0]?.revision, indexed }
   })
 
-/** A run's write, which waits through an outage while the run's hold lasts (an acceptance does not: `waits`). */
-const runWrite = <A>(
-  store: Store,
-  id: string,
-  what: string,
-  transaction: Effect.Effect<A, SqlError | ParseResult.ParseError>,
-  waits = true
-) =>
-  store
-    .write(transaction)
-    .pipe(waits ? throughOutage(what, () => store.leases.lapsing(id)) : identity, orDie(`cannot ${what}`))
+/** A write, committed before it returns; a failure that lasts is a defect saying what could not be done. */
+const write = <A>(store: Store, what: string, transaction: Query<A>) =>
+  orDie(`cannot ${what}`)(store.write(transaction))
+
+/** A run's write, which waits through an outage while the run's hold on session `id` lasts. */
+const runWrite = <A>(store: Store, id: string, what: string, transaction: Query<A>) =>
+  orDie(`cannot ${what}`)(throughOutage(what, () => store.leases.lapsing(id))(store.write(transaction)))
 
 /** A named artefact's name, and the session's id, checked. */
 const named = (id: string, name: string) =>
@@ -256,13 +242,13 @@ const keptBeside = (
     saveArtefact: Effect.fn("SqlSessionStore.saveArtefact")(function* (id, name, content) {
       const [valid, artefact] = yield* named(id, name)
       const text = yield* store.scrubbed(`${artefact} of session ${valid}`, content)
-      yield* store
-        .write(
-          sql`INSERT INTO deep_research_artefacts (session_id, name, content, updated_at)
-            VALUES (${valid}, ${artefact}, ${text}, CURRENT_TIMESTAMP)
-            ON CONFLICT (session_id, name) DO UPDATE SET content = excluded.content, updated_at = CURRENT_TIMESTAMP`
-        )
-        .pipe(orDie(`cannot save ${artefact} of session ${valid}`))
+      yield* write(
+        store,
+        `save ${artefact} of session ${valid}`,
+        sql`INSERT INTO deep_research_artefacts (session_id, name, content, updated_at)
+          VALUES (${valid}, ${artefact}, ${text}, CURRENT_TIMESTAMP)
+          ON CONFLICT (session_id, name) DO UPDATE SET content = excluded.content, updated_at = CURRENT_TIMESTAMP`
+      )
     }),
     artefact: Effect.fn("SqlSessionStore.artefact")(function* (id, name) {
       const [valid, artefact] = yield* named(id, name)
@@ -277,9 +263,8 @@ const keptBeside = (
     }),
     deleteArtefact: Effect.fn("SqlSessionStore.deleteArtefact")(function* (id, name) {
       const [valid, artefact] = yield* named(id, name)
-      yield* store
-        .write(sql`DELETE FROM deep_research_artefacts WHERE session_id = ${valid} AND name = ${artefact}`)
-        .pipe(orDie(`cannot delete ${artefact} of session ${valid}`))
+      const removal = sql`DELETE FROM deep_research_artefacts WHERE session_id = ${valid} AND name = ${artefact}`
+      yield* write(store, `delete ${artefact} of session ${valid}`, removal)
     })
   }
 }
@@ -297,7 +282,10 @@ export const service = (store: Store): SessionStore.Service => {
       const text = yield* store.scrubbed(`session ${id}`, JSON.stringify(encoded))
       const summary = yield* store.scrubbed(`session ${id}`, encodeSummary(Session.summarize(session)))
       const transaction = checkpoint(store, session, text, summary)
-      const saved = yield* runWrite(store, id, `save session ${id}`, transaction, session.status !== "queued")
+      // An acceptance does not wait for a database out of reach: its client is told at once.
+      const saved = yield* session.status === "queued"
+        ? write(store, `save session ${id}`, transaction)
+        : runWrite(store, id, `save session ${id}`, transaction)
       if (saved.revision !== undefined) store.known.set(id, saved.revision)
       if (saved.indexed !== undefined) store.indexed.set(id, saved.indexed)
     }),
@@ -336,24 +324,14 @@ export const service = (store: Store): SessionStore.Service => {
     delete: Effect.fn("SqlSessionStore.delete")(function* (id) {
       const valid = yield* Session.validateId(id)
       yield* mustExist(store, valid)
+      const removal = Effect.gen(function* () {
+        for (const table of ["deep_research_events", "deep_research_reports", "deep_research_artefacts"])
+          yield* sql`DELETE FROM ${sql(table)} WHERE session_id = ${valid}`
+        yield* SqlLibrary.remove(sql, valid)
+        yield* sql`DELETE FROM deep_research_sessions WHERE id = ${valid}`
+      })
       // Held first, so that a live run's session does not vanish under it.
-      yield* Effect.scoped(
-        Effect.zipRight(
-          store.leases.lock(valid),
-          store
-            .write(
-              Effect.forEach(
-                ["deep_research_events", "deep_research_reports", "deep_research_artefacts"],
-                (table) => sql`DELETE FROM ${sql(table)} WHERE session_id = ${valid}`,
-                { discard: true }
-              ).pipe(
-                Effect.zipRight(SqlLibrary.remove(sql, valid)),
-                Effect.zipRight(sql`DELETE FROM deep_research_sessions WHERE id = ${valid}`)
-              )
-            )
-            .pipe(orDie(`cannot delete session ${valid}`))
-        )
-      )
+      yield* Effect.scoped(Effect.zipRight(store.leases.lock(valid), write(store, `delete session ${valid}`, removal)))
       store.known.delete(valid)
       store.indexed.delete(valid)
     }),
