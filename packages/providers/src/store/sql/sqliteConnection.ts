@@ -33,7 +33,7 @@ const executeOn = (client: Libsql.Client, statement: Libsql.InStatement | string
     ? client.execute({ sql: statement, args })
     : client.execute(statement)
 
-/** Not run inside a transaction (`@effect/sql-libsql` runs only `execute`; the client's `executeMultiple` rolls back). */
+/** Not run inside a transaction (`@effect/sql-libsql` runs only `execute`; `executeMultiple` would roll back). */
 const refused = (what: string) => () =>
   Promise.reject(new Libsql.LibsqlError(`${what} is not run inside a transaction`, "TRANSACTION_CLOSED"))
 
