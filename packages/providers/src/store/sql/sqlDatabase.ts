@@ -81,16 +81,13 @@ export const throughOutage =
     // Sandboxed: a transaction whose connection broke fails its rollback too, which the driver raises as a defect.
     const unreachable = (cause: Cause.Cause<E>) => isUnreachable(Cause.squash(cause))
     return Effect.sandbox(effect).pipe(
-      Effect.tapError((cause) =>
-        said || !unreachable(cause)
-          ? Effect.void
-          : Effect.zipRight(
-              Effect.sync(() => (said = true)),
-              Effect.logWarning(
-                `SqlSessionStore: the database cannot be reached to ${what}; waiting for it (up to ${outagePatience})`
-              )
-            )
-      ),
+      Effect.tapError((cause) => {
+        if (said || !unreachable(cause)) return Effect.void
+        said = true
+        return Effect.logWarning(
+          `SqlSessionStore: the database cannot be reached to ${what}; waiting for it (up to ${outagePatience})`
+        )
+      }),
       Effect.retry({
         schedule: Schedule.spaced("1 second").pipe(Schedule.upTo(outagePatience)),
         while: (cause) => unreachable(cause) && !lapsing()
@@ -132,7 +129,7 @@ export const makeWriter = (sql: SqlClient.SqlClient): Effect.Effect<Writer, neve
     orElse: () => groupCommit(sql)
   })
 
-const groupCommit = (sql: SqlClient.SqlClient): Effect.Effect<Writer, never, Scope.Scope> =>
+const groupCommit = (sql: SqlClient.SqlClient) =>
   Effect.gen(function* () {
     const queue = yield* Effect.acquireRelease(Queue.unbounded<Pending>(), Queue.shutdown)
     const commit = (batch: Iterable<Pending>) =>
@@ -145,17 +142,16 @@ const groupCommit = (sql: SqlClient.SqlClient): Effect.Effect<Writer, never, Sco
         Effect.uninterruptible
       )
     yield* Queue.takeBetween(queue, 1, batchSize).pipe(Effect.flatMap(commit), Effect.forever, Effect.forkScoped)
-    const writer: Writer = <A, E>(transaction: Effect.Effect<A, E>) =>
+    return <A, E>(transaction: Effect.Effect<A, E>) =>
       Effect.flatMap(Deferred.make<A, E | SqlError>(), (done) =>
         Effect.zipRight(
           Queue.offer(queue, {
             run: Effect.map(Effect.exit(sql.withTransaction(transaction)), (exit) => Deferred.done(done, exit)),
-            fail: (cause) => Deferred.failCause(done, cause)
+            fail: (cause: Cause.Cause<SqlError>) => Deferred.failCause(done, cause)
           }),
           Deferred.await(done)
         )
       )
-    return writer
   })
 
 /** A failure no caller can act on (or a driver's defect, a commit refused), as a defect saying what and why. */
