@@ -129,11 +129,9 @@ export const sqliteClientLayer = (file: string): Layer.Layer<SqlClient.SqlClient
         fs.accessSync(path, fs.constants.R_OK | fs.constants.W_OK)
       } catch (error) {
         const code = codeOf(error)
-        throw new Error(
-          code === "EACCES" || code === "EPERM" || code === "EROFS"
-            ? `permission denied: ${path} cannot be ${code === "EROFS" ? "written (a read-only file system)" : "read and written by this user"}`
-            : `${path}: ${error instanceof Error ? error.message : String(error)}`
-        )
+        if (code === "EROFS") throw new Error(`permission denied: ${path} cannot be written (a read-only file system)`)
+        if (code !== "EACCES" && code !== "EPERM") throw error
+        throw new Error(`permission denied: ${path} cannot be read and written by this user`)
       }
     }
   }

@@ -6,7 +6,6 @@
  */
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 
 /** The table in which the Migrator records the migrations it ran. */
@@ -186,11 +185,7 @@ const migrator = Migrator.make({})
  * transaction-scoped advisory lock, on SQLite in one write transaction (`BEGIN IMMEDIATE`); the others wait, and find
  * the tables made.
  */
-export const migrate: Effect.Effect<
-  ReadonlyArray<readonly [id: number, name: string]>,
-  Migrator.MigrationError | SqlError,
-  SqlClient.SqlClient
-> = Effect.gen(function* () {
+export const migrate = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   // The Migrator would probe for its table with a query that fails when it is missing, which aborts an enclosing
   // PostgreSQL transaction: the table is made first, with the Migrator's own columns.
