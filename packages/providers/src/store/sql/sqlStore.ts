@@ -64,24 +64,22 @@ const decodeRow = (id: string, text: string) =>
     return session
   })
 
-const selectRow = (store: Pick<Store, "sql">, id: string) =>
+const selectRow = (store: Store, id: string) =>
   decodeRows(DataRow)(
     store.sql`SELECT ${dataText(store.sql)} AS data, revision FROM deep_research_sessions WHERE id = ${id}`
   )
 
 /** `ResearchSessionNotFound` unless the store holds the session: its row, or anything kept before its checkpoint. */
 const mustExist = (store: Store, id: string) =>
-  read(
-    `cannot look for session ${id}`,
-    store.sql`SELECT id FROM deep_research_sessions WHERE id = ${id}
-      UNION ALL SELECT session_id FROM deep_research_artefacts WHERE session_id = ${id}
-      UNION ALL SELECT session_id FROM deep_research_events WHERE session_id = ${id} LIMIT 1`
-  ).pipe(
-    Effect.filterOrFail(
-      (found) => found.length > 0,
-      () => new Errors.ResearchSessionNotFound({ sessionId: id })
+  Effect.gen(function* () {
+    const found = yield* read(
+      `cannot look for session ${id}`,
+      store.sql`SELECT id FROM deep_research_sessions WHERE id = ${id}
+        UNION ALL SELECT session_id FROM deep_research_artefacts WHERE session_id = ${id}
+        UNION ALL SELECT session_id FROM deep_research_events WHERE session_id = ${id} LIMIT 1`
     )
-  )
+    if (found.length === 0) return yield* new Errors.ResearchSessionNotFound({ sessionId: id })
+  })
 
 /** Inside a checkpoint's transaction: a row this store did not write or read last is checked, and kept aside if unreadable. */
 const protectExisting = (store: Store, id: string) =>
