@@ -61,24 +61,18 @@ export class Unheld extends Context.Tag("@deep-research/providers/SqlSessionStor
   Effect.Effect<ReadonlyArray<{ readonly id: string; readonly status: string }>>
 >() {}
 
-/** The store (and `Unheld`, and the library) over the `SqlClient` in context: migrates the schema, imports a file store if asked. */
-export const layer = (
-  options: Options = {}
-): Layer.Layer<
-  SessionStore.SessionStore | Unheld | SourceLibrary.SourceLibrary,
-  DatabaseUnavailable,
-  SqlClient.SqlClient
-> =>
+/** What the store's layers provide: the store, its `Unheld` sessions, and the library of their sources. */
+export type Services = SessionStore.SessionStore | Unheld | SourceLibrary.SourceLibrary
+
+/** The store over the `SqlClient` in context: migrates the schema, and imports a file store if asked. */
+export const layer = (options: Options = {}): Layer.Layer<Services, DatabaseUnavailable, SqlClient.SqlClient> =>
   Layer.scopedContext(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      const address = options.address ?? "the database"
       yield* patiently(migrate).pipe(
         Effect.mapError(
-          (error) =>
-            new DatabaseUnavailable({
-              address: options.address ?? "the database",
-              reason: `cannot prepare it: ${messageOf(error)}`
-            })
+          (error) => new DatabaseUnavailable({ address, reason: `cannot prepare it: ${messageOf(error)}` })
         )
       )
       const write = yield* makeWriter(sql)
@@ -88,23 +82,18 @@ export const layer = (
         write
       })
       const scrubbed = makeScrubbed("SqlSessionStore", (options.secrets ?? []).map(Redacted.value))
-      const kept = {
-        sql,
-        scrubbed,
-        write,
-        known: new Map<string, number>(),
-        indexed: new Map<string, ReadonlySet<string>>()
-      }
-      const storeOf = (leases: SqlLeases.Leases) => SqlStore.service({ ...kept, leases })
+      const store: SqlStore.Store = { sql, leases, scrubbed, write, known: new Map(), indexed: new Map() }
       if (options.importFrom !== undefined) {
         // Imported sessions are nobody's yet: one stored queued is taken over as a stopped process's would be.
-        yield* importOnce(sql, storeOf({ ...leases, holdAccepted: () => Effect.void }), options.importFrom)
+        const importing = SqlStore.service({ ...store, leases: { ...leases, holdAccepted: () => Effect.void } })
+        yield* importOnce(sql, importing, options.importFrom)
       }
       // Sessions stored before the library are indexed once, here (imported ones were indexed as they were saved).
-      yield* SqlLibrary.backfill(kept, (id) => SqlStore.readSession(kept, id))
-      return Context.make(SessionStore.SessionStore, storeOf(leases)).pipe(
+      const service = SqlStore.service(store)
+      yield* SqlLibrary.backfill(store, (id) => Effect.orElseSucceed(service.load(id), () => undefined))
+      return Context.make(SessionStore.SessionStore, service).pipe(
         Context.add(Unheld, leases.unheld),
-        Context.add(SourceLibrary.SourceLibrary, SourceLibrary.SourceLibrary.of({ search: SqlLibrary.search(kept) }))
+        Context.add(SourceLibrary.SourceLibrary, SourceLibrary.SourceLibrary.of({ search: SqlLibrary.search(store) }))
       )
     })
   )
@@ -120,18 +109,18 @@ const codeOf = (error: unknown) =>
  * time (Node's recursive `mkdir` never returns under some paths, `/proc/...`), the owner's only. SQLite says only
  * "unable to open database file" of a file or folder the system refuses it: the system's reason is asked first.
  */
-export const sqliteClientLayer = (
-  file: string
-): Layer.Layer<LibsqlClient.LibsqlClient | SqlClient.SqlClient, DatabaseUnavailable> => {
+export const sqliteClientLayer = (file: string): Layer.Layer<SqlClient.SqlClient, DatabaseUnavailable> => {
   const makeFolder = (folder: string): void => {
-    if (fs.existsSync(folder) && !fs.statSync(folder).isDirectory()) throw new Error(`${folder} is not a folder`)
-    if (fs.existsSync(folder) || nodePath.dirname(folder) === folder) return
+    if (fs.existsSync(folder)) {
+      if (fs.statSync(folder).isDirectory()) return
+      throw new Error(`${folder} is not a folder`)
+    }
     makeFolder(nodePath.dirname(folder))
     try {
       fs.mkdirSync(folder, { mode: 0o700 })
     } catch (error) {
-      if (codeOf(error) === "EEXIST" && fs.statSync(folder).isDirectory()) return
-      throw ["EEXIST", "ENOTDIR"].includes(codeOf(error)) ? new Error(`${folder} is not a folder`) : error
+      // Made meanwhile by another process.
+      if (codeOf(error) !== "EEXIST" || !fs.statSync(folder).isDirectory()) throw error
     }
   }
   const refuseWhatCannotBeWritten = () => {
@@ -140,11 +129,9 @@ export const sqliteClientLayer = (
         fs.accessSync(path, fs.constants.R_OK | fs.constants.W_OK)
       } catch (error) {
         const code = codeOf(error)
-        throw new Error(
-          code === "EACCES" || code === "EPERM" || code === "EROFS"
-            ? `permission denied: ${path} cannot be ${code === "EROFS" ? "written (a read-only file system)" : "read and written by this user"}`
-            : `${path}: ${error instanceof Error ? error.message : String(error)}`
-        )
+        if (code === "EROFS") throw new Error(`permission denied: ${path} cannot be written (a read-only file system)`)
+        if (code !== "EACCES" && code !== "EPERM") throw error
+        throw new Error(`permission denied: ${path} cannot be read and written by this user`)
       }
     }
   }
@@ -172,10 +159,7 @@ export const sqliteClientLayer = (
 }
 
 /** The store in an SQLite file (by default `deep-research.db` of the store folder). */
-export const layerSqlite = (
-  file: string,
-  options: Options = {}
-): Layer.Layer<SessionStore.SessionStore | Unheld | SourceLibrary.SourceLibrary, DatabaseUnavailable> =>
+export const layerSqlite = (file: string, options: Options = {}): Layer.Layer<Services, DatabaseUnavailable> =>
   layer({ address: file, ...options }).pipe(Layer.provide(sqliteClientLayer(file)))
 
 /** What the driver said beneath a failure to connect, each address's when it tried several (never a password). */
@@ -220,7 +204,7 @@ export const pgClientLayer = (
 export const layerPostgres = (
   url: Redacted.Redacted<string>,
   options: Options = {}
-): Layer.Layer<SessionStore.SessionStore | Unheld | SourceLibrary.SourceLibrary, DatabaseUnavailable> =>
+): Layer.Layer<Services, DatabaseUnavailable> =>
   layer({ address: Environment.describeDatabaseUrl(Redacted.value(url)), ...options }).pipe(
     Layer.provide(pgClientLayer(url))
   )
@@ -228,7 +212,5 @@ export const layerPostgres = (
 /** The PostgreSQL store at `DEEP_RESEARCH_DATABASE_URL`. */
 export const layerConfig = (
   options: Options = {}
-): Layer.Layer<
-  SessionStore.SessionStore | Unheld | SourceLibrary.SourceLibrary,
-  DatabaseUnavailable | ConfigError.ConfigError
-> => Layer.unwrapEffect(Effect.map(Config.redacted(Environment.databaseUrl), (url) => layerPostgres(url, options)))
+): Layer.Layer<Services, DatabaseUnavailable | ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(Config.redacted(Environment.databaseUrl), (url) => layerPostgres(url, options)))

@@ -9,6 +9,7 @@ import * as ResearchEvents from "@deep-research/core/ResearchEvents"
 import * as Session from "@deep-research/core/Session"
 import * as SessionStore from "@deep-research/core/SessionStore"
 import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -35,12 +36,15 @@ const readText = (path: string) =>
 
 const namesIn = (folder: string) => Effect.promise(() => fs.readdir(folder).catch(() => [] as Array<string>))
 
+/** A session a stopped file store had only journaled: its checkpoint's text, and its artefacts by name. */
+type Journaled = { readonly text: string; readonly artefacts: Map<string, string> }
+
 /** The records of the journals a stopped file store left: sessions it had acknowledged before making their folders. */
 const journaled = (directory: string) =>
   Effect.gen(function* () {
     const folder = nodePath.join(directory, ".intake")
     const names = yield* namesIn(folder)
-    const sessions = new Map<string, { text: string; artefacts: Map<string, string> }>()
+    const sessions = new Map<string, Journaled>()
     const gone = new Set(names.filter((name) => name.endsWith(".gone")).map((name) => name.slice(0, -5)))
     for (const name of names.filter((name) => name.includes(".jsonl")).sort()) {
       const text = yield* readText(nodePath.join(folder, name))
@@ -62,12 +66,7 @@ const journaled = (directory: string) =>
   })
 
 /** One session's folder (or journal record) into the store; false when the database holds it already. */
-const importOne = (
-  store: SessionStore.Service,
-  directory: string,
-  id: string,
-  fromJournal: { text: string; artefacts: Map<string, string> } | undefined
-) =>
+const importOne = (store: SessionStore.Service, directory: string, id: string, fromJournal: Journaled | undefined) =>
   Effect.scoped(
     Effect.gen(function* () {
       // Held while it is imported: two processes opening the store at once import it once.
@@ -91,8 +90,7 @@ const importOne = (
         const lines = events.right.split("\n").filter((line) => line.trim() !== "")
         // An unreadable line (a torn last one) is left out, as the file store left it out when reading.
         const decoded = yield* Effect.forEach(lines, (line) => Effect.option(ResearchEvents.decodeJson(line)))
-        const readable = decoded.flatMap((event) => (event._tag === "Some" ? [event.value] : []))
-        yield* Effect.mapError(store.appendEvents(id, readable), (error) => error.message)
+        yield* Effect.mapError(store.appendEvents(id, Arr.getSomes(decoded)), (error) => error.message)
       }
       const report = yield* readText(nodePath.join(folder, "report.md"))
       if (Either.isRight(report)) yield* Effect.mapError(store.saveReport(id, report.right), (e) => e.message)
@@ -127,10 +125,10 @@ export const importOnce = (sql: SqlClient.SqlClient, store: SessionStore.Service
     const journal = yield* journaled(source)
     const ids = [...new Set([...folders, ...journal.keys()])].sort()
     let imported = 0
-    const unreadable: Array<{ id: string; reason: string }> = []
+    const unreadable: Array<string> = []
     for (const id of ids) {
       const result = yield* Effect.either(importOne(store, source, id, journal.get(id)))
-      if (Either.isLeft(result)) unreadable.push({ id, reason: result.left })
+      if (Either.isLeft(result)) unreadable.push(`${id} (${result.left})`)
       else if (result.right) imported++
     }
     yield* sql`INSERT INTO deep_research_imports (source, imported, unreadable, finished_at)
@@ -139,9 +137,7 @@ export const importOnce = (sql: SqlClient.SqlClient, store: SessionStore.Service
     if (ids.length > 0) {
       yield* Effect.logWarning(
         `SqlSessionStore: imported ${imported} session(s) of the earlier file store at ${source}` +
-          (unreadable.length === 0
-            ? ""
-            : `; ${unreadable.length} could not be read: ${unreadable.map((u) => `${u.id} (${u.reason})`).join("; ")}`) +
+          (unreadable.length === 0 ? "" : `; ${unreadable.length} could not be read: ${unreadable.join("; ")}`) +
           ". The old folders are left in place: remove them once you no longer need them."
       )
     }

@@ -1,7 +1,7 @@
 /**
- * What the session store asks of its database beyond plain statements: the database's own clock (leases are judged
- * by it, so that processes on several machines agree), the retry schedule that waits out a busy SQLite file, how the
- * store's writes are committed, and how a failure that no caller can act on ends.
+ * What the session store asks of its database beyond plain statements: its clock (leases are judged by it, so that
+ * processes on several machines agree), the waits for a busy file or a server out of reach, how writes are committed,
+ * and how a failure that no caller can act on ends.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import type * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { isBusyCode } from "./sqliteConnection.js"
 
@@ -22,30 +23,38 @@ export const nowMillis = (sql: SqlClient.SqlClient) =>
     orElse: () => sql.literal("CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)")
   })
 
-/** The codes, anywhere in a failure's chain of causes. */
-const codesOf = (error: unknown, depth = 0): ReadonlyArray<string> =>
+/** An integer column: PostgreSQL's driver gives a `bigint` as text. */
+export const Integer = Schema.Union(Schema.Number, Schema.NumberFromString)
+
+/** A query's rows, decoded. */
+export const decodeRows =
+  <A, I>(schema: Schema.Schema<A, I>) =>
+  <E, R>(query: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
+    Effect.flatMap(query, (rows) => Schema.decodeUnknown(Schema.Array(schema))(rows))
+
+/** A failure and the causes beneath it (the driver's error inside `SqlError`, the socket's inside the driver's). */
+const chainOf = (error: unknown, depth = 0): ReadonlyArray<{ readonly code?: unknown; readonly message?: unknown }> =>
   typeof error !== "object" || error === null || depth > 5
     ? []
-    : [...("code" in error ? [String(error.code)] : []), ...("cause" in error ? codesOf(error.cause, depth + 1) : [])]
+    : [error, ...("cause" in error ? chainOf(error.cause, depth + 1) : [])]
 
 /** A failure that passes by itself: SQLite's file held by another process's writer (not a server out of reach). */
-const isPassing = (error: unknown): boolean =>
-  typeof error === "object" &&
-  error !== null &&
-  "_tag" in error &&
-  error._tag === "SqlError" &&
-  codesOf(error).some(isBusyCode)
+const isPassing = (error: unknown): boolean => chainOf(error).some((link) => isBusyCode(String(link.code ?? "")))
 
-/**
- * The clock of the database's waits: the wall clock, whatever clock the caller runs on (a test's `TestClock` drives
- * the research, not how long another process holds a file).
- */
+/** A server out of reach: the connection refused or cut, or the server shutting down or starting (57P0x, 08xxx). */
+const isUnreachable = (error: unknown): boolean =>
+  chainOf(error).some(
+    (link) =>
+      /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|57P0[123]|08\d\d\d)$/.test(String(link.code ?? "")) ||
+      /Connection terminated|connection error|not queryable/i.test(String(link.message ?? ""))
+  )
+
+/** The clock of the database's waits: the wall clock, even under a test's `TestClock` (which drives the research). */
 export const wallClock = Clock.make()
 
 /**
- * A statement or transaction that waits out a busy file: from 10 ms, doubling, jittered, at most 2 s apart, for 60 s
- * (the SQLite store's busy timeout; SQLite's own handler waits only briefly, inside the native call that holds Node's
- * event loop, `sqliteConnection.ts`).
+ * A statement or transaction that waits out a busy file, for 60 s: the SQLite store's busy timeout, on timers (SQLite's
+ * own handler waits only briefly, inside the native call that holds Node's event loop, `sqliteConnection.ts`).
  */
 export const patiently = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.retry(effect, {
@@ -57,26 +66,13 @@ export const patiently = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effec
     while: isPassing
   }).pipe(Effect.withClock(wallClock))
 
-/** A server out of reach: the connection refused, cut, or the server shutting down or starting (PostgreSQL's 57P0x, 08xxx). */
-const isUnreachable = (error: unknown): boolean =>
-  codesOf(error).some((code) => /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|57P0[123]|08\d\d\d)$/.test(code)) ||
-  /Connection terminated|connection error|not queryable/i.test(messagesOf(error))
-
-/** The messages, anywhere in a failure's chain of causes. */
-const messagesOf = (error: unknown, depth = 0): string =>
-  typeof error !== "object" || error === null || depth > 5
-    ? ""
-    : `${"message" in error ? String(error.message) : ""} ${"cause" in error ? messagesOf(error.cause, depth + 1) : ""}`
-
 /** How long a run's write waits for a database out of reach before its run fails. */
 export const outagePatience = "120 seconds"
 
 /**
- * A run's write (a checkpoint, events, a report) that meets a database out of reach waits for it, trying again every
- * second, for `outagePatience`, and says so once, rather than ending the run. An acceptance does not wait: its client
- * is told at once. A run whose hold on its session may lapse meanwhile (`lapsing`) stops waiting then, as a defect
- * that says why: another process may take the session over once the hold has lapsed, and the session's run must have
- * ended here by then (it resumes from its last checkpoint wherever it is taken up next).
+ * A run's write that meets a database out of reach waits for it (saying so once) rather than ending the run; an
+ * acceptance does not, its client is told at once. It stops waiting once the run's hold may lapse (`lapsing`): another
+ * process may take the session over then, and this run must have ended by that time (it resumes from its checkpoint).
  */
 export const throughOutage =
   (what: string, lapsing: () => boolean = () => false) =>
@@ -85,16 +81,13 @@ export const throughOutage =
     // Sandboxed: a transaction whose connection broke fails its rollback too, which the driver raises as a defect.
     const unreachable = (cause: Cause.Cause<E>) => isUnreachable(Cause.squash(cause))
     return Effect.sandbox(effect).pipe(
-      Effect.tapError((cause) =>
-        said || !unreachable(cause)
-          ? Effect.void
-          : Effect.zipRight(
-              Effect.sync(() => (said = true)),
-              Effect.logWarning(
-                `SqlSessionStore: the database cannot be reached to ${what}; waiting for it (up to ${outagePatience})`
-              )
-            )
-      ),
+      Effect.tapError((cause) => {
+        if (said || !unreachable(cause)) return Effect.void
+        said = true
+        return Effect.logWarning(
+          `SqlSessionStore: the database cannot be reached to ${what}; waiting for it (up to ${outagePatience})`
+        )
+      }),
       Effect.retry({
         schedule: Schedule.spaced("1 second").pipe(Schedule.upTo(outagePatience)),
         while: (cause) => unreachable(cause) && !lapsing()
@@ -125,10 +118,9 @@ interface Pending {
 const batchSize = 128
 
 /**
- * The store's writes. PostgreSQL: each its own transaction, any number at once. SQLite has one writer and syncs each
- * commit: the writes of this process that wait at the same moment (a burst of acceptances, the checkpoints of many
- * runs) are committed together, one transaction and one sync, each in a savepoint of its own so that one that fails
- * leaves the others; each caller returns only once the transaction holding its write is committed.
+ * The store's writes. PostgreSQL: each its own transaction. SQLite has one writer and syncs each commit: the writes
+ * waiting at the same moment (a burst of acceptances) are committed together, each in a savepoint of its own so that
+ * one that fails leaves the others, and each caller returns once the transaction holding its write is committed.
  */
 export const makeWriter = (sql: SqlClient.SqlClient): Effect.Effect<Writer, never, Scope.Scope> =>
   sql.onDialectOrElse({
@@ -137,7 +129,7 @@ export const makeWriter = (sql: SqlClient.SqlClient): Effect.Effect<Writer, neve
     orElse: () => groupCommit(sql)
   })
 
-const groupCommit = (sql: SqlClient.SqlClient): Effect.Effect<Writer, never, Scope.Scope> =>
+const groupCommit = (sql: SqlClient.SqlClient) =>
   Effect.gen(function* () {
     const queue = yield* Effect.acquireRelease(Queue.unbounded<Pending>(), Queue.shutdown)
     const commit = (batch: Iterable<Pending>) =>
@@ -150,23 +142,19 @@ const groupCommit = (sql: SqlClient.SqlClient): Effect.Effect<Writer, never, Sco
         Effect.uninterruptible
       )
     yield* Queue.takeBetween(queue, 1, batchSize).pipe(Effect.flatMap(commit), Effect.forever, Effect.forkScoped)
-    const writer: Writer = <A, E>(transaction: Effect.Effect<A, E>) =>
+    return <A, E>(transaction: Effect.Effect<A, E>) =>
       Effect.flatMap(Deferred.make<A, E | SqlError>(), (done) =>
         Effect.zipRight(
           Queue.offer(queue, {
             run: Effect.map(Effect.exit(sql.withTransaction(transaction)), (exit) => Deferred.done(done, exit)),
-            fail: (cause) => Deferred.failCause(done, cause)
+            fail: (cause: Cause.Cause<SqlError>) => Deferred.failCause(done, cause)
           }),
           Deferred.await(done)
         )
       )
-    return writer
   })
 
-/**
- * A failure no caller can act on, as a defect that says what the store could not do and why; a failure the driver
- * raises as a defect (a commit the database refuses) is said the same way.
- */
+/** A failure no caller can act on (or a driver's defect, a commit refused), as a defect saying what and why. */
 export const orDie =
   (what: string) =>
   <A, R>(effect: Effect.Effect<A, SqlError | ParseResult.ParseError, R>): Effect.Effect<A, never, R> =>

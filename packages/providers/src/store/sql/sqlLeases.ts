@@ -1,19 +1,16 @@
 /**
  * A run's hold on a session, as a lease: a row of `deep_research_leases` with the owner (this store, in this process),
- * a token (the run's) and an expiry by the database's clock. Each store renews the leases it owns in one statement
- * every third of the lease's duration, so a lease outlives its owner by at most one duration: a process killed
- * (`kill -9`, a machine lost) leaves nothing held for long, and a connection that breaks holds nothing at all, since
- * every statement goes through the client's pool.
- *
+ * a token (the run's) and an expiry by the database's clock. Each store renews its leases in one statement every third
+ * of their duration, so a lease outlives a killed process by at most one duration, and no connection holds anything.
  * A session stored queued by a store that holds what it accepts (`holdAccepted`) is leased to that store until a run
- * takes it: a live process's queue is its own, and a dead one's is taken over once the lease lapses (`unheld`).
- * A checkpoint is fenced by its run's token (`sqlStore.ts`): a run that lost its lease (an outage longer than the
- * lease, during which another process took the session over) cannot write over the new holder's work.
+ * takes it: a dead process's queue is taken over once the lease lapses (`unheld`). A checkpoint is fenced by its run's
+ * token (`sqlStore.ts`), so a run that lost its lease cannot write over the new holder's work.
  */
 import * as Errors from "@deep-research/core/Errors"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
@@ -21,7 +18,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { randomUUID } from "node:crypto"
 import * as os from "node:os"
-import { nowMillis, orDie, patiently, throughOutage, wallClock, type Writer } from "./sqlDatabase.js"
+import { decodeRows, nowMillis, orDie, patiently, throughOutage, wallClock, type Writer } from "./sqlDatabase.js"
 
 /** How long a lease lasts unless renewed: how long a killed process's sessions stay held. */
 export const defaultDuration = Duration.seconds(15)
@@ -35,23 +32,12 @@ export interface Leases {
   /** The token of the run of this store holding the session, if one does: its checkpoints are fenced by it. */
   readonly token: (sessionId: string) => string | undefined
   /**
-   * Whether a run of this store holds the session and its lease may lapse before this process can renew it: nothing
-   * has renewed it for two thirds of its duration (the database out of reach). Such a run stops waiting for the
-   * database, so that it has ended before another process can take the session over.
+   * Whether a run of this store holds the session and nothing has renewed its lease for two thirds of its duration:
+   * the run stops waiting for the database then, so that it has ended before another process can take the session.
    */
   readonly lapsing: (sessionId: string) => boolean
   /** Sessions stored queued or running that nothing holds: a stopped process's, to be taken over. */
   readonly unheld: Effect.Effect<ReadonlyArray<{ readonly id: string; readonly status: string }>>
-}
-
-/** A run's lease was taken by another process while this one could not renew it. */
-export class LeaseLost extends Schema.TaggedError<LeaseLost>()("LeaseLost", { sessionId: Schema.String }) {
-  override get message(): string {
-    return (
-      `this process lost its hold on session ${this.sessionId} (it could not renew it in time, and another ` +
-      "process has taken the session over): its run stops here"
-    )
-  }
 }
 
 const LeaseRow = Schema.Struct({ token: Schema.String, holder: Schema.String })
@@ -59,31 +45,22 @@ const UnheldRow = Schema.Struct({ id: Schema.String, status: Schema.String })
 
 /**
  * Every lease of the store renewed a third of the way through its duration (one missed renewal loses nothing), for the
- * life of the scope; a database that cannot be reached is said once, and tried on. The first renewal is a third of a
- * duration after the store opens: a store owns no lease before then that needs it. `renewed.at` is when the last
- * renewal that committed began, by this process's clock.
+ * life of the scope, the first a third of a duration after the store opens; a database out of reach is said once, and
+ * tried on. `renewed.at` is when the last renewal that committed began, by this process's clock.
  */
 const keepRenewed = (renew: Effect.Effect<unknown, unknown>, millis: number, renewed: { at: number }) => {
   let failing = false
-  return Effect.suspend(() => {
-    const startedAt = wallClock.unsafeCurrentTimeMillis()
-    return Effect.as(renew, startedAt)
-  }).pipe(
-    Effect.matchCauseEffect({
-      onSuccess: (startedAt) =>
-        Effect.sync(() => {
-          failing = false
-          renewed.at = startedAt
-        }),
-      onFailure: (cause) =>
-        failing
-          ? Effect.void
-          : Effect.zipRight(
-              Effect.sync(() => (failing = true)),
-              Effect.logWarning(
-                `SqlSessionStore: cannot renew this process's leases (${Cause.squash(cause)}); retrying`
-              )
-            )
+  return Effect.zipLeft(Clock.currentTimeMillis, renew).pipe(
+    Effect.tap((startedAt) => {
+      failing = false
+      renewed.at = startedAt
+    }),
+    Effect.catchAllCause((cause) => {
+      const first = !failing
+      failing = true
+      return first
+        ? Effect.logWarning(`SqlSessionStore: cannot renew this process's leases (${Cause.squash(cause)}); retrying`)
+        : Effect.void
     }),
     Effect.schedule(Schedule.spaced(Duration.millis(Math.max(50, Math.floor(millis / 3))))),
     Effect.withClock(wallClock),
@@ -104,10 +81,8 @@ export const make = (options: {
     const millis = Duration.toMillis(Duration.decode(options.duration ?? defaultDuration))
     const owner = `${os.hostname()}/${process.pid}/${randomUUID()}`
     const holder = `pid ${process.pid} on host ${os.hostname()}`
-    /** The runs of this store holding a session now, by session: their tokens. */
-    const held = new Map<string, string>()
-    /** When each lease of this store was last taken or renewed, by this process's clock (from before the statement). */
-    const confirmed = new Map<string, number>()
+    /** The runs of this store holding a session, by session: their tokens, and when they took it (by `wallClock`). */
+    const held = new Map<string, { readonly token: string; readonly takenAt: number }>()
     /** Leases the session, unless a live lease of another store holds it (`replaceOwn`: or one of this store). */
     const take = (sessionId: string, token: string, replaceOwn: boolean) =>
       sql`INSERT INTO deep_research_leases (session_id, owner, token, holder, expires_at)
@@ -121,8 +96,7 @@ export const make = (options: {
         // Two runs of one store never share a session; the database decides between stores and processes.
         if (held.has(sessionId))
           return yield* new Errors.ResearchSessionBusy({ sessionId, holder: `another run of ${holder}` })
-        held.set(sessionId, token)
-        const startedAt = wallClock.unsafeCurrentTimeMillis()
+        held.set(sessionId, { token, takenAt: wallClock.unsafeCurrentTimeMillis() })
         const rows = yield* options
           .write(
             Effect.zipRight(
@@ -135,21 +109,18 @@ export const make = (options: {
             // moves on meanwhile still stops it.
             throughOutage(`lock session ${sessionId}`),
             Effect.interruptible,
-            Effect.flatMap(Schema.decodeUnknown(Schema.Array(LeaseRow))),
+            decodeRows(LeaseRow),
             orDie(`cannot lock session ${sessionId}`),
             // A lock that could not be taken (the database out of reach) leaves the session free for a later try.
-            Effect.onExit((exit) => (exit._tag === "Failure" ? Effect.sync(() => held.delete(sessionId)) : Effect.void))
+            Effect.onError(() => Effect.sync(() => held.delete(sessionId)))
           )
-        if (rows[0]?.token === token) return void confirmed.set(sessionId, startedAt)
+        if (rows[0]?.token === token) return
         held.delete(sessionId)
         return yield* new Errors.ResearchSessionBusy({ sessionId, holder: rows[0]?.holder ?? "another run" })
       })
     const release = (sessionId: string, token: string) =>
       Effect.suspend(() => {
-        if (held.get(sessionId) === token) {
-          held.delete(sessionId)
-          confirmed.delete(sessionId)
-        }
+        if (held.get(sessionId)?.token === token) held.delete(sessionId)
         return options
           .write(sql`DELETE FROM deep_research_leases WHERE session_id = ${sessionId} AND token = ${token}`)
           .pipe(
@@ -173,15 +144,19 @@ export const make = (options: {
         }),
       holdAccepted: (sessionId) =>
         options.holdAccepted === true ? Effect.asVoid(take(sessionId, `accepted/${randomUUID()}`, false)) : Effect.void,
-      token: (sessionId) => held.get(sessionId),
-      lapsing: (sessionId) =>
-        held.has(sessionId) &&
-        wallClock.unsafeCurrentTimeMillis() - Math.max(renewed.at, confirmed.get(sessionId) ?? 0) > (millis * 2) / 3,
+      token: (sessionId) => held.get(sessionId)?.token,
+      lapsing: (sessionId) => {
+        const run = held.get(sessionId)
+        return (
+          run !== undefined &&
+          wallClock.unsafeCurrentTimeMillis() - Math.max(renewed.at, run.takenAt) > (millis * 2) / 3
+        )
+      },
       unheld: sql`SELECT s.id AS id, s.status AS status FROM deep_research_sessions s
         LEFT JOIN deep_research_leases l ON l.session_id = s.id
         WHERE s.status IN ('queued', 'running') AND (l.session_id IS NULL OR l.expires_at < ${now})
         ORDER BY s.created_at, s.id`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(UnheldRow))),
+        decodeRows(UnheldRow),
         patiently,
         orDie("cannot read which sessions nothing holds")
       )

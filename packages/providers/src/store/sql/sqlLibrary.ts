@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { chunkText } from "../../corpus/chunkText.js"
 import type { Scrubbed } from "../secretScrubber.js"
-import { orDie, patiently, type Writer } from "./sqlDatabase.js"
+import { decodeRows, Integer, orDie, patiently, type Writer } from "./sqlDatabase.js"
 
 /** What the library's functions use of the store. */
 export interface Library {
@@ -33,7 +33,6 @@ export const passageSizes = { size: 1_200, overlap: 150 } as const
 /** Rows inserted by one statement at most (well under SQLite's limit of bound parameters). */
 const insertBatch = 100
 
-const Integer = Schema.Union(Schema.Number, Schema.NumberFromString)
 const SourceIdRow = Schema.Struct({ source_id: Schema.String })
 const PassageRow = Schema.Struct({
   session_id: Schema.String,
@@ -44,11 +43,6 @@ const PassageRow = Schema.Struct({
   text: Schema.String,
   score: Integer
 })
-
-const decodeRows =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  <E, R>(effect: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
-    Effect.flatMap(effect, (rows) => Schema.decodeUnknown(Schema.Array(schema))(rows))
 
 /** A source's stored text as passages: its title heads the first, so that a page's name is found with its text. */
 export const passagesOf = (source: Source.Source): ReadonlyArray<string> =>

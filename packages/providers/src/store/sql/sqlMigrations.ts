@@ -1,21 +1,15 @@
 /**
- * The session store's schema, one list of migrations for SQLite and PostgreSQL run by `@effect/sql`'s Migrator. The
- * two dialects differ only in column types (`jsonb` and `timestamptz` against `TEXT`) and how the first migration's
- * table of migrations is made. A migration, once released, is never edited: a change is a new migration with the next
- * number. The first is the PostgreSQL store's schema as it was released, so that a cluster's database is upgraded in
- * place.
- *
- * Several processes may start at once on an empty database: on PostgreSQL the migrations run under a
- * transaction-scoped advisory lock, on SQLite in one write transaction (`BEGIN IMMEDIATE`): one process makes the
- * tables, the others wait and find them made.
+ * The session store's schema, one list of migrations for SQLite and PostgreSQL run by `@effect/sql`'s Migrator, the
+ * dialects differing mostly in column types. A migration, once released, is never edited: a change is a new migration
+ * with the next number. The first is the PostgreSQL store's schema as it was released, so that a cluster's database is
+ * upgraded in place. Processes starting at once on an empty database migrate one at a time (`migrate`).
  */
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 
 /** The table in which the Migrator records the migrations it ran. */
-export const migrationsTable = "deep_research_migrations"
+const migrationsTable = "deep_research_migrations"
 
 /** An arbitrary constant naming the advisory lock held while migrating ("deep-res" in ASCII). */
 const migrationLockKey = "7234028773431587699"
@@ -79,9 +73,8 @@ const createTables = Effect.gen(function* () {
 })
 
 /**
- * Holds as leases, a session's summary for listing, and a revision per checkpoint: a run's hold on a session is a row
- * with an owner and an expiry that its process renews (the advisory locks of the first schema went with one
- * connection, which a database outage broke for good); `list` reads the summaries rather than every session's data.
+ * Holds as leases that expire (the first schema's advisory locks went with one connection, which an outage broke for
+ * good), a summary per session for `list`, and a revision per checkpoint.
  */
 const leasesAndSummaries = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -111,11 +104,9 @@ const leasesAndSummaries = Effect.gen(function* () {
 })
 
 /**
- * The research library: every stored source's text as passages, searchable by full text (SQLite's FTS5 with bm25,
- * kept by triggers over an external-content table; PostgreSQL's `tsvector`, stored and GIN-indexed, ranked by
- * `ts_rank`). English stemming on both. The sessions already stored are listed as waiting to be indexed: the store
- * indexes them when it first opens (`sqlLibrary.ts`), not this migration, which must not depend on how a session is
- * read.
+ * The research library: stored sources as passages searched by full text (SQLite's FTS5 over an external-content
+ * table, PostgreSQL's stored `tsvector`), with English stemming. The sessions already stored are listed to be indexed
+ * when the store opens (`sqlLibrary.ts`): a migration must not depend on how a session is read.
  */
 const library = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -168,9 +159,8 @@ const library = Effect.gen(function* () {
 })
 
 /**
- * On SQLite, `list` reads its columns from an index that holds them: a row's columns after its JSON would otherwise
- * be reached through the JSON's overflow pages, the whole database read for a listing. (PostgreSQL keeps a large
- * JSON value out of its row already.) Number 3 is the library's.
+ * On SQLite, `list` reads its columns from an index: a row's columns after its JSON are reached through the JSON's
+ * overflow pages, the whole database read for a listing. (PostgreSQL keeps a large JSON value out of its row.)
  */
 const listingIndex = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql.onDialectOrElse({
@@ -190,27 +180,27 @@ export const migrations = Migrator.fromRecord({
 
 const migrator = Migrator.make({})
 
-/** Brings the schema up to date; returns the migrations that ran. */
-export const migrate: Effect.Effect<
-  ReadonlyArray<readonly [id: number, name: string]>,
-  Migrator.MigrationError | SqlError,
-  SqlClient.SqlClient
-> = Effect.gen(function* () {
+/**
+ * Brings the schema up to date; returns the migrations that ran. One process at a time: on PostgreSQL under a
+ * transaction-scoped advisory lock, on SQLite in one write transaction (`BEGIN IMMEDIATE`); the others wait, and find
+ * the tables made.
+ */
+export const migrate = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   // The Migrator would probe for its table with a query that fails when it is missing, which aborts an enclosing
   // PostgreSQL transaction: the table is made first, with the Migrator's own columns.
   return yield* sql.withTransaction(
     Effect.gen(function* () {
       yield* sql.onDialectOrElse({
-        pg: () => sql`SELECT pg_advisory_xact_lock(${migrationLockKey}::bigint)`,
-        orElse: () => Effect.void
-      })
-      yield* sql.onDialectOrElse({
-        pg: () => sql`CREATE TABLE IF NOT EXISTS ${sql(migrationsTable)} (
-          migration_id integer primary key,
-          created_at timestamp with time zone not null default now(),
-          name text not null
-        )`,
+        pg: () =>
+          Effect.zipRight(
+            sql`SELECT pg_advisory_xact_lock(${migrationLockKey}::bigint)`,
+            sql`CREATE TABLE IF NOT EXISTS ${sql(migrationsTable)} (
+              migration_id integer primary key,
+              created_at timestamp with time zone not null default now(),
+              name text not null
+            )`
+          ),
         orElse: () => sql`CREATE TABLE IF NOT EXISTS ${sql(migrationsTable)} (
           migration_id integer PRIMARY KEY NOT NULL,
           created_at datetime NOT NULL DEFAULT current_timestamp,

@@ -1,9 +1,7 @@
 /**
- * The session store's operations (`SqlSessionStore` is its public face), over one `Store` record: the client, the
- * leases, the scrubber, the writer, and the revision of each session as this store last wrote or read it. The same
- * for SQLite and PostgreSQL except where a column's type differs (`jsonb` against text). Reads wait out a busy file
- * (`patiently`), writes go through the writer (committed before they return); a failure that lasts is a defect
- * naming what could not be done.
+ * The session store's operations (`SqlSessionStore` is its public face), the same for SQLite and PostgreSQL except
+ * where a column's type differs (`jsonb` against text). Reads wait out a busy file (`patiently`), writes go through
+ * the writer (committed before they return); a failure that lasts is a defect naming what could not be done.
  */
 import * as Errors from "@deep-research/core/Errors"
 import * as ResearchEvents from "@deep-research/core/ResearchEvents"
@@ -19,8 +17,8 @@ import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { Scrubbed } from "../secretScrubber.js"
 import { decodeStored } from "../sessionMigrations.js"
-import { nowMillis, orDie, patiently, throughOutage, type Writer } from "./sqlDatabase.js"
-import { LeaseLost, type Leases } from "./sqlLeases.js"
+import { decodeRows, Integer, nowMillis, orDie, patiently, throughOutage, type Writer } from "./sqlDatabase.js"
+import type { Leases } from "./sqlLeases.js"
 import * as SqlLibrary from "./sqlLibrary.js"
 
 /** What a store holds between calls. */
@@ -35,8 +33,6 @@ export interface Store {
   readonly indexed: Map<string, ReadonlySet<string>>
 }
 
-/** An integer column: PostgreSQL's driver gives a `bigint` as text. */
-const Integer = Schema.Union(Schema.Number, Schema.NumberFromString)
 const DataRow = Schema.Struct({ data: Schema.String, revision: Integer })
 const ListedRow = Schema.Struct({
   id: Schema.String,
@@ -47,14 +43,11 @@ const ListedRow = Schema.Struct({
 const decodeSummary = Schema.decodeUnknownEither(Schema.parseJson(Session.SessionSummary))
 const encodeSummary = Schema.encodeSync(Schema.parseJson(Session.SessionSummary))
 
-const rows =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  <E>(effect: Effect.Effect<ReadonlyArray<unknown>, E>): Effect.Effect<ReadonlyArray<A>, E | ParseResult.ParseError> =>
-    Effect.flatMap(effect, Schema.decodeUnknown(Schema.Array(schema)))
+/** A statement or transaction of the store, failing as the database or a row's decoding may. */
+type Query<A> = Effect.Effect<A, SqlError | ParseResult.ParseError>
 
 /** A read, waiting out a busy file; a lasting failure is a defect saying what could not be read. */
-const read = <A>(what: string, effect: Effect.Effect<A, SqlError | ParseResult.ParseError>) =>
-  orDie(what)(patiently(effect))
+const read = <A>(what: string, query: Query<A>) => orDie(what)(patiently(query))
 
 /** A JSON column's value as text, in either dialect. */
 const dataText = (sql: SqlClient.SqlClient) =>
@@ -63,7 +56,7 @@ const dataText = (sql: SqlClient.SqlClient) =>
 const corrupt = (id: string, reason: string) =>
   new Errors.ResearchSessionCorrupt({ sessionId: id, path: `deep_research_sessions/${id}`, reason })
 
-export const decodeRow = (id: string, text: string) =>
+const decodeRow = (id: string, text: string) =>
   Effect.gen(function* () {
     const data = yield* Effect.try({ try: (): unknown => JSON.parse(text), catch: () => corrupt(id, "not JSON") })
     const session = yield* Effect.mapError(decodeStored(data), (error) => corrupt(id, error.reason))
@@ -71,33 +64,22 @@ export const decodeRow = (id: string, text: string) =>
     return session
   })
 
-const selectRow = (store: Pick<Store, "sql">, id: string) =>
-  rows(DataRow)(store.sql`SELECT ${dataText(store.sql)} AS data, revision FROM deep_research_sessions WHERE id = ${id}`)
-
-/** A stored session, or `undefined` when it is not there or cannot be read. */
-export const readSession = (
-  store: Pick<Store, "sql">,
-  id: string
-): Effect.Effect<Session.Session | undefined, SqlError> =>
-  Effect.flatMap(Effect.orDie(selectRow(store, id)), (found) =>
-    found[0] === undefined
-      ? Effect.succeed(undefined)
-      : Effect.map(Effect.option(decodeRow(id, found[0].data)), Option.getOrUndefined)
+const selectRow = (store: Store, id: string) =>
+  decodeRows(DataRow)(
+    store.sql`SELECT ${dataText(store.sql)} AS data, revision FROM deep_research_sessions WHERE id = ${id}`
   )
 
-/** Whether the store holds the session: its row, or anything kept for it before its first checkpoint. */
-const present = (store: Store, id: string) =>
-  read(
-    `cannot look for session ${id}`,
-    store.sql`SELECT id FROM deep_research_sessions WHERE id = ${id}
-      UNION ALL SELECT session_id FROM deep_research_artefacts WHERE session_id = ${id}
-      UNION ALL SELECT session_id FROM deep_research_events WHERE session_id = ${id} LIMIT 1`
-  ).pipe(Effect.map((found) => found.length > 0))
-
+/** `ResearchSessionNotFound` unless the store holds the session: its row, or anything kept before its checkpoint. */
 const mustExist = (store: Store, id: string) =>
-  Effect.flatMap(present(store, id), (found) =>
-    found ? Effect.void : Effect.fail(new Errors.ResearchSessionNotFound({ sessionId: id }))
-  )
+  Effect.gen(function* () {
+    const found = yield* read(
+      `cannot look for session ${id}`,
+      store.sql`SELECT id FROM deep_research_sessions WHERE id = ${id}
+        UNION ALL SELECT session_id FROM deep_research_artefacts WHERE session_id = ${id}
+        UNION ALL SELECT session_id FROM deep_research_events WHERE session_id = ${id} LIMIT 1`
+    )
+    if (found.length === 0) return yield* new Errors.ResearchSessionNotFound({ sessionId: id })
+  })
 
 /** Inside a checkpoint's transaction: a row this store did not write or read last is checked, and kept aside if unreadable. */
 const protectExisting = (store: Store, id: string) =>
@@ -116,8 +98,8 @@ const protectExisting = (store: Store, id: string) =>
 
 /**
  * A checkpoint's transaction. The row is replaced in one statement when it is as this store last left it and the run
- * saving it still holds its lease; otherwise the lease is checked (`LeaseLost`) and a row another wrote is checked
- * before it is replaced.
+ * saving it still holds its lease; otherwise the lease is checked (a run that lost it stops: another process has taken
+ * the session over) and a row another wrote is checked before it is replaced.
  */
 const checkpoint = (store: Store, session: Session.Session, text: string, summary: string) =>
   Effect.gen(function* () {
@@ -130,7 +112,7 @@ const checkpoint = (store: Store, session: Session.Session, text: string, summar
         : sql`EXISTS (SELECT 1 FROM deep_research_leases WHERE session_id = ${id} AND token = ${token})`
     const data = sql.onDialectOrElse({ pg: () => sql`${text}::jsonb`, orElse: () => sql`${text}` })
     const upsert = (condition: Statement.Fragment) =>
-      rows(Schema.Struct({ revision: Integer }))(
+      decodeRows(Schema.Struct({ revision: Integer }))(
         sql`INSERT INTO deep_research_sessions (id, version, data, status, summary, revision, updated_at)
           VALUES (${id}, ${Session.currentVersion}, ${data}, ${session.status}, ${summary}, 1, CURRENT_TIMESTAMP)
           ON CONFLICT (id) DO UPDATE SET version = excluded.version, data = excluded.data, status = excluded.status,
@@ -141,7 +123,11 @@ const checkpoint = (store: Store, session: Session.Session, text: string, summar
     if (saved.length === 0) {
       if (token !== undefined) {
         const held = yield* sql`SELECT 1 FROM deep_research_leases WHERE session_id = ${id} AND token = ${token}`
-        if (held.length === 0) return yield* new LeaseLost({ sessionId: id })
+        if (held.length === 0)
+          return yield* Effect.dieMessage(
+            `this process lost its hold on session ${id} (it could not renew it in time, and another process has ` +
+              "taken the session over): its run stops here"
+          )
       }
       yield* protectExisting(store, id)
       saved = yield* upsert(sql.literal("1 = 1"))
@@ -151,6 +137,14 @@ const checkpoint = (store: Store, session: Session.Session, text: string, summar
     const indexed = yield* SqlLibrary.index(store, session)
     return { revision: saved[0]?.revision, indexed }
   })
+
+/** A write, committed before it returns; a failure that lasts is a defect saying what could not be done. */
+const write = <A>(store: Store, what: string, transaction: Query<A>) =>
+  orDie(`cannot ${what}`)(store.write(transaction))
+
+/** A run's write, which waits through an outage while the run's hold on session `id` lasts. */
+const runWrite = <A>(store: Store, id: string, what: string, transaction: Query<A>) =>
+  orDie(`cannot ${what}`)(throughOutage(what, () => store.leases.lapsing(id))(store.write(transaction)))
 
 /** A named artefact's name, and the session's id, checked. */
 const named = (id: string, name: string) =>
@@ -216,16 +210,13 @@ const keptBeside = (
         orElse: () =>
           sql`INSERT INTO deep_research_events ${sql.insert(texts.map((data) => ({ session_id: valid, data })))}`
       })
-      yield* store.write(insert).pipe(
-        throughOutage(`append events of session ${valid}`, () => store.leases.lapsing(valid)),
-        orDie(`cannot append events of session ${valid}`)
-      )
+      yield* runWrite(store, valid, `append events of session ${valid}`, insert)
     }),
     events: Effect.fn("SqlSessionStore.events")(function* (id) {
       const valid = yield* Session.validateId(id)
       const found = yield* read(
         `cannot read the events of session ${valid}`,
-        rows(Schema.Struct({ data: Schema.String }))(
+        decodeRows(Schema.Struct({ data: Schema.String }))(
           sql`SELECT ${dataText(sql)} AS data FROM deep_research_events WHERE session_id = ${valid} ORDER BY seq`
         )
       )
@@ -241,33 +232,27 @@ const keptBeside = (
     saveReport: Effect.fn("SqlSessionStore.saveReport")(function* (id, markdown) {
       const valid = yield* Session.validateId(id)
       const text = yield* store.scrubbed(`the report of session ${valid}`, markdown)
-      yield* store
-        .write(
-          sql`INSERT INTO deep_research_reports (session_id, markdown, updated_at)
-            VALUES (${valid}, ${text}, CURRENT_TIMESTAMP)
-            ON CONFLICT (session_id) DO UPDATE SET markdown = excluded.markdown, updated_at = CURRENT_TIMESTAMP`
-        )
-        .pipe(
-          throughOutage(`save the report of session ${valid}`, () => store.leases.lapsing(valid)),
-          orDie(`cannot save the report of session ${valid}`)
-        )
+      const upsert = sql`INSERT INTO deep_research_reports (session_id, markdown, updated_at)
+        VALUES (${valid}, ${text}, CURRENT_TIMESTAMP)
+        ON CONFLICT (session_id) DO UPDATE SET markdown = excluded.markdown, updated_at = CURRENT_TIMESTAMP`
+      yield* runWrite(store, valid, `save the report of session ${valid}`, upsert)
     }),
     saveArtefact: Effect.fn("SqlSessionStore.saveArtefact")(function* (id, name, content) {
       const [valid, artefact] = yield* named(id, name)
       const text = yield* store.scrubbed(`${artefact} of session ${valid}`, content)
-      yield* store
-        .write(
-          sql`INSERT INTO deep_research_artefacts (session_id, name, content, updated_at)
-            VALUES (${valid}, ${artefact}, ${text}, CURRENT_TIMESTAMP)
-            ON CONFLICT (session_id, name) DO UPDATE SET content = excluded.content, updated_at = CURRENT_TIMESTAMP`
-        )
-        .pipe(orDie(`cannot save ${artefact} of session ${valid}`))
+      yield* write(
+        store,
+        `save ${artefact} of session ${valid}`,
+        sql`INSERT INTO deep_research_artefacts (session_id, name, content, updated_at)
+          VALUES (${valid}, ${artefact}, ${text}, CURRENT_TIMESTAMP)
+          ON CONFLICT (session_id, name) DO UPDATE SET content = excluded.content, updated_at = CURRENT_TIMESTAMP`
+      )
     }),
     artefact: Effect.fn("SqlSessionStore.artefact")(function* (id, name) {
       const [valid, artefact] = yield* named(id, name)
       const found = yield* read(
         `cannot read ${artefact} of session ${valid}`,
-        rows(Schema.Struct({ content: Schema.String }))(
+        decodeRows(Schema.Struct({ content: Schema.String }))(
           sql`SELECT content FROM deep_research_artefacts WHERE session_id = ${valid} AND name = ${artefact}`
         )
       )
@@ -276,9 +261,8 @@ const keptBeside = (
     }),
     deleteArtefact: Effect.fn("SqlSessionStore.deleteArtefact")(function* (id, name) {
       const [valid, artefact] = yield* named(id, name)
-      yield* store
-        .write(sql`DELETE FROM deep_research_artefacts WHERE session_id = ${valid} AND name = ${artefact}`)
-        .pipe(orDie(`cannot delete ${artefact} of session ${valid}`))
+      const removal = sql`DELETE FROM deep_research_artefacts WHERE session_id = ${valid} AND name = ${artefact}`
+      yield* write(store, `delete ${artefact} of session ${valid}`, removal)
     })
   }
 }
@@ -295,15 +279,13 @@ export const service = (store: Store): SessionStore.Service => {
       )
       const text = yield* store.scrubbed(`session ${id}`, JSON.stringify(encoded))
       const summary = yield* store.scrubbed(`session ${id}`, encodeSummary(Session.summarize(session)))
-      const { indexed, revision } = yield* store.write(checkpoint(store, session, text, summary)).pipe(
-        session.status === "queued"
-          ? (effect) => effect
-          : throughOutage(`save session ${id}`, () => store.leases.lapsing(id)),
-        Effect.catchTag("LeaseLost", (error) => Effect.die(new Error(`SqlSessionStore: ${error.message}`))),
-        orDie(`cannot save session ${id}`)
-      )
-      if (revision !== undefined) store.known.set(id, revision)
-      if (indexed !== undefined) store.indexed.set(id, indexed)
+      const transaction = checkpoint(store, session, text, summary)
+      // An acceptance does not wait for a database out of reach: its client is told at once.
+      const saved = yield* session.status === "queued"
+        ? write(store, `save session ${id}`, transaction)
+        : runWrite(store, id, `save session ${id}`, transaction)
+      if (saved.revision !== undefined) store.known.set(id, saved.revision)
+      if (saved.indexed !== undefined) store.indexed.set(id, saved.indexed)
     }),
     load: Effect.fn("SqlSessionStore.load")(function* (id) {
       const valid = yield* Session.validateId(id)
@@ -322,7 +304,7 @@ export const service = (store: Store): SessionStore.Service => {
       // simulated mark.
       const listed = yield* read(
         "cannot list the sessions",
-        rows(ListedRow)(
+        decodeRows(ListedRow)(
           sql`SELECT s.id AS id, s.summary AS summary,
               CASE WHEN l.expires_at > ${nowMillis(sql)} THEN 1 ELSE 0 END AS live,
               CASE WHEN a.session_id IS NULL THEN 0 ELSE 1 END AS simulated
@@ -340,24 +322,14 @@ export const service = (store: Store): SessionStore.Service => {
     delete: Effect.fn("SqlSessionStore.delete")(function* (id) {
       const valid = yield* Session.validateId(id)
       yield* mustExist(store, valid)
+      const removal = Effect.gen(function* () {
+        for (const table of ["deep_research_events", "deep_research_reports", "deep_research_artefacts"])
+          yield* sql`DELETE FROM ${sql(table)} WHERE session_id = ${valid}`
+        yield* SqlLibrary.remove(sql, valid)
+        yield* sql`DELETE FROM deep_research_sessions WHERE id = ${valid}`
+      })
       // Held first, so that a live run's session does not vanish under it.
-      yield* Effect.scoped(
-        Effect.zipRight(
-          store.leases.lock(valid),
-          store
-            .write(
-              Effect.forEach(
-                ["deep_research_events", "deep_research_reports", "deep_research_artefacts"],
-                (table) => sql`DELETE FROM ${sql(table)} WHERE session_id = ${valid}`,
-                { discard: true }
-              ).pipe(
-                Effect.zipRight(SqlLibrary.remove(sql, valid)),
-                Effect.zipRight(sql`DELETE FROM deep_research_sessions WHERE id = ${valid}`)
-              )
-            )
-            .pipe(orDie(`cannot delete session ${valid}`))
-        )
-      )
+      yield* Effect.scoped(Effect.zipRight(store.leases.lock(valid), write(store, `delete session ${valid}`, removal)))
       store.known.delete(valid)
       store.indexed.delete(valid)
     }),

@@ -1,16 +1,13 @@
 /**
- * The libSQL client the SQLite store runs on, with two of the driver's habits mended:
+ * The libSQL client the SQLite store runs on, with three of the driver's habits mended:
  *
- * - The client opens a new connection for every transaction (the transaction keeps the one it began on, and never
- *   closes it): a connection opened, set up and its statements prepared anew for each commit, and left for the
- *   garbage collector. Here a transaction runs on the client's one connection, between `BEGIN` and `COMMIT`:
- *   `@effect/sql-libsql` lets no other statement through while a transaction is open (one permit), so nothing else
- *   can run inside it. SQLite's busy timeout (and `synchronous`) is set when a connection opens.
+ * - The client opens a new connection for every transaction, set up anew and left for the garbage collector. Here a
+ *   transaction runs on the client's one connection, between `BEGIN` and `COMMIT`: `@effect/sql-libsql` lets no other
+ *   statement through while a transaction is open (one permit), so nothing else can run inside it.
  * - A statement that fails with `SQLITE_BUSY` is left unfinished on its connection, which then refuses every commit
- *   ("SQL statements in progress"): the client is replaced, and the caller's retry (`patiently`) runs on a clean one.
- * - A transaction that cannot begin because another process writes is begun again here, on timers, until
- *   `transactionPatienceMillis` is spent: `@effect/sql-libsql` keeps its transaction permit when a `BEGIN` fails, so a
- *   caller's retry would wait for it forever.
+ *   ("SQL statements in progress"): the connection is replaced, and the caller's retry (`patiently`) runs on a new one.
+ * - A transaction that cannot begin because another process writes is begun again here, on timers: `@effect/sql-libsql`
+ *   keeps its transaction permit when a `BEGIN` fails, so a caller's retry would wait for it forever.
  */
 import * as Libsql from "@libsql/client"
 
@@ -19,12 +16,10 @@ import * as Libsql from "@libsql/client"
  * holds Node's event loop (a write in WAL mode holds the lock for milliseconds); longer waits are the caller's retry
  * schedule, on timers (`patiently`).
  */
-export const busyTimeoutMillis = 50
+const busyTimeoutMillis = 50
 
 /** How long a transaction waits to begin while other processes write, in milliseconds. */
-export const transactionPatienceMillis = 60_000
-
-const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
+const transactionPatienceMillis = 60_000
 
 /** SQLite's file held by another writer: `SQLITE_BUSY`, `SQLITE_LOCKED` and their extended codes. */
 export const isBusyCode = (code: string): boolean => code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")
@@ -32,11 +27,15 @@ export const isBusyCode = (code: string): boolean => code.startsWith("SQLITE_BUS
 const isBusy = (error: unknown): boolean =>
   typeof error === "object" && error !== null && "code" in error && isBusyCode(String(error.code))
 
-const beginOf: Record<Libsql.TransactionMode, string> = {
-  write: "BEGIN IMMEDIATE",
-  read: "BEGIN DEFERRED",
-  deferred: "BEGIN DEFERRED"
-}
+/** A statement, in either of the forms `execute` takes. */
+const executeOn = (client: Libsql.Client, statement: Libsql.InStatement | string, args?: Libsql.InArgs) =>
+  typeof statement === "string" && args !== undefined
+    ? client.execute({ sql: statement, args })
+    : client.execute(statement)
+
+/** Not run inside a transaction (`@effect/sql-libsql` runs only `execute`; `executeMultiple` would roll back). */
+const refused = (what: string) => () =>
+  Promise.reject(new Libsql.LibsqlError(`${what} is not run inside a transaction`, "TRANSACTION_CLOSED"))
 
 /**
  * A transaction begun on `client`'s connection. A statement in it that meets a busy file fails the transaction, and
@@ -66,21 +65,11 @@ const sameConnection = (client: Libsql.Client, replace: () => void): Libsql.Tran
       if (busy) replace()
     }
   }
-  const transaction: Libsql.Transaction = {
+  return {
     execute: ((statement: Libsql.InStatement | string, args?: Libsql.InArgs) =>
-      guarded(() =>
-        typeof statement === "string" && args !== undefined
-          ? client.execute({ sql: statement, args })
-          : client.execute(statement)
-      )) as Libsql.Transaction["execute"],
-    batch: async (statements) => {
-      const results: Array<Libsql.ResultSet> = []
-      for (const statement of statements) results.push(await transaction.execute(statement))
-      return results
-    },
-    // The client's own runs a ROLLBACK after its statements when a transaction is open: never inside one.
-    executeMultiple: () =>
-      Promise.reject(new Libsql.LibsqlError("executeMultiple is not run inside a transaction", "TRANSACTION_CLOSED")),
+      guarded(() => executeOn(client, statement, args))) as Libsql.Transaction["execute"],
+    batch: refused("batch"),
+    executeMultiple: refused("executeMultiple"),
     commit: () => end("COMMIT"),
     rollback: () => end("ROLLBACK"),
     close: () => void end("ROLLBACK").catch(() => undefined),
@@ -88,19 +77,15 @@ const sameConnection = (client: Libsql.Client, replace: () => void): Libsql.Tran
       return !open
     }
   }
-  return transaction
 }
 
 /** A client of the SQLite file at `url` (a `file:` URL), as `Libsql.Client`. */
 export const make = (url: string): Libsql.Client => {
-  /** The settings of a connection: the busy timeout, and commits synced (libSQL's default, said here). */
-  const configure = (client: Libsql.Client) => {
-    void client.execute(`PRAGMA busy_timeout = ${busyTimeoutMillis}`).catch(() => undefined)
-    void client.execute("PRAGMA synchronous = FULL").catch(() => undefined)
-  }
   const open = () => {
     const client = Libsql.createClient({ url })
-    configure(client)
+    // Set on every connection: the busy timeout, and commits synced (libSQL's default, said here).
+    void client.execute(`PRAGMA busy_timeout = ${busyTimeoutMillis}`).catch(() => undefined)
+    void client.execute("PRAGMA synchronous = FULL").catch(() => undefined)
     return client
   }
   let current = open()
@@ -118,13 +103,9 @@ export const make = (url: string): Libsql.Client => {
       throw error
     })
   }
-  const wrapper: Libsql.Client = {
+  return {
     execute: ((statement: Libsql.InStatement | string, args?: Libsql.InArgs) =>
-      replacedOnBusy((client) =>
-        typeof statement === "string" && args !== undefined
-          ? client.execute({ sql: statement, args })
-          : client.execute(statement)
-      )) as Libsql.Client["execute"],
+      replacedOnBusy((client) => executeOn(client, statement, args))) as Libsql.Client["execute"],
     batch: (statements, mode) => replacedOnBusy((client) => client.batch(statements, mode)),
     migrate: (statements) => replacedOnBusy((client) => client.migrate(statements)),
     transaction: async (mode: Libsql.TransactionMode = "write") => {
@@ -132,12 +113,12 @@ export const make = (url: string): Libsql.Client => {
       for (let delay = 5; ; delay = Math.min(delay * 2, 1000)) {
         try {
           return await replacedOnBusy(async (client) => {
-            await client.execute(beginOf[mode])
+            await client.execute(mode === "write" ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
             return sameConnection(client, () => replace(client))
           })
         } catch (error) {
           if (!isBusy(error) || Date.now() + delay > deadline) throw error
-          await sleep(delay * (0.5 + Math.random()))
+          await new Promise((resolve) => setTimeout(resolve, delay * (0.5 + Math.random())))
         }
       }
     },
@@ -151,5 +132,4 @@ export const make = (url: string): Libsql.Client => {
       return current.protocol
     }
   }
-  return wrapper
 }
