@@ -240,13 +240,13 @@ const keptBeside = (
     saveArtefact: Effect.fn("SqlSessionStore.saveArtefact")(function* (id, name, content) {
       const [valid, artefact] = yield* named(id, name)
       const text = yield* store.scrubbed(`${artefact} of session ${valid}`, content)
-      yield* write(
-        store,
-        `save ${artefact} of session ${valid}`,
-        sql`INSERT INTO deep_research_artefacts (session_id, name, content, updated_at)
-          VALUES (${valid}, ${artefact}, ${text}, CURRENT_TIMESTAMP)
-          ON CONFLICT (session_id, name) DO UPDATE SET content = excluded.content, updated_at = CURRENT_TIMESTAMP`
-      )
+      const upsert = sql`INSERT INTO deep_research_artefacts (session_id, name, content, updated_at)
+        VALUES (${valid}, ${artefact}, ${text}, CURRENT_TIMESTAMP)
+        ON CONFLICT (session_id, name) DO UPDATE SET content = excluded.content, updated_at = CURRENT_TIMESTAMP`
+      // A run's artefact (its request journal) waits through an outage as its checkpoints do; an acceptance's does not.
+      yield* store.leases.token(valid) === undefined
+        ? write(store, `save ${artefact} of session ${valid}`, upsert)
+        : runWrite(store, valid, `save ${artefact} of session ${valid}`, upsert)
     }),
     artefact: Effect.fn("SqlSessionStore.artefact")(function* (id, name) {
       const [valid, artefact] = yield* named(id, name)

@@ -14,6 +14,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as net from "node:net"
@@ -87,6 +88,26 @@ describe("SqlSessionStore on PostgreSQL, its database gone for a while", () => {
       assert.strictEqual((yield* store.load(id)).status, "completed")
       const waited = logged.filter((line) => line.includes("cannot be reached to save session through-outage"))
       assert.lengthOf(waited, 1, logged.join("\n"))
+    })
+  )
+
+  it.scopedLive("a run's artefact (its request journal) waits for the database as its checkpoints do", () =>
+    Effect.gen(function* () {
+      const way = yield* proxy(new URL(database?.url ?? ""))
+      const context = yield* Layer.build(
+        SqlSessionStore.layerPostgres(Redacted.make(way.url), { leaseDuration: "30 seconds" })
+      ).pipe(Effect.orDie)
+      const store = Context.get(context, SessionStore.SessionStore)
+      const id = "artefact-through-outage"
+      yield* store.lock(id)
+      yield* store.save(makeSession(id, { status: "running" }))
+      yield* way.close
+      const saving = yield* Effect.fork(store.saveArtefact(id, "requests.json", "[]"))
+      yield* Effect.sleep("3 seconds")
+      assert.isNull(saving.unsafePoll(), "the artefact waits while the database is away")
+      yield* way.open
+      yield* Fiber.join(saving)
+      assert.deepStrictEqual(yield* store.artefact(id, "requests.json"), Option.some("[]"))
     })
   )
 
