@@ -2,7 +2,7 @@
  * What clients ask of the runs a process hosts (`Runs`): start, status, list, answer, resume, cancel, delete,
  * evaluate, and the resumption of what a stopped process accepted. Each is a function over the `Host`.
  */
-import { Errors, FollowUp, Pipeline, ResearchConfig, type Review, SessionStore } from "@deep-research/core"
+import { Errors, FollowUp, Pipeline, ResearchConfig, Review, SessionStore } from "@deep-research/core"
 import type { Session } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -123,7 +123,9 @@ export const answer = (host: Host, sessionId: string, text: string) =>
 export const review = (host: Host, sessionId: string, decision: Review.Decision) =>
   Effect.gen(function* () {
     yield* notRunning(host, sessionId, "cannot take a review of its plan now")
-    yield* reviewable(yield* loadFrom(host, sessionId))
+    const session = yield* loadFrom(host, sessionId)
+    yield* reviewable(session)
+    yield* Review.validate(session, decision)
     return yield* background(host, sessionId, Pipeline.resume(sessionId, { review: decision }))
   })
 
