@@ -1,12 +1,15 @@
 /**
  * The review of a plan on a terminal: an edit that drops every directive and adds none would research nothing. The
  * person is asked for one directive, or the planned ones stay; the run never fails on it, as it did (and a failed run
- * resumed went on unreviewed).
+ * resumed went on unreviewed). A run stopped while the person reads the plan (Ctrl-C, a killed process) has not had it
+ * reviewed: resumed, it asks again, or waits, and searches nothing first.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Deferred, Effect, Fiber, Option } from "effect"
+import * as Pipeline from "../src/Pipeline.js"
 import * as Review from "../src/phases/Review.js"
 import { UserInput } from "../src/UserInput.js"
+import * as H from "./pipelineHarness.js"
 
 const plan: Review.Plan = { brief: "Tides.", directives: ["The Moon's pull", "Tide gauges since 1990"] }
 
@@ -37,4 +40,31 @@ describe("a plan edited on a terminal", () => {
       })
     })
   )
+})
+
+describe("a plan asked about on a terminal", () => {
+  it.effect("stopped while the person reads it, is asked about again when resumed, nothing searched before", () => {
+    const searched: Array<string> = []
+    const world = H.world({
+      web: {
+        failSearch: (query) => {
+          searched.push(query)
+          return undefined
+        }
+      }
+    })
+    return Effect.gen(function* () {
+      const asked = yield* Deferred.make<void>()
+      const person = { ask: () => Effect.zipRight(Deferred.succeed(asked, undefined), Effect.never) }
+      const run = yield* Pipeline.research("What are the latest measurements of the four topics?", {
+        sessionId: "asked-then-stopped",
+        config: { review: true, allowClarification: false }
+      }).pipe(Effect.provideService(UserInput, person), Effect.fork)
+      yield* Deferred.await(asked)
+      yield* Fiber.interrupt(run)
+      const resumed = yield* Pipeline.resume("asked-then-stopped").pipe(Review.awaiting)
+      assert.strictEqual(resumed.status, "awaiting_review")
+      assert.deepStrictEqual(searched, [])
+    }).pipe(Effect.provide(world))
+  })
 })

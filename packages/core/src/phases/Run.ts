@@ -229,11 +229,15 @@ const review = <R>(run: Run<R>, task: Task.Task) =>
     // A supervisor that delegated nothing left nothing to review: supervision goes on as it would.
     if (plan === undefined) return undefined
     const mode = yield* Review.mode
+    // Marked waiting before it is read: a run stopped at the prompt asks again when resumed (it searched unreviewed).
+    const pending = new Session.PlanReview({ decision: "pending" })
+    if (mode === "ask" && planned.review === undefined)
+      yield* run.session.update("plan", (s) => Checkpoint.patch(s, { review: pending }))
     const decision = mode === "ask" ? yield* Review.askNow(plan) : Option.none()
     if (Option.isNone(decision) && mode === "await") {
       yield* ResearchEvents.publish({ _tag: "SessionAwaitingReview", ...plan })
       return yield* run.session.update("awaiting review", (s) =>
-        Checkpoint.patch(s, { status: "awaiting_review", review: new Session.PlanReview({ decision: "pending" }) })
+        Checkpoint.patch(s, { status: "awaiting_review", review: pending })
       )
     }
     if (Option.isNone(decision)) {
