@@ -5,6 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { connected } from "./McpHarness.js"
 import { post, served, settled } from "./ServeHarness.js"
 
 describe("a review of a plan over HTTP", () => {
@@ -27,6 +28,15 @@ describe("a review of a plan over HTTP", () => {
       assert.strictEqual(approved.status, 202, approved.text)
       const done = yield* settled(s.url, id)
       assert.strictEqual(Reflect.get(done as object, "status"), "completed")
+    })
+  )
+
+  it.scopedLive("MCP's get_status says that a session may await review, with its plan, and the policy's removals", () =>
+    Effect.gen(function* () {
+      const mcp = yield* connected({})
+      const { tools } = yield* Effect.promise(() => mcp.client.listTools())
+      const description = tools.find((tool) => tool.name === "get_status")?.description ?? ""
+      for (const words of ["awaiting_review", "review_plan", "sourcePolicyRemovals"]) assert.include(description, words)
     })
   )
 })
