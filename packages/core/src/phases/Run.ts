@@ -347,7 +347,7 @@ const steps = <R>(run: Run<R>) =>
     yield* writeBrief(run)
     // With the library on, what earlier sessions stored on the question comes first, before any search.
     if (run.config.library === true)
-      yield* Library.consult(Task.fromSession(yield* run.session.get), run.session, run.store)
+      yield* Library.consult(Task.fromSession(yield* run.session.get), run.session, run.store, run.enforcement.removals)
     const stopped = yield* review(run, Task.fromSession(yield* run.session.get))
     if (stopped !== undefined) return stopped
     // The task, from here to the report: the question, its clarification and brief (as reviewed), and the settings.
