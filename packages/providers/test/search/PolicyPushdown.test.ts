@@ -140,4 +140,19 @@ describe("a source policy pushed down", () => {
       assert.strictEqual(open?.query["publicationDateOrYear"], "2023-01-01:")
     })
   )
+
+  it.scopedLive("Tavily gets at most the 150 excluded domains it takes, of a policy's 200", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond("tavily.search", Emulator.tavilyResults([]))
+      const { search } = yield* Tavily.make({
+        apiKey: Redacted.make("tvly-emulator"),
+        baseUrl: emulator.baseUrl("tavily")
+      })
+      const excluded = Array.from({ length: 200 }, (_, i) => `spam${i}.example`)
+      yield* search.search("coral reefs", { maxResults: 3, excludeDomains: excluded })
+      const [request] = yield* emulator.requests("tavily.search")
+      assert.deepStrictEqual(Reflect.get(Object(request?.body), "exclude_domains"), excluded.slice(0, 150))
+    })
+  )
 })
