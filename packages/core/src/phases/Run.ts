@@ -241,7 +241,7 @@ const review = <R>(run: Run<R>, task: Task.Task) =>
       )
     }
     if (Option.isNone(decision)) {
-      yield* Effect.logWarning("the plan was not reviewed: nobody can answer here, so research goes on as planned")
+      // Said once, by the event (the CLI's line "the plan was not reviewed: nobody can answer here ..."), not a log too.
       yield* ResearchEvents.publish({ _tag: "PlanReviewed", decision: "unanswered" })
       yield* run.session.update("plan not reviewed", (s) =>
         Checkpoint.patch(s, { review: new Session.PlanReview({ decision: "unanswered" }) })
