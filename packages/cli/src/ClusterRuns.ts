@@ -7,7 +7,7 @@
  * client's state and reads: `internal/hosted/clusterClient.ts`). An evaluation runs here, with this process's judge
  * model when it has one (none is needed for the rest).
  */
-import { Errors, Pipeline, type Review, SessionStore } from "@deep-research/core"
+import { Errors, Pipeline, Review, SessionStore } from "@deep-research/core"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -105,6 +105,7 @@ const review = (client: Client, sessionId: string, decision: Review.Decision) =>
     const session = yield* loadOrQueued(client, sessionId, "cannot take a review of its plan")
     yield* notRunning(client, session, "cannot take a review of its plan now")
     yield* Runs.reviewable(session)
+    yield* Review.validate(session, decision)
     yield* sendResume(client, session, undefined, decision)
     return { sessionId, status: "running" } satisfies Started
   })

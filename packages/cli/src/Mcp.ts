@@ -85,7 +85,7 @@ const tools: ReadonlyArray<ToolSpec> = [
   spec(
     "get_status",
     "Research status",
-    "The status of a session (queued while it waits for a free slot, running, awaiting_clarification, completed, failed, cancelled) with its progress: phase, round, researchers, sources, tokens and cost, and the clarification question when one is pending.",
+    "The status of a session (queued while it waits for a free slot, running, awaiting_clarification, awaiting_review, completed, failed, cancelled) with its progress: phase, round, researchers, sources, tokens and cost; the clarification question when one is pending, the plan (brief and directives) when it awaits review (review_plan), and what the source policy left out (sourcePolicyRemovals).",
     SessionIdArgs,
     reads,
     RunSchema.RunStatus

@@ -6,7 +6,7 @@
 import * as Duration from "effect/Duration"
 import * as Schema from "effect/Schema"
 import { research as d, upperBounds } from "./Defaults.js"
-import { Day, Domain, SourceKind } from "./SourcePolicy.js"
+import { Day, Domain, domainProblem, isCalendarDate, SourceKind } from "./SourcePolicy.js"
 
 const positiveInt = (defaultValue: number) =>
   Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { default: () => defaultValue })
@@ -155,20 +155,40 @@ const overBounds = (config: ResearchConfig): ReadonlyArray<Schema.FilterIssue> =
       upperBounds.maxResearchDurationMillis
     ),
     ...over(["budget", "maxTokens"], config.budget.maxTokens, upperBounds.maxTokens),
-    ...over(["budget", "maxUsd"], config.budget.maxUsd, upperBounds.maxUsd),
-    ...(config.since !== undefined && config.until !== undefined && config.since > config.until
-      ? [{ path: ["until"], message: `until (${config.until}) is before since (${config.since})` }]
-      : [])
+    ...over(["budget", "maxUsd"], config.budget.maxUsd, upperBounds.maxUsd)
   ]
 }
 
 /**
- * A configuration as a user gives it: every numeric knob at most its bound (`Defaults.upperBounds`). Sessions stored
- * before the bounds keep decoding with `ResearchConfig` itself.
+ * What of a source policy as a user gives it could never hold: a day the calendar has not (2023-02-30), a window that
+ * ends before it starts, a domain that names no host (it would match nothing, so an included one would leave every
+ * result out and an excluded one none).
+ */
+const policyIssues = (config: ResearchConfig): ReadonlyArray<Schema.FilterIssue> => [
+  ...(["since", "until"] as const).flatMap((key) => {
+    const day = config[key]
+    return day === undefined || isCalendarDate(day)
+      ? []
+      : [{ path: [key], message: `${day} is not a day of the calendar` }]
+  }),
+  ...(config.since !== undefined && config.until !== undefined && config.since > config.until
+    ? [{ path: ["until"], message: `until (${config.until}) is before since (${config.since})` }]
+    : []),
+  ...(["includeDomains", "excludeDomains"] as const).flatMap((key) =>
+    (config[key] ?? []).flatMap((domain, i) => {
+      const problem = domainProblem(domain)
+      return problem === undefined ? [] : [{ path: [key, i], message: problem }]
+    })
+  )
+]
+
+/**
+ * A configuration as a user gives it: every numeric knob at most its bound (`Defaults.upperBounds`), and a source policy
+ * that can hold. Sessions stored before the bounds keep decoding with `ResearchConfig` itself.
  */
 export const Bounded = ResearchConfig.pipe(
   Schema.filter((config) => {
-    const issues = overBounds(config)
+    const issues = [...overBounds(config), ...policyIssues(config)]
     return issues.length === 0 || issues
   })
 )

@@ -19,14 +19,18 @@ import * as Schema from "effect/Schema"
 export const SourceKind = Schema.Literal("academic", "news", "encyclopedia", "web", "local")
 export type SourceKind = typeof SourceKind.Type
 
-const isCalendarDate = (text: string): boolean => {
+/** True when `YYYY-MM-DD` names a day of the calendar (not 2023-02-30). */
+export const isCalendarDate = (text: string): boolean => {
   const [year, month, day] = text.split("-").map(Number)
   if (year === undefined || month === undefined || day === undefined) return false
   const date = new Date(Date.UTC(year, month - 1, day))
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
 }
 
-/** A day, as `YYYY-MM-DD` (compared as text, so a bound such as 2023-02-30 still orders as it reads). */
+/**
+ * A day, as `YYYY-MM-DD`, compared as text. A day the calendar has not (2023-02-30) is refused where a user gives it
+ * (`ResearchConfig.Bounded`); a stored session's still decodes and orders as it reads.
+ */
 export const Day = Schema.String.pipe(
   Schema.pattern(/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/, { message: () => "expected a date as YYYY-MM-DD" }),
   Schema.annotations({ identifier: "Day", description: "a date, YYYY-MM-DD" })
@@ -34,7 +38,7 @@ export const Day = Schema.String.pipe(
 
 /** A domain as a user gives it (`example.org`; a scheme, `www.` and a path are taken off). */
 export const Domain = Schema.String.pipe(
-  Schema.pattern(/^[^\s,]+$/, { message: () => "expected a host name such as example.org" })
+  Schema.pattern(/^[^\s,]+$/, { message: () => "expected a host name such as example.org (not empty, no spaces)" })
 )
 
 /** Why the policy removed a result or a page. */
@@ -113,16 +117,29 @@ export const isActive = (policy: Policy): boolean =>
 // Hosts and kinds
 // =============================================================================
 
-/** `https://www.Example.org/x` and `example.org.` are `example.org`. */
+/** `https://www.Example.org:8080/x` and `example.org.` are `example.org` (a host is matched whatever its port). */
 export const normalizeDomain = (domain: string): string =>
   domain
     .trim()
     .toLowerCase()
     .replace(/^[a-z][a-z0-9+.-]*:\/\//, "")
     .replace(/[/?#].*$/, "")
+    .replace(/:\d*$/, "")
     .replace(/^\*\./, "")
     .replace(/^www\./, "")
     .replace(/\.$/, "")
+
+/**
+ * Why a domain as a user gave it names no host a result could have (`https://`, `a..org`, `user@a.org`), or undefined
+ * when it names one. Such a domain would match nothing: included, it would leave every result out; excluded, none.
+ */
+export const domainProblem = (domain: string): string | undefined => {
+  const host = normalizeDomain(domain)
+  if (host === "") return `"${domain}" names no host (expected one such as example.org)`
+  return /^[^\s.:/?#@[\]]+(\.[^\s.:/?#@[\]]+)*$/u.test(host)
+    ? undefined
+    : `"${domain}" is not a host name (expected one such as example.org)`
+}
 
 /** The host of a URL, lower case, without `www.`; undefined for what has none (a local file). */
 export const hostOf = (url: string): string | undefined => {

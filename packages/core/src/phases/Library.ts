@@ -7,6 +7,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import { qualityOfUrl } from "../internal/research/sourceQuality.js"
 import * as Novelty from "../Novelty.js"
 import type { Session } from "../Session.js"
@@ -79,13 +80,13 @@ const byPage = (passages: ReadonlyArray<SourceLibrary.Passage>, held: ReadonlySe
   return [...pages.values()]
 }
 
-/** The library's sources for a session about to research `task`; none without a library or a match. */
+/** The library's sources for a session about to research `task` that its source policy keeps, and those it removed. */
 export const sourcesFor = (task: Task, session: Session, store: SessionStoreService) =>
   Effect.gen(function* () {
     const library = yield* Effect.serviceOption(SourceLibrary.SourceLibrary)
     if (Option.isNone(library)) {
       yield* Effect.logWarning("the library was asked for, but this session store keeps none: research starts afresh")
-      return []
+      return { kept: [], removed: [] }
     }
     const passages = yield* library.value
       .search(searchText(task), { limit: passagesSearched, match: "any", excludeSession: session.id })
@@ -94,16 +95,32 @@ export const sourcesFor = (task: Task, session: Session, store: SessionStoreServ
     const now = yield* Clock.currentTimeMillis
     const policy = SourcePolicy.fromSettings(task.config)
     const found = yield* Effect.forEach(byPage(passages, held), (page, i) => sourceOf(store, page, i + 1, now))
-    // The run's source policy holds for what it takes from the library as for what it finds.
-    return found.filter((source) => SourcePolicy.check(policy, source) === undefined)
+    // The run's source policy holds for what it takes from the library as for what it finds, and says what it removed.
+    const kept: Array<Source> = []
+    const removed: Array<SourcePolicy.Removal> = []
+    for (const source of found) {
+      const reason = SourcePolicy.check(policy, source)
+      if (reason === undefined) kept.push(source)
+      else removed.push(new SourcePolicy.Removal({ url: source.url, reason }))
+    }
+    return { kept, removed }
   })
 
-/** Adds the library's sources to the session, once, before its first round; returns how many it added. */
-export const consult = (task: Task, handle: Checkpoint.Handle, store: SessionStoreService) =>
+/**
+ * Adds the library's sources to the session, once, before its first round, and to `removals` what the source policy
+ * left out of them; returns how many it added.
+ */
+export const consult = (
+  task: Task,
+  handle: Checkpoint.Handle,
+  store: SessionStoreService,
+  removals: Ref.Ref<SourcePolicy.Removals>
+) =>
   Effect.gen(function* () {
     const session = yield* handle.get
     if (session.rounds.length > 0 || session.sources.some((source) => source.origin !== undefined)) return 0
-    const found = yield* sourcesFor(task, session, store)
+    const { kept: found, removed } = yield* sourcesFor(task, session, store)
+    yield* Ref.update(removals, (earlier) => SourcePolicy.addRemovals(earlier, removed))
     if (found.length > 0) {
       yield* handle.update("library", (s) => Checkpoint.patch(s, { sources: [...s.sources, ...found] }))
     }

@@ -145,6 +145,13 @@ export const apply = (session: Session, decision: Decision): Effect.Effect<Sessi
   }
 }
 
+/**
+ * Fails as `apply` would, without applying: a server checks a decision before it answers that the session goes on, so
+ * that an edit that drops every directive is refused to its sender rather than failing the run it started.
+ */
+export const validate = (session: Session, decision: Decision): Effect.Effect<void, ResearchInvalidInput> =>
+  Effect.asVoid(apply(session, decision))
+
 /** The decision in the words of the `PlanReviewed` event. */
 export const decisionWord = (decision: Decision): "approved" | "edited" | "cancelled" =>
   decision.action === "approve" ? "approved" : decision.action === "edit" ? "edited" : "cancelled"
@@ -184,6 +191,14 @@ export const askNow = (plan: Plan): Effect.Effect<Option.Option<Decision>> =>
       const added = yield* ask(input, "A directive to add (empty when done):")
       if (added === undefined || added === "") break
       directives.push(added)
+    }
+    // Every directive dropped and none added would research nothing: one is asked for, or the planned ones stay.
+    if (directives.length === 0) {
+      const added = yield* ask(
+        input,
+        "An edited plan needs at least one directive. A directive to research (empty keeps the planned ones):"
+      )
+      directives.push(...(added === undefined || added === "" ? plan.directives : [added]))
     }
     return Option.some<Decision>({
       action: "edit",

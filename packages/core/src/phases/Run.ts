@@ -229,15 +229,19 @@ const review = <R>(run: Run<R>, task: Task.Task) =>
     // A supervisor that delegated nothing left nothing to review: supervision goes on as it would.
     if (plan === undefined) return undefined
     const mode = yield* Review.mode
+    // Marked waiting before it is read: a run stopped at the prompt asks again when resumed (it searched unreviewed).
+    const pending = new Session.PlanReview({ decision: "pending" })
+    if (mode === "ask" && planned.review === undefined)
+      yield* run.session.update("plan", (s) => Checkpoint.patch(s, { review: pending }))
     const decision = mode === "ask" ? yield* Review.askNow(plan) : Option.none()
     if (Option.isNone(decision) && mode === "await") {
       yield* ResearchEvents.publish({ _tag: "SessionAwaitingReview", ...plan })
       return yield* run.session.update("awaiting review", (s) =>
-        Checkpoint.patch(s, { status: "awaiting_review", review: new Session.PlanReview({ decision: "pending" }) })
+        Checkpoint.patch(s, { status: "awaiting_review", review: pending })
       )
     }
     if (Option.isNone(decision)) {
-      yield* Effect.logWarning("the plan was not reviewed: nobody can answer here, so research goes on as planned")
+      // Said once, by the event (the CLI's line "the plan was not reviewed: nobody can answer here ..."), not a log too.
       yield* ResearchEvents.publish({ _tag: "PlanReviewed", decision: "unanswered" })
       yield* run.session.update("plan not reviewed", (s) =>
         Checkpoint.patch(s, { review: new Session.PlanReview({ decision: "unanswered" }) })
@@ -343,7 +347,7 @@ const steps = <R>(run: Run<R>) =>
     yield* writeBrief(run)
     // With the library on, what earlier sessions stored on the question comes first, before any search.
     if (run.config.library === true)
-      yield* Library.consult(Task.fromSession(yield* run.session.get), run.session, run.store)
+      yield* Library.consult(Task.fromSession(yield* run.session.get), run.session, run.store, run.enforcement.removals)
     const stopped = yield* review(run, Task.fromSession(yield* run.session.get))
     if (stopped !== undefined) return stopped
     // The task, from here to the report: the question, its clarification and brief (as reviewed), and the settings.

@@ -85,6 +85,8 @@ export type SonarResponse = typeof SonarResponse.Type
 type SonarRequest = ChatCompletionCreateParamsNonStreaming & {
   readonly search_domain_filter?: ReadonlyArray<string>
   readonly search_recency_filter?: "hour" | "day" | "week" | "month" | "year"
+  readonly search_after_date_filter?: string
+  readonly search_before_date_filter?: string
   readonly web_search_options?: { readonly search_context_size: "low" | "medium" | "high" }
 }
 
@@ -157,7 +159,16 @@ export const layerConfig = (
 // Mapping
 // =============================================================================
 
-/** The chat request for a query: domain filters (a `-` marks an excluded domain) and recency filter included. */
+/** A day (`YYYY-MM-DD`) as Sonar's date filters take it: `%m/%d/%Y`. */
+const sonarDate = (day: string): string => {
+  const [year, month, date] = day.split("-")
+  return `${month}/${date}/${year}`
+}
+
+/**
+ * The chat request for a query: domain filters (a `-` marks an excluded domain), and a date window (a source policy's)
+ * as Sonar's published-date filters, else a recent time range as its recency filter.
+ */
 export const sonarRequest = (
   query: string,
   options: SearchProvider.SearchOptions,
@@ -173,7 +184,11 @@ export const sonarRequest = (
     ],
     web_search_options: { search_context_size: searchContextSize },
     ...(domains.length > 0 ? { search_domain_filter: domains } : {}),
-    ...(options.timeRange !== undefined ? { search_recency_filter: options.timeRange } : {})
+    ...(options.timeRange !== undefined && options.since === undefined && options.until === undefined
+      ? { search_recency_filter: options.timeRange }
+      : {}),
+    ...(options.since !== undefined ? { search_after_date_filter: sonarDate(options.since) } : {}),
+    ...(options.until !== undefined ? { search_before_date_filter: sonarDate(options.until) } : {})
   }
 }
 

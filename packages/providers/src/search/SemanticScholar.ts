@@ -154,7 +154,10 @@ const rangeDays: Readonly<Record<NonNullable<SearchProvider.SearchOptions["timeR
   year: 366
 }
 
-/** The query string of a paper search; a time range becomes a `publicationDateOrYear` lower bound. */
+/**
+ * The query string of a paper search. A date window (a source policy's) is its `publicationDateOrYear` range
+ * (`since:until`, either side open); else a time range is a lower bound.
+ */
 export const searchParams = (query: string, options: SearchProvider.SearchOptions, now: number): URLSearchParams => {
   const params = new URLSearchParams({
     query,
@@ -162,7 +165,9 @@ export const searchParams = (query: string, options: SearchProvider.SearchOption
     offset: "0",
     limit: String(Math.max(1, Math.min(maxResultsPerSearch, options.maxResults)))
   })
-  if (options.timeRange !== undefined) {
+  if (options.since !== undefined || options.until !== undefined) {
+    params.set("publicationDateOrYear", `${options.since ?? ""}:${options.until ?? ""}`)
+  } else if (options.timeRange !== undefined) {
     const from = new Date(now - rangeDays[options.timeRange] * dayMillis).toISOString().slice(0, 10)
     params.set("publicationDateOrYear", `${from}:`)
   }

@@ -184,6 +184,9 @@ export const layerConfig = (
 // Search
 // =============================================================================
 
+/** Excluded domains a search takes at most (its API's `exclude_domains` limit; `include_domains` takes 300). */
+export const maxExcludedDomains = 150
+
 /** The SDK's search options for the port's options. */
 export const toSearchOptions = (options: SearchProvider.SearchOptions) => ({
   maxResults: Math.max(0, Math.min(maxResultsPerSearch, options.maxResults)),
@@ -199,8 +202,10 @@ export const toSearchOptions = (options: SearchProvider.SearchOptions) => ({
   ...(options.includeDomains !== undefined && options.includeDomains.length > 0
     ? { includeDomains: [...options.includeDomains] }
     : {}),
+  // Tavily refuses more than 150 excluded domains (a policy may list 200): the first 150 are sent, the product's own
+  // check leaves out the rest.
   ...(options.excludeDomains !== undefined && options.excludeDomains.length > 0
-    ? { excludeDomains: [...options.excludeDomains] }
+    ? { excludeDomains: options.excludeDomains.slice(0, maxExcludedDomains) }
     : {})
 })
 

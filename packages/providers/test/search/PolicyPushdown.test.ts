@@ -1,6 +1,7 @@
 /**
  * A source policy's domains and date window, pushed down to each backend that can filter, as each vendor documents
- * it: read from the request the emulator received, through the real SDK where there is one.
+ * it: read from the request the emulator received, through the real SDK where there is one. (The native searches of
+ * OpenAI and Anthropic take domains only: their tests are with theirs.)
  */
 import type { SearchProvider } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
@@ -9,8 +10,10 @@ import { Emulator } from "@deep-research/emulator"
 import * as Arxiv from "../../src/search/Arxiv.js"
 import * as Exa from "../../src/search/Exa.js"
 import * as OpenAlex from "../../src/search/OpenAlex.js"
+import * as Perplexity from "../../src/search/Perplexity.js"
 import * as PubMed from "../../src/search/PubMed.js"
 import * as Searxng from "../../src/search/Searxng.js"
+import * as SemanticScholar from "../../src/search/SemanticScholar.js"
 import * as Tavily from "../../src/search/Tavily.js"
 
 /** What a policy of only a.org, never b.a.org, from 2023-01-01 to 2024-06-30 sends with a search. */
@@ -105,6 +108,51 @@ describe("a source policy pushed down", () => {
       )
       const [request] = yield* emulator.requests("searxng.search")
       assert.strictEqual(request?.query["time_range"], "month")
+    })
+  )
+
+  it.scopedLive("Perplexity gets search_after_date_filter and search_before_date_filter, as %m/%d/%Y", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond("perplexity.chat", Emulator.perplexityAnswer("Nothing."))
+      const sonar = Perplexity.make({ apiKey: Redacted.make("pplx-emulator"), baseUrl: emulator.baseUrl("perplexity") })
+      // The policy's recent window comes with its dates (`SourcePolicy.pushdown`): the dates stand in its place.
+      yield* sonar.search("coral reefs", { ...policed, timeRange: "year" })
+      const [request] = yield* emulator.requests("perplexity.chat")
+      assert.deepInclude(request?.body, {
+        search_domain_filter: ["a.org", "-b.a.org"],
+        search_after_date_filter: "01/01/2023",
+        search_before_date_filter: "06/30/2024"
+      })
+      assert.notProperty(request?.body, "search_recency_filter")
+    })
+  )
+
+  it.scopedLive("Semantic Scholar gets a publicationDateOrYear range", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond("semanticScholar.search", Emulator.semanticScholarPapers([]))
+      const scholar = SemanticScholar.make({ baseUrl: emulator.baseUrl("semanticScholar") })
+      yield* scholar.search("sparse attention", policed)
+      yield* scholar.search("sparse attention", { maxResults: 3, since: "2023-01-01" })
+      const [both, open] = yield* emulator.requests("semanticScholar.search")
+      assert.strictEqual(both?.query["publicationDateOrYear"], "2023-01-01:2024-06-30")
+      assert.strictEqual(open?.query["publicationDateOrYear"], "2023-01-01:")
+    })
+  )
+
+  it.scopedLive("Tavily gets at most the 150 excluded domains it takes, of a policy's 200", () =>
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.start()
+      yield* emulator.respond("tavily.search", Emulator.tavilyResults([]))
+      const { search } = yield* Tavily.make({
+        apiKey: Redacted.make("tvly-emulator"),
+        baseUrl: emulator.baseUrl("tavily")
+      })
+      const excluded = Array.from({ length: 200 }, (_, i) => `spam${i}.example`)
+      yield* search.search("coral reefs", { maxResults: 3, excludeDomains: excluded })
+      const [request] = yield* emulator.requests("tavily.search")
+      assert.deepStrictEqual(Reflect.get(Object(request?.body), "exclude_domains"), excluded.slice(0, 150))
     })
   )
 })

@@ -29,12 +29,11 @@ interface FileConfig {
 
 const first = <A>(...values: ReadonlyArray<A | undefined>): A | undefined => values.find((v) => v !== undefined)
 
-/** A comma-separated flag as a list (`a.org, b.org` is two). */
-const listOf = (text: string): ReadonlyArray<string> =>
-  text
-    .split(",")
-    .map((part) => part.trim())
-    .filter((part) => part !== "")
+/**
+ * A comma-separated flag as a list (`a.org, b.org` is two). An empty part is kept, for the settings to refuse: dropped,
+ * `--include-domains ""` (an unset shell variable) would be no policy at all.
+ */
+const listOf = (text: string): ReadonlyArray<string> => text.split(",").map((part) => part.trim())
 
 /** The source policy, the review and the report's language: each from its flag, else the config file. */
 export const steeringOf = (flags: Flags, file: FileConfig | undefined): Record<string, unknown> => {

@@ -2,7 +2,7 @@
  * What clients ask of the runs a process hosts (`Runs`): start, status, list, answer, resume, cancel, delete,
  * evaluate, and the resumption of what a stopped process accepted. Each is a function over the `Host`.
  */
-import { Errors, FollowUp, Pipeline, ResearchConfig, type Review, SessionStore } from "@deep-research/core"
+import { Errors, FollowUp, Pipeline, ResearchConfig, Review, SessionStore } from "@deep-research/core"
 import type { Session } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -15,6 +15,7 @@ import * as SqlSessionStore from "@deep-research/providers/SqlSessionStore"
 import type * as CliConfig from "../../CliConfig.js"
 import { conflict, RunConflict, type StartOptions } from "../../RunSchema.js"
 import * as Store from "../../Store.js"
+import * as DecodeIssues from "../serving/decodeIssues.js"
 import * as StoredEvaluation from "../../StoredEvaluation.js"
 import * as Wiring from "../../Wiring.js"
 import { answerable, resumable, reviewable, statusOf } from "./runStates.js"
@@ -32,9 +33,12 @@ const steeringOf = (options: StartOptions) => {
   return Object.fromEntries(Object.entries({ ...chosen, ...shape }).filter(([, value]) => value !== undefined))
 }
 
-/** The research configuration of a run: the resolved one with what the client chose. */
+/**
+ * The research configuration of a run: the resolved one with what the client chose, refused as the CLI refuses it (a
+ * source policy that cannot hold: `until` before `since`, a day the calendar has not, a domain that names no host).
+ */
 export const configFor = (resolved: CliConfig.Resolved, options: StartOptions) =>
-  Schema.decodeUnknownEither(ResearchConfig.ResearchConfig)({
+  Schema.decodeUnknownEither(ResearchConfig.Bounded, { errors: "all" })({
     ...Schema.encodeSync(ResearchConfig.ResearchConfig)(resolved.research),
     ...(options.maxRounds !== undefined ? { maxSupervisionRounds: options.maxRounds } : {}),
     ...(options.concurrency !== undefined ? { maxConcurrentResearchUnits: options.concurrency } : {}),
@@ -50,7 +54,13 @@ export const configFor = (resolved: CliConfig.Resolved, options: StartOptions) =
     }
   }).pipe(
     Either.mapLeft(
-      (error) => new Errors.ResearchInvalidInput({ reason: ParseResult.TreeFormatter.formatErrorSync(error) })
+      (error) =>
+        new Errors.ResearchInvalidInput({
+          // Said as a sentence ('until': until (2023-01-01) is before since (2024-01-01).), not Schema's tree.
+          reason:
+            DecodeIssues.messageOf(ParseResult.ArrayFormatter.formatErrorSync(error)) ??
+            ParseResult.TreeFormatter.formatErrorSync(error)
+        })
     )
   )
 
@@ -113,7 +123,9 @@ export const answer = (host: Host, sessionId: string, text: string) =>
 export const review = (host: Host, sessionId: string, decision: Review.Decision) =>
   Effect.gen(function* () {
     yield* notRunning(host, sessionId, "cannot take a review of its plan now")
-    yield* reviewable(yield* loadFrom(host, sessionId))
+    const session = yield* loadFrom(host, sessionId)
+    yield* reviewable(session)
+    yield* Review.validate(session, decision)
     return yield* background(host, sessionId, Pipeline.resume(sessionId, { review: decision }))
   })
 

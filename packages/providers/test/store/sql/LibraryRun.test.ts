@@ -161,4 +161,32 @@ describe("a run with the library", () => {
       )
     })
   )
+
+  it.scoped(
+    "under a source policy, a library source outside it is left out and recorded as a search result would be",
+    () =>
+      Effect.gen(function* () {
+        const folder = yield* Effect.acquireRelease(
+          Effect.sync(() => fs.mkdtempSync(nodePath.join(os.tmpdir(), "deep-research-library-run-"))),
+          (path) => Effect.sync(() => fs.rmSync(path, { recursive: true, force: true }))
+        )
+        const store = SqlSessionStore.layerSqlite(nodePath.join(folder, "deep-research.db"))
+        const unused: WebLog = { queries: [], returned: [], extracted: [] }
+        const rounds = [["Perovskite cell efficiency records"]]
+        yield* Pipeline.research("How efficient are perovskite solar cells?", {
+          config: { allowClarification: false }
+        }).pipe(Effect.provide(scriptedWeb({ pages: [perovskite], rounds }, unused)), Effect.provide(store))
+        const second = yield* Pipeline.research("How efficient are perovskite solar cells?", {
+          config: { allowClarification: false, library: true, excludeDomains: ["example.org"] }
+        }).pipe(Effect.provide(scriptedWeb({ pages: [], rounds }, unused)), Effect.provide(store))
+        assert.notInclude(
+          second.sources.map((source) => source.url),
+          perovskite.url
+        )
+        assert.deepStrictEqual(
+          second.sourcePolicyRemovals?.urls.map((removal) => [removal.url, removal.reason]),
+          [[perovskite.url, "excluded_domain"]]
+        )
+      })
+  )
 })
