@@ -293,8 +293,10 @@ export const routes = (runs: Runs.Runs, options: Options) =>
     Effect.map(DatabaseProbe.forDatabase(options.database), (database) => routesProbing(runs, options, database))
   )
 
-const routesProbing = (runs: Runs.Runs, options: Options, database: DatabaseProbe.Probe | undefined) =>
-  HttpApiBuilder.serve(guard(options, runs.scrub, database)).pipe(
+const routesProbing = (runs: Runs.Runs, options: Options, database: DatabaseProbe.Probe | undefined) => {
+  // Each request's caller reaches its own sessions and no one's, where the server tells its callers apart.
+  const runsOf = Handlers.runsOfRequests(runs, options.token)
+  return HttpApiBuilder.serve(guard(options, runs.scrub, database)).pipe(
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(pageLayer),
@@ -307,13 +309,14 @@ const routesProbing = (runs: Runs.Runs, options: Options, database: DatabaseProb
     Layer.provide(HttpApiBuilder.api(Api)),
     Layer.provide(
       Layer.mergeAll(
-        Handlers.sessionsLayer(runs),
+        Handlers.sessionsLayer(runsOf),
         Handlers.systemLayer(runs, database),
-        Handlers.libraryLayer(runs),
-        OpenAiCompat.layer(runs)
+        Handlers.libraryLayer(runsOf),
+        OpenAiCompat.layer(runsOf)
       ).pipe(Layer.provide(Handlers.authorizationLayer(options.token)))
     )
   )
+}
 
 /** The server listening on its address, which the `HttpServer` it outputs tells. */
 export const layer = (runs: Runs.Runs, options: Options) =>

@@ -4,6 +4,7 @@
  */
 import { type Errors, type FollowUp, ResearchEvents, type Session } from "@deep-research/core"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -16,6 +17,8 @@ import type * as Runs from "../Runs.js"
 import * as ServingRuns from "../ServingRuns.js"
 import { version } from "../version.js"
 import type * as DatabaseProbe from "../internal/serving/databaseProbe.js"
+import * as SessionOwners from "../internal/serving/sessionOwners.js"
+import * as TaskOwners from "../internal/mcp/taskOwners.js"
 import {
   Api,
   Authorization,
@@ -131,9 +134,46 @@ export const authorizationLayer = (token: Redacted.Redacted<string> | undefined)
     })
   )
 
+const bearerOf = (header: string | undefined): string | undefined => /^Bearer\s+(\S+)\s*$/i.exec(header ?? "")?.[1]
+
+/**
+ * The caller a request is (`TaskOwners`): on a server with a token, the token it presents, if it is the server's; on
+ * one without, `anyone`. Undefined for a request without the token.
+ */
+export const callerOf = (
+  header: string | undefined,
+  token: Redacted.Redacted<string> | undefined
+): string | undefined => {
+  if (token === undefined) return TaskOwners.anyone
+  const presented = bearerOf(header)
+  return presented !== undefined && accepts(presented, token) ? TaskOwners.callerOfToken(presented) : undefined
+}
+
+/** Whether a server with this token tells its callers apart: it holds several tokens, one for each caller. */
+export const tellsCallersApart = (token: Redacted.Redacted<string> | undefined): boolean =>
+  token !== undefined && tokensOf(token).length > 1
+
 // =============================================================================
 // Sessions
 // =============================================================================
+
+/** The runs as a request's caller reaches them (`SessionOwners`), from its Authorization header. */
+export type RunsOf = (authorization: string | undefined) => Runs.Runs
+
+/** The runs of a server for its requests: each request's caller reaches only its own sessions and no one's. */
+export const runsOfRequests = (runs: Runs.Runs, token: Redacted.Redacted<string> | undefined): RunsOf => {
+  const reach = SessionOwners.forCallers(runs, tellsCallersApart(token))
+  return (authorization) => reach(callerOf(authorization, token))
+}
+
+/** A handler given the runs as the caller of its request reaches them. */
+const reaching =
+  <A extends { readonly request: HttpServerRequest.HttpServerRequest }, R>(
+    runsOf: RunsOf,
+    f: (args: A, runs: Runs.Runs) => R
+  ) =>
+  (args: A): R =>
+    f(args, runsOf(args.request.headers["authorization"]))
 
 const reportResponse = (
   session: Session.Session,
@@ -195,118 +235,170 @@ export const eventStream = (runs: Runs.Runs, sessionId: string, after: number): 
   )
 
 /** The sessions group. */
-export const sessionsLayer = (runs: Runs.Runs) =>
+export const sessionsLayer = (runsOf: RunsOf) =>
   HttpApiBuilder.group(Api, "sessions", (handlers) =>
     handlers
-      .handle("create", ({ payload: { question, ...options } }) =>
-        ServingRuns.catchNotStored(
-          Effect.mapError(runs.start(question, options), (error) => new BadRequest({ message: error.message })),
-          (error) => new ServiceUnavailable({ message: error.message })
+      .handle(
+        "create",
+        reaching(runsOf, ({ payload: { question, ...options } }, runs) =>
+          ServingRuns.catchNotStored(
+            Effect.mapError(runs.start(question, options), (error) => new BadRequest({ message: error.message })),
+            (error) => new ServiceUnavailable({ message: error.message })
+          )
         )
       )
-      .handle("list", () => runs.list)
-      .handle("get", ({ path }) =>
-        Effect.mapError(runs.status(path.id), (error) => new NotFound({ message: error.message }))
+      .handle(
+        "list",
+        reaching(runsOf, (_, runs) => runs.list)
       )
-      .handle("events", ({ headers, path, urlParams }) =>
-        Effect.as(
-          Effect.mapError(runs.status(path.id), (error) => new NotFound({ message: error.message })),
-          eventStream(runs, path.id, headers["last-event-id"] ?? urlParams.after ?? 0)
+      .handle(
+        "get",
+        reaching(runsOf, ({ path }, runs) =>
+          Effect.mapError(runs.status(path.id), (error) => new NotFound({ message: error.message }))
         )
       )
-      .handle("answer", ({ path, payload }) => Effect.mapError(runs.answer(path.id, payload.answer), fromRunError))
-      .handle("review", ({ path, payload }) => Effect.mapError(runs.review(path.id, payload), fromRunError))
-      .handle("cancel", ({ path }) =>
-        // An unknown session is a 404, a known one not running a 409.
-        Effect.mapError(
-          Effect.zipRight(
-            runs.isRunning(path.id) ? Effect.void : Effect.asVoid(runs.status(path.id)),
-            runs.cancel(path.id)
-          ),
-          fromRunError
+      .handle(
+        "events",
+        reaching(runsOf, ({ headers, path, urlParams }, runs) =>
+          Effect.as(
+            Effect.mapError(runs.status(path.id), (error) => new NotFound({ message: error.message })),
+            eventStream(runs, path.id, headers["last-event-id"] ?? urlParams.after ?? 0)
+          )
         )
       )
-      .handle("resume", ({ path }) => Effect.mapError(runs.resume(path.id), fromRunError))
-      .handle("ask", ({ path, payload }) =>
-        runs.ask === undefined
-          ? Effect.fail(new ServiceUnavailable({ message: "follow-up questions are answered by a local server" }))
-          : Effect.mapError(
-              runs.ask(path.id, payload.question, {
-                maxTokens: payload.budgetTokens,
-                maxUsd: payload.budgetUsd
-              }),
-              fromAskError
-            )
-      )
-      .handle("answers", ({ path }) =>
-        Effect.mapError(
-          Effect.map(runs.load(path.id), (session) => session.answers),
-          fromStoreError
+      .handle(
+        "answer",
+        reaching(runsOf, ({ path, payload }, runs) =>
+          Effect.mapError(runs.answer(path.id, payload.answer), fromRunError)
         )
       )
-      .handle("continue", ({ path, payload }) =>
-        runs.extend === undefined
-          ? Effect.fail(new ServiceUnavailable({ message: "continuations run on a local server" }))
-          : Effect.mapError(runs.extend(path.id, payload.direction, payload.rounds), fromRunError)
+      .handle(
+        "review",
+        reaching(runsOf, ({ path, payload }, runs) => Effect.mapError(runs.review(path.id, payload), fromRunError))
       )
-      .handle("report", ({ path, request, urlParams }) =>
-        Effect.flatMap(Effect.mapError(runs.load(path.id), fromStoreError), (session) =>
-          reportResponse(session, {
-            format:
-              urlParams.format ??
-              ((request.headers["accept"] ?? "").startsWith("text/html") ? ("html" as const) : ("markdown" as const)),
-            download: urlParams.download === "true"
-          })
+      .handle(
+        "cancel",
+        reaching(runsOf, ({ path }, runs) =>
+          // An unknown session is a 404, a known one not running a 409.
+          Effect.mapError(
+            Effect.zipRight(
+              runs.isRunning(path.id) ? Effect.void : Effect.asVoid(runs.status(path.id)),
+              runs.cancel(path.id)
+            ),
+            fromRunError
+          )
         )
       )
-      .handle("export", ({ path, urlParams }) =>
-        Effect.flatMap(Effect.mapError(runs.load(path.id), fromStoreError), (session) =>
-          exportResponse(session, urlParams.format)
+      .handle(
+        "resume",
+        reaching(runsOf, ({ path }, runs) => Effect.mapError(runs.resume(path.id), fromRunError))
+      )
+      .handle(
+        "ask",
+        reaching(runsOf, ({ path, payload }, runs) =>
+          runs.ask === undefined
+            ? Effect.fail(new ServiceUnavailable({ message: "follow-up questions are answered by a local server" }))
+            : Effect.mapError(
+                runs.ask(path.id, payload.question, {
+                  maxTokens: payload.budgetTokens,
+                  maxUsd: payload.budgetUsd
+                }),
+                fromAskError
+              )
+        )
+      )
+      .handle(
+        "answers",
+        reaching(runsOf, ({ path }, runs) =>
+          Effect.mapError(
+            Effect.map(runs.load(path.id), (session) => session.answers),
+            fromStoreError
+          )
+        )
+      )
+      .handle(
+        "continue",
+        reaching(runsOf, ({ path, payload }, runs) =>
+          runs.extend === undefined
+            ? Effect.fail(new ServiceUnavailable({ message: "continuations run on a local server" }))
+            : Effect.mapError(runs.extend(path.id, payload.direction, payload.rounds), fromRunError)
+        )
+      )
+      .handle(
+        "report",
+        reaching(runsOf, ({ path, request, urlParams }, runs) =>
+          Effect.flatMap(Effect.mapError(runs.load(path.id), fromStoreError), (session) =>
+            reportResponse(session, {
+              format:
+                urlParams.format ??
+                ((request.headers["accept"] ?? "").startsWith("text/html") ? ("html" as const) : ("markdown" as const)),
+              download: urlParams.download === "true"
+            })
+          )
+        )
+      )
+      .handle(
+        "export",
+        reaching(runsOf, ({ path, urlParams }, runs) =>
+          Effect.flatMap(Effect.mapError(runs.load(path.id), fromStoreError), (session) =>
+            exportResponse(session, urlParams.format)
+          )
         )
       )
       .handle("exportSchema", () => Effect.succeed(ReportExport.jsonSchema()))
-      .handle("sources", ({ path }) =>
-        Effect.map(Effect.mapError(runs.load(path.id), fromStoreError), RunSchema.sourcesOf)
+      .handle(
+        "sources",
+        reaching(runsOf, ({ path }, runs) =>
+          Effect.map(Effect.mapError(runs.load(path.id), fromStoreError), RunSchema.sourcesOf)
+        )
       )
-      .handle("evaluate", ({ path }) =>
-        Effect.gen(function* () {
-          // An unknown or malformed id is said as every other endpoint says it (404, 400).
-          yield* Effect.mapError(runs.load(path.id), fromStoreError)
-          const { evaluation } = yield* Effect.mapError(runs.evaluate(path.id), (error) => {
-            switch (error._tag) {
-              case "ResearchSessionNotFound":
-                return new NotFound({ message: error.message })
-              case "RunConflict":
-                return new Conflict({ message: error.message })
-              case "JudgeUnavailable":
-                return new ServiceUnavailable({ message: error.message })
-              default:
-                return new ServerError({ message: error.message })
-            }
+      .handle(
+        "evaluate",
+        reaching(runsOf, ({ path }, runs) =>
+          Effect.gen(function* () {
+            // An unknown or malformed id is said as every other endpoint says it (404, 400).
+            yield* Effect.mapError(runs.load(path.id), fromStoreError)
+            const { evaluation } = yield* Effect.mapError(runs.evaluate(path.id), (error) => {
+              switch (error._tag) {
+                case "ResearchSessionNotFound":
+                  return new NotFound({ message: error.message })
+                case "RunConflict":
+                  return new Conflict({ message: error.message })
+                case "JudgeUnavailable":
+                  return new ServiceUnavailable({ message: error.message })
+                default:
+                  return new ServerError({ message: error.message })
+              }
+            })
+            return evaluation
           })
-          return evaluation
-        })
+        )
       )
-      .handle("delete", ({ path }) => Effect.mapError(runs.remove(path.id), fromRunError))
+      .handle(
+        "delete",
+        reaching(runsOf, ({ path }, runs) => Effect.mapError(runs.remove(path.id), fromRunError))
+      )
   )
 
 /** The library group: full-text search over every stored source. */
-export const libraryLayer = (runs: Runs.Runs) =>
+export const libraryLayer = (runsOf: RunsOf) =>
   HttpApiBuilder.group(Api, "library", (handlers) =>
-    handlers.handle("search", ({ urlParams }) =>
-      runs.searchLibrary(urlParams.q, urlParams.limit).pipe(
-        Effect.map((passages) =>
-          passages.map(({ score, sessionId, snippet, sourceId, title, url }) => ({
-            sessionId,
-            sourceId,
-            url,
-            title,
-            snippet,
-            score
-          }))
-        ),
-        Effect.mapError((error) => new BadRequest({ message: error.message }))
-      )
+    handlers.handle("search", ({ request, urlParams }) =>
+      runsOf(request.headers["authorization"])
+        .searchLibrary(urlParams.q, urlParams.limit)
+        .pipe(
+          Effect.map((passages) =>
+            passages.map(({ score, sessionId, snippet, sourceId, title, url }) => ({
+              sessionId,
+              sourceId,
+              url,
+              title,
+              snippet,
+              score
+            }))
+          ),
+          Effect.mapError((error) => new BadRequest({ message: error.message }))
+        )
     )
   )
 

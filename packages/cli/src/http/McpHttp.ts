@@ -17,15 +17,15 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Redacted from "effect/Redacted"
+import type * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
 import * as Mcp from "../Mcp.js"
 import type * as Runs from "../Runs.js"
-import * as TaskOwners from "../internal/mcp/taskOwners.js"
+import * as SessionOwners from "../internal/serving/sessionOwners.js"
 import { servedNote } from "../internal/mcp/toolResults.js"
 import { originOf } from "../internal/serving/hosts.js"
-import { accepts, challengeOf, tokenRefused } from "./Handlers.js"
+import { callerOf, challengeOf, tellsCallersApart, tokenRefused } from "./Handlers.js"
 
 /** Where MCP is served. */
 export const path = "/mcp"
@@ -58,16 +58,6 @@ const rpcRefusal = (status: number, code: number, message: string) =>
 const bearerOf = (header: string | undefined): string | undefined => {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "")
   return match?.[1]
-}
-
-/**
- * The caller a request is (`TaskOwners`): on a server with a token, the token it presents, if it is the server's; on
- * one without, `anyone`. Undefined for a request without the token.
- */
-const callerOf = (header: string | undefined, token: Redacted.Redacted<string> | undefined): string | undefined => {
-  if (token === undefined) return TaskOwners.anyone
-  const presented = bearerOf(header)
-  return presented !== undefined && accepts(presented, token) ? TaskOwners.callerOfToken(presented) : undefined
 }
 
 /**
@@ -208,7 +198,9 @@ const handle = (sessions: ReturnType<typeof makeSessions>, options: Options) =>
 export const layer = (runs: Runs.Runs, options: Options) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function* () {
-      const sessions = makeSessions(yield* Mcp.toolSet(runs, undefined, servedNote))
+      // Each caller reaches its own sessions and no one's, where the server tells its callers apart.
+      const reach = SessionOwners.forCallers(runs, tellsCallersApart(options.token))
+      const sessions = makeSessions(yield* Mcp.toolSet(runs, undefined, servedNote, reach))
       yield* Effect.addFinalizer(() => Effect.asVoid(sessions.closeAll))
       yield* router.all(path, handle(sessions, options))
     })
