@@ -22,10 +22,9 @@ import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
 import * as Mcp from "../Mcp.js"
 import type * as Runs from "../Runs.js"
-import * as SessionOwners from "../internal/serving/sessionOwners.js"
 import { servedNote } from "../internal/mcp/toolResults.js"
 import { originOf } from "../internal/serving/hosts.js"
-import { callerOf, challengeOf, tellsCallersApart, tokenRefused } from "./Handlers.js"
+import { callerOf, challengeOf, tokenRefused } from "./Callers.js"
 
 /** Where MCP is served. */
 export const path = "/mcp"
@@ -194,12 +193,17 @@ const handle = (sessions: ReturnType<typeof makeSessions>, options: Options) =>
     return rpcRefusal(400, -32000, "Bad Request: send Mcp-Session-Id, or initialize to open a session.")
   })
 
-/** `/mcp` on serve's router, over these runs; its MCP sessions close with the server. */
-export const layer = (runs: Runs.Runs, options: Options) =>
+/**
+ * `/mcp` on serve's router, over these runs, which each caller reaches as `reach` gives them (its own sessions and no
+ * one's, where the server tells its callers apart: `SessionOwners.forCallers`); its MCP sessions close with the server.
+ */
+export const layer = (
+  runs: Runs.Runs,
+  options: Options,
+  reach: (caller: string | undefined) => Runs.Runs = () => runs
+) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function* () {
-      // Each caller reaches its own sessions and no one's, where the server tells its callers apart.
-      const reach = SessionOwners.forCallers(runs, tellsCallersApart(options.token))
       const sessions = makeSessions(yield* Mcp.toolSet(runs, undefined, servedNote, reach))
       yield* Effect.addFinalizer(() => Effect.asVoid(sessions.closeAll))
       yield* router.all(path, handle(sessions, options))

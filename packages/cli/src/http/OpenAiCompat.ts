@@ -17,7 +17,7 @@ import * as Progress from "../Progress.js"
 import type * as Runs from "../Runs.js"
 import * as ServingRuns from "../ServingRuns.js"
 import { Api, ServiceUnavailable } from "./Api.js"
-import type * as Handlers from "./Handlers.js"
+import type { RunsOf } from "./Callers.js"
 import * as OpenAiFollowUp from "./OpenAiFollowUp.js"
 import * as OpenAiSchema from "./OpenAiSchema.js"
 import * as Sse from "./Sse.js"
@@ -134,7 +134,7 @@ const chunkStream = (runs: Runs.Runs, sessionId: string, includeUsage: boolean, 
 }
 
 /** The openai group. */
-export const layer = (runsOf: Handlers.RunsOf) =>
+export const layer = (runsOf: RunsOf) =>
   HttpApiBuilder.group(Api, "openai", (handlers) =>
     handlers
       .handle("models", () => Effect.succeed({ object: "list" as const, data: [OpenAiSchema.theModel] }))

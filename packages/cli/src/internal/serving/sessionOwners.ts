@@ -33,52 +33,91 @@ const same = (a: string, b: string): boolean =>
   a.length === b.length && crypto.timingSafeEqual(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"))
 
 /**
- * The caller a session is bound to: its `caller.json`, else the caller of the MCP task that started it (before
- * sessions recorded their caller, a task's binding did); none for a session no token caller started, or none stored.
+ * The callers of the sessions this server started and could not yet bind: a cluster's runner stores a new session
+ * when it starts it, and the binding waits for it.
  */
-const ownerOf = (runs: Runs.Runs, sessionId: string): Effect.Effect<Option.Option<string>> => {
-  // A task's binding holds its caller beside the digest of its id.
+type Pending = Map<string, string>
+
+/**
+ * The caller a session is bound to: one this server has yet to store, its `caller.json`, else the caller of the MCP
+ * task that started it (a task's binding holds its caller beside the digest of its id); none for a session no token
+ * caller started.
+ */
+const ownerOf = (runs: Runs.Runs, pending: Pending, sessionId: string): Effect.Effect<Option.Option<string>> => {
   const read = (name: string) =>
     runs.artefact(sessionId, name).pipe(
       Effect.map(Option.flatMap((text) => Option.getRight(Schema.decodeEither(Owner)(text)))),
       Effect.map(Option.map(({ caller }) => caller)),
       Effect.orElseSucceed(() => Option.none<string>())
     )
+  const waiting = pending.get(sessionId)
+  if (waiting !== undefined) return Effect.succeed(Option.some(waiting))
   return Effect.flatMap(read(ownerArtefact), (owner) =>
     Option.isSome(owner) ? Effect.succeed(owner) : read(TaskOwners.bindingArtefact)
   ).pipe(Effect.map(Option.filter(isTokenCaller)))
 }
 
 /** Whether `caller` may reach the session: it is no one's, or the caller's own. */
-export const mayReach = (runs: Runs.Runs, caller: string, sessionId: string): Effect.Effect<boolean> =>
-  Effect.map(ownerOf(runs, sessionId), Option.match({ onNone: () => true, onSome: (owner) => same(owner, caller) }))
+const mayReach = (runs: Runs.Runs, pending: Pending, caller: string, sessionId: string): Effect.Effect<boolean> =>
+  Effect.map(
+    ownerOf(runs, pending, sessionId),
+    Option.match({ onNone: () => true, onSome: (owner) => same(owner, caller) })
+  )
+
+/** Retries of a binding that waits for its session: soon at first, then every 10 seconds, for about an hour. */
+const untilStored = Schedule.exponential("250 millis").pipe(
+  Schedule.either(Schedule.spaced("10 seconds")),
+  Schedule.intersect(Schedule.recurs(400))
+)
+
+/**
+ * Binds a new session to its caller. A hosted session is stored when it is started: it is bound before the client is
+ * answered. A cluster's is stored by the runner that starts it: until then this server holds its caller, and binds it
+ * in the background once it is stored.
+ */
+const bind = (runs: Runs.Runs, pending: Pending, sessionId: string, caller: string): Effect.Effect<void> => {
+  const save = runs.saveArtefact(sessionId, ownerArtefact, Schema.encodeSync(Owner)({ caller }))
+  return Effect.catchAll(save, () =>
+    Effect.sync(() => pending.set(sessionId, caller)).pipe(
+      Effect.zipRight(
+        Effect.forkDaemon(
+          save.pipe(
+            Effect.retry(untilStored),
+            Effect.tapError((error) =>
+              Effect.logWarning(`the caller of session ${sessionId} was not stored: ${error.message}`)
+            ),
+            Effect.ensuring(Effect.sync(() => pending.delete(sessionId))),
+            Effect.ignore
+          )
+        )
+      ),
+      Effect.asVoid
+    )
+  )
+}
 
 /**
  * The runs as one caller reaches them: what it starts is bound to it (when it is a token's caller), and a session
  * bound to another caller is, for every request by its id, a session that does not exist.
  */
-export const asCaller = (runs: Runs.Runs, caller: string): Runs.Runs => {
+const asCaller = (runs: Runs.Runs, pending: Pending, caller: string): Runs.Runs => {
+  const reaches = (sessionId: string) => mayReach(runs, pending, caller, sessionId)
   const reached = <A, E>(
     sessionId: string,
     effect: Effect.Effect<A, E>
   ): Effect.Effect<A, E | Errors.ResearchSessionNotFound> =>
-    Effect.flatMap(mayReach(runs, caller, sessionId), (may): Effect.Effect<A, E | Errors.ResearchSessionNotFound> =>
+    Effect.flatMap(reaches(sessionId), (may): Effect.Effect<A, E | Errors.ResearchSessionNotFound> =>
       may ? effect : Effect.fail(new Errors.ResearchSessionNotFound({ sessionId }))
     )
   const mine = <A extends { readonly sessionId: string }>(started: A) =>
-    isTokenCaller(caller)
-      ? // A cluster's runner stores a new session when it starts it: the caller waits for it (ten seconds at most).
-        runs
-          .saveArtefact(started.sessionId, ownerArtefact, Schema.encodeSync(Owner)({ caller }))
-          .pipe(Effect.retry({ schedule: Schedule.spaced("250 millis"), times: 40 }), Effect.orDie, Effect.as(started))
-      : Effect.succeed(started)
+    isTokenCaller(caller) ? Effect.as(bind(runs, pending, started.sessionId, caller), started) : Effect.succeed(started)
   const { ask, extend } = runs
   return {
     ...runs,
     start: (question, options, clarification) => Effect.flatMap(runs.start(question, options, clarification), mine),
     status: (sessionId) => reached(sessionId, runs.status(sessionId)),
     list: Effect.flatMap(runs.list, (listed) =>
-      Effect.filter(listed, (entry) => mayReach(runs, caller, entry.id), { concurrency: 8 })
+      Effect.filter(listed, (entry) => reaches(entry.id), { concurrency: 8 })
     ),
     load: (sessionId) => reached(sessionId, runs.load(sessionId)),
     answer: (sessionId, answer) => reached(sessionId, runs.answer(sessionId, answer)),
@@ -94,12 +133,10 @@ export const asCaller = (runs: Runs.Runs, caller: string): Runs.Runs => {
     remove: (sessionId) => reached(sessionId, runs.remove(sessionId)),
     evaluate: (sessionId) => reached(sessionId, runs.evaluate(sessionId)),
     events: (sessionId, after) =>
-      Stream.unwrap(
-        Effect.map(mayReach(runs, caller, sessionId), (may) => (may ? runs.events(sessionId, after) : Stream.empty))
-      ),
+      Stream.unwrap(Effect.map(reaches(sessionId), (may) => (may ? runs.events(sessionId, after) : Stream.empty))),
     searchLibrary: (terms, limit) =>
       Effect.flatMap(runs.searchLibrary(terms, limit), (passages) =>
-        Effect.filter(passages, (passage) => mayReach(runs, caller, passage.sessionId), { concurrency: 8 })
+        Effect.filter(passages, (passage) => reaches(passage.sessionId), { concurrency: 8 })
       )
   }
 }
@@ -108,7 +145,7 @@ export const asCaller = (runs: Runs.Runs, caller: string): Runs.Runs => {
  * How a server's doors reach its runs for a caller: as that caller when the server tells its callers apart (several
  * tokens), else the runs themselves, every session shared.
  */
-export const forCallers =
-  (runs: Runs.Runs, tellsApart: boolean) =>
-  (caller: string | undefined): Runs.Runs =>
-    tellsApart ? asCaller(runs, caller ?? nobody) : runs
+export const forCallers = (runs: Runs.Runs, tellsApart: boolean): ((caller: string | undefined) => Runs.Runs) => {
+  const pending: Pending = new Map()
+  return (caller) => (tellsApart ? asCaller(runs, pending, caller ?? nobody) : runs)
+}
