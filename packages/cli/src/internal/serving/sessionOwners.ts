@@ -64,10 +64,10 @@ const mayReach = (runs: Runs.Runs, pending: Pending, caller: string, sessionId: 
     Option.match({ onNone: () => true, onSome: (owner) => same(owner, caller) })
   )
 
-/** Retries of a binding that waits for its session: soon at first, then every 10 seconds, for about an hour. */
-const untilStored = Schedule.exponential("250 millis").pipe(
-  Schedule.either(Schedule.spaced("10 seconds")),
-  Schedule.intersect(Schedule.recurs(400))
+/** Retries of a binding that waits for its session: every quarter second for ten seconds, then every ten for an hour. */
+const untilStored = Schedule.union(
+  Schedule.intersect(Schedule.spaced("250 millis"), Schedule.recurs(40)),
+  Schedule.intersect(Schedule.spaced("10 seconds"), Schedule.recurs(360))
 )
 
 /**
