@@ -16,7 +16,6 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
 import type * as Runs from "../../Runs.js"
-import * as TaskOwners from "../mcp/taskOwners.js"
 
 /** The artefact that names the caller a session belongs to. */
 export const ownerArtefact = "caller.json"
@@ -38,23 +37,16 @@ const same = (a: string, b: string): boolean =>
  */
 type Pending = Map<string, string>
 
-/**
- * The caller a session is bound to: one this server has yet to store, its `caller.json`, else the caller of the MCP
- * task that started it (a task's binding holds its caller beside the digest of its id); none for a session no token
- * caller started.
- */
+/** The caller a session is bound to: one this server has yet to store, else its `caller.json`; none for no one's. */
 const ownerOf = (runs: Runs.Runs, pending: Pending, sessionId: string): Effect.Effect<Option.Option<string>> => {
-  const read = (name: string) =>
-    runs.artefact(sessionId, name).pipe(
-      Effect.map(Option.flatMap((text) => Option.getRight(Schema.decodeEither(Owner)(text)))),
-      Effect.map(Option.map(({ caller }) => caller)),
-      Effect.orElseSucceed(() => Option.none<string>())
-    )
   const waiting = pending.get(sessionId)
-  if (waiting !== undefined) return Effect.succeed(Option.some(waiting))
-  return Effect.flatMap(read(ownerArtefact), (owner) =>
-    Option.isSome(owner) ? Effect.succeed(owner) : read(TaskOwners.bindingArtefact)
-  ).pipe(Effect.map(Option.filter(isTokenCaller)))
+  return waiting !== undefined
+    ? Effect.succeed(Option.some(waiting))
+    : runs.artefact(sessionId, ownerArtefact).pipe(
+        Effect.map(Option.flatMap((text) => Option.getRight(Schema.decodeEither(Owner)(text)))),
+        Effect.map(Option.map(({ caller }) => caller)),
+        Effect.orElseSucceed(() => Option.none<string>())
+      )
 }
 
 /** Whether `caller` may reach the session: it is no one's, or the caller's own. */
