@@ -9,12 +9,12 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as RunSchema from "../RunSchema.js"
-import { conflict, type RunConflict } from "../RunSchema.js"
+import { conflict, type JudgeUnavailable, type RunConflict } from "../RunSchema.js"
 import type * as Runs from "../Runs.js"
 import * as ServingRuns from "../ServingRuns.js"
 import { version } from "../version.js"
 import type * as DatabaseProbe from "../internal/serving/databaseProbe.js"
-import { Api, BadRequest, Conflict, NotFound, ServerError, ServiceUnavailable } from "./Api.js"
+import { Api, type Ask, BadRequest, Conflict, type Continue, NotFound, ServerError, ServiceUnavailable } from "./Api.js"
 import * as ReportExport from "../export/ReportExport.js"
 import type { RunsOf } from "./Callers.js"
 import * as ReportHtml from "./ReportHtml.js"
@@ -72,15 +72,6 @@ const fromAskError = (
 // =============================================================================
 // Sessions
 // =============================================================================
-
-/** A handler given the runs as the caller of its request reaches them. */
-const reaching =
-  <A extends { readonly request: HttpServerRequest.HttpServerRequest }, R>(
-    runsOf: RunsOf,
-    f: (args: A, runs: Runs.Runs) => R
-  ) =>
-  (args: A): R =>
-    f(args, runsOf(args.request.headers["authorization"]))
 
 const reportResponse = (
   session: Session.Session,
@@ -141,151 +132,109 @@ export const eventStream = (runs: Runs.Runs, sessionId: string, after: number): 
     )
   )
 
-/** The sessions group. */
-export const sessionsLayer = (runsOf: RunsOf) =>
-  HttpApiBuilder.group(Api, "sessions", (handlers) =>
+/** An evaluation that failed, as the API states it. */
+const fromEvaluateError = (error: Errors.ResearchError | RunConflict | JudgeUnavailable) => {
+  switch (error._tag) {
+    case "ResearchSessionNotFound":
+      return new NotFound({ message: error.message })
+    case "RunConflict":
+      return new Conflict({ message: error.message })
+    case "JudgeUnavailable":
+      return new ServiceUnavailable({ message: error.message })
+    default:
+      return new ServerError({ message: error.message })
+  }
+}
+
+/** Cancels a session: an unknown one is a 404, a known one not running a 409. */
+const cancelled = (runs: Runs.Runs, id: string) =>
+  Effect.mapError(
+    Effect.zipRight(runs.isRunning(id) ? Effect.void : Effect.asVoid(runs.status(id)), runs.cancel(id)),
+    fromRunError
+  )
+
+/** Evaluates a session's report; an unknown or malformed id is said as every other endpoint says it (404, 400). */
+const evaluated = (runs: Runs.Runs, id: string) =>
+  Effect.zipRight(
+    Effect.mapError(runs.load(id), fromStoreError),
+    Effect.map(Effect.mapError(runs.evaluate(id), fromEvaluateError), ({ evaluation }) => evaluation)
+  )
+
+const asked = (runs: Runs.Runs, id: string, payload: typeof Ask.Type) =>
+  runs.ask === undefined
+    ? Effect.fail(new ServiceUnavailable({ message: "follow-up questions are answered by a local server" }))
+    : Effect.mapError(
+        runs.ask(id, payload.question, { maxTokens: payload.budgetTokens, maxUsd: payload.budgetUsd }),
+        fromAskError
+      )
+
+const continued = (runs: Runs.Runs, id: string, payload: typeof Continue.Type) =>
+  runs.extend === undefined
+    ? Effect.fail(new ServiceUnavailable({ message: "continuations run on a local server" }))
+    : Effect.mapError(runs.extend(id, payload.direction, payload.rounds), fromRunError)
+
+const loaded = (runs: Runs.Runs, id: string) => Effect.mapError(runs.load(id), fromStoreError)
+
+const notFound = (error: { readonly message: string }) => new NotFound({ message: error.message })
+
+/**
+ * The sessions group. Each request reaches the runs as its caller does (`runsOf`): where the server tells its callers
+ * apart, its own sessions and no one's.
+ */
+export const sessionsLayer = (runsOf: RunsOf) => {
+  const runsFor = (request: HttpServerRequest.HttpServerRequest) => runsOf(request.headers["authorization"])
+  return HttpApiBuilder.group(Api, "sessions", (handlers) =>
     handlers
-      .handle(
-        "create",
-        reaching(runsOf, ({ payload: { question, ...options } }, runs) =>
-          ServingRuns.catchNotStored(
-            Effect.mapError(runs.start(question, options), (error) => new BadRequest({ message: error.message })),
-            (error) => new ServiceUnavailable({ message: error.message })
-          )
-        )
-      )
-      .handle(
-        "list",
-        reaching(runsOf, (_, runs) => runs.list)
-      )
-      .handle(
-        "get",
-        reaching(runsOf, ({ path }, runs) =>
-          Effect.mapError(runs.status(path.id), (error) => new NotFound({ message: error.message }))
-        )
-      )
-      .handle(
-        "events",
-        reaching(runsOf, ({ headers, path, urlParams }, runs) =>
-          Effect.as(
-            Effect.mapError(runs.status(path.id), (error) => new NotFound({ message: error.message })),
-            eventStream(runs, path.id, headers["last-event-id"] ?? urlParams.after ?? 0)
-          )
-        )
-      )
-      .handle(
-        "answer",
-        reaching(runsOf, ({ path, payload }, runs) =>
-          Effect.mapError(runs.answer(path.id, payload.answer), fromRunError)
-        )
-      )
-      .handle(
-        "review",
-        reaching(runsOf, ({ path, payload }, runs) => Effect.mapError(runs.review(path.id, payload), fromRunError))
-      )
-      .handle(
-        "cancel",
-        reaching(runsOf, ({ path }, runs) =>
-          // An unknown session is a 404, a known one not running a 409.
+      .handle("create", ({ payload: { question, ...options }, request }) =>
+        ServingRuns.catchNotStored(
           Effect.mapError(
-            Effect.zipRight(
-              runs.isRunning(path.id) ? Effect.void : Effect.asVoid(runs.status(path.id)),
-              runs.cancel(path.id)
-            ),
-            fromRunError
-          )
+            runsFor(request).start(question, options),
+            (error) => new BadRequest({ message: error.message })
+          ),
+          (error) => new ServiceUnavailable({ message: error.message })
         )
       )
-      .handle(
-        "resume",
-        reaching(runsOf, ({ path }, runs) => Effect.mapError(runs.resume(path.id), fromRunError))
-      )
-      .handle(
-        "ask",
-        reaching(runsOf, ({ path, payload }, runs) =>
-          runs.ask === undefined
-            ? Effect.fail(new ServiceUnavailable({ message: "follow-up questions are answered by a local server" }))
-            : Effect.mapError(
-                runs.ask(path.id, payload.question, {
-                  maxTokens: payload.budgetTokens,
-                  maxUsd: payload.budgetUsd
-                }),
-                fromAskError
-              )
+      .handle("list", ({ request }) => runsFor(request).list)
+      .handle("get", ({ path, request }) => Effect.mapError(runsFor(request).status(path.id), notFound))
+      .handle("events", ({ headers, path, request, urlParams }) => {
+        const runs = runsFor(request)
+        return Effect.as(
+          Effect.mapError(runs.status(path.id), notFound),
+          eventStream(runs, path.id, headers["last-event-id"] ?? urlParams.after ?? 0)
         )
+      })
+      .handle("answer", ({ path, payload, request }) =>
+        Effect.mapError(runsFor(request).answer(path.id, payload.answer), fromRunError)
       )
-      .handle(
-        "answers",
-        reaching(runsOf, ({ path }, runs) =>
-          Effect.mapError(
-            Effect.map(runs.load(path.id), (session) => session.answers),
-            fromStoreError
-          )
-        )
+      .handle("review", ({ path, payload, request }) =>
+        Effect.mapError(runsFor(request).review(path.id, payload), fromRunError)
       )
-      .handle(
-        "continue",
-        reaching(runsOf, ({ path, payload }, runs) =>
-          runs.extend === undefined
-            ? Effect.fail(new ServiceUnavailable({ message: "continuations run on a local server" }))
-            : Effect.mapError(runs.extend(path.id, payload.direction, payload.rounds), fromRunError)
-        )
+      .handle("cancel", ({ path, request }) => cancelled(runsFor(request), path.id))
+      .handle("resume", ({ path, request }) => Effect.mapError(runsFor(request).resume(path.id), fromRunError))
+      .handle("ask", ({ path, payload, request }) => asked(runsFor(request), path.id, payload))
+      .handle("answers", ({ path, request }) =>
+        Effect.map(loaded(runsFor(request), path.id), (session) => session.answers)
       )
-      .handle(
-        "report",
-        reaching(runsOf, ({ path, request, urlParams }, runs) =>
-          Effect.flatMap(Effect.mapError(runs.load(path.id), fromStoreError), (session) =>
-            reportResponse(session, {
-              format:
-                urlParams.format ??
-                ((request.headers["accept"] ?? "").startsWith("text/html") ? ("html" as const) : ("markdown" as const)),
-              download: urlParams.download === "true"
-            })
-          )
-        )
-      )
-      .handle(
-        "export",
-        reaching(runsOf, ({ path, urlParams }, runs) =>
-          Effect.flatMap(Effect.mapError(runs.load(path.id), fromStoreError), (session) =>
-            exportResponse(session, urlParams.format)
-          )
-        )
-      )
-      .handle("exportSchema", () => Effect.succeed(ReportExport.jsonSchema()))
-      .handle(
-        "sources",
-        reaching(runsOf, ({ path }, runs) =>
-          Effect.map(Effect.mapError(runs.load(path.id), fromStoreError), RunSchema.sourcesOf)
-        )
-      )
-      .handle(
-        "evaluate",
-        reaching(runsOf, ({ path }, runs) =>
-          Effect.gen(function* () {
-            // An unknown or malformed id is said as every other endpoint says it (404, 400).
-            yield* Effect.mapError(runs.load(path.id), fromStoreError)
-            const { evaluation } = yield* Effect.mapError(runs.evaluate(path.id), (error) => {
-              switch (error._tag) {
-                case "ResearchSessionNotFound":
-                  return new NotFound({ message: error.message })
-                case "RunConflict":
-                  return new Conflict({ message: error.message })
-                case "JudgeUnavailable":
-                  return new ServiceUnavailable({ message: error.message })
-                default:
-                  return new ServerError({ message: error.message })
-              }
-            })
-            return evaluation
+      .handle("continue", ({ path, payload, request }) => continued(runsFor(request), path.id, payload))
+      .handle("report", ({ path, request, urlParams }) =>
+        Effect.flatMap(loaded(runsFor(request), path.id), (session) =>
+          reportResponse(session, {
+            format:
+              urlParams.format ??
+              ((request.headers["accept"] ?? "").startsWith("text/html") ? ("html" as const) : ("markdown" as const)),
+            download: urlParams.download === "true"
           })
         )
       )
-      .handle(
-        "delete",
-        reaching(runsOf, ({ path }, runs) => Effect.mapError(runs.remove(path.id), fromRunError))
+      .handle("export", ({ path, request, urlParams }) =>
+        Effect.flatMap(loaded(runsFor(request), path.id), (session) => exportResponse(session, urlParams.format))
       )
+      .handle("exportSchema", () => Effect.succeed(ReportExport.jsonSchema()))
+      .handle("sources", ({ path, request }) => Effect.map(loaded(runsFor(request), path.id), RunSchema.sourcesOf))
+      .handle("evaluate", ({ path, request }) => evaluated(runsFor(request), path.id))
+      .handle("delete", ({ path, request }) => Effect.mapError(runsFor(request).remove(path.id), fromRunError))
   )
+}
 
 /** The library group: full-text search over every stored source. */
 export const libraryLayer = (runsOf: RunsOf) =>
