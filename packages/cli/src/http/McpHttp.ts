@@ -5,7 +5,8 @@
  * DELETE ends the session. Serve's guard has already refused a foreign Host on loopback (DNS rebinding) and a body
  * over its limit or not JSON; here the token is asked for as `/api` asks for it, and the Origin is checked, as MCP
  * asks of every server. An MCP session is bound to the caller that opened it (its token), and so are the tasks it
- * starts (`internal/mcp/taskOwners.ts`). MCP sessions live in this process; the research sessions behind them, and the
+ * starts (`internal/mcp/taskOwners.ts`) and, with a token for each caller, the research sessions it starts, which its
+ * tools reach as that caller (`internal/serving/sessionOwners.ts`). MCP sessions live in this process; the research sessions behind them, and the
  * tasks' bindings, live in the store (or the cluster's database), so the caller that started a task reaches it from any
  * connection, after a restart, from any server of a cluster.
  */
