@@ -233,7 +233,8 @@ const handlersOf = (
 
 /** The tools over some runs, built once and attached to every server that serves them (`serverOf`). */
 export interface ToolSet {
-  readonly handlers: Record<string, McpCall.Handler>
+  /** The tools' handlers for a connection: over the runs as its caller reaches them. */
+  readonly handlersFor: (connection: string | undefined) => Record<string, McpCall.Handler>
   /** The sessions as MCP tasks. */
   readonly taskStore: McpResearch.TaskStore
   /** Who each task belongs to, and the caller behind each connection. */
@@ -245,17 +246,19 @@ export interface ToolSet {
 /**
  * The tools over these runs. Their work runs in the caller's runtime: its logger, its scheduler, its tracer (the
  * server's: its log lines go to stderr, never among the messages on stdout). `note` goes with a run this process
- * hosts: what keeps it going (the stdio server's by default).
+ * hosts: what keeps it going (the stdio server's by default). `reach` gives the runs as a caller reaches them
+ * (`SessionOwners.forCallers`); every session is every caller's by default, as on stdio.
  */
 export const toolSet = (
   runs: Runs.Runs,
   database?: DatabaseProbe.Probe,
-  note: string = hostedNote
+  note: string = hostedNote,
+  reach: (caller: string | undefined) => Runs.Runs = () => runs
 ): Effect.Effect<ToolSet> =>
   Effect.map(Effect.runtime<never>(), (runtime) => {
     const owners = TaskOwners.make(runs)
     return {
-      handlers: handlersOf(runs, runtime, database, owners, note),
+      handlersFor: (connection) => handlersOf(reach(owners.callerOf(connection)), runtime, database, owners, note),
       taskStore: McpResearch.taskStore(runs, runtime, owners),
       owners,
       scrub: runs.scrub
@@ -286,7 +289,7 @@ const serverOf = (toolSet: ToolSet): Server => {
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }))
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const params = request.params
-    const handler = toolSet.handlers[params.name]
+    const handler = toolSet.handlersFor(extra.sessionId)[params.name]
     // A tool that does not exist is the request's fault, a protocol error (as the MCP specification has it);
     // arguments a tool refuses are its result, which the model can read and correct.
     if (handler === undefined) {

@@ -24,6 +24,7 @@ import * as nodeHttp from "node:http"
 import type * as CliConfig from "./CliConfig.js"
 import { Api, ServiceUnavailable } from "./http/Api.js"
 import { asOpenAiError, withExcerpts, withoutSecrets, withReadableMessage } from "./http/errorBodies.js"
+import * as Callers from "./http/Callers.js"
 import * as Handlers from "./http/Handlers.js"
 import * as McpHttp from "./http/McpHttp.js"
 import * as OpenAiCompat from "./http/OpenAiCompat.js"
@@ -33,6 +34,7 @@ import * as Connections from "./internal/serving/connections.js"
 import { hostNameOf, originOf } from "./internal/serving/hosts.js"
 import * as DatabaseProbe from "./internal/serving/databaseProbe.js"
 import * as Nesting from "./internal/serving/nesting.js"
+import * as SessionOwners from "./internal/serving/sessionOwners.js"
 import type * as Runs from "./Runs.js"
 import * as ServingRuns from "./ServingRuns.js"
 
@@ -89,7 +91,7 @@ export const minimumTokenLength = 32
 export const refusal = (options: Pick<Options, "host" | "token">): string | undefined => {
   if (options.token !== undefined) {
     // Each of the tokens, when it holds several (one for each caller).
-    const lengths = Handlers.tokensOf(options.token).map((token) => token.length)
+    const lengths = Callers.tokensOf(options.token).map((token) => token.length)
     const length = lengths.length === 0 ? 0 : Math.min(...lengths)
     return length >= minimumTokenLength
       ? undefined
@@ -171,12 +173,12 @@ export const guard =
       if (request.method === "POST" || request.method === "PUT" || request.method === "PATCH") {
         // Every route that takes a body needs the token: without it, nothing of the body is read.
         const presented = RequestLimits.bearerOf(request.headers["authorization"])
-        if (options.token !== undefined && !Handlers.accepts(presented, options.token)) {
+        if (options.token !== undefined && !Callers.accepts(presented, options.token)) {
           // As RFC 6750 has it, and as MCP clients read it to know they need a bearer token.
           return finish(
             HttpServerResponse.unsafeJson(
-              { _tag: "Unauthorized", message: Handlers.tokenRefused(presented) },
-              { status: 401, headers: { "www-authenticate": Handlers.challengeOf(presented) } }
+              { _tag: "Unauthorized", message: Callers.tokenRefused(presented) },
+              { status: 401, headers: { "www-authenticate": Callers.challengeOf(presented) } }
             )
           )
         }
@@ -293,12 +295,15 @@ export const routes = (runs: Runs.Runs, options: Options) =>
     Effect.map(DatabaseProbe.forDatabase(options.database), (database) => routesProbing(runs, options, database))
   )
 
-const routesProbing = (runs: Runs.Runs, options: Options, database: DatabaseProbe.Probe | undefined) =>
-  HttpApiBuilder.serve(guard(options, runs.scrub, database)).pipe(
+const routesProbing = (runs: Runs.Runs, options: Options, database: DatabaseProbe.Probe | undefined) => {
+  // Each request's caller reaches its own sessions and no one's, where the server tells its callers apart.
+  const reach = SessionOwners.forCallers(runs, Callers.tellsCallersApart(options.token))
+  const runsOf = Callers.runsOfRequests(reach, options.token)
+  return HttpApiBuilder.serve(guard(options, runs.scrub, database)).pipe(
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(pageLayer),
-    Layer.provide(McpHttp.layer(runs, options)),
+    Layer.provide(McpHttp.layer(runs, options, reach)),
     Layer.provide(
       options.corsOrigins.length === 0
         ? Layer.empty
@@ -307,13 +312,14 @@ const routesProbing = (runs: Runs.Runs, options: Options, database: DatabaseProb
     Layer.provide(HttpApiBuilder.api(Api)),
     Layer.provide(
       Layer.mergeAll(
-        Handlers.sessionsLayer(runs),
+        Handlers.sessionsLayer(runsOf),
         Handlers.systemLayer(runs, database),
-        Handlers.libraryLayer(runs),
-        OpenAiCompat.layer(runs)
-      ).pipe(Layer.provide(Handlers.authorizationLayer(options.token)))
+        Handlers.libraryLayer(runsOf),
+        OpenAiCompat.layer(runsOf)
+      ).pipe(Layer.provide(Callers.authorizationLayer(options.token)))
     )
   )
+}
 
 /** The server listening on its address, which the `HttpServer` it outputs tells. */
 export const layer = (runs: Runs.Runs, options: Options) =>

@@ -1,32 +1,22 @@
 /**
- * The server side of the sessions, health and authorization parts of the API, over the process's hosted runs (and the
+ * The server side of the sessions, health and library parts of the API, over the process's hosted runs (and the
  * probe of their database, when they have one).
  */
 import { type Errors, type FollowUp, ResearchEvents, type Session } from "@deep-research/core"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import * as crypto from "node:crypto"
 import * as RunSchema from "../RunSchema.js"
-import { conflict, type RunConflict } from "../RunSchema.js"
+import { conflict, type JudgeUnavailable, type RunConflict } from "../RunSchema.js"
 import type * as Runs from "../Runs.js"
 import * as ServingRuns from "../ServingRuns.js"
 import { version } from "../version.js"
 import type * as DatabaseProbe from "../internal/serving/databaseProbe.js"
-import {
-  Api,
-  Authorization,
-  BadRequest,
-  Conflict,
-  NotFound,
-  ServerError,
-  ServiceUnavailable,
-  Unauthorized
-} from "./Api.js"
+import { Api, type Ask, BadRequest, Conflict, type Continue, NotFound, ServerError, ServiceUnavailable } from "./Api.js"
 import * as ReportExport from "../export/ReportExport.js"
+import type { RunsOf } from "./Callers.js"
 import * as ReportHtml from "./ReportHtml.js"
 import * as Sse from "./Sse.js"
 
@@ -78,58 +68,6 @@ const fromAskError = (
       return new ServerError({ message: `the question was not answered: ${error.message}` })
   }
 }
-
-// =============================================================================
-// Authorization
-// =============================================================================
-
-const digest = (text: string): Buffer => crypto.createHash("sha256").update(text, "utf8").digest()
-
-/** Whether a presented token is the expected one, in time that does not depend on where they differ. */
-export const tokenMatches = (presented: string, expected: string): boolean =>
-  // Digests have the same length whatever the tokens', as `timingSafeEqual` needs; the length is not leaked either.
-  crypto.timingSafeEqual(digest(presented), digest(expected)) && presented.length > 0
-
-/**
- * The tokens a server takes: `DEEP_RESEARCH_API_TOKEN` holds one, or several separated by commas, one for each caller
- * (the server then tells its callers apart: an MCP task is reached only with the token that started it).
- */
-export const tokensOf = (token: Redacted.Redacted<string>): ReadonlyArray<string> =>
-  Redacted.value(token)
-    .split(",")
-    .map((part) => part.trim())
-    .filter((part) => part !== "")
-
-/** Whether a presented token is one of the server's, each compared in constant time, all of them every time. */
-export const accepts = (presented: string, token: Redacted.Redacted<string>): boolean =>
-  tokensOf(token)
-    .map((expected) => tokenMatches(presented, expected))
-    .reduce((found, matches) => found || matches, false)
-
-/** What a request without the token is told. */
-export const tokenNeeded = "This server needs its API token: Authorization: Bearer <token>"
-
-/** What a request is told whose token is not the server's: one without any, or one with another (never quoted). */
-export const tokenRefused = (presented: string): string =>
-  presented === ""
-    ? tokenNeeded
-    : "The API token sent is not this server's: send the one it was given (DEEP_RESEARCH_API_TOKEN) as " +
-      "Authorization: Bearer <token>"
-
-/** RFC 6750's challenge with the refusal: `invalid_token` when a token was sent. */
-export const challengeOf = (presented: string): string => (presented === "" ? "Bearer" : 'Bearer error="invalid_token"')
-
-/** The bearer check: with no token configured (a loopback server) every request passes. */
-export const authorizationLayer = (token: Redacted.Redacted<string> | undefined): Layer.Layer<Authorization> =>
-  Layer.succeed(
-    Authorization,
-    Authorization.of({
-      bearer: (presented) =>
-        token === undefined || accepts(Redacted.value(presented), token)
-          ? Effect.void
-          : Effect.fail(new Unauthorized({ message: tokenRefused(Redacted.value(presented)) }))
-    })
-  )
 
 // =============================================================================
 // Sessions
@@ -194,63 +132,92 @@ export const eventStream = (runs: Runs.Runs, sessionId: string, after: number): 
     )
   )
 
-/** The sessions group. */
-export const sessionsLayer = (runs: Runs.Runs) =>
-  HttpApiBuilder.group(Api, "sessions", (handlers) =>
+/** An evaluation that failed, as the API states it. */
+const fromEvaluateError = (error: Errors.ResearchError | RunConflict | JudgeUnavailable) => {
+  switch (error._tag) {
+    case "ResearchSessionNotFound":
+      return new NotFound({ message: error.message })
+    case "RunConflict":
+      return new Conflict({ message: error.message })
+    case "JudgeUnavailable":
+      return new ServiceUnavailable({ message: error.message })
+    default:
+      return new ServerError({ message: error.message })
+  }
+}
+
+/** Cancels a session: an unknown one is a 404, a known one not running a 409. */
+const cancelled = (runs: Runs.Runs, id: string) =>
+  Effect.mapError(
+    Effect.zipRight(runs.isRunning(id) ? Effect.void : Effect.asVoid(runs.status(id)), runs.cancel(id)),
+    fromRunError
+  )
+
+/** Evaluates a session's report; an unknown or malformed id is said as every other endpoint says it (404, 400). */
+const evaluated = (runs: Runs.Runs, id: string) =>
+  Effect.zipRight(
+    Effect.mapError(runs.load(id), fromStoreError),
+    Effect.map(Effect.mapError(runs.evaluate(id), fromEvaluateError), ({ evaluation }) => evaluation)
+  )
+
+const asked = (runs: Runs.Runs, id: string, payload: typeof Ask.Type) =>
+  runs.ask === undefined
+    ? Effect.fail(new ServiceUnavailable({ message: "follow-up questions are answered by a local server" }))
+    : Effect.mapError(
+        runs.ask(id, payload.question, { maxTokens: payload.budgetTokens, maxUsd: payload.budgetUsd }),
+        fromAskError
+      )
+
+const continued = (runs: Runs.Runs, id: string, payload: typeof Continue.Type) =>
+  runs.extend === undefined
+    ? Effect.fail(new ServiceUnavailable({ message: "continuations run on a local server" }))
+    : Effect.mapError(runs.extend(id, payload.direction, payload.rounds), fromRunError)
+
+const loaded = (runs: Runs.Runs, id: string) => Effect.mapError(runs.load(id), fromStoreError)
+
+const notFound = (error: { readonly message: string }) => new NotFound({ message: error.message })
+
+/**
+ * The sessions group. Each request reaches the runs as its caller does (`runsOf`): where the server tells its callers
+ * apart, its own sessions and no one's.
+ */
+export const sessionsLayer = (runsOf: RunsOf) => {
+  const runsFor = (request: HttpServerRequest.HttpServerRequest) => runsOf(request.headers["authorization"])
+  return HttpApiBuilder.group(Api, "sessions", (handlers) =>
     handlers
-      .handle("create", ({ payload: { question, ...options } }) =>
+      .handle("create", ({ payload: { question, ...options }, request }) =>
         ServingRuns.catchNotStored(
-          Effect.mapError(runs.start(question, options), (error) => new BadRequest({ message: error.message })),
+          Effect.mapError(
+            runsFor(request).start(question, options),
+            (error) => new BadRequest({ message: error.message })
+          ),
           (error) => new ServiceUnavailable({ message: error.message })
         )
       )
-      .handle("list", () => runs.list)
-      .handle("get", ({ path }) =>
-        Effect.mapError(runs.status(path.id), (error) => new NotFound({ message: error.message }))
-      )
-      .handle("events", ({ headers, path, urlParams }) =>
-        Effect.as(
-          Effect.mapError(runs.status(path.id), (error) => new NotFound({ message: error.message })),
+      .handle("list", ({ request }) => runsFor(request).list)
+      .handle("get", ({ path, request }) => Effect.mapError(runsFor(request).status(path.id), notFound))
+      .handle("events", ({ headers, path, request, urlParams }) => {
+        const runs = runsFor(request)
+        return Effect.as(
+          Effect.mapError(runs.status(path.id), notFound),
           eventStream(runs, path.id, headers["last-event-id"] ?? urlParams.after ?? 0)
         )
+      })
+      .handle("answer", ({ path, payload, request }) =>
+        Effect.mapError(runsFor(request).answer(path.id, payload.answer), fromRunError)
       )
-      .handle("answer", ({ path, payload }) => Effect.mapError(runs.answer(path.id, payload.answer), fromRunError))
-      .handle("review", ({ path, payload }) => Effect.mapError(runs.review(path.id, payload), fromRunError))
-      .handle("cancel", ({ path }) =>
-        // An unknown session is a 404, a known one not running a 409.
-        Effect.mapError(
-          Effect.zipRight(
-            runs.isRunning(path.id) ? Effect.void : Effect.asVoid(runs.status(path.id)),
-            runs.cancel(path.id)
-          ),
-          fromRunError
-        )
+      .handle("review", ({ path, payload, request }) =>
+        Effect.mapError(runsFor(request).review(path.id, payload), fromRunError)
       )
-      .handle("resume", ({ path }) => Effect.mapError(runs.resume(path.id), fromRunError))
-      .handle("ask", ({ path, payload }) =>
-        runs.ask === undefined
-          ? Effect.fail(new ServiceUnavailable({ message: "follow-up questions are answered by a local server" }))
-          : Effect.mapError(
-              runs.ask(path.id, payload.question, {
-                maxTokens: payload.budgetTokens,
-                maxUsd: payload.budgetUsd
-              }),
-              fromAskError
-            )
+      .handle("cancel", ({ path, request }) => cancelled(runsFor(request), path.id))
+      .handle("resume", ({ path, request }) => Effect.mapError(runsFor(request).resume(path.id), fromRunError))
+      .handle("ask", ({ path, payload, request }) => asked(runsFor(request), path.id, payload))
+      .handle("answers", ({ path, request }) =>
+        Effect.map(loaded(runsFor(request), path.id), (session) => session.answers)
       )
-      .handle("answers", ({ path }) =>
-        Effect.mapError(
-          Effect.map(runs.load(path.id), (session) => session.answers),
-          fromStoreError
-        )
-      )
-      .handle("continue", ({ path, payload }) =>
-        runs.extend === undefined
-          ? Effect.fail(new ServiceUnavailable({ message: "continuations run on a local server" }))
-          : Effect.mapError(runs.extend(path.id, payload.direction, payload.rounds), fromRunError)
-      )
+      .handle("continue", ({ path, payload, request }) => continued(runsFor(request), path.id, payload))
       .handle("report", ({ path, request, urlParams }) =>
-        Effect.flatMap(Effect.mapError(runs.load(path.id), fromStoreError), (session) =>
+        Effect.flatMap(loaded(runsFor(request), path.id), (session) =>
           reportResponse(session, {
             format:
               urlParams.format ??
@@ -259,54 +226,35 @@ export const sessionsLayer = (runs: Runs.Runs) =>
           })
         )
       )
-      .handle("export", ({ path, urlParams }) =>
-        Effect.flatMap(Effect.mapError(runs.load(path.id), fromStoreError), (session) =>
-          exportResponse(session, urlParams.format)
-        )
+      .handle("export", ({ path, request, urlParams }) =>
+        Effect.flatMap(loaded(runsFor(request), path.id), (session) => exportResponse(session, urlParams.format))
       )
       .handle("exportSchema", () => Effect.succeed(ReportExport.jsonSchema()))
-      .handle("sources", ({ path }) =>
-        Effect.map(Effect.mapError(runs.load(path.id), fromStoreError), RunSchema.sourcesOf)
-      )
-      .handle("evaluate", ({ path }) =>
-        Effect.gen(function* () {
-          // An unknown or malformed id is said as every other endpoint says it (404, 400).
-          yield* Effect.mapError(runs.load(path.id), fromStoreError)
-          const { evaluation } = yield* Effect.mapError(runs.evaluate(path.id), (error) => {
-            switch (error._tag) {
-              case "ResearchSessionNotFound":
-                return new NotFound({ message: error.message })
-              case "RunConflict":
-                return new Conflict({ message: error.message })
-              case "JudgeUnavailable":
-                return new ServiceUnavailable({ message: error.message })
-              default:
-                return new ServerError({ message: error.message })
-            }
-          })
-          return evaluation
-        })
-      )
-      .handle("delete", ({ path }) => Effect.mapError(runs.remove(path.id), fromRunError))
+      .handle("sources", ({ path, request }) => Effect.map(loaded(runsFor(request), path.id), RunSchema.sourcesOf))
+      .handle("evaluate", ({ path, request }) => evaluated(runsFor(request), path.id))
+      .handle("delete", ({ path, request }) => Effect.mapError(runsFor(request).remove(path.id), fromRunError))
   )
+}
 
 /** The library group: full-text search over every stored source. */
-export const libraryLayer = (runs: Runs.Runs) =>
+export const libraryLayer = (runsOf: RunsOf) =>
   HttpApiBuilder.group(Api, "library", (handlers) =>
-    handlers.handle("search", ({ urlParams }) =>
-      runs.searchLibrary(urlParams.q, urlParams.limit).pipe(
-        Effect.map((passages) =>
-          passages.map(({ score, sessionId, snippet, sourceId, title, url }) => ({
-            sessionId,
-            sourceId,
-            url,
-            title,
-            snippet,
-            score
-          }))
-        ),
-        Effect.mapError((error) => new BadRequest({ message: error.message }))
-      )
+    handlers.handle("search", ({ request, urlParams }) =>
+      runsOf(request.headers["authorization"])
+        .searchLibrary(urlParams.q, urlParams.limit)
+        .pipe(
+          Effect.map((passages) =>
+            passages.map(({ score, sessionId, snippet, sourceId, title, url }) => ({
+              sessionId,
+              sourceId,
+              url,
+              title,
+              snippet,
+              score
+            }))
+          ),
+          Effect.mapError((error) => new BadRequest({ message: error.message }))
+        )
     )
   )
 

@@ -5,7 +5,8 @@
  * DELETE ends the session. Serve's guard has already refused a foreign Host on loopback (DNS rebinding) and a body
  * over its limit or not JSON; here the token is asked for as `/api` asks for it, and the Origin is checked, as MCP
  * asks of every server. An MCP session is bound to the caller that opened it (its token), and so are the tasks it
- * starts (`internal/mcp/taskOwners.ts`). MCP sessions live in this process; the research sessions behind them, and the
+ * starts (`internal/mcp/taskOwners.ts`) and, with a token for each caller, the research sessions it starts, which its
+ * tools reach as that caller (`internal/serving/sessionOwners.ts`). MCP sessions live in this process; the research sessions behind them, and the
  * tasks' bindings, live in the store (or the cluster's database), so the caller that started a task reaches it from any
  * connection, after a restart, from any server of a cluster.
  */
@@ -17,15 +18,14 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Redacted from "effect/Redacted"
+import type * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
 import * as Mcp from "../Mcp.js"
 import type * as Runs from "../Runs.js"
-import * as TaskOwners from "../internal/mcp/taskOwners.js"
 import { servedNote } from "../internal/mcp/toolResults.js"
 import { originOf } from "../internal/serving/hosts.js"
-import { accepts, challengeOf, tokenRefused } from "./Handlers.js"
+import { callerOf, challengeOf, tokenRefused } from "./Callers.js"
 
 /** Where MCP is served. */
 export const path = "/mcp"
@@ -58,16 +58,6 @@ const rpcRefusal = (status: number, code: number, message: string) =>
 const bearerOf = (header: string | undefined): string | undefined => {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "")
   return match?.[1]
-}
-
-/**
- * The caller a request is (`TaskOwners`): on a server with a token, the token it presents, if it is the server's; on
- * one without, `anyone`. Undefined for a request without the token.
- */
-const callerOf = (header: string | undefined, token: Redacted.Redacted<string> | undefined): string | undefined => {
-  if (token === undefined) return TaskOwners.anyone
-  const presented = bearerOf(header)
-  return presented !== undefined && accepts(presented, token) ? TaskOwners.callerOfToken(presented) : undefined
 }
 
 /**
@@ -204,11 +194,18 @@ const handle = (sessions: ReturnType<typeof makeSessions>, options: Options) =>
     return rpcRefusal(400, -32000, "Bad Request: send Mcp-Session-Id, or initialize to open a session.")
   })
 
-/** `/mcp` on serve's router, over these runs; its MCP sessions close with the server. */
-export const layer = (runs: Runs.Runs, options: Options) =>
+/**
+ * `/mcp` on serve's router, over these runs, which each caller reaches as `reach` gives them (its own sessions and no
+ * one's, where the server tells its callers apart: `SessionOwners.forCallers`); its MCP sessions close with the server.
+ */
+export const layer = (
+  runs: Runs.Runs,
+  options: Options,
+  reach: (caller: string | undefined) => Runs.Runs = () => runs
+) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function* () {
-      const sessions = makeSessions(yield* Mcp.toolSet(runs, undefined, servedNote))
+      const sessions = makeSessions(yield* Mcp.toolSet(runs, undefined, servedNote, reach))
       yield* Effect.addFinalizer(() => Effect.asVoid(sessions.closeAll))
       yield* router.all(path, handle(sessions, options))
     })

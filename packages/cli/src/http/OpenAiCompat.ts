@@ -17,6 +17,7 @@ import * as Progress from "../Progress.js"
 import type * as Runs from "../Runs.js"
 import * as ServingRuns from "../ServingRuns.js"
 import { Api, ServiceUnavailable } from "./Api.js"
+import type { RunsOf } from "./Callers.js"
 import * as OpenAiFollowUp from "./OpenAiFollowUp.js"
 import * as OpenAiSchema from "./OpenAiSchema.js"
 import * as Sse from "./Sse.js"
@@ -133,7 +134,7 @@ const chunkStream = (runs: Runs.Runs, sessionId: string, includeUsage: boolean, 
 }
 
 /** The openai group. */
-export const layer = (runs: Runs.Runs) =>
+export const layer = (runsOf: RunsOf) =>
   HttpApiBuilder.group(Api, "openai", (handlers) =>
     handlers
       .handle("models", () => Effect.succeed({ object: "list" as const, data: [OpenAiSchema.theModel] }))
@@ -142,8 +143,10 @@ export const layer = (runs: Runs.Runs) =>
           ? Effect.succeed(OpenAiSchema.theModel)
           : Effect.fail(OpenAiSchema.ModelNotFound.of(path.model))
       )
-      .handle("chatCompletions", ({ payload }) =>
+      .handle("chatCompletions", ({ payload, request }) =>
         Effect.gen(function* () {
+          // The caller's own sessions and no one's: another caller's session is not followed up.
+          const runs = runsOf(request.headers["authorization"])
           const followed = OpenAiFollowUp.followedSession(payload.messages)
           const question = OpenAiSchema.questionOf(payload.messages)
           if (followed !== undefined && question !== undefined && payload.model === OpenAiSchema.modelId) {

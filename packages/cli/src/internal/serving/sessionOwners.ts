@@ -1,0 +1,143 @@
+/**
+ * Who a session belongs to, where a server tells its callers apart (a token for each, `DEEP_RESEARCH_API_TOKEN`
+ * holding several): the caller that started it, through any door (`/api`, `/v1`, MCP over HTTP). Its caller is stored
+ * beside the session (the artefact `caller.json`, a digest of the token as `TaskOwners` names a caller), so it holds
+ * after a restart and on every server of a cluster. This is the one place that decides whether a caller may reach a
+ * session: another caller is told the session does not exist (`No session with id …`, as for one that never was), and
+ * listings and library searches leave it out. A session with no recorded caller (started from the CLI on the machine,
+ * or on a server with one shared token or none) is everyone's, as is everything on a server that cannot tell its
+ * callers apart. The local CLI reads the store itself and sees every session.
+ */
+import { Errors } from "@deep-research/core"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as crypto from "node:crypto"
+import type * as Runs from "../../Runs.js"
+
+/** The artefact that names the caller a session belongs to. */
+export const ownerArtefact = "caller.json"
+
+/** The caller of a request that presented no token of the server: it reaches only the sessions no one owns. */
+export const nobody = "nobody"
+
+const Owner = Schema.parseJson(Schema.Struct({ caller: Schema.String }))
+
+/** A caller that stands for one token of several, the only kind a session is bound to. */
+const isTokenCaller = (caller: string): boolean => caller.startsWith("token:")
+
+const same = (a: string, b: string): boolean =>
+  a.length === b.length && crypto.timingSafeEqual(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"))
+
+/**
+ * The callers of the sessions this server started and could not yet bind: a cluster's runner stores a new session
+ * when it starts it, and the binding waits for it.
+ */
+type Pending = Map<string, string>
+
+/** The caller a session is bound to: one this server has yet to store, else its `caller.json`; none for no one's. */
+const ownerOf = (runs: Runs.Runs, pending: Pending, sessionId: string): Effect.Effect<Option.Option<string>> => {
+  const waiting = pending.get(sessionId)
+  return waiting !== undefined
+    ? Effect.succeed(Option.some(waiting))
+    : runs.artefact(sessionId, ownerArtefact).pipe(
+        Effect.map(Option.flatMap((text) => Option.getRight(Schema.decodeEither(Owner)(text)))),
+        Effect.map(Option.map(({ caller }) => caller)),
+        Effect.orElseSucceed(() => Option.none<string>())
+      )
+}
+
+/** Whether `caller` may reach the session: it is no one's, or the caller's own. */
+const mayReach = (runs: Runs.Runs, pending: Pending, caller: string, sessionId: string): Effect.Effect<boolean> =>
+  Effect.map(
+    ownerOf(runs, pending, sessionId),
+    Option.match({ onNone: () => true, onSome: (owner) => same(owner, caller) })
+  )
+
+/** Retries of a binding that waits for its session: every quarter second for ten seconds, then every ten for an hour. */
+const untilStored = Schedule.union(
+  Schedule.intersect(Schedule.spaced("250 millis"), Schedule.recurs(40)),
+  Schedule.intersect(Schedule.spaced("10 seconds"), Schedule.recurs(360))
+)
+
+/**
+ * Binds a new session to its caller. A hosted session is stored when it is started: it is bound before the client is
+ * answered. A cluster's is stored by the runner that starts it: until then this server holds its caller, and binds it
+ * in the background once it is stored.
+ */
+const bind = (runs: Runs.Runs, pending: Pending, sessionId: string, caller: string): Effect.Effect<void> => {
+  const save = runs.saveArtefact(sessionId, ownerArtefact, Schema.encodeSync(Owner)({ caller }))
+  return Effect.catchAll(save, () =>
+    Effect.sync(() => pending.set(sessionId, caller)).pipe(
+      Effect.zipRight(
+        Effect.forkDaemon(
+          save.pipe(
+            Effect.retry(untilStored),
+            Effect.tapError((error) =>
+              Effect.logWarning(`the caller of session ${sessionId} was not stored: ${error.message}`)
+            ),
+            Effect.ensuring(Effect.sync(() => pending.delete(sessionId))),
+            Effect.ignore
+          )
+        )
+      ),
+      Effect.asVoid
+    )
+  )
+}
+
+/**
+ * The runs as one caller reaches them: what it starts is bound to it (when it is a token's caller), and a session
+ * bound to another caller is, for every request by its id, a session that does not exist.
+ */
+const asCaller = (runs: Runs.Runs, pending: Pending, caller: string): Runs.Runs => {
+  const reaches = (sessionId: string) => mayReach(runs, pending, caller, sessionId)
+  const reached = <A, E>(
+    sessionId: string,
+    effect: Effect.Effect<A, E>
+  ): Effect.Effect<A, E | Errors.ResearchSessionNotFound> =>
+    Effect.flatMap(reaches(sessionId), (may): Effect.Effect<A, E | Errors.ResearchSessionNotFound> =>
+      may ? effect : Effect.fail(new Errors.ResearchSessionNotFound({ sessionId }))
+    )
+  const mine = <A extends { readonly sessionId: string }>(started: A) =>
+    isTokenCaller(caller) ? Effect.as(bind(runs, pending, started.sessionId, caller), started) : Effect.succeed(started)
+  const { ask, extend } = runs
+  return {
+    ...runs,
+    start: (question, options, clarification) => Effect.flatMap(runs.start(question, options, clarification), mine),
+    status: (sessionId) => reached(sessionId, runs.status(sessionId)),
+    list: Effect.flatMap(runs.list, (listed) =>
+      Effect.filter(listed, (entry) => reaches(entry.id), { concurrency: 8 })
+    ),
+    load: (sessionId) => reached(sessionId, runs.load(sessionId)),
+    answer: (sessionId, answer) => reached(sessionId, runs.answer(sessionId, answer)),
+    review: (sessionId, decision) => reached(sessionId, runs.review(sessionId, decision)),
+    resume: (sessionId) => reached(sessionId, runs.resume(sessionId)),
+    ...(ask === undefined
+      ? {}
+      : { ask: (sessionId, question, budget) => reached(sessionId, ask(sessionId, question, budget)) }),
+    ...(extend === undefined
+      ? {}
+      : { extend: (sessionId, direction, rounds) => reached(sessionId, extend(sessionId, direction, rounds)) }),
+    cancel: (sessionId) => reached(sessionId, runs.cancel(sessionId)),
+    remove: (sessionId) => reached(sessionId, runs.remove(sessionId)),
+    evaluate: (sessionId) => reached(sessionId, runs.evaluate(sessionId)),
+    events: (sessionId, after) =>
+      Stream.unwrap(Effect.map(reaches(sessionId), (may) => (may ? runs.events(sessionId, after) : Stream.empty))),
+    searchLibrary: (terms, limit) =>
+      Effect.flatMap(runs.searchLibrary(terms, limit), (passages) =>
+        Effect.filter(passages, (passage) => reaches(passage.sessionId), { concurrency: 8 })
+      )
+  }
+}
+
+/**
+ * How a server's doors reach its runs for a caller: as that caller when the server tells its callers apart (several
+ * tokens), else the runs themselves, every session shared.
+ */
+export const forCallers = (runs: Runs.Runs, tellsApart: boolean): ((caller: string | undefined) => Runs.Runs) => {
+  const pending: Pending = new Map()
+  return (caller) => (tellsApart ? asCaller(runs, pending, caller ?? nobody) : runs)
+}
