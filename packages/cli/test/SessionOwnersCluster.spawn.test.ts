@@ -89,9 +89,12 @@ describe("a session belongs to the caller that started it on a cluster too", () 
         const created = yield* call(`${one}/api/sessions`, alice, "POST", { question: "How do tides work?" })
         assert.strictEqual(created.status, 202, created.text)
         const id = Schema.decodeSync(Started)(created.text).sessionId
-        // Queued or running, on the server that sent it, another caller does not find it.
+        // Queued or running, on the server that sent it and on another, another caller does not find it.
         const early = yield* call(`${one}/api/sessions/${id}`, bob)
         assert.strictEqual(early.status, 404, early.text)
+        const elsewhere = yield* call(`${other}/api/sessions/${id}/cancel`, bob, "POST")
+        assert.strictEqual(elsewhere.status, 404, elsewhere.text)
+        assert.notInclude((yield* call(`${other}/api/sessions`, bob)).text, id)
         let status = ""
         for (let round = 0; round < 600 && status !== "completed"; round++) {
           const answer = yield* call(`${other}/api/sessions/${id}`, alice)

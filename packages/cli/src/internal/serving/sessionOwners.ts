@@ -31,10 +31,7 @@ const isTokenCaller = (caller: string): boolean => caller.startsWith("token:")
 const same = (a: string, b: string): boolean =>
   a.length === b.length && crypto.timingSafeEqual(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"))
 
-/**
- * The callers of the sessions this server started and could not yet bind: a cluster's runner stores a new session
- * when it starts it, and the binding waits for it.
- */
+/** The callers of the sessions this server started and could not yet bind (the store refused the binding). */
 type Pending = Map<string, string>
 
 /** The caller a session is bound to: one this server has yet to store, else its `caller.json`; none for no one's. */
@@ -63,9 +60,9 @@ const untilStored = Schedule.union(
 )
 
 /**
- * Binds a new session to its caller. A hosted session is stored when it is started: it is bound before the client is
- * answered. A cluster's is stored by the runner that starts it: until then this server holds its caller, and binds it
- * in the background once it is stored.
+ * Binds a new session to its caller before the client is answered: the store keeps the binding even for a session a
+ * cluster's runner has yet to store. A binding the store refused (the database out of reach) is held by this server,
+ * and stored again in the background.
  */
 const bind = (runs: Runs.Runs, pending: Pending, sessionId: string, caller: string): Effect.Effect<void> => {
   const save = runs.saveArtefact(sessionId, ownerArtefact, Schema.encodeSync(Owner)({ caller }))
