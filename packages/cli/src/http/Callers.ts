@@ -64,7 +64,9 @@ export const authorizationLayer = (token: Redacted.Redacted<string> | undefined)
     })
   )
 
-const bearerOf = (header: string | undefined): string | undefined => /^Bearer\s+(\S+)\s*$/i.exec(header ?? "")?.[1]
+/** The token of an `Authorization: Bearer <token>` header, if it holds one. */
+export const bearerOf = (header: string | undefined): string | undefined =>
+  /^Bearer\s+(\S+)\s*$/i.exec(header ?? "")?.[1]
 
 /**
  * The caller a request is (`TaskOwners`): on a server with a token, the token it presents, if it is the server's; on

@@ -6,9 +6,9 @@
  * over its limit or not JSON; here the token is asked for as `/api` asks for it, and the Origin is checked, as MCP
  * asks of every server. An MCP session is bound to the caller that opened it (its token), and so are the tasks it
  * starts (`internal/mcp/taskOwners.ts`) and, with a token for each caller, the research sessions it starts, which its
- * tools reach as that caller (`internal/serving/sessionOwners.ts`). MCP sessions live in this process; the research sessions behind them, and the
- * tasks' bindings, live in the store (or the cluster's database), so the caller that started a task reaches it from any
- * connection, after a restart, from any server of a cluster.
+ * tools reach as that caller (`internal/serving/sessionOwners.ts`). MCP sessions live in this process; the research
+ * sessions behind them, and the tasks' bindings, live in the store (or the cluster's database), so the caller that
+ * started a task reaches it from any connection, after a restart, from any server of a cluster.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpBody from "@effect/platform/HttpBody"
@@ -25,7 +25,7 @@ import * as Mcp from "../Mcp.js"
 import type * as Runs from "../Runs.js"
 import { servedNote } from "../internal/mcp/toolResults.js"
 import { originOf } from "../internal/serving/hosts.js"
-import { callerOf, challengeOf, tokenRefused } from "./Callers.js"
+import { bearerOf, callerOf, challengeOf, tokenRefused } from "./Callers.js"
 
 /** Where MCP is served. */
 export const path = "/mcp"
@@ -54,11 +54,6 @@ const refusal = (status: number, tag: string, message: string, headers: Record<s
 /** A JSON-RPC error with no request to answer, as the SDK's transport sends its own. */
 const rpcRefusal = (status: number, code: number, message: string) =>
   HttpServerResponse.unsafeJson({ jsonrpc: "2.0", error: { code, message }, id: null }, { status })
-
-const bearerOf = (header: string | undefined): string | undefined => {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "")
-  return match?.[1]
-}
 
 /**
  * Whether a request's Origin may reach MCP: none (a client that is no browser), the server's own (its Host), or one
