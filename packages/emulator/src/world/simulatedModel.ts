@@ -96,13 +96,16 @@ const researcherTurn = (conversation: Conversation, options: Settings): Decision
     // Told that the results of a last search still reach its findings, it ends in the same turn as that search.
     const last =
       round === options.searchRounds - 1 && /call researchComplete in the same turn/i.test(conversation.system)
-    return { kind: "tools", calls: last ? [search, completion(conversation, subject, fake)] : [search] }
+    return { kind: "tools", calls: last ? [search, completion(conversation, subject, fake, true)] : [search] }
   }
   return { kind: "tools", calls: [completion(conversation, subject, fake)] }
 }
 
-/** `researchComplete`, its summary citing what the results so far have shown. */
-const completion = (conversation: Conversation, subject: string, fake: FakeContext) => {
+/**
+ * `researchComplete`, its summary citing what the results so far have shown. Sent with a search (`searching`), whose
+ * results reach the findings after it, a summary with no results yet says so rather than that nothing was found.
+ */
+const completion = (conversation: Conversation, subject: string, fake: FakeContext, searching = false) => {
   // Results arrive as tool messages, or as user messages under the JSON action protocol.
   const sources = numbered(
     conversation.turns
@@ -113,7 +116,9 @@ const completion = (conversation: Conversation, subject: string, fake: FakeConte
   )
   const summary =
     sources.length === 0
-      ? `No usable sources were found on ${subject}.`
+      ? searching
+        ? `The findings on ${subject} are in the results of the search sent with this summary.`
+        : `No usable sources were found on ${subject}.`
       : sources
           .slice(0, 5)
           .map((source) => `${sentence(source.line, `A source addresses ${subject}`)} [${source.n}]`)
