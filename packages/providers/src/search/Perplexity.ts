@@ -4,7 +4,7 @@
  * are the answer's `search_results` (title, URL, date, snippet) or, from models that only return them, its
  * `citations` (URLs). A result without a snippet gets the sentences of the answer that cite it.
  */
-import { Errors, Resilience, SearchProvider, Source } from "@deep-research/core"
+import { Errors, Resilience, SearchProvider, Source, SourcePolicy } from "@deep-research/core"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
@@ -132,7 +132,7 @@ export const make = (options: Options): SearchProvider.Service => {
           })
       )
     )
-    return toSearchResults(response, name).slice(0, Math.max(0, searchOptions.maxResults))
+    return toSearchResults(response, name, searchOptions).slice(0, Math.max(0, searchOptions.maxResults))
   })
 
   return { name, search }
@@ -192,15 +192,29 @@ export const sonarRequest = (
   }
 }
 
-/** The sentences of the answer that cite source `n` (1-based), markers removed. */
-const citingSentences = (answer: string, n: number): string => {
-  const marker = new RegExp(`\\[${n}\\]`)
-  return answer
+/** Whether the search's domain filters (a source policy's, pushed down) admit the page at `url`. */
+const admitted = (url: string, options: Pick<SearchProvider.SearchOptions, "includeDomains" | "excludeDomains">) => {
+  const host = SourcePolicy.hostOf(url)
+  const on = (domains: ReadonlyArray<string>) =>
+    host !== undefined && domains.some((domain) => SourcePolicy.matchesDomain(host, domain))
+  const include = options.includeDomains ?? []
+  return !on(options.excludeDomains ?? []) && (include.length === 0 || on(include))
+}
+
+/**
+ * The sentences of the answer that cite source `n` (1-based), markers removed: only those whose every source the
+ * search's domain filters admit, so that a sentence drawn from a page the source policy removes does not reach the
+ * research as another source's words.
+ */
+const citingSentences = (answer: string, n: number, admits: (cited: number) => boolean): string =>
+  answer
     .split(/(?<=[.!?])\s+/)
-    .filter((sentence) => marker.test(sentence))
+    .filter((sentence) => {
+      const cited = [...sentence.matchAll(/\[(\d+)\]/g)].map((match) => Number(match[1]))
+      return cited.includes(n) && cited.every(admits)
+    })
     .map((sentence) => sentence.replace(/\s*\[\d+\]/g, "").trim())
     .join(" ")
-}
 
 const hostOf = (url: string): string => {
   try {
@@ -211,9 +225,18 @@ const hostOf = (url: string): string => {
 }
 
 /** Search results from `search_results`, else from `citations`; ranked in the order Perplexity gives them. */
-export const toSearchResults = (response: SonarResponse, provider: string): ReadonlyArray<Source.SearchResult> => {
+export const toSearchResults = (
+  response: SonarResponse,
+  provider: string,
+  options: Pick<SearchProvider.SearchOptions, "includeDomains" | "excludeDomains"> = {}
+): ReadonlyArray<Source.SearchResult> => {
   const answer = response.choices?.[0]?.message?.content ?? ""
   const citations = response.citations ?? []
+  // A marker the citations do not list names no page: nothing to hold against the filters.
+  const admits = (cited: number) => {
+    const url = citations[cited - 1]
+    return url === undefined || admitted(url, options)
+  }
   const fromSearch = response.search_results ?? []
   const items =
     fromSearch.length > 0
@@ -227,7 +250,7 @@ export const toSearchResults = (response: SonarResponse, provider: string): Read
   return items.map((item, i) => {
     // the answer's [n] markers number the citations list; search_results usually follow the same order
     const citationIndex = citations.indexOf(item.url)
-    const cited = citingSentences(answer, (citationIndex >= 0 ? citationIndex : i) + 1)
+    const cited = citingSentences(answer, (citationIndex >= 0 ? citationIndex : i) + 1, admits)
     const snippet = item.snippet !== undefined && item.snippet.trim() !== "" ? item.snippet.trim() : cited
     return new Source.SearchResult({
       url: item.url,

@@ -45,6 +45,32 @@ describe("Perplexity mapping", () => {
     )
   })
 
+  it("leaves out of a snippet the sentences that also cite a page the search's domain filters remove", () => {
+    const response = {
+      choices: [
+        {
+          message: {
+            content: "Reefs bleach in heatwaves [1]. A denied blog says reefs are fine [1][2]. Recovery is slow [3]."
+          }
+        }
+      ],
+      citations: ["https://a.org/heat", "https://blog.denied.com/fine", "https://c.org/recovery"]
+    }
+    const snippets = (options: { includeDomains?: Array<string>; excludeDomains?: Array<string> }) =>
+      Perplexity.toSearchResults(response, "perplexity", options).map((r) => [r.url, r.snippet])
+    assert.deepStrictEqual(snippets({ excludeDomains: ["denied.com"] }), [
+      ["https://a.org/heat", "Reefs bleach in heatwaves."],
+      ["https://blog.denied.com/fine", ""],
+      ["https://c.org/recovery", "Recovery is slow."]
+    ])
+    assert.deepStrictEqual(snippets({ includeDomains: ["a.org", "c.org"] }), [
+      ["https://a.org/heat", "Reefs bleach in heatwaves."],
+      ["https://blog.denied.com/fine", ""],
+      ["https://c.org/recovery", "Recovery is slow."]
+    ])
+    assert.strictEqual(snippets({})[0]?.[1], "Reefs bleach in heatwaves. A denied blog says reefs are fine.")
+  })
+
   it("returns no results when the answer cites nothing", () => {
     assert.deepStrictEqual(
       Perplexity.toSearchResults({ choices: [{ message: { content: "No sources." } }] }, "perplexity"),
