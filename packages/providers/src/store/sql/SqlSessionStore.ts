@@ -23,6 +23,7 @@ import * as nodePath from "node:path"
 import { pathToFileURL } from "node:url"
 import * as Environment from "../../Environment.js"
 import { makeScrubbed } from "../secretScrubber.js"
+import { importedFile, type Imported, ImportUnreadable, importSessions } from "./databaseImport.js"
 import { importOnce } from "./fileImport.js"
 import { makeWriter, messageOf, patiently } from "./sqlDatabase.js"
 import * as SqliteConnection from "./sqliteConnection.js"
@@ -161,6 +162,25 @@ export const sqliteClientLayer = (file: string): Layer.Layer<SqlClient.SqlClient
 /** The store in an SQLite file (by default `deep-research.db` of the store folder). */
 export const layerSqlite = (file: string, options: Options = {}): Layer.Layer<Services, DatabaseUnavailable> =>
   layer({ address: file, ...options }).pipe(Layer.provide(sqliteClientLayer(file)))
+
+export { type Imported, ImportUnreadable } from "./databaseImport.js"
+
+/**
+ * Brings every session of another store's SQLite database (its `deep-research.db`, or the store folder holding it)
+ * into `store`, whole: how a store moves to PostgreSQL. Sessions the store holds already are left as they are.
+ */
+export const importDatabase = (
+  store: SessionStore.Service,
+  path: string
+): Effect.Effect<Imported, ImportUnreadable> => {
+  const file = importedFile(path)
+  // Opened where there is none, SQLite would make an empty database.
+  if (!fs.existsSync(file)) return Effect.fail(new ImportUnreadable({ path: file, reason: "no such file" }))
+  return importSessions(store, file).pipe(
+    Effect.provide(sqliteClientLayer(file)),
+    Effect.catchTag("DatabaseUnavailable", (error) => new ImportUnreadable({ path: file, reason: error.reason }))
+  )
+}
 
 /** What the driver said beneath a failure to connect, each address's when it tried several (never a password). */
 const causesOf = (cause: unknown): ReadonlyArray<string> =>
