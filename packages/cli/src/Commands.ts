@@ -40,6 +40,7 @@ export const root = Command.make("deep-research", {}).pipe(
     StoreCommands.list,
     StoreCommands.show,
     StoreCommands.remove,
+    StoreCommands.importStore,
     exportCommand,
     StoreCommands.search,
     evaluate,

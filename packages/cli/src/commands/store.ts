@@ -1,5 +1,5 @@
 /**
- * The commands over the session store: `list`, `show` and `delete`, and the store as the other commands open it
+ * The commands over the session store: `list`, `show`, `delete` and `import`, and the store as the other commands open it
  * before any research wiring is loaded (to find whether a session was simulated).
  */
 import { Args, Command } from "@effect/cli"
@@ -144,3 +144,20 @@ export const show = Command.make(
 export const remove = Command.make("delete", { id: sessionIdArg, ...storeOption }, ({ id, json: _json, ...where }) =>
   withStore(where, (sessions, credentials) => StoreActions.remove(sessions, credentials, id))
 ).pipe(Command.withDescription("Delete a session and its files"))
+
+/** `import`: the sessions of another store's database brought into this store. */
+export const importStore = Command.make(
+  "import",
+  {
+    from: Args.text({ name: "FILE|DIR" }).pipe(
+      Args.withDescription("Another store's deep-research.db, or the store folder holding it")
+    ),
+    ...storeOption
+  },
+  ({ from, json, ...where }) =>
+    Effect.flatMap(placeOf(where), ({ credentials, directory }) =>
+      StoreActions.withStoreAt(directory, credentials, (sessions) =>
+        StoreActions.importFrom(sessions, Store.storePlace(directory, credentials), from, json)
+      )
+    )
+).pipe(Command.withDescription("Bring another store's sessions into this store (how a store moves to PostgreSQL)"))

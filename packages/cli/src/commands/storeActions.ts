@@ -1,5 +1,5 @@
 /**
- * What `list`, `show` and `delete` do with the session store, apart from their command-line definitions (`store`), so
+ * What `list`, `show`, `delete` and `import` do with the session store, apart from their command-line definitions (`store`), so
  * that the quick entry of these commands (`internal/commandLine/storeCommandLine`) runs them without loading the
  * parser or anything a research run needs.
  */
@@ -7,6 +7,7 @@ import * as Research from "@deep-research/core/Research"
 import * as Session from "@deep-research/core/Session"
 import * as SessionStore from "@deep-research/core/SessionStore"
 import * as SourceLibrary from "@deep-research/core/SourceLibrary"
+import * as SqlSessionStore from "@deep-research/providers/SqlSessionStore"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -227,4 +228,26 @@ export const remove = (sessions: SessionStore.Service, credentials: Credentials,
       )
     }
     yield* Console.log(`Deleted session ${id}.`)
+  })
+
+/** `import`: the sessions of another store's database into this one, and one line of what came (json: one object). */
+export const importFrom = (sessions: SessionStore.Service, into: string, from: string, json: boolean) =>
+  Effect.gen(function* () {
+    const done = yield* SqlSessionStore.importDatabase(sessions, from).pipe(
+      Effect.mapError((error) => new Exited({ code: 1, message: `error: ${error.message}` }))
+    )
+    if (json) return yield* Console.log(JSON.stringify(done))
+    yield* Console.log(
+      `Imported ${done.imported} session(s) into ${into}` +
+        (done.present > 0 ? `; ${done.present} it held already, left as they were` : "") +
+        (done.unreadable.length > 0
+          ? `; ${done.unreadable.length} could not be read: ${done.unreadable.join("; ")}`
+          : "") +
+        "."
+    )
+    if (done.unfinished.length > 0)
+      yield* Console.log(
+        `Unfinished when copied (queued or running): ${done.unfinished.join(", ")}. ` +
+          "deep-research resume <id> finishes one."
+      )
   })

@@ -80,6 +80,7 @@ Usage
   deep-research list                        sessions: id, status, created, cost, question
   deep-research show <id>                   a session and its report
   deep-research delete <id>                 delete a session and its files
+  deep-research import <FILE|DIR>           bring another store's sessions in (how a store moves to PostgreSQL)
   deep-research export <id> --format pdf    the report as md, html, pdf, docx or json, citations and check kept
   deep-research search "<words>"            search the sources every session stored (the library)
   deep-research evaluate <id>               judge a report on eight dimensions and check its citations
@@ -164,6 +165,16 @@ ${options("show")}
 Deletes a session and its files. A session a run is using is refused.
 
 ${options("delete")}
+`,
+  import: `Usage: deep-research import <FILE|DIR> [--store DIR | --database URL]
+
+Brings every session of another store's database (its deep-research.db, or the store folder holding it) into this
+store, whole: checkpoint, events, report, evaluations, and its sources into the library. A session this store holds
+already is left as it is; one that cannot be read is named with why. The other database is only read. To move a store
+to PostgreSQL: deep-research import ~/.deep-research --database postgres://... . Sessions that were queued or running
+are named: deep-research resume <id> finishes one.
+
+${options("import")}
 `,
   export: `Usage: deep-research export <id> [--format md|html|pdf|docx|json] [--out FILE] [options]
        deep-research export --json-schema

@@ -159,6 +159,7 @@ export const commands = {
   list: stored,
   show: { ...stored, version: integer("report-version", "show this earlier version of the report (1 is the first)") },
   delete: stored,
+  import: stored,
   export: {
     format: text("format", "FORMAT", "md (the default), html, pdf, docx or json"),
     out: text(
@@ -242,6 +243,7 @@ export const commandNames: ReadonlyArray<Command> = [
   "list",
   "show",
   "delete",
+  "import",
   "export",
   "search",
   "evaluate",
