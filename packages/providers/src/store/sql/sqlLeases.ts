@@ -13,6 +13,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -31,6 +32,8 @@ export interface Leases {
   readonly holdAccepted: (sessionId: string) => Effect.Effect<void, SqlError>
   /** The token of the run of this store holding the session, if one does: its checkpoints are fenced by it. */
   readonly token: (sessionId: string) => string | undefined
+  /** Whether the caller is that run (or a fiber it started): its reads of the session wait through an outage. */
+  readonly inRun: (sessionId: string) => Effect.Effect<boolean>
   /**
    * Whether a run of this store holds the session and nothing has renewed its lease for two thirds of its duration:
    * the run stops waiting for the database then, so that it has ended before another process can take the session.
@@ -83,6 +86,8 @@ export const make = (options: {
     const holder = `pid ${process.pid} on host ${os.hostname()}`
     /** The runs of this store holding a session, by session: their tokens, and when they took it (by `wallClock`). */
     const held = new Map<string, { readonly token: string; readonly takenAt: number }>()
+    /** The sessions the current fiber's run holds, set for the life of each lock's scope (and seen by its children). */
+    const runHolds = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
     /** Leases the session, unless a live lease of another store holds it (`replaceOwn`: or one of this store). */
     const take = (sessionId: string, token: string, replaceOwn: boolean) =>
       sql`INSERT INTO deep_research_leases (session_id, owner, token, holder, expires_at)
@@ -140,11 +145,15 @@ export const make = (options: {
       lock: (sessionId) =>
         Effect.suspend(() => {
           const token = randomUUID()
-          return Effect.acquireRelease(acquire(sessionId, token), () => release(sessionId, token))
+          return Effect.acquireRelease(acquire(sessionId, token), () => release(sessionId, token)).pipe(
+            Effect.zipRight(FiberRef.get(runHolds)),
+            Effect.flatMap((holds) => Effect.locallyScoped(runHolds, new Set([...holds, sessionId])))
+          )
         }),
       holdAccepted: (sessionId) =>
         options.holdAccepted === true ? Effect.asVoid(take(sessionId, `accepted/${randomUUID()}`, false)) : Effect.void,
       token: (sessionId) => held.get(sessionId)?.token,
+      inRun: (sessionId) => FiberRef.getWith(runHolds, (holds) => Effect.succeed(holds.has(sessionId))),
       lapsing: (sessionId) => {
         const run = held.get(sessionId)
         return (
