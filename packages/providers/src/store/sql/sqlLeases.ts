@@ -72,6 +72,44 @@ const keepRenewed = (renew: Effect.Effect<unknown, unknown>, millis: number, ren
   )
 }
 
+/**
+ * How the runs of a store let go of their leases, and how its leases are renewed. A release that cannot be committed
+ * (the database out of reach) is left to the next renewal that commits, which deletes it: the renewal renews every
+ * lease of its store, so such a lease would otherwise hold its session for as long as the process lives, against a
+ * runner given the session after the outage.
+ */
+const releases = (sql: SqlClient.SqlClient, write: Writer, owner: string, millis: number) => {
+  const now = nowMillis(sql)
+  /** The tokens of ended runs whose leases are still to be deleted. */
+  const unreleased = new Set<string>()
+  const release = (sessionId: string, token: string) =>
+    write(sql`DELETE FROM deep_research_leases WHERE session_id = ${sessionId} AND token = ${token}`).pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.zipRight(
+          Effect.sync(() => unreleased.add(token)),
+          Effect.logWarning(
+            `SqlSessionStore: could not release session ${sessionId} now; it is released once the database answers`,
+            cause
+          )
+        )
+      )
+    )
+  const renew = Effect.suspend(() => {
+    const ended = [...unreleased]
+    const deleted: Effect.Effect<unknown, SqlError> =
+      ended.length === 0
+        ? Effect.void
+        : sql`DELETE FROM deep_research_leases WHERE owner = ${owner} AND ${sql.in("token", ended)}`
+    return write(
+      Effect.zipRight(
+        deleted,
+        sql`UPDATE deep_research_leases SET expires_at = ${now} + ${millis} WHERE owner = ${owner}`
+      )
+    ).pipe(Effect.tap(() => Effect.sync(() => ended.forEach((token) => unreleased.delete(token)))))
+  })
+  return { release, renew }
+}
+
 /** The leases of a store over the client in context, renewed for the life of the scope. */
 export const make = (options: {
   readonly duration?: Duration.DurationInput | undefined
@@ -123,24 +161,15 @@ export const make = (options: {
         held.delete(sessionId)
         return yield* new Errors.ResearchSessionBusy({ sessionId, holder: rows[0]?.holder ?? "another run" })
       })
+    const letGo = releases(sql, options.write, owner, millis)
     const release = (sessionId: string, token: string) =>
       Effect.suspend(() => {
         if (held.get(sessionId)?.token === token) held.delete(sessionId)
-        return options
-          .write(sql`DELETE FROM deep_research_leases WHERE session_id = ${sessionId} AND token = ${token}`)
-          .pipe(
-            Effect.catchAllCause((cause) =>
-              Effect.logWarning(`SqlSessionStore: could not release session ${sessionId}; its lease lapses`, cause)
-            )
-          )
+        return letGo.release(sessionId, token)
       })
 
     const renewed = { at: 0 }
-    yield* keepRenewed(
-      options.write(sql`UPDATE deep_research_leases SET expires_at = ${now} + ${millis} WHERE owner = ${owner}`),
-      millis,
-      renewed
-    )
+    yield* keepRenewed(letGo.renew, millis, renewed)
     return {
       lock: (sessionId) =>
         Effect.suspend(() => {

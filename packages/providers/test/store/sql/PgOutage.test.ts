@@ -136,6 +136,30 @@ describe("SqlSessionStore on PostgreSQL, its database gone for a while", () => {
     })
   )
 
+  it.scopedLive("a run that ends while the database is away gives its session up once the database is back", () =>
+    Effect.gen(function* () {
+      const way = yield* TcpProxy.make(new URL(database?.url ?? ""))
+      const open = (url: string) =>
+        Layer.build(SqlSessionStore.layerPostgres(Redacted.make(url), { leaseDuration: "3 seconds" })).pipe(
+          Effect.map((context) => Context.get(context, SessionStore.SessionStore)),
+          Effect.orDie
+        )
+      const store = yield* open(way.url)
+      // Another process, which the session's work moves to after the outage.
+      const other = yield* open(database?.url ?? "")
+      const id = "released-after-outage"
+      // The run ends while its lease cannot be deleted: the lease stays, live, and this store goes on renewing.
+      yield* Effect.scoped(Effect.zipRight(store.lock(id), way.close))
+      yield* way.open
+      let taken = false
+      for (let tries = 0; tries < 30 && !taken; tries++) {
+        taken = Exit.isSuccess(yield* Effect.exit(Effect.scoped(other.lock(id))))
+        if (!taken) yield* Effect.sleep("500 millis")
+      }
+      assert.isTrue(taken, "the other process takes the session once the database is back")
+    })
+  )
+
   it.scopedLive(
     "a run that starts while the database is away waits for its lock, and one that gives up holds nothing",
     () =>
