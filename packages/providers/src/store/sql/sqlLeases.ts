@@ -1,7 +1,8 @@
 /**
  * A run's hold on a session, as a lease: a row of `deep_research_leases` with the owner (this store, in this process),
  * a token (the run's) and an expiry by the database's clock. Each store renews its leases in one statement every third
- * of their duration, so a lease outlives a killed process by at most one duration, and no connection holds anything.
+ * of their duration, so a lease outlives a killed process by at most one duration, and no connection holds anything
+ * (a lease its ended run could not release, the database away, is deleted by the next renewal instead).
  * A session stored queued by a store that holds what it accepts (`holdAccepted`) is leased to that store until a run
  * takes it: a dead process's queue is taken over once the lease lapses (`unheld`). A checkpoint is fenced by its run's
  * token (`sqlStore.ts`), so a run that lost its lease cannot write over the new holder's work.
