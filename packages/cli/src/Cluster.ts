@@ -200,7 +200,8 @@ export const pollsForLastEvent = 16
  * messages side by side) and interrupts the message running, as a client's interrupt would: the session is saved as
  * cancelled and the message is answered, so the cluster does not deliver it again.
  * A message interrupted because its runner stops or its shard moves is left unanswered, and the shard's next owner
- * receives it again.
+ * receives it again. One whose work the session database's outage stops waits for the database and is tried again
+ * (`sessionWork.ts`): a defect would have the cluster restart the entity with every message it holds.
  */
 export const entityLayer = ResearchSession.toLayer(
   Effect.gen(function* () {

@@ -6,42 +6,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as net from "node:net"
 import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
+import * as TcpProxy from "../../providers/test/support/tcpProxy.js"
 import { program } from "../src/main.js"
 import { connected } from "./McpHarness.js"
 import { post, request, servedKeyless } from "./ServeHarness.js"
-
-/** A TCP proxy on loopback to `target`, which the test can close (every connection cut) and open again. */
-const proxy = (target: URL) =>
-  Effect.gen(function* () {
-    const sockets = new Set<net.Socket>()
-    const server = net.createServer((client) => {
-      const upstream = net.connect(Number(target.port), target.hostname)
-      for (const socket of [client, upstream]) {
-        sockets.add(socket)
-        socket.on("close", () => sockets.delete(socket))
-        socket.on("error", () => socket.destroy())
-      }
-      client.pipe(upstream).pipe(client)
-    })
-    const listen = (port: number) =>
-      Effect.async<number>((resume) => {
-        server.listen(port, "127.0.0.1", () => {
-          const address = server.address()
-          resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0))
-        })
-      })
-    const close = Effect.async<void>((resume) => {
-      for (const socket of sockets) socket.destroy()
-      server.close(() => resume(Effect.void))
-    })
-    const port = yield* listen(0)
-    yield* Effect.addFinalizer(() => (server.listening ? close : Effect.void))
-    const url = new URL(target)
-    url.port = String(port)
-    return { url: url.toString(), close, open: Effect.asVoid(listen(port)) }
-  })
 
 /** What a program wrote on stderr, and its exit code. */
 const saidOnStderr = <E>(run: Effect.Effect<number, E>) =>
@@ -74,7 +43,7 @@ const database = Effect.gen(function* () {
   const db = yield* PgDatabase.make
   const target = new URL(db.url)
   if (target.password === "") target.password = "hunter2-not-shown"
-  return yield* proxy(target)
+  return yield* TcpProxy.make(target)
 })
 
 describe("the database goes away while serve --database runs", () => {

@@ -3,7 +3,8 @@
  * this test's own (`support/pgServer.ts`), `deep-research serve --database URL` and two `deep-research worker`
  * processes, the built CLI. Sessions are POSTed through the HTTP API; while they run the server is stopped
  * (`pg_ctl stop -m fast`) for 20 s and started again on the same port. No process is restarted: each must carry on by
- * itself, every acknowledged session must complete, and no session may run in two places at once.
+ * itself, every acknowledged session must complete, no session may run in two places at once, and no worker may take
+ * the outage for a defect of a session's entity.
  *
  * Not part of `npm test` (it needs PostgreSQL's programs, which `.ci/run` installs): run it with
  * `npx vitest run --config packages/cli/vitest.postgres.config.ts`. The models and search are the vendors' emulator in
@@ -220,6 +221,10 @@ describe("the cluster's PostgreSQL stopped for 20 s and started again", () => {
             } else if (mark.process === open) open = undefined
           }
         }
+        // The outage stopped no session's work as a defect of its entity, which the cluster restarts with every message
+        // it holds, logging it with its stack each time.
+        const defects = seen.filter((s) => s.line.includes("Defect in entity"))
+        assert.lengthOf(defects, 0, tail(seen))
         // The outage was in the middle of runs: some session was running while the database was away.
         assert.isTrue(
           acknowledged.some((id) => {

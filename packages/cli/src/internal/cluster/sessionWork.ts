@@ -17,7 +17,7 @@ import {
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { saidWhenHeld, saidWhenStopped, whenFree } from "../hosted/sessionHolds.js"
+import { saidWhenHeld, saidWhenStopped, whenDatabaseAnswers, whenFree } from "../hosted/sessionHolds.js"
 
 /** Whether a plan to review waits for a decision sent later (`await`) or the run goes on as planned (`proceed`). */
 export const ReviewWait = Schema.Literal("await", "proceed")
@@ -87,7 +87,7 @@ export const runSession = (
       createdAt: payload.sentAt
     }).pipe(saidWhenHeld(sessionId, `cluster: session ${sessionId} running`))
   }).pipe(
-    (work) => whenFree(sessionId, work),
+    (work) => whenDatabaseAnswers(sessionId, whenFree(sessionId, work)),
     Effect.provideService(Review.ReviewMode, payload.review ?? "await"),
     Effect.tap((session) => Effect.logInfo(`cluster: session ${sessionId} settled ${session.status}`)),
     saidWhenStopped(sessionId),
@@ -124,7 +124,7 @@ export const resumeSession = (
     }
     return yield* Pipeline.resume(sessionId, { answer, review: decision })
   }).pipe(
-    (work) => whenFree(sessionId, work),
+    (work) => whenDatabaseAnswers(sessionId, whenFree(sessionId, work)),
     Effect.provideService(Review.ReviewMode, payload.review ?? "await"),
     Effect.asVoid,
     Effect.catchAll((error) => Effect.logWarning(`session ${sessionId}: ${error.message}`)),
@@ -153,7 +153,7 @@ export const askSession = (
     const { answer } = yield* FollowUp.ask(sessionId, payload.question, { budget: payload.budget })
     yield* Effect.logInfo(`cluster: session ${sessionId} answered a follow-up question (covered: ${answer.covered})`)
     return answer
-  }).pipe(Effect.annotateLogs("session", sessionId))
+  }).pipe((work) => whenDatabaseAnswers(sessionId, work), Effect.annotateLogs("session", sessionId))
 
 /**
  * What a runner does with `Continue`: the finished session goes deeper in `direction` (`FollowUp.extend`).
@@ -182,7 +182,7 @@ export const continueSession = (
       budget: payload.budget
     }).pipe(saidWhenHeld(sessionId, `cluster: session ${sessionId} going deeper`))
   }).pipe(
-    (work) => whenFree(sessionId, work),
+    (work) => whenDatabaseAnswers(sessionId, whenFree(sessionId, work)),
     Effect.provideService(Review.ReviewMode, "proceed"),
     Effect.tap((session) => Effect.logInfo(`cluster: session ${sessionId} settled ${session.status}`)),
     saidWhenStopped(sessionId),

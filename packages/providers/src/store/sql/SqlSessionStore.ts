@@ -25,7 +25,7 @@ import * as Environment from "../../Environment.js"
 import { makeScrubbed } from "../secretScrubber.js"
 import { importedFile, type Imported, ImportUnreadable, importSessions } from "./databaseImport.js"
 import { importOnce } from "./fileImport.js"
-import { makeWriter, messageOf, patiently } from "./sqlDatabase.js"
+import { isUnreachable as outOfReach, makeWriter, messageOf, patiently } from "./sqlDatabase.js"
 import * as SqliteConnection from "./sqliteConnection.js"
 import * as SqlLeases from "./sqlLeases.js"
 import * as SqlLibrary from "./sqlLibrary.js"
@@ -234,3 +234,9 @@ export const layerConfig = (
   options: Options = {}
 ): Layer.Layer<Services, DatabaseUnavailable | ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.map(Config.redacted(Environment.databaseUrl), (url) => layerPostgres(url, options)))
+
+/**
+ * Whether a failure or a defect of the store is its database out of reach (the connection refused or cut, the server
+ * stopping or starting): a run stopped by one is resumed once the database answers, it is no fault of the run.
+ */
+export const isUnreachable: (error: unknown) => boolean = outOfReach

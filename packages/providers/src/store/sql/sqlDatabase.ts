@@ -41,8 +41,11 @@ const chainOf = (error: unknown, depth = 0): ReadonlyArray<{ readonly code?: unk
 /** A failure that passes by itself: SQLite's file held by another process's writer (not a server out of reach). */
 const isPassing = (error: unknown): boolean => chainOf(error).some((link) => isBusyCode(String(link.code ?? "")))
 
-/** A server out of reach: the connection refused or cut, or the server shutting down or starting (57P0x, 08xxx). */
-const isUnreachable = (error: unknown): boolean =>
+/**
+ * A server out of reach: the connection refused or cut, or the server shutting down or starting (57P0x, 08xxx), in a
+ * failure or a defect, or beneath the defect that a store's operation makes of it (`orDie`).
+ */
+export const isUnreachable = (error: unknown): boolean =>
   chainOf(error).some(
     (link) =>
       /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|57P0[123]|08\d\d\d)$/.test(String(link.code ?? "")) ||
@@ -94,9 +97,13 @@ export const throughOutage =
       }),
       Effect.catchAll((cause) =>
         unreachable(cause) && lapsing()
-          ? Effect.dieMessage(
-              `the database stayed out of reach for longer than this process's hold on the session lasts, so it ` +
-                `cannot ${what}: the run stops here, to be resumed from its last checkpoint`
+          ? // With the outage beneath it, so that whoever runs the run again knows to wait for the database first.
+            Effect.die(
+              new Error(
+                `the database stayed out of reach for longer than this process's hold on the session lasts, so it ` +
+                  `cannot ${what}: the run stops here, to be resumed from its last checkpoint`,
+                { cause: Cause.squash(cause) }
+              )
             )
           : Effect.fail(cause)
       ),

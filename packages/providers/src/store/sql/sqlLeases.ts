@@ -1,7 +1,8 @@
 /**
  * A run's hold on a session, as a lease: a row of `deep_research_leases` with the owner (this store, in this process),
  * a token (the run's) and an expiry by the database's clock. Each store renews its leases in one statement every third
- * of their duration, so a lease outlives a killed process by at most one duration, and no connection holds anything.
+ * of their duration, so a lease outlives a killed process by at most one duration, and no connection holds anything
+ * (a lease its ended run could not release, the database away, is deleted by the next renewal instead).
  * A session stored queued by a store that holds what it accepts (`holdAccepted`) is leased to that store until a run
  * takes it: a dead process's queue is taken over once the lease lapses (`unheld`). A checkpoint is fenced by its run's
  * token (`sqlStore.ts`), so a run that lost its lease cannot write over the new holder's work.
@@ -13,6 +14,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -31,6 +33,8 @@ export interface Leases {
   readonly holdAccepted: (sessionId: string) => Effect.Effect<void, SqlError>
   /** The token of the run of this store holding the session, if one does: its checkpoints are fenced by it. */
   readonly token: (sessionId: string) => string | undefined
+  /** Whether the caller is that run (or a fiber it started): its reads of the session wait through an outage. */
+  readonly inRun: (sessionId: string) => Effect.Effect<boolean>
   /**
    * Whether a run of this store holds the session and nothing has renewed its lease for two thirds of its duration:
    * the run stops waiting for the database then, so that it has ended before another process can take the session.
@@ -69,6 +73,44 @@ const keepRenewed = (renew: Effect.Effect<unknown, unknown>, millis: number, ren
   )
 }
 
+/**
+ * How the runs of a store let go of their leases, and how its leases are renewed. A release that cannot be committed
+ * (the database out of reach) is left to the next renewal that commits, which deletes it: the renewal renews every
+ * lease of its store, so such a lease would otherwise hold its session for as long as the process lives, against a
+ * runner given the session after the outage.
+ */
+const releases = (sql: SqlClient.SqlClient, write: Writer, owner: string, millis: number) => {
+  const now = nowMillis(sql)
+  /** The tokens of ended runs whose leases are still to be deleted. */
+  const unreleased = new Set<string>()
+  const release = (sessionId: string, token: string) =>
+    write(sql`DELETE FROM deep_research_leases WHERE session_id = ${sessionId} AND token = ${token}`).pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.zipRight(
+          Effect.sync(() => unreleased.add(token)),
+          Effect.logWarning(
+            `SqlSessionStore: could not release session ${sessionId} now; it is released once the database answers`,
+            cause
+          )
+        )
+      )
+    )
+  const renew = Effect.suspend(() => {
+    const ended = [...unreleased]
+    const deleted: Effect.Effect<unknown, SqlError> =
+      ended.length === 0
+        ? Effect.void
+        : sql`DELETE FROM deep_research_leases WHERE owner = ${owner} AND ${sql.in("token", ended)}`
+    return write(
+      Effect.zipRight(
+        deleted,
+        sql`UPDATE deep_research_leases SET expires_at = ${now} + ${millis} WHERE owner = ${owner}`
+      )
+    ).pipe(Effect.tap(() => Effect.sync(() => ended.forEach((token) => unreleased.delete(token)))))
+  })
+  return { release, renew }
+}
+
 /** The leases of a store over the client in context, renewed for the life of the scope. */
 export const make = (options: {
   readonly duration?: Duration.DurationInput | undefined
@@ -83,6 +125,8 @@ export const make = (options: {
     const holder = `pid ${process.pid} on host ${os.hostname()}`
     /** The runs of this store holding a session, by session: their tokens, and when they took it (by `wallClock`). */
     const held = new Map<string, { readonly token: string; readonly takenAt: number }>()
+    /** The sessions the current fiber's run holds, set for the life of each lock's scope (and seen by its children). */
+    const runHolds = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
     /** Leases the session, unless a live lease of another store holds it (`replaceOwn`: or one of this store). */
     const take = (sessionId: string, token: string, replaceOwn: boolean) =>
       sql`INSERT INTO deep_research_leases (session_id, owner, token, holder, expires_at)
@@ -118,33 +162,28 @@ export const make = (options: {
         held.delete(sessionId)
         return yield* new Errors.ResearchSessionBusy({ sessionId, holder: rows[0]?.holder ?? "another run" })
       })
+    const letGo = releases(sql, options.write, owner, millis)
     const release = (sessionId: string, token: string) =>
       Effect.suspend(() => {
         if (held.get(sessionId)?.token === token) held.delete(sessionId)
-        return options
-          .write(sql`DELETE FROM deep_research_leases WHERE session_id = ${sessionId} AND token = ${token}`)
-          .pipe(
-            Effect.catchAllCause((cause) =>
-              Effect.logWarning(`SqlSessionStore: could not release session ${sessionId}; its lease lapses`, cause)
-            )
-          )
+        return letGo.release(sessionId, token)
       })
 
     const renewed = { at: 0 }
-    yield* keepRenewed(
-      options.write(sql`UPDATE deep_research_leases SET expires_at = ${now} + ${millis} WHERE owner = ${owner}`),
-      millis,
-      renewed
-    )
+    yield* keepRenewed(letGo.renew, millis, renewed)
     return {
       lock: (sessionId) =>
         Effect.suspend(() => {
           const token = randomUUID()
-          return Effect.acquireRelease(acquire(sessionId, token), () => release(sessionId, token))
+          return Effect.acquireRelease(acquire(sessionId, token), () => release(sessionId, token)).pipe(
+            Effect.zipRight(FiberRef.get(runHolds)),
+            Effect.flatMap((holds) => Effect.locallyScoped(runHolds, new Set([...holds, sessionId])))
+          )
         }),
       holdAccepted: (sessionId) =>
         options.holdAccepted === true ? Effect.asVoid(take(sessionId, `accepted/${randomUUID()}`, false)) : Effect.void,
       token: (sessionId) => held.get(sessionId)?.token,
+      inRun: (sessionId) => FiberRef.getWith(runHolds, (holds) => Effect.succeed(holds.has(sessionId))),
       lapsing: (sessionId) => {
         const run = held.get(sessionId)
         return (

@@ -49,6 +49,18 @@ type Query<A> = Effect.Effect<A, SqlError | ParseResult.ParseError>
 /** A read, waiting out a busy file; a lasting failure is a defect saying what could not be read. */
 const read = <A>(what: string, query: Query<A>) => orDie(what)(patiently(query))
 
+/**
+ * A read of session `id`, which waits through an outage, as a run's writes do, when the run holding the session reads
+ * it (its checkpoint, its request journal): the run waits for the database rather than stopping. Anyone else's read (a
+ * server's answer about the session) is told at once.
+ */
+const readOf = <A>(store: Store, id: string, what: string, query: Query<A>) =>
+  Effect.flatMap(store.leases.inRun(id), (inRun) =>
+    inRun
+      ? orDie(`cannot ${what}`)(throughOutage(what, () => store.leases.lapsing(id))(patiently(query)))
+      : read(`cannot ${what}`, query)
+  )
+
 /** A JSON column's value as text, in either dialect. */
 const dataText = (sql: SqlClient.SqlClient) =>
   sql.onDialectOrElse({ pg: () => sql.literal("data::text"), orElse: () => sql.literal("data") })
@@ -214,8 +226,10 @@ const keptBeside = (
     }),
     events: Effect.fn("SqlSessionStore.events")(function* (id) {
       const valid = yield* Session.validateId(id)
-      const found = yield* read(
-        `cannot read the events of session ${valid}`,
+      const found = yield* readOf(
+        store,
+        valid,
+        `read the events of session ${valid}`,
         decodeRows(Schema.Struct({ data: Schema.String }))(
           sql`SELECT ${dataText(sql)} AS data FROM deep_research_events WHERE session_id = ${valid} ORDER BY seq`
         )
@@ -250,8 +264,10 @@ const keptBeside = (
     }),
     artefact: Effect.fn("SqlSessionStore.artefact")(function* (id, name) {
       const [valid, artefact] = yield* named(id, name)
-      const found = yield* read(
-        `cannot read ${artefact} of session ${valid}`,
+      const found = yield* readOf(
+        store,
+        valid,
+        `read ${artefact} of session ${valid}`,
         decodeRows(Schema.Struct({ content: Schema.String }))(
           sql`SELECT content FROM deep_research_artefacts WHERE session_id = ${valid} AND name = ${artefact}`
         )
@@ -289,7 +305,7 @@ export const service = (store: Store): SessionStore.Service => {
     }),
     load: Effect.fn("SqlSessionStore.load")(function* (id) {
       const valid = yield* Session.validateId(id)
-      const row = (yield* read(`cannot load session ${valid}`, selectRow(store, valid)))[0]
+      const row = (yield* readOf(store, valid, `load session ${valid}`, selectRow(store, valid)))[0]
       if (row === undefined) return yield* new Errors.ResearchSessionNotFound({ sessionId: valid })
       // A row that cannot be read is checked again before a checkpoint replaces it (and kept aside then).
       const session = yield* Effect.tapError(decodeRow(valid, row.data), () =>
