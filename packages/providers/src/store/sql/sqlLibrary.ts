@@ -192,7 +192,51 @@ const noTerms = () =>
     reason: 'nothing to search for: give words to look for (letters or digits; common words such as "the" are left out)'
   })
 
-/** The library's search over the store's passages. */
+/** Rows a page of a search reads at most: a search that has to pass over many (another caller's) reads pages this large. */
+const maxPage = 2_000
+
+/** The ranked matches of `words` from the `offset`th on, `size` at most, in one query of the store's dialect. */
+const rankedPage = (
+  sql: SqlClient.SqlClient,
+  words: ReadonlyArray<string>,
+  any: boolean,
+  excluded: string,
+  offset: number,
+  size: number
+) =>
+  decodeRows(PassageRow)(
+    sql.onDialectOrElse({
+      // Ties are ordered by id, so that the pages of one search neither repeat nor skip a row.
+      pg: () => {
+        const query = words.join(any ? " | " : " & ")
+        return sql`SELECT p.session_id, p.source_id, p.url, p.title, p.position, p.text, t.score
+          FROM (SELECT id, ts_rank(search, q) AS score
+            FROM deep_research_passages, to_tsquery('english', ${query}) q
+            WHERE search @@ q AND session_id <> ${excluded}
+            ORDER BY score DESC, id LIMIT ${size} OFFSET ${offset}) t
+          JOIN deep_research_passages p ON p.id = t.id
+          ORDER BY t.score DESC, t.id`
+      },
+      // The best passages first, by the index alone; their rows are read for those only.
+      orElse: () => {
+        const query = words.map((word) => `"${word}"`).join(any ? " OR " : " AND ")
+        return sql`SELECT p.session_id, p.source_id, p.url, p.title, p.position, p.text, -t.rank AS score
+          FROM (SELECT rowid AS id, rank FROM deep_research_passages_fts
+            WHERE deep_research_passages_fts MATCH ${query}
+              AND rank MATCH 'bm25(4.0, 1.0)'
+              AND rowid NOT IN (SELECT id FROM deep_research_passages WHERE session_id = ${excluded})
+            ORDER BY rank, rowid LIMIT ${size} OFFSET ${offset}) t
+          JOIN deep_research_passages p ON p.id = t.id
+          ORDER BY t.rank, t.id`
+      }
+    })
+  ).pipe(patiently, orDie("cannot search the library"))
+
+/**
+ * The library's search over the store's passages. It reads the ranked matches a page at a time until it has `limit`
+ * passages or the matches run out, so that neither a page that two sessions hold (it comes back once, the best ranked)
+ * nor the passages of sessions the search may not reach (`reaches`) leave it with fewer than `limit`.
+ */
 export const search =
   (library: Library): SourceLibrary.Service["search"] =>
   (terms, options = {}) =>
@@ -202,54 +246,42 @@ export const search =
       const limit = Math.max(1, Math.min(Math.floor(options.limit ?? 10), SourceLibrary.maxResults))
       const any = options.match === "any"
       const excluded = options.excludeSession ?? ""
-      const { sql } = library
-      // More than asked: a page two sessions hold comes back once, the best ranked.
-      const fetched = limit * 3
-      const rows = yield* decodeRows(PassageRow)(
-        sql.onDialectOrElse({
-          pg: () => {
-            const query = words.join(any ? " | " : " & ")
-            return sql`SELECT p.session_id, p.source_id, p.url, p.title, p.position, p.text, t.score
-              FROM (SELECT id, ts_rank(search, q) AS score
-                FROM deep_research_passages, to_tsquery('english', ${query}) q
-                WHERE search @@ q AND session_id <> ${excluded}
-                ORDER BY score DESC LIMIT ${fetched}) t
-              JOIN deep_research_passages p ON p.id = t.id
-              ORDER BY t.score DESC`
-          },
-          // The best passages first, by the index alone; their rows are read for those only.
-          orElse: () => {
-            const query = words.map((word) => `"${word}"`).join(any ? " OR " : " AND ")
-            return sql`SELECT p.session_id, p.source_id, p.url, p.title, p.position, p.text, -t.rank AS score
-              FROM (SELECT rowid AS id, rank FROM deep_research_passages_fts
-                WHERE deep_research_passages_fts MATCH ${query}
-                  AND rank MATCH 'bm25(4.0, 1.0)'
-                  AND rowid NOT IN (SELECT id FROM deep_research_passages WHERE session_id = ${excluded})
-                ORDER BY rank LIMIT ${fetched}) t
-              JOIN deep_research_passages p ON p.id = t.id
-              ORDER BY t.rank`
-          }
-        })
-      ).pipe(patiently, orDie("cannot search the library"))
+      const reaches = options.reaches
+      // Asked once a session: a session's many passages are reached, or not, together.
+      const reached = new Map<string, boolean>()
       const seen = new Set<string>()
       const passages: Array<SourceLibrary.Passage> = []
-      for (const row of rows) {
-        const key = `${row.url}\n${row.text}`
-        if (seen.has(key)) continue
-        seen.add(key)
-        passages.push(
-          new SourceLibrary.Passage({
-            sessionId: row.session_id,
-            sourceId: row.source_id,
-            url: row.url,
-            title: row.title,
-            position: row.position,
-            text: row.text,
-            snippet: snippetOf(row.text, words),
-            score: row.score
+      // More than asked at first; each page after twice the one before, so that a long pass reads few pages.
+      let size = limit * 3
+      for (let offset = 0; passages.length < limit; offset += size, size = Math.min(size * 2, maxPage)) {
+        const rows = yield* rankedPage(library.sql, words, any, excluded, offset, size)
+        if (reaches !== undefined) {
+          const asked = [...new Set(rows.map((row) => row.session_id))].filter((id) => !reached.has(id))
+          yield* Effect.forEach(asked, (id) => Effect.map(reaches(id), (may) => reached.set(id, may)), {
+            concurrency: 8,
+            discard: true
           })
-        )
-        if (passages.length >= limit) break
+        }
+        for (const row of rows) {
+          if (reached.get(row.session_id) === false) continue
+          const key = `${row.url}\n${row.text}`
+          if (seen.has(key)) continue
+          seen.add(key)
+          passages.push(
+            new SourceLibrary.Passage({
+              sessionId: row.session_id,
+              sourceId: row.source_id,
+              url: row.url,
+              title: row.title,
+              position: row.position,
+              text: row.text,
+              snippet: snippetOf(row.text, words),
+              score: row.score
+            })
+          )
+          if (passages.length >= limit) break
+        }
+        if (rows.length < size) break
       }
       return passages
     }).pipe(Effect.withSpan("SqlSessionStore.searchLibrary"))
