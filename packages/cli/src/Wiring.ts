@@ -41,8 +41,8 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as CliConfig from "./CliConfig.js"
 import { simulatedModel } from "./internal/config/backends.js"
-import { runReach } from "./internal/serving/sessionReach.js"
 import { secretsIn } from "./internal/config/credentials.js"
+import { runReach } from "./internal/serving/sessionReach.js"
 import { isSimulatedReport, markSimulated, simulatedArtefact, storeLayer } from "./Store.js"
 
 /** What a run needs in context. */
@@ -142,7 +142,7 @@ type StoreServices = SessionStore.SessionStore | SourceLibrary.SourceLibrary | S
 
 /**
  * The store as runs open it, in every process that runs sessions (one, `serve`, a cluster's worker): a run takes from
- * the library only the sources of its session's owner and no one's (`SessionOwners.runReach`).
+ * the library only the sources of its session's owner and no one's (`runReach`, by the rule of `sessionReach.ts`).
  */
 const sessionStoreLayer = (resolved: CliConfig.Resolved): Layer.Layer<StoreServices> => {
   const files = storeLayer(resolved.storeDir, resolved.credentials)

@@ -5,92 +5,27 @@
  * gives up to `limit` passages of the sessions it reaches though another caller's outrank them all. The rule is in the
  * runs' services of every process that runs sessions (`Wiring`: one, `serve`, a cluster's worker), read from the store.
  */
-import { Session, SessionStore, Source, SourceLibrary } from "@deep-research/core"
+import { SourceLibrary } from "@deep-research/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as CliConfig from "../src/CliConfig.js"
-import * as TaskOwners from "../src/internal/mcp/taskOwners.js"
-import { encodeOwner, ownerArtefact } from "../src/internal/serving/sessionReach.js"
-import * as Store from "../src/Store.js"
 import * as Wiring from "../src/Wiring.js"
-import { post, request, type Served, served, settled } from "./ServeHarness.js"
+import { post, request, served, settled } from "./ServeHarness.js"
+import { alice, bob, originsOf, question, seed, seedLibrary } from "./support/ownedLibrary.js"
 
-const alice = "a1c3e5a7c9e1a3c5e7a9c1e3a5c7e9a1a1c3e5a7"
-const bob = "b2d4f6b8d0f2b4d6f8b0d2f4b6d8f0b2b2d4f6b8"
 const as = (token: string) => ({ authorization: `Bearer ${token}` })
-
-const question = "How fast are alpine glaciers retreating?"
 
 const Hits = Schema.parseJson(Schema.Array(Schema.Struct({ sessionId: Schema.String, url: Schema.String })))
 const Created = Schema.parseJson(Schema.Struct({ sessionId: Schema.String }))
-
-const source = (id: string, url: string, title: string, content: string) =>
-  new Source.Source({ id, url, title, content, provider: "static", quality: "medium", retrievedAt: 1, rawLength: 1 })
-
-/** A finished session holding `sources`, stored with its caller's binding (none: no one's). */
-const seed = (s: Pick<Served, "resolved">, id: string, sources: ReadonlyArray<Source.Source>, token?: string) =>
-  Effect.gen(function* () {
-    const store = yield* SessionStore.SessionStore
-    yield* store.save(
-      new Session.Session({
-        version: Session.currentVersion,
-        id,
-        query: question,
-        createdAt: 1_700_000_000_000,
-        updatedAt: 1_700_000_000_000,
-        config: s.resolved.research,
-        status: "completed",
-        rounds: [],
-        sources,
-        metrics: [],
-        usage: []
-      })
-    )
-    if (token !== undefined) {
-      yield* store.saveArtefact(id, ownerArtefact, encodeOwner(TaskOwners.callerOfToken(token)))
-    }
-  }).pipe(Effect.provide(Store.storeLayer(s.resolved.storeDir)), Effect.orDie)
-
-/**
- * Bob's sessions, about alpine glaciers retreating through and through (they outrank everything else); Alice's and no
- * one's, each mentioning them once in a page about something else.
- */
-const seedLibrary = (s: Served) =>
-  Effect.gen(function* () {
-    for (let n = 0; n < 3; n++) {
-      const pages = Array.from({ length: 12 }, (_, i) =>
-        source(
-          `r1-s${i}`,
-          `https://bob.example/${n}/${i}`,
-          "Alpine glaciers retreating fast",
-          "Alpine glaciers are retreating fast: glaciers retreating, alpine glaciers melting. ".repeat(6)
-        )
-      )
-      yield* seed(s, `bob-glaciers-${n}`, pages, bob)
-    }
-    const weak = (site: string, i: number) =>
-      source(
-        `r1-s${i}`,
-        `https://${site}.example/${i}`,
-        `Mountain farming ${i}`,
-        `Farms of the high valleys keep cattle in summer pastures; above them an alpine glacier lies (note ${i}).`
-      )
-    yield* seed(s, "alice-farms", [weak("alice", 1), weak("alice", 2)], alice)
-    yield* seed(s, "shared-farms", [weak("shared", 1), weak("shared", 2)])
-  })
-
-/** The sessions a session's sources came from in the library. */
-const originsOf = (session: Session.Session) =>
-  new Set(session.sources.flatMap((source) => (source.origin === undefined ? [] : [source.origin.sessionId])))
 
 describe("the library where the server tells its callers apart", () => {
   it.scopedLive("a caller's library run takes its own sessions' sources and no one's, never another caller's", () =>
     Effect.gen(function* () {
       const s = yield* served({ noClarify: true, maxRounds: 1 }, { token: Redacted.make(`${alice},${bob}`) })
-      yield* seedLibrary(s)
+      yield* seedLibrary(s.resolved)
 
       const answer = yield* post(`${s.url}/api/sessions`, { question, library: true }, as(alice))
       assert.strictEqual(answer.status, 202, answer.text)
@@ -116,7 +51,7 @@ describe("the library where the server tells its callers apart", () => {
   it.scopedLive("a caller's search gives `limit` passages of its sessions though another caller's outrank them", () =>
     Effect.gen(function* () {
       const s = yield* served({ noClarify: true }, { token: Redacted.make(`${alice},${bob}`) })
-      yield* seedLibrary(s)
+      yield* seedLibrary(s.resolved)
       const search = (token: string) =>
         Effect.map(
           request(`${s.url}/api/library/search?q=${encodeURIComponent("alpine glacier")}&limit=3`, {
@@ -135,9 +70,9 @@ describe("the library where the server tells its callers apart", () => {
   it.scopedLive("the runs' services of every process keep a session's run to its owner's sessions and no one's", () =>
     Effect.gen(function* () {
       const s = yield* served({ noClarify: true })
-      yield* seed(s, "alice-farms", [], alice)
-      yield* seed(s, "bob-farms", [], bob)
-      yield* seed(s, "shared-farms", [])
+      yield* seed(s.resolved, "alice-farms", [], alice)
+      yield* seed(s.resolved, "bob-farms", [], bob)
+      yield* seed(s.resolved, "shared-farms", [])
       const check = Effect.gen(function* () {
         const reach = yield* SourceLibrary.RunReach
         const reached = (session: string) =>
