@@ -34,14 +34,16 @@ export const passageSizes = { size: 1_200, overlap: 150 } as const
 const insertBatch = 100
 
 const SourceIdRow = Schema.Struct({ source_id: Schema.String })
+/** A match as the ranking gives it: the passage, its session and its score. */
+const RankedRow = Schema.Struct({ id: Integer, session_id: Schema.String, score: Integer })
 const PassageRow = Schema.Struct({
+  id: Integer,
   session_id: Schema.String,
   source_id: Schema.String,
   url: Schema.String,
   title: Schema.String,
   position: Integer,
-  text: Schema.String,
-  score: Integer
+  text: Schema.String
 })
 
 /** A source's stored text as passages: its title heads the first, so that a page's name is found with its text. */
@@ -192,8 +194,12 @@ const noTerms = () =>
     reason: 'nothing to search for: give words to look for (letters or digits; common words such as "the" are left out)'
   })
 
-/** Rows a page of a search reads at most: a search that has to pass over many (another caller's) reads pages this large. */
-const maxPage = 2_000
+/**
+ * Matches a page of a search ranks at most. A search that passes over many (those of sessions it may not reach) reads
+ * pages twice as large each time up to this, of ids and sessions only, so that it ranks the matches a few times at most
+ * (figures: BENCHMARKS.md, the research library).
+ */
+const maxPage = 20_000
 
 /** The ranked matches of `words` from the `offset`th on, `size` at most, in one query of the store's dialect. */
 const rankedPage = (
@@ -204,23 +210,20 @@ const rankedPage = (
   offset: number,
   size: number
 ) =>
-  decodeRows(PassageRow)(
+  decodeRows(RankedRow)(
     sql.onDialectOrElse({
-      // Ties are ordered by id, so that the pages of one search neither repeat nor skip a row.
+      // Ties are ordered by id, so that the pages of one search neither repeat nor skip a match.
       pg: () => {
         const query = words.join(any ? " | " : " & ")
-        return sql`SELECT p.session_id, p.source_id, p.url, p.title, p.position, p.text, t.score
-          FROM (SELECT id, ts_rank(search, q) AS score
-            FROM deep_research_passages, to_tsquery('english', ${query}) q
-            WHERE search @@ q AND session_id <> ${excluded}
-            ORDER BY score DESC, id LIMIT ${size} OFFSET ${offset}) t
-          JOIN deep_research_passages p ON p.id = t.id
-          ORDER BY t.score DESC, t.id`
+        return sql`SELECT id, session_id, ts_rank(search, q) AS score
+          FROM deep_research_passages, to_tsquery('english', ${query}) q
+          WHERE search @@ q AND session_id <> ${excluded}
+          ORDER BY score DESC, id LIMIT ${size} OFFSET ${offset}`
       },
-      // The best passages first, by the index alone; their rows are read for those only.
+      // The best passages first, by the index alone; their sessions are read for those only.
       orElse: () => {
         const query = words.map((word) => `"${word}"`).join(any ? " OR " : " AND ")
-        return sql`SELECT p.session_id, p.source_id, p.url, p.title, p.position, p.text, -t.rank AS score
+        return sql`SELECT t.id, p.session_id, -t.rank AS score
           FROM (SELECT rowid AS id, rank FROM deep_research_passages_fts
             WHERE deep_research_passages_fts MATCH ${query}
               AND rank MATCH 'bm25(4.0, 1.0)'
@@ -232,10 +235,22 @@ const rankedPage = (
     })
   ).pipe(patiently, orDie("cannot search the library"))
 
+/** The passages of these ids, by id (one deleted meanwhile is missing). */
+const passageRows = (sql: SqlClient.SqlClient, ids: ReadonlyArray<number>) =>
+  decodeRows(PassageRow)(
+    sql`SELECT id, session_id, source_id, url, title, position, text FROM deep_research_passages
+      WHERE ${sql.in("id", ids)}`
+  ).pipe(
+    patiently,
+    orDie("cannot search the library"),
+    Effect.map((rows) => new Map(rows.map((row) => [row.id, row])))
+  )
+
 /**
- * The library's search over the store's passages. It reads the ranked matches a page at a time until it has `limit`
- * passages or the matches run out, so that neither a page that two sessions hold (it comes back once, the best ranked)
- * nor the passages of sessions the search may not reach (`reaches`) leave it with fewer than `limit`.
+ * The library's search over the store's passages. It ranks the matches a page at a time until it has `limit` passages
+ * or the matches run out, and reads the text of the best it keeps only, so that neither a page that two sessions hold
+ * (it comes back once, the best ranked) nor the passages of sessions the search may not reach (`reaches`) leave it with
+ * fewer than `limit`.
  */
 export const search =
   (library: Library): SourceLibrary.Service["search"] =>
@@ -247,41 +262,51 @@ export const search =
       const any = options.match === "any"
       const excluded = options.excludeSession ?? ""
       const reaches = options.reaches
+      const { sql } = library
       // Asked once a session: a session's many passages are reached, or not, together.
       const reached = new Map<string, boolean>()
       const seen = new Set<string>()
       const passages: Array<SourceLibrary.Passage> = []
-      // More than asked at first; each page after twice the one before, so that a long pass reads few pages.
-      let size = limit * 3
-      for (let offset = 0; passages.length < limit; offset += size, size = Math.min(size * 2, maxPage)) {
-        const rows = yield* rankedPage(library.sql, words, any, excluded, offset, size)
+      // More than asked at first (a page two sessions hold counts once).
+      const batch = limit * 3
+      for (let offset = 0, size = batch; passages.length < limit; offset += size, size = Math.min(size * 2, maxPage)) {
+        const ranked = yield* rankedPage(sql, words, any, excluded, offset, size)
         if (reaches !== undefined) {
-          const asked = [...new Set(rows.map((row) => row.session_id))].filter((id) => !reached.has(id))
+          const asked = [...new Set(ranked.map((row) => row.session_id))].filter((id) => !reached.has(id))
           yield* Effect.forEach(asked, (id) => Effect.map(reaches(id), (may) => reached.set(id, may)), {
             concurrency: 8,
             discard: true
           })
         }
-        for (const row of rows) {
-          if (reached.get(row.session_id) === false) continue
-          const key = `${row.url}\n${row.text}`
-          if (seen.has(key)) continue
-          seen.add(key)
-          passages.push(
-            new SourceLibrary.Passage({
-              sessionId: row.session_id,
-              sourceId: row.source_id,
-              url: row.url,
-              title: row.title,
-              position: row.position,
-              text: row.text,
-              snippet: snippetOf(row.text, words),
-              score: row.score
-            })
+        const kept = ranked.filter((row) => reached.get(row.session_id) !== false)
+        for (let start = 0; start < kept.length && passages.length < limit; start += batch) {
+          const matches = kept.slice(start, start + batch)
+          const rows = yield* passageRows(
+            sql,
+            matches.map((match) => match.id)
           )
-          if (passages.length >= limit) break
+          for (const match of matches) {
+            const row = rows.get(match.id)
+            if (row === undefined) continue
+            const key = `${row.url}\n${row.text}`
+            if (seen.has(key)) continue
+            seen.add(key)
+            passages.push(
+              new SourceLibrary.Passage({
+                sessionId: row.session_id,
+                sourceId: row.source_id,
+                url: row.url,
+                title: row.title,
+                position: row.position,
+                text: row.text,
+                snippet: snippetOf(row.text, words),
+                score: match.score
+              })
+            )
+            if (passages.length >= limit) break
+          }
         }
-        if (rows.length < size) break
+        if (ranked.length < size) break
       }
       return passages
     }).pipe(Effect.withSpan("SqlSessionStore.searchLibrary"))
