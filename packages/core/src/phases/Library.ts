@@ -3,7 +3,8 @@
  * sources that match the question and its brief become sources of this session, each marked with the session it came
  * from (`Source.origin`). The researchers are shown them first (`Task.library`), cite them as any other, and nothing of
  * them is fetched again. Taken once, before the first round; a store without a library is said, not an error. Where
- * sessions have owners (`SourceLibrary.RunReach` in context), only the passages of the sessions the run's may reach.
+ * sessions have owners (`SourceLibrary.RunReach` in context), only passages of the sessions this session's owner
+ * reaches.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
