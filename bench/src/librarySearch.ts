@@ -5,7 +5,8 @@
  *    to index), and the database's size;
  *  - searching: `SourceLibrary.search` over those passages, p50, p95 and max of `--queries` (60) searches of each kind:
  *    one word and two words that must both occur (what `deep-research search` asks), and a brief's 25 content words of
- *    which any may occur (what a run with `--library` asks), 10 and 24 passages.
+ *    which any may occur (what a run with `--library` asks), 10 and 24 passages; and that brief's search kept to the
+ *    sessions a caller reaches (`reaches`): a tenth of them, and none (the search passes over every match).
  * The text is made of a Zipf-distributed vocabulary of 20,000 words, as prose is: a few words are in most passages,
  * most words in few. Usage: node bench/dist/librarySearch.js [--passages N] [--queries N] [--keep DIR [--search-only]]
  */
@@ -149,6 +150,15 @@ const program = Effect.gen(function* () {
     anyBriefWords: {
       terms: () => Array.from({ length: 25 }, () => vocabulary[20 + Math.floor(random() * 4_980)]).join(" "),
       options: { limit: 24, match: "any" as const }
+    },
+    // As a caller's run on a shared server searches: its sessions' passages only (the test answers at once).
+    anyBriefWordsReachingTenth: {
+      terms: () => Array.from({ length: 25 }, () => vocabulary[20 + Math.floor(random() * 4_980)]).join(" "),
+      options: { limit: 24, match: "any" as const, reaches: (id: string) => Effect.succeed(id.endsWith("7")) }
+    },
+    anyBriefWordsReachingNone: {
+      terms: () => Array.from({ length: 25 }, () => vocabulary[20 + Math.floor(random() * 4_980)]).join(" "),
+      options: { limit: 24, match: "any" as const, reaches: () => Effect.succeed(false) }
     }
   }
   const searches: Record<string, unknown> = {}

@@ -124,7 +124,8 @@ export const StartOptions = Schema.Struct({
   library: Schema.optional(Schema.Boolean).annotations({
     description:
       "Start from the library: passages of earlier sessions' sources that match the brief enter the research as " +
-      "known sources before any search, cited and marked with the session they came from (GET /api/library/search)"
+      "known sources before any search, cited and marked with the session they came from (GET /api/library/search); " +
+      "on a server with a token for each caller, only of the caller's own sessions and no one's"
   })
 })
 export type StartOptions = typeof StartOptions.Type

@@ -104,10 +104,13 @@ export interface Runs {
   ) => Effect.Effect<void, Errors.ResearchInvalidInput>
   /** A text about to leave the process (an answer, a refusal, a log line) without the process's secrets. */
   readonly scrub: (text: string) => string
-  /** The library's passages that match `terms`, best first (`SourceLibrary.search`). */
+  /**
+   * The library's passages that match `terms`, best first (`SourceLibrary.search`), `limit` at most, of the sessions
+   * `reaches` holds for (every session's without it).
+   */
   readonly searchLibrary: (
     terms: string,
-    limit?: number
+    options?: Pick<SourceLibrary.SearchOptions, "limit" | "reaches">
   ) => Effect.Effect<ReadonlyArray<SourceLibrary.Passage>, Errors.ResearchInvalidInput>
 }
 
@@ -152,8 +155,8 @@ export const make = (
       saveArtefact: (sessionId, name, content) =>
         Effect.flatMap(storeOf(host), (store) => store.saveArtefact(sessionId, name, content)),
       scrub: Secrets.scrubber(secretsIn(resolved.credentials)),
-      searchLibrary: (terms, limit) =>
-        host.onRuntime(Effect.flatMap(SourceLibrary.SourceLibrary, (library) => library.search(terms, { limit })))
+      searchLibrary: (terms, options) =>
+        host.onRuntime(Effect.flatMap(SourceLibrary.SourceLibrary, (library) => library.search(terms, options)))
     }))
   )
 
@@ -171,7 +174,7 @@ export const storeParts = (
     artefact: (sessionId, name) => store.artefact(sessionId, name),
     saveArtefact: (sessionId, name, content) => store.saveArtefact(sessionId, name, content),
     scrub: Secrets.scrubber(secretsIn(resolved.credentials)),
-    searchLibrary: (terms, limit) => library.search(terms, { limit })
+    searchLibrary: (terms, options) => library.search(terms, options)
   }
 }
 

@@ -42,6 +42,7 @@ import type * as Scope from "effect/Scope"
 import type * as CliConfig from "./CliConfig.js"
 import { simulatedModel } from "./internal/config/backends.js"
 import { secretsIn } from "./internal/config/credentials.js"
+import { runReach } from "./internal/serving/sessionReach.js"
 import { isSimulatedReport, markSimulated, simulatedArtefact, storeLayer } from "./Store.js"
 
 /** What a run needs in context. */
@@ -52,6 +53,7 @@ export type Services =
   | Summarizer.Summarizer
   | SessionStore.SessionStore
   | SourceLibrary.SourceLibrary
+  | SourceLibrary.RunReach
   | ResearchEvents.ResearchEvents
   | Resilience.Resilience
 
@@ -135,16 +137,23 @@ const simulatedStore = (store: SessionStore.Service): SessionStore.Service => ({
 
 const simulatedMark = '{"simulated": true}\n'
 
-const sessionStoreLayer = (
-  resolved: CliConfig.Resolved
-): Layer.Layer<SessionStore.SessionStore | SourceLibrary.SourceLibrary> => {
+/** The store's parts a run uses: the sessions, the library, and which sessions' sources a run may take from it. */
+type StoreServices = SessionStore.SessionStore | SourceLibrary.SourceLibrary | SourceLibrary.RunReach
+
+/**
+ * The store as runs open it, in every process that runs sessions (one, `serve`, a cluster's worker): a run takes from
+ * the library only the sources of its session's owner and no one's (`runReach`, by the rule of `sessionReach.ts`).
+ */
+const sessionStoreLayer = (resolved: CliConfig.Resolved): Layer.Layer<StoreServices> => {
   const files = storeLayer(resolved.storeDir, resolved.credentials)
+  const reach = Layer.effect(SourceLibrary.RunReach, Effect.map(SessionStore.SessionStore, runReach))
   return resolved.simulate
-    ? Layer.merge(
+    ? Layer.mergeAll(
         Layer.effect(SessionStore.SessionStore, Effect.map(SessionStore.SessionStore, simulatedStore)),
-        Layer.effect(SourceLibrary.SourceLibrary, SourceLibrary.SourceLibrary)
+        Layer.effect(SourceLibrary.SourceLibrary, SourceLibrary.SourceLibrary),
+        reach
       ).pipe(Layer.provide(files))
-    : files
+    : Layer.provideMerge(reach, files)
 }
 
 const routerLayer = (
@@ -222,7 +231,7 @@ const openCorpus = (resolved: CliConfig.Resolved, root: string, secrets: Readonl
  */
 const servicesLayer = (
   resolved: CliConfig.Resolved,
-  store: Layer.Layer<SessionStore.SessionStore | SourceLibrary.SourceLibrary>,
+  store: Layer.Layer<StoreServices>,
   secrets: ReadonlyArray<Redacted.Redacted<string>>
 ): Layer.Layer<Services, Errors.ResearchInvalidInput> =>
   // Scoped: some search providers pace their requests for as long as the services live.
@@ -324,9 +333,7 @@ export const layer = (resolved: CliConfig.Resolved): Layer.Layer<Services, Error
  * The session store alone, as research would open it: for a process that runs no model itself (a client of a
  * cluster).
  */
-export const storeOnlyLayer = (
-  resolved: CliConfig.Resolved
-): Layer.Layer<SessionStore.SessionStore | SourceLibrary.SourceLibrary> => sessionStoreLayer(resolved)
+export const storeOnlyLayer = (resolved: CliConfig.Resolved): Layer.Layer<StoreServices> => sessionStoreLayer(resolved)
 
 /** The models alone (the judge is the `evaluation` role), for a process that has its store already. */
 export const judgeLayer = (

@@ -1,8 +1,10 @@
 /**
  * On a cluster (`serve --database`), a session belongs to the caller that started it as on one server: with a token
  * for each caller, the session one caller started on one server is, on that server and on another of the cluster,
- * not listed to another caller and not found by its id, while its own caller reaches it from either. A worker (the
- * built CLI) runs it; the database is PGlite in this process, or the server `DEEP_RESEARCH_TEST_DATABASE_URL` names.
+ * not listed to another caller and not found by its id, while its own caller reaches it from either; and a caller's
+ * run that starts from the library takes the sources of its own sessions and no one's, never another caller's. A
+ * worker (the built CLI) runs it; the database is PGlite in this process, or the server `DEEP_RESEARCH_TEST_DATABASE_URL`
+ * names.
  */
 import { Emulator } from "@deep-research/emulator"
 import { assert, describe, it } from "@effect/vitest"
@@ -11,9 +13,7 @@ import * as fs from "node:fs"
 import * as PgDatabase from "../../providers/test/support/pgDatabase.js"
 import { served } from "./ServeHarness.js"
 import { freePort, sandbox, start } from "./support/builtCli.js"
-
-const alice = "a1c3e5a7c9e1a3c5e7a9c1e3a5c7e9a1a1c3e5a7"
-const bob = "b2d4f6b8d0f2b4d6f8b0d2f4b6d8f0b2b2d4f6b8"
+import { alice, bob, originsOf, question, seedLibrary, stored } from "./support/ownedLibrary.js"
 
 const Started = Schema.parseJson(Schema.Struct({ sessionId: Schema.String }))
 const Listed = Schema.parseJson(Schema.Array(Schema.Struct({ id: Schema.String })))
@@ -124,6 +124,32 @@ describe("a session belongs to the caller that started it on a cluster too", () 
           const report = yield* call(`${server}/api/sessions/${id}/report`, alice)
           assert.strictEqual(report.status, 200, report.text)
         }
+      }),
+    120_000
+  )
+
+  it.scopedLive(
+    "a caller's library run on a worker takes its own sessions' sources and no one's, never another caller's",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* cluster
+        const s = yield* served(
+          { noClarify: true, database: database.url },
+          { token: Redacted.make(`${alice},${bob}`) }
+        )
+        yield* seedLibrary(s.resolved)
+        const created = yield* call(`${s.url}/api/sessions`, alice, "POST", { question, library: true })
+        assert.strictEqual(created.status, 202, created.text)
+        const id = Schema.decodeSync(Started)(created.text).sessionId
+        let status = ""
+        for (let round = 0; round < 600 && status !== "completed"; round++) {
+          status = Schema.decodeSync(Status)((yield* call(`${s.url}/api/sessions/${id}`, alice)).text).status
+          yield* Effect.sleep("200 millis")
+        }
+        assert.strictEqual(status, "completed")
+        const session = yield* stored(s.resolved, id)
+        assert.deepStrictEqual([...originsOf(session)].sort(), ["alice-farms", "shared-farms"])
+        assert.isFalse(session.sources.some((source) => source.url.includes("bob.example")))
       }),
     120_000
   )

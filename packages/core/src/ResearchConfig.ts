@@ -96,7 +96,8 @@ export class ResearchConfig extends Schema.Class<ResearchConfig>("@deep-research
   review: Schema.optional(Schema.Boolean),
   /**
    * Start from the library: passages of earlier sessions' sources that match the brief enter the research as known
-   * sources before any search, cited as any other and marked with the session they came from (`SourceLibrary`).
+   * sources before any search, cited as any other and marked with the session they came from (`SourceLibrary`); where
+   * sessions have owners, only of the sessions this one's owner reaches (`SourceLibrary.RunReach`).
    */
   library: Schema.optional(Schema.Boolean),
   /**

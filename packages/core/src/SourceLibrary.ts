@@ -2,7 +2,8 @@
  * The research library: every source any session stored, split into passages and searchable across sessions by full
  * text. A store keeps it (the SQL store indexes a session's sources when it saves the session, and drops them with the
  * session); `search` ranks the passages that match. A run with the `library` setting starts from the passages that
- * match its brief (`phases/Library.ts`).
+ * match its brief (`phases/Library.ts`). Where sessions have owners (a server's callers), a search can be kept to the
+ * sessions its caller reaches (`reaches`), and a run's to those its session's owner reaches (`RunReach`).
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -35,6 +36,12 @@ export interface SearchOptions {
   readonly match?: "all" | "any" | undefined
   /** Leaves out the passages of this session (a run searching the library leaves out its own). */
   readonly excludeSession?: string | undefined
+  /**
+   * Only the passages of the sessions this holds for (those a caller may reach). The library applies it while ranking,
+   * so that up to `limit` passages come back however many of other sessions outrank them; it is asked once a session
+   * a search. Without it, every session's.
+   */
+  readonly reaches?: ((sessionId: string) => Effect.Effect<boolean>) | undefined
 }
 
 /** The passages a search gives at most. */
@@ -51,6 +58,19 @@ export interface Service {
 
 /** The library in context. */
 export class SourceLibrary extends Context.Tag("@deep-research/core/SourceLibrary")<SourceLibrary, Service>() {}
+
+/** Which sessions a run may take from the library, where sessions have owners. */
+export interface RunReachService {
+  /** For the session a run researches, the test its library search applies (`SearchOptions.reaches`). */
+  readonly forSession: (sessionId: string) => Effect.Effect<(sessionId: string) => Effect.Effect<boolean>>
+}
+
+/**
+ * The sessions a run may take from the library (the `library` setting), in context where sessions have owners: the CLI's
+ * runs take only those of their session's owner and no one's. A program that provides none lets a run take from every
+ * session of the store.
+ */
+export class RunReach extends Context.Tag("@deep-research/core/SourceLibrary/RunReach")<RunReach, RunReachService>() {}
 
 // =============================================================================
 // Terms

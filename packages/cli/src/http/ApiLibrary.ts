@@ -37,8 +37,10 @@ export class Library extends HttpApiGroup.make("library")
       .addError(BadRequest)
       .annotate(
         OpenApi.Description,
-        "The passages of every stored session's sources that hold all the words of q, best first, each with its " +
-          "session, title, URL and a snippet. A deleted session's sources leave the library with it."
+        "The passages of the stored sessions' sources that hold all the words of q, best first, each with its " +
+          "session, title, URL and a snippet: of every session, or on a server with a token for each caller, of the " +
+          "caller's own and no one's (up to limit of them, however many of other callers' rank higher). A deleted " +
+          "session's sources leave the library with it."
       )
   )
   .addError(ServiceUnavailable)

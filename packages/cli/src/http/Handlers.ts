@@ -241,7 +241,7 @@ export const libraryLayer = (runsOf: RunsOf) =>
   HttpApiBuilder.group(Api, "library", (handlers) =>
     handlers.handle("search", ({ request, urlParams }) =>
       runsOf(request.headers["authorization"])
-        .searchLibrary(urlParams.q, urlParams.limit)
+        .searchLibrary(urlParams.q, { limit: urlParams.limit })
         .pipe(
           Effect.map((passages) =>
             passages.map(({ score, sessionId, snippet, sourceId, title, url }) => ({

@@ -2,7 +2,9 @@
  * A run that starts from the library (the `library` setting): before any search, the passages of earlier sessions'
  * sources that match the question and its brief become sources of this session, each marked with the session it came
  * from (`Source.origin`). The researchers are shown them first (`Task.library`), cite them as any other, and nothing of
- * them is fetched again. Taken once, before the first round; a store without a library is said, not an error.
+ * them is fetched again. Taken once, before the first round; a store without a library is said, not an error. Where
+ * sessions have owners (`SourceLibrary.RunReach` in context), only passages of the sessions this session's owner
+ * reaches.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -88,8 +90,10 @@ export const sourcesFor = (task: Task, session: Session, store: SessionStoreServ
       yield* Effect.logWarning("the library was asked for, but this session store keeps none: research starts afresh")
       return { kept: [], removed: [] }
     }
+    const reach = yield* Effect.serviceOption(SourceLibrary.RunReach)
+    const reaches = Option.isSome(reach) ? yield* reach.value.forSession(session.id) : undefined
     const passages = yield* library.value
-      .search(searchText(task), { limit: passagesSearched, match: "any", excludeSession: session.id })
+      .search(searchText(task), { limit: passagesSearched, match: "any", excludeSession: session.id, reaches })
       .pipe(Effect.orElseSucceed((): ReadonlyArray<SourceLibrary.Passage> => []))
     const held = new Set(session.sources.map((source) => Novelty.normalizeUrl(source.url)))
     const now = yield* Clock.currentTimeMillis

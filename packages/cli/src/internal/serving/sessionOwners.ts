@@ -3,33 +3,27 @@
  * holding several): the caller that started it, through any door (`/api`, `/v1`, MCP over HTTP). Its caller is stored
  * beside the session (the artefact `caller.json`, a digest of the token as `TaskOwners` names a caller), so it holds
  * after a restart and on every server of a cluster. This is the one place that decides whether a caller may reach a
- * session: another caller is told the session does not exist (`No session with id …`, as for one that never was), and
- * listings and library searches leave it out. A session with no recorded caller (started from the CLI on the machine,
- * or on a server with one shared token or none) is everyone's, as is everything on a server that cannot tell its
- * callers apart. The local CLI reads the store itself and sees every session.
+ * session, by the rule of `sessionReach.ts` (which also keeps a run's library to what its session's owner reaches):
+ * another caller is told the session does not exist (`No session with id …`, as for one that never was), and listings
+ * and library searches leave it out. A session with no recorded caller (started from the CLI on the machine, or on a
+ * server with one shared token or none) is everyone's, as is everything on a server that cannot tell its callers
+ * apart. The local CLI reads the store itself and sees every session.
  */
 import { Errors } from "@deep-research/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as crypto from "node:crypto"
 import type * as Runs from "../../Runs.js"
+import { encodeOwner, ownerArtefact, reachesOwned, storedOwner } from "./sessionReach.js"
 
-/** The artefact that names the caller a session belongs to. */
-export const ownerArtefact = "caller.json"
+export { ownerArtefact }
 
 /** The caller of a request that presented no token of the server: it reaches only the sessions no one owns. */
 export const nobody = "nobody"
 
-const Owner = Schema.parseJson(Schema.Struct({ caller: Schema.String }))
-
 /** A caller that stands for one token of several, the only kind a session is bound to. */
 const isTokenCaller = (caller: string): boolean => caller.startsWith("token:")
-
-const same = (a: string, b: string): boolean =>
-  a.length === b.length && crypto.timingSafeEqual(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"))
 
 /** The callers of the sessions this server started and could not yet bind (the store refused the binding). */
 type Pending = Map<string, string>
@@ -37,21 +31,12 @@ type Pending = Map<string, string>
 /** The caller a session is bound to: one this server has yet to store, else its `caller.json`; none for no one's. */
 const ownerOf = (runs: Runs.Runs, pending: Pending, sessionId: string): Effect.Effect<Option.Option<string>> => {
   const waiting = pending.get(sessionId)
-  return waiting !== undefined
-    ? Effect.succeed(Option.some(waiting))
-    : runs.artefact(sessionId, ownerArtefact).pipe(
-        Effect.map(Option.flatMap((text) => Option.getRight(Schema.decodeEither(Owner)(text)))),
-        Effect.map(Option.map(({ caller }) => caller)),
-        Effect.orElseSucceed(() => Option.none<string>())
-      )
+  return waiting !== undefined ? Effect.succeed(Option.some(waiting)) : storedOwner(runs.artefact, sessionId)
 }
 
 /** Whether `caller` may reach the session: it is no one's, or the caller's own. */
 const mayReach = (runs: Runs.Runs, pending: Pending, caller: string, sessionId: string): Effect.Effect<boolean> =>
-  Effect.map(
-    ownerOf(runs, pending, sessionId),
-    Option.match({ onNone: () => true, onSome: (owner) => same(owner, caller) })
-  )
+  Effect.map(ownerOf(runs, pending, sessionId), (owner) => reachesOwned(Option.some(caller), owner))
 
 /** Retries of a binding that waits for its session: every quarter second for ten seconds, then every ten for an hour. */
 const untilStored = Schedule.union(
@@ -65,7 +50,7 @@ const untilStored = Schedule.union(
  * and stored again in the background.
  */
 const bind = (runs: Runs.Runs, pending: Pending, sessionId: string, caller: string): Effect.Effect<void> => {
-  const save = runs.saveArtefact(sessionId, ownerArtefact, Schema.encodeSync(Owner)({ caller }))
+  const save = runs.saveArtefact(sessionId, ownerArtefact, encodeOwner(caller))
   return Effect.catchAll(save, () =>
     Effect.sync(() => pending.set(sessionId, caller)).pipe(
       Effect.zipRight(
@@ -123,10 +108,8 @@ const asCaller = (runs: Runs.Runs, pending: Pending, caller: string): Runs.Runs 
     evaluate: (sessionId) => reached(sessionId, runs.evaluate(sessionId)),
     events: (sessionId, after) =>
       Stream.unwrap(Effect.map(reaches(sessionId), (may) => (may ? runs.events(sessionId, after) : Stream.empty))),
-    searchLibrary: (terms, limit) =>
-      Effect.flatMap(runs.searchLibrary(terms, limit), (passages) =>
-        Effect.filter(passages, (passage) => reaches(passage.sessionId), { concurrency: 8 })
-      )
+    // Kept to the caller's sessions as the library ranks them: up to `limit` of theirs, however many others outrank them.
+    searchLibrary: (terms, options) => runs.searchLibrary(terms, { ...options, reaches })
   }
 }
 

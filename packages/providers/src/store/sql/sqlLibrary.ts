@@ -34,14 +34,16 @@ export const passageSizes = { size: 1_200, overlap: 150 } as const
 const insertBatch = 100
 
 const SourceIdRow = Schema.Struct({ source_id: Schema.String })
+/** A match as the ranking gives it: the passage, its session and its score. */
+const RankedRow = Schema.Struct({ id: Integer, session_id: Schema.String, score: Integer })
 const PassageRow = Schema.Struct({
+  id: Integer,
   session_id: Schema.String,
   source_id: Schema.String,
   url: Schema.String,
   title: Schema.String,
   position: Integer,
-  text: Schema.String,
-  score: Integer
+  text: Schema.String
 })
 
 /** A source's stored text as passages: its title heads the first, so that a page's name is found with its text. */
@@ -192,7 +194,64 @@ const noTerms = () =>
     reason: 'nothing to search for: give words to look for (letters or digits; common words such as "the" are left out)'
   })
 
-/** The library's search over the store's passages. */
+/**
+ * Matches a page of a search ranks at most. A search that passes over many (those of sessions it may not reach) reads
+ * pages twice as large each time up to this, of ids and sessions only, so that it ranks the matches a few times at most
+ * (figures: BENCHMARKS.md, the research library).
+ */
+const maxPage = 20_000
+
+/** The ranked matches of `words` from the `offset`th on, `size` at most, in one query of the store's dialect. */
+const rankedPage = (
+  sql: SqlClient.SqlClient,
+  words: ReadonlyArray<string>,
+  any: boolean,
+  excluded: string,
+  offset: number,
+  size: number
+) =>
+  decodeRows(RankedRow)(
+    sql.onDialectOrElse({
+      // Ties are ordered by id, so that the pages of one search neither repeat nor skip a match.
+      pg: () => {
+        const query = words.join(any ? " | " : " & ")
+        return sql`SELECT id, session_id, ts_rank(search, q) AS score
+          FROM deep_research_passages, to_tsquery('english', ${query}) q
+          WHERE search @@ q AND session_id <> ${excluded}
+          ORDER BY score DESC, id LIMIT ${size} OFFSET ${offset}`
+      },
+      // The best passages first, by the index alone; their sessions are read for those only.
+      orElse: () => {
+        const query = words.map((word) => `"${word}"`).join(any ? " OR " : " AND ")
+        return sql`SELECT t.id, p.session_id, -t.rank AS score
+          FROM (SELECT rowid AS id, rank FROM deep_research_passages_fts
+            WHERE deep_research_passages_fts MATCH ${query}
+              AND rank MATCH 'bm25(4.0, 1.0)'
+              AND rowid NOT IN (SELECT id FROM deep_research_passages WHERE session_id = ${excluded})
+            ORDER BY rank, rowid LIMIT ${size} OFFSET ${offset}) t
+          JOIN deep_research_passages p ON p.id = t.id
+          ORDER BY t.rank, t.id`
+      }
+    })
+  ).pipe(patiently, orDie("cannot search the library"))
+
+/** The passages of these ids, by id (one deleted meanwhile is missing). */
+const passageRows = (sql: SqlClient.SqlClient, ids: ReadonlyArray<number>) =>
+  decodeRows(PassageRow)(
+    sql`SELECT id, session_id, source_id, url, title, position, text FROM deep_research_passages
+      WHERE ${sql.in("id", ids)}`
+  ).pipe(
+    patiently,
+    orDie("cannot search the library"),
+    Effect.map((rows) => new Map(rows.map((row) => [row.id, row])))
+  )
+
+/**
+ * The library's search over the store's passages. It ranks the matches a page at a time until it has `limit` passages
+ * or the matches run out, and reads the text of the best it keeps only, so that neither a page that two sessions hold
+ * (it comes back once, the best ranked) nor the passages of sessions the search may not reach (`reaches`) leave it with
+ * fewer than `limit`.
+ */
 export const search =
   (library: Library): SourceLibrary.Service["search"] =>
   (terms, options = {}) =>
@@ -202,54 +261,52 @@ export const search =
       const limit = Math.max(1, Math.min(Math.floor(options.limit ?? 10), SourceLibrary.maxResults))
       const any = options.match === "any"
       const excluded = options.excludeSession ?? ""
+      const reaches = options.reaches
       const { sql } = library
-      // More than asked: a page two sessions hold comes back once, the best ranked.
-      const fetched = limit * 3
-      const rows = yield* decodeRows(PassageRow)(
-        sql.onDialectOrElse({
-          pg: () => {
-            const query = words.join(any ? " | " : " & ")
-            return sql`SELECT p.session_id, p.source_id, p.url, p.title, p.position, p.text, t.score
-              FROM (SELECT id, ts_rank(search, q) AS score
-                FROM deep_research_passages, to_tsquery('english', ${query}) q
-                WHERE search @@ q AND session_id <> ${excluded}
-                ORDER BY score DESC LIMIT ${fetched}) t
-              JOIN deep_research_passages p ON p.id = t.id
-              ORDER BY t.score DESC`
-          },
-          // The best passages first, by the index alone; their rows are read for those only.
-          orElse: () => {
-            const query = words.map((word) => `"${word}"`).join(any ? " OR " : " AND ")
-            return sql`SELECT p.session_id, p.source_id, p.url, p.title, p.position, p.text, -t.rank AS score
-              FROM (SELECT rowid AS id, rank FROM deep_research_passages_fts
-                WHERE deep_research_passages_fts MATCH ${query}
-                  AND rank MATCH 'bm25(4.0, 1.0)'
-                  AND rowid NOT IN (SELECT id FROM deep_research_passages WHERE session_id = ${excluded})
-                ORDER BY rank LIMIT ${fetched}) t
-              JOIN deep_research_passages p ON p.id = t.id
-              ORDER BY t.rank`
-          }
-        })
-      ).pipe(patiently, orDie("cannot search the library"))
+      // Asked once a session: a session's many passages are reached, or not, together.
+      const reached = new Map<string, boolean>()
       const seen = new Set<string>()
       const passages: Array<SourceLibrary.Passage> = []
-      for (const row of rows) {
-        const key = `${row.url}\n${row.text}`
-        if (seen.has(key)) continue
-        seen.add(key)
-        passages.push(
-          new SourceLibrary.Passage({
-            sessionId: row.session_id,
-            sourceId: row.source_id,
-            url: row.url,
-            title: row.title,
-            position: row.position,
-            text: row.text,
-            snippet: snippetOf(row.text, words),
-            score: row.score
+      // More than asked at first (a page two sessions hold counts once).
+      const batch = limit * 3
+      for (let offset = 0, size = batch; passages.length < limit; offset += size, size = Math.min(size * 2, maxPage)) {
+        const ranked = yield* rankedPage(sql, words, any, excluded, offset, size)
+        if (reaches !== undefined) {
+          const asked = [...new Set(ranked.map((row) => row.session_id))].filter((id) => !reached.has(id))
+          yield* Effect.forEach(asked, (id) => Effect.map(reaches(id), (may) => reached.set(id, may)), {
+            concurrency: 8,
+            discard: true
           })
-        )
-        if (passages.length >= limit) break
+        }
+        const kept = ranked.filter((row) => reached.get(row.session_id) !== false)
+        for (let start = 0; start < kept.length && passages.length < limit; start += batch) {
+          const matches = kept.slice(start, start + batch)
+          const rows = yield* passageRows(
+            sql,
+            matches.map((match) => match.id)
+          )
+          for (const match of matches) {
+            const row = rows.get(match.id)
+            if (row === undefined) continue
+            const key = `${row.url}\n${row.text}`
+            if (seen.has(key)) continue
+            seen.add(key)
+            passages.push(
+              new SourceLibrary.Passage({
+                sessionId: row.session_id,
+                sourceId: row.source_id,
+                url: row.url,
+                title: row.title,
+                position: row.position,
+                text: row.text,
+                snippet: snippetOf(row.text, words),
+                score: match.score
+              })
+            )
+            if (passages.length >= limit) break
+          }
+        }
+        if (ranked.length < size) break
       }
       return passages
     }).pipe(Effect.withSpan("SqlSessionStore.searchLibrary"))

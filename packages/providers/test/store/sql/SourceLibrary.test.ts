@@ -153,6 +153,51 @@ for (const dialect of ["SQLite", "PostgreSQL"] as const) {
       })
     )
 
+    it.scoped("a search kept to the sessions it reaches gives `limit` of theirs however many others outrank them", () =>
+      Effect.gen(function* () {
+        const { library, store } = yield* fresh(dialect)
+        // Another caller's passages, each about glaciers through and through, far more than a page of the search.
+        for (let n = 0; n < 6; n++) {
+          const sources = Array.from({ length: 10 }, (_, i) =>
+            source(
+              `d1-s${i}`,
+              `https://other.example/${n}/${i}`,
+              "Glacier retreat",
+              "Glacier glacier retreat. ".repeat(8)
+            )
+          )
+          yield* store.save(makeSession(`other-${n}`, { sources }))
+        }
+        // The caller's own: glaciers mentioned once in a page about something else.
+        const own = Array.from({ length: 4 }, (_, i) =>
+          source(
+            `d1-s${i}`,
+            `https://own.example/${i}`,
+            `Alpine valleys ${i}`,
+            `Valleys of the Alps hold farms, villages and roads, and above them lies a glacier (note ${i}).`
+          )
+        )
+        yield* store.save(makeSession("own", { sources: own }))
+        assert.isTrue((yield* library.search("glacier", { limit: 3 })).every((p) => p.sessionId.startsWith("other")))
+        const asked: Array<string> = []
+        const reaches = (sessionId: string) =>
+          Effect.sync(() => {
+            asked.push(sessionId)
+            return sessionId === "own"
+          })
+        const found = yield* library.search("glacier", { limit: 3, reaches })
+        assert.deepStrictEqual(
+          found.map((passage) => passage.sessionId),
+          ["own", "own", "own"]
+        )
+        assert.isTrue(found.every((passage, i) => i === 0 || passage.score <= (found[i - 1]?.score ?? 0)))
+        // Each session asked about once, however many of its passages the search passed over.
+        assert.strictEqual(new Set(asked).size, asked.length)
+        // A search that reaches nothing passes over every match and gives none.
+        assert.deepStrictEqual(yield* library.search("glacier", { limit: 3, reaches: () => Effect.succeed(false) }), [])
+      })
+    )
+
     it.scoped("terms with no word to search for are refused, saying why", () =>
       Effect.gen(function* () {
         const { library } = yield* fresh(dialect)

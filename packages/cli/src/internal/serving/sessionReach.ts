@@ -1,0 +1,59 @@
+/**
+ * The rule of who reaches a session, where sessions have owners: a session no one owns is everyone's, one with an owner
+ * is its owner's alone. A session's owner is the caller that started it on a server that tells its callers apart,
+ * stored beside it (the artefact `caller.json`), so every process that opens the store knows it. The rule holds for a
+ * caller's requests (`sessionOwners.ts`) and for what a run takes from the library (`runReach`, which every process
+ * that runs sessions puts into their runtime: one, `serve`, a cluster's worker).
+ */
+import type { SessionStore, SourceLibrary } from "@deep-research/core"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as crypto from "node:crypto"
+
+/** The artefact that names the caller a session belongs to. */
+export const ownerArtefact = "caller.json"
+
+const Owner = Schema.parseJson(Schema.Struct({ caller: Schema.String }))
+
+/** The text of a session's owner artefact. */
+export const encodeOwner = (caller: string): string => Schema.encodeSync(Owner)({ caller })
+
+const same = (a: string, b: string): boolean =>
+  a.length === b.length && crypto.timingSafeEqual(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"))
+
+/**
+ * The rule of who reaches a session, for a caller's requests and for a run's library alike: a session no one owns is
+ * everyone's, one with an owner is its owner's alone. `owner` is the caller asking, or the owner of the session whose
+ * run searches the library: none for a session no one owns, which thus reaches only no one's (so that a report anyone
+ * may read carries no caller's private sources).
+ */
+export const reachesOwned = (owner: Option.Option<string>, sessionOwner: Option.Option<string>): boolean =>
+  Option.match(sessionOwner, {
+    onNone: () => true,
+    onSome: (bound) => Option.exists(owner, (caller) => same(bound, caller))
+  })
+
+/** How the owners are read: a session's artefact by its name. */
+type Artefacts = (sessionId: string, name: string) => Effect.Effect<Option.Option<string>, unknown>
+
+/** The caller stored beside a session (its `caller.json`); none for no one's. */
+export const storedOwner = (artefact: Artefacts, sessionId: string): Effect.Effect<Option.Option<string>> =>
+  artefact(sessionId, ownerArtefact).pipe(
+    Effect.map(Option.flatMap((text) => Option.getRight(Schema.decodeEither(Owner)(text)))),
+    Effect.map(Option.map(({ caller }) => caller)),
+    Effect.orElseSucceed(() => Option.none<string>())
+  )
+
+/**
+ * What a run may take from the library (`SourceLibrary.RunReach`): the passages of the sessions its own session's owner
+ * reaches. The owners are read from the store, which every process of a cluster shares, so a worker keeps a run of
+ * one caller's session from another caller's sources as the server that accepted it would.
+ */
+export const runReach = (store: SessionStore.Service): SourceLibrary.RunReachService => ({
+  forSession: (sessionId) =>
+    Effect.map(
+      storedOwner(store.artefact, sessionId),
+      (owner) => (other) => Effect.map(storedOwner(store.artefact, other), (bound) => reachesOwned(owner, bound))
+    )
+})
