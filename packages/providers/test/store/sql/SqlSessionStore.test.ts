@@ -155,7 +155,7 @@ for (const dialect of ["SQLite", "PostgreSQL"] as const) {
         assert.instanceOf(busy, Errors.ResearchSessionBusy)
         assert.include(busy.message, "pid 1 on host gone")
         assert.strictEqual((yield* store.list).find((s) => s.id === "orphan")?.status, "running")
-        yield* Effect.orDie(sql`UPDATE deep_research_leases SET expires_at = ${Date.now() - 1}`)
+        yield* Effect.orDie(sql`UPDATE deep_research_leases SET expires_at = 0`)
         assert.strictEqual((yield* store.list).find((s) => s.id === "orphan")?.status, "interrupted")
         const other = yield* reopen()
         assert.deepStrictEqual(yield* other.unheld, [{ id: "orphan", status: "running" }])
@@ -181,7 +181,9 @@ for (const dialect of ["SQLite", "PostgreSQL"] as const) {
           )
         )
         yield* accepting.store.save(makeSession("accepted-too", { status: "queued" }))
-        yield* Effect.orDie(sql`UPDATE deep_research_leases SET expires_at = ${Date.now() - 1}`)
+        // Lapsed long ago: the database's clock, read to the millisecond through a floating-point day, may stand a
+        // millisecond behind this process's, so a lease lapsed a millisecond ago could still be live to it.
+        yield* Effect.orDie(sql`UPDATE deep_research_leases SET expires_at = 0`)
         assert.deepStrictEqual(yield* other.unheld, [{ id: "accepted-too", status: "queued" }])
       })
     )
