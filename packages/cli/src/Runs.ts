@@ -17,7 +17,7 @@ import * as Secrets from "@deep-research/providers/Secrets"
 import type { Evaluation } from "@deep-research/evaluation"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
@@ -96,6 +96,11 @@ export interface Runs {
   readonly events: (sessionId: string, after: number) => Stream.Stream<NumberedEvent>
   /** A named artefact kept beside the session (`SessionStore.artefact`). */
   readonly artefact: (sessionId: string, name: string) => Effect.Effect<Option.Option<string>, StoreError>
+  /**
+   * The artefact of that name of every session that keeps one, by session id, in one read (`SessionStore.artefactOfEach`);
+   * none when the store has no such read.
+   */
+  readonly artefactOfEach: (name: string) => Effect.Effect<Option.Option<ReadonlyMap<string, string>>>
   /** Keeps a named artefact beside the session, replacing one of the same name (`SessionStore.saveArtefact`). */
   readonly saveArtefact: (
     sessionId: string,
@@ -152,6 +157,7 @@ export const make = (
       awaitRun: (sessionId) => Requests.awaitRun(host, sessionId),
       events: (sessionId, after) => events(host, sessionId, after),
       artefact: (sessionId, name) => Effect.flatMap(storeOf(host), (store) => store.artefact(sessionId, name)),
+      artefactOfEach: (name) => Effect.flatMap(storeOf(host), (store) => artefactOfEach(store, name)),
       saveArtefact: (sessionId, name, content) =>
         Effect.flatMap(storeOf(host), (store) => store.saveArtefact(sessionId, name, content)),
       scrub: Secrets.scrubber(secretsIn(resolved.credentials)),
@@ -160,6 +166,12 @@ export const make = (
     }))
   )
 
+/** The store's read of an artefact of every session, where it has one (a name refused by it is a defect: ours). */
+const artefactOfEach = (store: SessionStore.Service, name: string) =>
+  store.artefactOfEach === undefined
+    ? Effect.succeed(Option.none<ReadonlyMap<string, string>>())
+    : Effect.map(Effect.orDie(store.artefactOfEach(name)), Option.some)
+
 /**
  * What runs take of their session store and their configuration alike: artefacts, the library, and their secrets to
  * scrub.
@@ -167,11 +179,12 @@ export const make = (
 export const storeParts = (
   context: Context.Context<SessionStore.SessionStore | SourceLibrary.SourceLibrary>,
   resolved: CliConfig.Resolved
-): Pick<Runs, "artefact" | "saveArtefact" | "scrub" | "searchLibrary"> => {
+): Pick<Runs, "artefact" | "artefactOfEach" | "saveArtefact" | "scrub" | "searchLibrary"> => {
   const store = Context.get(context, SessionStore.SessionStore)
   const library = Context.get(context, SourceLibrary.SourceLibrary)
   return {
     artefact: (sessionId, name) => store.artefact(sessionId, name),
+    artefactOfEach: (name) => artefactOfEach(store, name),
     saveArtefact: (sessionId, name, content) => store.saveArtefact(sessionId, name, content),
     scrub: Secrets.scrubber(secretsIn(resolved.credentials)),
     searchLibrary: (terms, options) => library.search(terms, options)

@@ -371,6 +371,7 @@ describe("the MCP server's own work", () => {
         awaitRun: () => Effect.void,
         events: () => Stream.empty,
         artefact: () => unused,
+        artefactOfEach: () => unused,
         saveArtefact: () => unused,
         scrub: (text) => text,
         searchLibrary: () => unused

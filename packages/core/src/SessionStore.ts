@@ -33,6 +33,12 @@ export interface Service {
     id: string,
     name: string
   ) => Effect.Effect<Option.Option<string>, ResearchSessionNotFound | ResearchInvalidInput>
+  /**
+   * The artefact of that name of every session that keeps one, by session id, in one read: what a listing needs of
+   * each session (a server's owner marks) without a read a session. Optional: a store without it leaves it out, and
+   * its callers read each session's `artefact`.
+   */
+  readonly artefactOfEach?: (name: string) => Effect.Effect<ReadonlyMap<string, string>, ResearchInvalidInput>
   /** Removes a named artefact of the session; removing one that was never kept (or is gone) does nothing. */
   readonly deleteArtefact: (id: string, name: string) => Effect.Effect<void, ResearchInvalidInput>
   readonly list: Effect.Effect<ReadonlyArray<SessionSummary>>

@@ -92,6 +92,17 @@ export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(fu
       Effect.flatMap(Effect.zip(Session.validateId(id), SessionStore.validateArtefactName(name)), ([id, name]) =>
         Effect.map(get(id), (entry) => Option.fromNullable(entry.artefacts.get(name)))
       ),
+    artefactOfEach: (name) =>
+      Effect.flatMap(SessionStore.validateArtefactName(name), (name) =>
+        Effect.map(Ref.get(entries), (map) => {
+          const found = new Map<string, string>()
+          for (const [id, entry] of map) {
+            const content = entry.artefacts.get(name)
+            if (content !== undefined) found.set(id, content)
+          }
+          return found
+        })
+      ),
     deleteArtefact: (id, name) =>
       Effect.zipRight(
         Effect.zip(Session.validateId(id), SessionStore.validateArtefactName(name)),

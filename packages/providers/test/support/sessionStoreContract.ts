@@ -140,6 +140,29 @@ export const contract = (
       })
     )
 
+    it.scoped("the artefact of a name of every session that keeps one is read at once", () =>
+      Effect.gen(function* () {
+        const { store } = yield* harness
+        for (const id of ["owned-a", "owned-b", "unowned"]) yield* store.save(makeSession(id))
+        yield* store.saveArtefact("owned-a", "caller.json", '{"caller":"a"}')
+        yield* store.saveArtefact("owned-b", "caller.json", '{"caller":"b"}')
+        yield* store.saveArtefact("unowned", "evaluation.json", "{}")
+        const read = store.artefactOfEach
+        assert.isDefined(read)
+        if (read === undefined) return
+        const owners = yield* read("caller.json")
+        assert.deepStrictEqual(
+          [...owners].sort(([a], [b]) => a.localeCompare(b)),
+          [
+            ["owned-a", '{"caller":"a"}'],
+            ["owned-b", '{"caller":"b"}']
+          ]
+        )
+        assert.strictEqual((yield* read("nothing.json")).size, 0)
+        assert.strictEqual(yield* tagOf(read("../caller.json")), "ResearchInvalidInput")
+      })
+    )
+
     it.scoped("a deleted artefact is gone, and the session and its other artefacts stay", () =>
       Effect.gen(function* () {
         const { store } = yield* harness

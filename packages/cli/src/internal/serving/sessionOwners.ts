@@ -15,7 +15,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type * as Runs from "../../Runs.js"
-import { encodeOwner, ownerArtefact, reachesOwned, storedOwner } from "./sessionReach.js"
+import { encodeOwner, ownerArtefact, ownersOf, reachesOwned, storedOwner } from "./sessionReach.js"
 
 export { ownerArtefact }
 
@@ -76,6 +76,18 @@ const bind = (runs: Runs.Runs, pending: Pending, sessionId: string, caller: stri
  */
 const asCaller = (runs: Runs.Runs, pending: Pending, caller: string): Runs.Runs => {
   const reaches = (sessionId: string) => mayReach(runs, pending, caller, sessionId)
+  /** Whether the caller reaches each session, the owners read at once (those this server has yet to store first). */
+  const reachesEach = Effect.map(
+    ownersOf(runs.artefact, runs.artefactOfEach),
+    (ownerOf) => (sessionId: string) =>
+      Effect.map(
+        Option.match(Option.fromNullable(pending.get(sessionId)), {
+          onNone: () => ownerOf(sessionId),
+          onSome: (waiting) => Effect.succeed(Option.some(waiting))
+        }),
+        (owner) => reachesOwned(Option.some(caller), owner)
+      )
+  )
   const reached = <A, E>(
     sessionId: string,
     effect: Effect.Effect<A, E>
@@ -90,8 +102,9 @@ const asCaller = (runs: Runs.Runs, pending: Pending, caller: string): Runs.Runs 
     ...runs,
     start: (question, options, clarification) => Effect.flatMap(runs.start(question, options, clarification), mine),
     status: (sessionId) => reached(sessionId, runs.status(sessionId)),
-    list: Effect.flatMap(runs.list, (listed) =>
-      Effect.filter(listed, (entry) => reaches(entry.id), { concurrency: 8 })
+    // The owners read once for the listing (or the search), not once a session.
+    list: Effect.flatMap(Effect.zip(runs.list, reachesEach), ([listed, reachesOne]) =>
+      Effect.filter(listed, (entry) => reachesOne(entry.id), { concurrency: 8 })
     ),
     load: (sessionId) => reached(sessionId, runs.load(sessionId)),
     answer: (sessionId, answer) => reached(sessionId, runs.answer(sessionId, answer)),
@@ -109,7 +122,8 @@ const asCaller = (runs: Runs.Runs, pending: Pending, caller: string): Runs.Runs 
     events: (sessionId, after) =>
       Stream.unwrap(Effect.map(reaches(sessionId), (may) => (may ? runs.events(sessionId, after) : Stream.empty))),
     // Kept to the caller's sessions as the library ranks them: up to `limit` of theirs, however many others outrank them.
-    searchLibrary: (terms, options) => runs.searchLibrary(terms, { ...options, reaches })
+    searchLibrary: (terms, options) =>
+      Effect.flatMap(reachesEach, (reachesOne) => runs.searchLibrary(terms, { ...options, reaches: reachesOne }))
   }
 }
 

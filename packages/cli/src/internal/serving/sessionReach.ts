@@ -37,12 +37,33 @@ export const reachesOwned = (owner: Option.Option<string>, sessionOwner: Option.
 /** How the owners are read: a session's artefact by its name. */
 type Artefacts = (sessionId: string, name: string) => Effect.Effect<Option.Option<string>, unknown>
 
+/** The caller an owner artefact names; none for a text that names none. */
+export const ownerIn = (text: string): Option.Option<string> =>
+  Option.map(Option.getRight(Schema.decodeEither(Owner)(text)), ({ caller }) => caller)
+
 /** The caller stored beside a session (its `caller.json`); none for no one's. */
 export const storedOwner = (artefact: Artefacts, sessionId: string): Effect.Effect<Option.Option<string>> =>
   artefact(sessionId, ownerArtefact).pipe(
-    Effect.map(Option.flatMap((text) => Option.getRight(Schema.decodeEither(Owner)(text)))),
-    Effect.map(Option.map(({ caller }) => caller)),
+    Effect.map(Option.flatMap(ownerIn)),
     Effect.orElseSucceed(() => Option.none<string>())
+  )
+
+/**
+ * The owner of each session, read once: every session's `caller.json` in one read where the store has one
+ * (`artefactOfEach`), else each session's as it is asked about. A listing or a search asks about many sessions.
+ */
+export const ownersOf = (
+  artefact: Artefacts,
+  artefactOfEach: ((name: string) => Effect.Effect<Option.Option<ReadonlyMap<string, string>>>) | undefined
+): Effect.Effect<(sessionId: string) => Effect.Effect<Option.Option<string>>> =>
+  Effect.map(artefactOfEach === undefined ? Effect.succeed(Option.none()) : artefactOfEach(ownerArtefact), (all) =>
+    Option.match(all, {
+      onNone: () => (sessionId: string) => storedOwner(artefact, sessionId),
+      onSome: (owners) => (sessionId: string) => {
+        const text = owners.get(sessionId)
+        return Effect.succeed(text === undefined ? Option.none<string>() : ownerIn(text))
+      }
+    })
   )
 
 /**
@@ -50,10 +71,16 @@ export const storedOwner = (artefact: Artefacts, sessionId: string): Effect.Effe
  * reaches. The owners are read from the store, which every process of a cluster shares, so a worker keeps a run of
  * one caller's session from another caller's sources as the server that accepted it would.
  */
-export const runReach = (store: SessionStore.Service): SourceLibrary.RunReachService => ({
-  forSession: (sessionId) =>
-    Effect.map(
-      storedOwner(store.artefact, sessionId),
-      (owner) => (other) => Effect.map(storedOwner(store.artefact, other), (bound) => reachesOwned(owner, bound))
-    )
-})
+export const runReach = (store: SessionStore.Service): SourceLibrary.RunReachService => {
+  const each = store.artefactOfEach
+  const artefactOfEach =
+    each === undefined ? undefined : (name: string) => Effect.map(Effect.orDie(each(name)), Option.some)
+  return {
+    forSession: (sessionId) =>
+      Effect.gen(function* () {
+        const owner = yield* storedOwner(store.artefact, sessionId)
+        const ownerOf = yield* ownersOf(store.artefact, artefactOfEach)
+        return (other: string) => Effect.map(ownerOf(other), (bound) => reachesOwned(owner, bound))
+      })
+  }
+}

@@ -196,7 +196,7 @@ const keptBeside = (
   store: Store
 ): Pick<
   SessionStore.Service,
-  "appendEvents" | "events" | "saveReport" | "saveArtefact" | "artefact" | "deleteArtefact"
+  "appendEvents" | "events" | "saveReport" | "saveArtefact" | "artefact" | "artefactOfEach" | "deleteArtefact"
 > => {
   const { sql } = store
   return {
@@ -274,6 +274,16 @@ const keptBeside = (
       )
       if (found.length === 0) yield* mustExist(store, valid)
       return Option.fromNullable(found[0]?.content)
+    }),
+    artefactOfEach: Effect.fn("SqlSessionStore.artefactOfEach")(function* (name) {
+      const artefact = yield* SessionStore.validateArtefactName(name)
+      const found = yield* read(
+        `cannot read the sessions' ${artefact}`,
+        decodeRows(Schema.Struct({ session_id: Schema.String, content: Schema.String }))(
+          sql`SELECT session_id, content FROM deep_research_artefacts WHERE name = ${artefact}`
+        )
+      )
+      return new Map(found.map((row) => [row.session_id, row.content]))
     }),
     deleteArtefact: Effect.fn("SqlSessionStore.deleteArtefact")(function* (id, name) {
       const [valid, artefact] = yield* named(id, name)
