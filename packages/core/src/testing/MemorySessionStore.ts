@@ -1,5 +1,5 @@
 /**
- * A `SessionStore` in memory, with the same id rules and locking as the file store. Part of the public testing API.
+ * A `SessionStore` in memory, with the same id rules and locking as the SQL store. Part of the public testing API.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -11,7 +11,7 @@ import * as Session from "../Session.js"
 import * as SessionStore from "../SessionStore.js"
 
 interface Entry {
-  /** Undefined until the session is saved: events and a report can come first, as with the file store. */
+  /** Undefined until the session is saved: events and a report can come first, as with the SQL store. */
   readonly session: Session.Session | undefined
   readonly events: ReadonlyArray<ResearchEvent>
   readonly report: string | undefined
@@ -27,7 +27,6 @@ export interface Inspect {
   readonly saves: (id: string) => Effect.Effect<number>
 }
 
-/** A memory store and a way to look inside it. */
 /** A listed entry, marked when a simulated run made it. */
 const summaryOf = (entry: Entry): ReadonlyArray<Session.SessionSummary> =>
   entry.session === undefined
@@ -38,6 +37,20 @@ const summaryOf = (entry: Entry): ReadonlyArray<Session.SessionSummary> =>
           : Session.summarize(entry.session)
       ]
 
+/** The artefact of that name of every session that keeps one, by session id. */
+const artefactOfEach = (entries: Ref.Ref<Map<string, Entry>>, name: string) =>
+  Effect.flatMap(SessionStore.validateArtefactName(name), (valid) =>
+    Effect.map(Ref.get(entries), (map) => {
+      const found = new Map<string, string>()
+      for (const [id, entry] of map) {
+        const content = entry.artefacts.get(valid)
+        if (content !== undefined) found.set(id, content)
+      }
+      return found
+    })
+  )
+
+/** A memory store and a way to look inside it. */
 export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(function* () {
   const entries = yield* Ref.make(new Map<string, Entry>())
   const saveCounts = yield* Ref.make(new Map<string, number>())
@@ -92,17 +105,7 @@ export const make: Effect.Effect<SessionStore.Service & Inspect> = Effect.gen(fu
       Effect.flatMap(Effect.zip(Session.validateId(id), SessionStore.validateArtefactName(name)), ([id, name]) =>
         Effect.map(get(id), (entry) => Option.fromNullable(entry.artefacts.get(name)))
       ),
-    artefactOfEach: (name) =>
-      Effect.flatMap(SessionStore.validateArtefactName(name), (name) =>
-        Effect.map(Ref.get(entries), (map) => {
-          const found = new Map<string, string>()
-          for (const [id, entry] of map) {
-            const content = entry.artefacts.get(name)
-            if (content !== undefined) found.set(id, content)
-          }
-          return found
-        })
-      ),
+    artefactOfEach: (name) => artefactOfEach(entries, name),
     deleteArtefact: (id, name) =>
       Effect.zipRight(
         Effect.zip(Session.validateId(id), SessionStore.validateArtefactName(name)),
