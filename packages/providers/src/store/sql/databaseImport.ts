@@ -4,17 +4,15 @@
  * the store's own operations, so the library indexes its sources as it is saved; a session the store holds already is
  * left as it is, and one that cannot be read is named with why. The other database is only read.
  */
-import * as ResearchEvents from "@deep-research/core/ResearchEvents"
 import type * as SessionStore from "@deep-research/core/SessionStore"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
-import { decodeStored } from "../sessionMigrations.js"
+import { importSession } from "./importedSession.js"
 import { decodeRows, messageOf, orDie, patiently } from "./sqlDatabase.js"
 
 /** What an import did: the sessions it brought, those the store held already, and those it could not read (with why). */
@@ -51,42 +49,32 @@ const rowsOf = <A, I>(
   query: Effect.Effect<ReadonlyArray<unknown>, SqlError>
 ) => orDie(what)(patiently(decodeRows(schema)(query)))
 
-/** One session of the other database into the store: its status, or undefined when the store holds it already. */
-const importOne = (sql: SqlClient.SqlClient, store: SessionStore.Service, id: string, text: string) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      // Held while it is imported, as any write of the session is.
-      yield* Effect.mapError(store.lock(id), (error) => error.message)
-      const existing = yield* Effect.either(store.load(id))
-      if (Either.isRight(existing) || existing.left._tag === "ResearchSessionCorrupt") return undefined
-      const data = yield* Effect.try({ try: (): unknown => JSON.parse(text), catch: () => "its row is not JSON" })
-      const session = yield* Effect.mapError(decodeStored(data), (error) => error.reason)
-      if (session.id !== id) return yield* Effect.fail(`its row holds session ${session.id}`)
-      const events = yield* rowsOf(
-        `cannot read the events of session ${id}`,
-        Schema.Struct({ data: Schema.String }),
-        sql`SELECT data FROM deep_research_events WHERE session_id = ${id} ORDER BY seq`
-      )
-      const reports = yield* rowsOf(
-        `cannot read the report of session ${id}`,
-        Schema.Struct({ markdown: Schema.String }),
-        sql`SELECT markdown FROM deep_research_reports WHERE session_id = ${id}`
-      )
-      const artefacts = yield* rowsOf(
-        `cannot read the artefacts of session ${id}`,
-        Schema.Struct({ name: Schema.String, content: Schema.String }),
-        sql`SELECT name, content FROM deep_research_artefacts WHERE session_id = ${id} ORDER BY name`
-      )
-      yield* Effect.mapError(store.save(session), (error) => error.message)
-      // An unreadable event is left out, as reading the other store would leave it out.
-      const decoded = yield* Effect.forEach(events, (row) => Effect.option(ResearchEvents.decodeJson(row.data)))
-      yield* Effect.mapError(store.appendEvents(id, Arr.getSomes(decoded)), (error) => error.message)
-      for (const { markdown } of reports) yield* Effect.mapError(store.saveReport(id, markdown), (e) => e.message)
-      for (const { content, name } of artefacts)
-        yield* Effect.mapError(store.saveArtefact(id, name, content), (error) => error.message)
-      return session.status
-    })
-  )
+/** What the other database holds of a session, as an import takes it. */
+const foundIn = (sql: SqlClient.SqlClient, id: string, text: string) =>
+  Effect.gen(function* () {
+    const events = yield* rowsOf(
+      `cannot read the events of session ${id}`,
+      Schema.Struct({ data: Schema.String }),
+      sql`SELECT data FROM deep_research_events WHERE session_id = ${id} ORDER BY seq`
+    )
+    const reports = yield* rowsOf(
+      `cannot read the report of session ${id}`,
+      Schema.Struct({ markdown: Schema.String }),
+      sql`SELECT markdown FROM deep_research_reports WHERE session_id = ${id}`
+    )
+    const artefacts = yield* rowsOf(
+      `cannot read the artefacts of session ${id}`,
+      Schema.Struct({ name: Schema.String, content: Schema.String }),
+      sql`SELECT name, content FROM deep_research_artefacts WHERE session_id = ${id} ORDER BY name`
+    )
+    return {
+      from: "its row",
+      text,
+      events: events.map((row) => row.data),
+      report: reports[0]?.markdown,
+      artefacts: artefacts.map((row) => [row.name, row.content] as const)
+    }
+  })
 
 /**
  * Imports every session of the store database the client in context reads (another store's `deep-research.db`, named
@@ -116,7 +104,7 @@ export const importSessions = (
     const failed: Array<string> = []
     const unfinished: Array<string> = []
     for (const row of rows) {
-      const result = yield* Effect.either(importOne(sql, store, row.id, row.data))
+      const result = yield* Effect.either(importSession(store, row.id, foundIn(sql, row.id, row.data)))
       if (Either.isLeft(result)) failed.push(`${row.id} (${result.left})`)
       else if (result.right === undefined) present++
       else {

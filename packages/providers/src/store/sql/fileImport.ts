@@ -5,11 +5,9 @@
  * database records that the folder was imported, so that it is read once. A session already in the database is left
  * as it is, and a session that cannot be read is named, with why, in the line that reports the import.
  */
-import * as ResearchEvents from "@deep-research/core/ResearchEvents"
 import * as Session from "@deep-research/core/Session"
 import * as SessionStore from "@deep-research/core/SessionStore"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -17,7 +15,7 @@ import * as Schema from "effect/Schema"
 import type { Dirent } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as nodePath from "node:path"
-import { decodeStored } from "../sessionMigrations.js"
+import { importSession } from "./importedSession.js"
 import { orDie, patiently } from "./sqlDatabase.js"
 
 const JournalLine = Schema.parseJson(
@@ -65,46 +63,38 @@ const journaled = (directory: string) =>
     return sessions
   })
 
-/** One session's folder (or journal record) into the store; false when the database holds it already. */
-const importOne = (store: SessionStore.Service, directory: string, id: string, fromJournal: Journaled | undefined) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      // Held while it is imported: two processes opening the store at once import it once.
-      const held = yield* Effect.either(store.lock(id))
-      if (Either.isLeft(held)) return false
-      const existing = yield* Effect.either(store.load(id))
-      if (Either.isRight(existing) || existing.left._tag === "ResearchSessionCorrupt") return false
-      const folder = nodePath.join(directory, id)
-      const file = yield* readText(nodePath.join(folder, "session.json"))
-      const text = Either.isRight(file) ? file.right : fromJournal?.text
-      if (text === undefined)
-        return yield* Effect.fail(
-          Either.isLeft(file) && file.left instanceof Error ? file.left.message : "no session.json"
-        )
-      const data = yield* Effect.try({ try: (): unknown => JSON.parse(text), catch: () => "session.json is not JSON" })
-      const session = yield* Effect.mapError(decodeStored(data), (error) => error.reason)
-      if (session.id !== id) return yield* Effect.fail(`its session.json holds session ${session.id}`)
-      yield* Effect.mapError(store.save(session), (error) => error.message)
-      const events = yield* readText(nodePath.join(folder, "events.jsonl"))
-      if (Either.isRight(events)) {
-        const lines = events.right.split("\n").filter((line) => line.trim() !== "")
-        // An unreadable line (a torn last one) is left out, as the file store left it out when reading.
-        const decoded = yield* Effect.forEach(lines, (line) => Effect.option(ResearchEvents.decodeJson(line)))
-        yield* Effect.mapError(store.appendEvents(id, Arr.getSomes(decoded)), (error) => error.message)
-      }
-      const report = yield* readText(nodePath.join(folder, "report.md"))
-      if (Either.isRight(report)) yield* Effect.mapError(store.saveReport(id, report.right), (e) => e.message)
-      const names = yield* namesIn(folder)
-      const artefacts = new Map(fromJournal?.artefacts ?? [])
-      for (const name of names.filter((name) => !reservedFiles.has(name))) {
-        if (Either.isLeft(yield* Effect.either(SessionStore.validateArtefactName(name)))) continue
-        const content = yield* readText(nodePath.join(folder, name))
-        if (Either.isRight(content)) artefacts.set(name, content.right)
-      }
-      for (const [name, content] of artefacts) yield* Effect.ignore(store.saveArtefact(id, name, content))
-      return true
-    })
-  )
+/** What a session's folder (or its journal record) holds, as an import takes it. */
+const foundIn = (directory: string, id: string, fromJournal: Journaled | undefined) =>
+  Effect.gen(function* () {
+    const folder = nodePath.join(directory, id)
+    const file = yield* readText(nodePath.join(folder, "session.json"))
+    const text = Either.isRight(file) ? file.right : fromJournal?.text
+    if (text === undefined)
+      return yield* Effect.fail(
+        Either.isLeft(file) && file.left instanceof Error ? file.left.message : "no session.json"
+      )
+    const events = yield* readText(nodePath.join(folder, "events.jsonl"))
+    const report = yield* readText(nodePath.join(folder, "report.md"))
+    const artefacts = new Map(fromJournal?.artefacts ?? [])
+    for (const name of (yield* namesIn(folder)).filter((name) => !reservedFiles.has(name))) {
+      const content = yield* readText(nodePath.join(folder, name))
+      if (Either.isRight(content)) artefacts.set(name, content.right)
+    }
+    // A file whose name no artefact may have is left out.
+    const named = yield* Effect.filter([...artefacts], ([name]) =>
+      Effect.isSuccess(SessionStore.validateArtefactName(name))
+    )
+    return {
+      from: "its session.json",
+      text,
+      // A torn last line is left out, as the file store left it out when reading.
+      events: Either.getOrElse(events, () => "")
+        .split("\n")
+        .filter((line) => line.trim() !== ""),
+      report: Either.getOrUndefined(report),
+      artefacts: named
+    }
+  })
 
 /**
  * Imports the sessions of a file store's folder, once for the database: a second call (this process's or another's)
@@ -127,9 +117,9 @@ export const importOnce = (sql: SqlClient.SqlClient, store: SessionStore.Service
     let imported = 0
     const unreadable: Array<string> = []
     for (const id of ids) {
-      const result = yield* Effect.either(importOne(store, source, id, journal.get(id)))
+      const result = yield* Effect.either(importSession(store, id, foundIn(source, id, journal.get(id))))
       if (Either.isLeft(result)) unreadable.push(`${id} (${result.left})`)
-      else if (result.right) imported++
+      else if (result.right !== undefined) imported++
     }
     yield* sql`INSERT INTO deep_research_imports (source, imported, unreadable, finished_at)
       VALUES (${source}, ${imported}, ${unreadable.length}, ${Date.now()})
