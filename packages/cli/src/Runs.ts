@@ -17,7 +17,7 @@ import * as Secrets from "@deep-research/providers/Secrets"
 import type { Evaluation } from "@deep-research/evaluation"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
@@ -28,6 +28,7 @@ import { events, type NumberedEvent } from "./internal/hosted/events.js"
 import { loadFrom, makeHost, storeOf } from "./internal/hosted/host.js"
 import * as Requests from "./internal/hosted/requests.js"
 import { answerable, resumable, reviewable, statusOf } from "./internal/hosted/runStates.js"
+import { eachArtefact } from "./internal/serving/sessionReach.js"
 
 // Shared with the runs of a cluster, which reach them here.
 export { answerable, resumable, reviewable, statusOf }
@@ -157,7 +158,7 @@ export const make = (
       awaitRun: (sessionId) => Requests.awaitRun(host, sessionId),
       events: (sessionId, after) => events(host, sessionId, after),
       artefact: (sessionId, name) => Effect.flatMap(storeOf(host), (store) => store.artefact(sessionId, name)),
-      artefactOfEach: (name) => Effect.flatMap(storeOf(host), (store) => artefactOfEach(store, name)),
+      artefactOfEach: (name) => Effect.flatMap(storeOf(host), (store) => eachArtefact(store)(name)),
       saveArtefact: (sessionId, name, content) =>
         Effect.flatMap(storeOf(host), (store) => store.saveArtefact(sessionId, name, content)),
       scrub: Secrets.scrubber(secretsIn(resolved.credentials)),
@@ -165,12 +166,6 @@ export const make = (
         host.onRuntime(Effect.flatMap(SourceLibrary.SourceLibrary, (library) => library.search(terms, options)))
     }))
   )
-
-/** The store's read of an artefact of every session, where it has one (a name refused by it is a defect: ours). */
-const artefactOfEach = (store: SessionStore.Service, name: string) =>
-  store.artefactOfEach === undefined
-    ? Effect.succeed(Option.none<ReadonlyMap<string, string>>())
-    : Effect.map(Effect.orDie(store.artefactOfEach(name)), Option.some)
 
 /**
  * What runs take of their session store and their configuration alike: artefacts, the library, and their secrets to
@@ -184,7 +179,7 @@ export const storeParts = (
   const library = Context.get(context, SourceLibrary.SourceLibrary)
   return {
     artefact: (sessionId, name) => store.artefact(sessionId, name),
-    artefactOfEach: (name) => artefactOfEach(store, name),
+    artefactOfEach: eachArtefact(store),
     saveArtefact: (sessionId, name, content) => store.saveArtefact(sessionId, name, content),
     scrub: Secrets.scrubber(secretsIn(resolved.credentials)),
     searchLibrary: (terms, options) => library.search(terms, options)

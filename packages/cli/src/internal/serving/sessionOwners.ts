@@ -28,15 +28,16 @@ const isTokenCaller = (caller: string): boolean => caller.startsWith("token:")
 /** The callers of the sessions this server started and could not yet bind (the store refused the binding). */
 type Pending = Map<string, string>
 
-/** The caller a session is bound to: one this server has yet to store, else its `caller.json`; none for no one's. */
-const ownerOf = (runs: Runs.Runs, pending: Pending, sessionId: string): Effect.Effect<Option.Option<string>> => {
-  const waiting = pending.get(sessionId)
-  return waiting !== undefined ? Effect.succeed(Option.some(waiting)) : storedOwner(runs.artefact, sessionId)
-}
-
-/** Whether `caller` may reach the session: it is no one's, or the caller's own. */
-const mayReach = (runs: Runs.Runs, pending: Pending, caller: string, sessionId: string): Effect.Effect<boolean> =>
-  Effect.map(ownerOf(runs, pending, sessionId), (owner) => reachesOwned(Option.some(caller), owner))
+/**
+ * The caller a session is bound to: one this server has yet to store, else the stored one `stored` reads; none for no
+ * one's.
+ */
+const boundTo =
+  (pending: Pending, stored: (sessionId: string) => Effect.Effect<Option.Option<string>>) =>
+  (sessionId: string): Effect.Effect<Option.Option<string>> => {
+    const waiting = pending.get(sessionId)
+    return waiting !== undefined ? Effect.succeed(Option.some(waiting)) : stored(sessionId)
+  }
 
 /** Retries of a binding that waits for its session: every quarter second for ten seconds, then every ten for an hour. */
 const untilStored = Schedule.union(
@@ -75,19 +76,14 @@ const bind = (runs: Runs.Runs, pending: Pending, sessionId: string, caller: stri
  * bound to another caller is, for every request by its id, a session that does not exist.
  */
 const asCaller = (runs: Runs.Runs, pending: Pending, caller: string): Runs.Runs => {
-  const reaches = (sessionId: string) => mayReach(runs, pending, caller, sessionId)
-  /** Whether the caller reaches each session, the owners read at once (those this server has yet to store first). */
-  const reachesEach = Effect.map(
-    ownersOf(runs.artefact, runs.artefactOfEach),
-    (ownerOf) => (sessionId: string) =>
-      Effect.map(
-        Option.match(Option.fromNullable(pending.get(sessionId)), {
-          onNone: () => ownerOf(sessionId),
-          onSome: (waiting) => Effect.succeed(Option.some(waiting))
-        }),
-        (owner) => reachesOwned(Option.some(caller), owner)
-      )
-  )
+  /** Whether the caller reaches a session, its owner read by `stored`: it is no one's, or the caller's own. */
+  const reachesBy = (stored: (sessionId: string) => Effect.Effect<Option.Option<string>>) => {
+    const owner = boundTo(pending, stored)
+    return (sessionId: string) => Effect.map(owner(sessionId), (bound) => reachesOwned(Option.some(caller), bound))
+  }
+  const reaches = reachesBy((sessionId) => storedOwner(runs.artefact, sessionId))
+  /** For a listing or a search, which asks about many sessions: the owners read at once. */
+  const reachesEach = Effect.map(ownersOf(runs.artefact, runs.artefactOfEach), reachesBy)
   const reached = <A, E>(
     sessionId: string,
     effect: Effect.Effect<A, E>

@@ -54,9 +54,9 @@ export const storedOwner = (artefact: Artefacts, sessionId: string): Effect.Effe
  */
 export const ownersOf = (
   artefact: Artefacts,
-  artefactOfEach: ((name: string) => Effect.Effect<Option.Option<ReadonlyMap<string, string>>>) | undefined
+  artefactOfEach: (name: string) => Effect.Effect<Option.Option<ReadonlyMap<string, string>>>
 ): Effect.Effect<(sessionId: string) => Effect.Effect<Option.Option<string>>> =>
-  Effect.map(artefactOfEach === undefined ? Effect.succeed(Option.none()) : artefactOfEach(ownerArtefact), (all) =>
+  Effect.map(artefactOfEach(ownerArtefact), (all) =>
     Option.match(all, {
       onNone: () => (sessionId: string) => storedOwner(artefact, sessionId),
       onSome: (owners) => (sessionId: string) => {
@@ -66,21 +66,24 @@ export const ownersOf = (
     })
   )
 
+/** A store's read of an artefact of every session, where it has one (a name it refuses is a defect: ours). */
+export const eachArtefact =
+  (store: SessionStore.Service) =>
+  (name: string): Effect.Effect<Option.Option<ReadonlyMap<string, string>>> =>
+    store.artefactOfEach === undefined
+      ? Effect.succeed(Option.none())
+      : Effect.map(Effect.orDie(store.artefactOfEach(name)), Option.some)
+
 /**
  * What a run may take from the library (`SourceLibrary.RunReach`): the passages of the sessions its own session's owner
  * reaches. The owners are read from the store, which every process of a cluster shares, so a worker keeps a run of
  * one caller's session from another caller's sources as the server that accepted it would.
  */
-export const runReach = (store: SessionStore.Service): SourceLibrary.RunReachService => {
-  const each = store.artefactOfEach
-  const artefactOfEach =
-    each === undefined ? undefined : (name: string) => Effect.map(Effect.orDie(each(name)), Option.some)
-  return {
-    forSession: (sessionId) =>
-      Effect.gen(function* () {
-        const owner = yield* storedOwner(store.artefact, sessionId)
-        const ownerOf = yield* ownersOf(store.artefact, artefactOfEach)
-        return (other: string) => Effect.map(ownerOf(other), (bound) => reachesOwned(owner, bound))
-      })
-  }
-}
+export const runReach = (store: SessionStore.Service): SourceLibrary.RunReachService => ({
+  forSession: (sessionId) =>
+    Effect.gen(function* () {
+      const owner = yield* storedOwner(store.artefact, sessionId)
+      const ownerOf = yield* ownersOf(store.artefact, eachArtefact(store))
+      return (other: string) => Effect.map(ownerOf(other), (bound) => reachesOwned(owner, bound))
+    })
+})
