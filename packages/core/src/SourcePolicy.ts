@@ -154,6 +154,24 @@ export const hostOf = (url: string): string | undefined => {
 /** A host matches a domain when it is the domain or one of its subdomains. */
 export const matchesDomain = (host: string, domain: string): boolean => host === domain || host.endsWith(`.${domain}`)
 
+/**
+ * Whether domain lists (a search's, as the policy pushes them down) admit the page at `url`: no excluded domain holds
+ * it, and an included one does when any is given. How a backend that cannot filter by domain keeps to them itself.
+ */
+export const admitsUrl = (
+  url: string,
+  domains: {
+    readonly includeDomains?: ReadonlyArray<string> | undefined
+    readonly excludeDomains?: ReadonlyArray<string> | undefined
+  }
+): boolean => {
+  const host = hostOf(url)
+  const on = (listed: ReadonlyArray<string>) =>
+    host !== undefined && listed.some((domain) => matchesDomain(host, normalizeDomain(domain)))
+  const include = domains.includeDomains ?? []
+  return !on(domains.excludeDomains ?? []) && (include.length === 0 || on(include))
+}
+
 /** Backends whose every result is a scholarly work. */
 const academicProviders = ["arxiv", "openalex", "pubmed", "semantic-scholar"]
 /** Scholarly publishers, indexes and preprint servers. */

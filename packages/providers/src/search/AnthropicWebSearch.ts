@@ -4,7 +4,7 @@
  * citations (`web_search_result_location`, whose `cited_text` is the source's own words).
  */
 import type Anthropic from "@anthropic-ai/sdk"
-import { Errors, SearchProvider, Source, type Usage } from "@deep-research/core"
+import { Errors, SearchProvider, Source, SourcePolicy, type Usage } from "@deep-research/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -197,23 +197,6 @@ export const decodeEntities = (text: string): string =>
     return namedEntities[body.toLowerCase()] ?? entity
   })
 
-const hostOf = (url: string): string | undefined => {
-  try {
-    return new URL(url).hostname.toLowerCase()
-  } catch {
-    return undefined
-  }
-}
-
-const matchesDomain = (url: string, domains: ReadonlyArray<string>): boolean => {
-  const host = hostOf(url)
-  if (host === undefined) return false
-  return domains.some((domain) => {
-    const bare = domain.toLowerCase().replace(/^\*?\./, "")
-    return host === bare || host.endsWith(`.${bare}`)
-  })
-}
-
 const toolError = (code: string, provider: string): Errors.ProviderError | undefined => {
   switch (code) {
     case "max_uses_exceeded":
@@ -269,13 +252,7 @@ export const toSearchResults = (
       }
     }
   }
-  const include = options.includeDomains ?? []
-  const exclude = options.excludeDomains ?? []
-  const kept = [...byUrl.values()].filter(
-    (result) =>
-      (include.length === 0 || matchesDomain(result.url, include)) &&
-      (exclude.length === 0 || !matchesDomain(result.url, exclude))
-  )
+  const kept = [...byUrl.values()].filter((result) => SourcePolicy.admitsUrl(result.url, options))
   if (kept.length === 0) {
     const failure = errors.map((code) => toolError(code, provider)).find((error) => error !== undefined)
     if (failure !== undefined) return Effect.fail(failure)

@@ -3,7 +3,7 @@
  * and writes a short cited answer; results are the cited pages (from the `url_citation` annotations, each with the
  * sentence it supports as snippet) followed by the other pages the searches consulted (the call's `sources`).
  */
-import { Errors, SearchProvider, Source, Usage } from "@deep-research/core"
+import { Errors, SearchProvider, Source, SourcePolicy, Usage } from "@deep-research/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -271,19 +271,6 @@ const hostOf = (url: string): string | undefined => {
   }
 }
 
-const matchesDomain = (url: string, domains: ReadonlyArray<string>): boolean => {
-  const host = hostOf(url)
-  if (host === undefined) return false
-  return domains.some((domain) => {
-    const bare = domain
-      .toLowerCase()
-      .replace(/^https?:\/\//, "")
-      .replace(/\/.*$/, "")
-      .replace(/^\*?\./, "")
-    return host === bare || host.endsWith(`.${bare}`)
-  })
-}
-
 const plain = (text: string): string =>
   text
     .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
@@ -361,12 +348,8 @@ export const toSearchResults = (
       if (typeof source.url === "string" && source.url !== "") add(source.url, undefined, undefined)
     }
   }
-  const include = options.includeDomains ?? []
-  const exclude = options.excludeDomains ?? []
   const results = [...byUrl.values()]
-    .filter(
-      (entry) => (include.length === 0 || matchesDomain(entry.url, include)) && !matchesDomain(entry.url, exclude)
-    )
+    .filter((entry) => SourcePolicy.admitsUrl(entry.url, options))
     .slice(0, Math.max(0, options.maxResults))
     .map(
       (entry) =>

@@ -192,15 +192,6 @@ export const sonarRequest = (
   }
 }
 
-/** Whether the search's domain filters (a source policy's, pushed down) admit the page at `url`. */
-const admitted = (url: string, options: Pick<SearchProvider.SearchOptions, "includeDomains" | "excludeDomains">) => {
-  const host = SourcePolicy.hostOf(url)
-  const on = (domains: ReadonlyArray<string>) =>
-    host !== undefined && domains.some((domain) => SourcePolicy.matchesDomain(host, domain))
-  const include = options.includeDomains ?? []
-  return !on(options.excludeDomains ?? []) && (include.length === 0 || on(include))
-}
-
 /**
  * The sentences of the answer that cite source `n` (1-based), markers removed: only those whose every source the
  * search's domain filters admit, so that a sentence drawn from a page the source policy removes does not reach the
@@ -235,7 +226,7 @@ export const toSearchResults = (
   // A marker the citations do not list names no page: nothing to hold against the filters.
   const admits = (cited: number) => {
     const url = citations[cited - 1]
-    return url === undefined || admitted(url, options)
+    return url === undefined || SourcePolicy.admitsUrl(url, options)
   }
   const fromSearch = response.search_results ?? []
   const items =
